@@ -1,0 +1,5 @@
+//! The server-function boundary. It compiles on both sides: the browser calls these functions,
+//! the server runs them.
+
+pub mod chat;
+pub mod sse;

@@ -1,0 +1,333 @@
+//! Server-sent events, both ways: encoding turn events for the browser, and decoding any SSE
+//! or newline-delimited byte stream whatever its chunk boundaries.
+//!
+//! Decoding works on bytes and only turns whole lines into text, so a multi-byte character
+//! split across network chunks is never mangled. The same decoder reads the upstream provider
+//! streams on the server and Ponder's own turn stream in the browser.
+
+use crate::domain::TurnEvent;
+
+/// The comment line sent while the upstream is silent, so proxies keep the connection open.
+pub const KEEP_ALIVE: &str = ": keep-alive\n\n";
+
+/// Appends one turn event as an SSE frame (`data: {json}` and a blank line) to `out`.
+///
+/// JSON escapes newlines inside strings, so the frame always has exactly one `data:` line.
+pub fn encode_event(event: &TurnEvent, out: &mut String) {
+    out.push_str("data: ");
+    match serde_json::to_string(event) {
+        Ok(json) => out.push_str(&json),
+        Err(_) => out.push_str(
+            r#"{"type":"error","message":"event could not be encoded","retryable":true}"#,
+        ),
+    }
+    out.push_str("\n\n");
+}
+
+/// Splits bytes into lines ended by LF, CRLF or a lone CR, across any chunking.
+#[derive(Debug, Default)]
+pub struct LineDecoder {
+    buf: Vec<u8>,
+    scanned: usize,
+    skip_lf: bool,
+}
+
+impl LineDecoder {
+    /// Feeds a chunk; calls `on_line` with each complete line, without its terminator.
+    pub fn push(&mut self, mut chunk: &[u8], mut on_line: impl FnMut(&[u8])) {
+        if self.skip_lf {
+            self.skip_lf = false;
+            if let Some(rest) = chunk.strip_prefix(b"\n") {
+                chunk = rest;
+            }
+        }
+        self.buf.extend_from_slice(chunk);
+        let mut start = 0;
+        let mut i = self.scanned;
+        while i < self.buf.len() {
+            match self.buf[i] {
+                b'\n' => {
+                    on_line(&self.buf[start..i]);
+                    start = i + 1;
+                }
+                b'\r' => {
+                    on_line(&self.buf[start..i]);
+                    if i + 1 == self.buf.len() {
+                        self.skip_lf = true;
+                    } else if self.buf[i + 1] == b'\n' {
+                        i += 1;
+                    }
+                    start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        self.buf.drain(..start);
+        self.scanned = self.buf.len();
+    }
+
+    /// Ends the input: a last line without a terminator is still a line.
+    pub fn finish(&mut self, mut on_line: impl FnMut(&[u8])) {
+        if !self.buf.is_empty() {
+            on_line(&self.buf);
+        }
+        self.buf.clear();
+        self.scanned = 0;
+        self.skip_lf = false;
+    }
+
+    /// Bytes held while waiting for the end of a line.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+/// One dispatched SSE event: its `event:` name, if any, and its `data:` lines joined by `\n`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SseFrame {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+/// Turns SSE lines into frames, following the WHATWG event-stream rules: comments are
+/// skipped, `data:` lines accumulate, a blank line dispatches.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    lines: LineDecoder,
+    event: Option<String>,
+    data: String,
+    has_data: bool,
+}
+
+impl SseDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds a chunk and appends every frame it completes to `out`.
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseFrame>) {
+        let Self {
+            lines,
+            event,
+            data,
+            has_data,
+        } = self;
+        lines.push(chunk, |line| {
+            Self::on_line(line, event, data, has_data, out)
+        });
+    }
+
+    /// Ends the input. A frame not followed by a blank line is still dispatched: some servers
+    /// close the body right after their last `data:` line.
+    pub fn finish(&mut self, out: &mut Vec<SseFrame>) {
+        let Self {
+            lines,
+            event,
+            data,
+            has_data,
+        } = self;
+        lines.finish(|line| Self::on_line(line, event, data, has_data, out));
+        Self::on_line(b"", event, data, has_data, out);
+    }
+
+    /// Bytes held while waiting for the end of a line.
+    pub fn buffered(&self) -> usize {
+        self.lines.buffered() + self.data.len()
+    }
+
+    fn on_line(
+        line: &[u8],
+        event: &mut Option<String>,
+        data: &mut String,
+        has_data: &mut bool,
+        out: &mut Vec<SseFrame>,
+    ) {
+        if line.is_empty() {
+            if *has_data {
+                out.push(SseFrame {
+                    event: event.take(),
+                    data: std::mem::take(data),
+                });
+            }
+            *event = None;
+            *has_data = false;
+            return;
+        }
+        if line[0] == b':' {
+            return;
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                if *has_data {
+                    data.push('\n');
+                }
+                data.push_str(&String::from_utf8_lossy(value));
+                *has_data = true;
+            }
+            b"event" => *event = Some(String::from_utf8_lossy(value).into_owned()),
+            _ => {}
+        }
+    }
+}
+
+/// Decodes Ponder's own turn stream: frames whose data is a [`TurnEvent`].
+#[derive(Debug, Default)]
+pub struct TurnDecoder {
+    sse: SseDecoder,
+    frames: Vec<SseFrame>,
+}
+
+impl TurnDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds a chunk and appends the events it completes. A frame that is not a known event is
+    /// skipped, so a newer server can add event types without breaking an older page.
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<TurnEvent>) {
+        self.sse.push(chunk, &mut self.frames);
+        self.drain(out);
+    }
+
+    /// Ends the input and appends what the last bytes completed.
+    pub fn finish(&mut self, out: &mut Vec<TurnEvent>) {
+        self.sse.finish(&mut self.frames);
+        self.drain(out);
+    }
+
+    fn drain(&mut self, out: &mut Vec<TurnEvent>) {
+        out.extend(
+            self.frames
+                .drain(..)
+                .filter_map(|frame| serde_json::from_str::<TurnEvent>(&frame.data).ok()),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ThinkingKind;
+
+    fn lines_of(chunks: &[&[u8]]) -> Vec<String> {
+        let mut dec = LineDecoder::default();
+        let mut lines = Vec::new();
+        for chunk in chunks {
+            dec.push(chunk, |l| {
+                lines.push(String::from_utf8(l.to_vec()).unwrap())
+            });
+        }
+        dec.finish(|l| lines.push(String::from_utf8(l.to_vec()).unwrap()));
+        lines
+    }
+
+    #[test]
+    fn lines_end_at_lf_crlf_and_cr_even_when_split() {
+        assert_eq!(lines_of(&[b"a\nb\r\nc\rd"]), ["a", "b", "c", "d"]);
+        assert_eq!(lines_of(&[b"a\r", b"\nb"]), ["a", "b"]);
+        assert_eq!(lines_of(&[b"a\r", b"\r\nb"]), ["a", "", "b"]);
+        assert_eq!(lines_of(&[b"ab", b"c\n", b"\n"]), ["abc", ""]);
+    }
+
+    #[test]
+    fn sse_frames_follow_the_event_stream_rules() {
+        let mut dec = SseDecoder::new();
+        let mut out = Vec::new();
+        dec.push(
+            b": comment\nevent: ping\ndata: {}\n\ndata:one\ndata: two\nid: 7\n\nevent: lonely\n\n",
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            [
+                SseFrame {
+                    event: Some("ping".into()),
+                    data: "{}".into()
+                },
+                SseFrame {
+                    event: None,
+                    data: "one\ntwo".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_last_frame_without_blank_line_is_dispatched_at_the_end() {
+        let mut dec = SseDecoder::new();
+        let mut out = Vec::new();
+        dec.push(b"data: [DONE]", &mut out);
+        assert!(out.is_empty());
+        dec.finish(&mut out);
+        assert_eq!(out[0].data, "[DONE]");
+    }
+
+    fn sample_events() -> Vec<TurnEvent> {
+        vec![
+            TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Raw,
+            },
+            TurnEvent::Thinking {
+                block: 0,
+                text: "Ünïcödé 🤔 \"quoted\"\nnext line".into(),
+            },
+            TurnEvent::ThinkingEnd {
+                block: 0,
+                duration_ms: Some(12),
+            },
+            TurnEvent::Delta {
+                text: "日本語の答え".into(),
+            },
+            TurnEvent::Done {
+                finish_reason: "stop".into(),
+                usage: None,
+                thinking_chars: 30,
+                total_ms: 99,
+            },
+        ]
+    }
+
+    #[test]
+    fn turn_events_survive_every_split_point() {
+        let events = sample_events();
+        let mut wire = String::from(KEEP_ALIVE);
+        for e in &events {
+            encode_event(e, &mut wire);
+        }
+        let bytes = wire.as_bytes();
+        for cut in 0..=bytes.len() {
+            let mut dec = TurnDecoder::new();
+            let mut out = Vec::new();
+            dec.push(&bytes[..cut], &mut out);
+            dec.push(&bytes[cut..], &mut out);
+            dec.finish(&mut out);
+            assert_eq!(out, events, "split at byte {cut}");
+        }
+        let mut dec = TurnDecoder::new();
+        let mut out = Vec::new();
+        for b in bytes {
+            dec.push(std::slice::from_ref(b), &mut out);
+        }
+        assert_eq!(out, events, "one byte at a time");
+    }
+
+    #[test]
+    fn unknown_events_are_skipped() {
+        let mut dec = TurnDecoder::new();
+        let mut out = Vec::new();
+        dec.push(
+            b"data: {\"type\":\"future\"}\n\ndata: {\"type\":\"delta\",\"text\":\"x\"}\n\n",
+            &mut out,
+        );
+        assert_eq!(out, [TurnEvent::Delta { text: "x".into() }]);
+    }
+}

@@ -1,0 +1,166 @@
+//! The words a thinking block shows, derived from its state. Pure, so every label is tested.
+
+use super::turn_state::{BlockState, BlockStatus};
+use crate::domain::ThinkingKind;
+
+/// Whitespace-separated words, as the reader would count them.
+pub fn word_count(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// "4.2s" below a minute, "1m 12s" above. `None` under one second: such a time is noise.
+pub fn format_duration(ms: u64) -> Option<String> {
+    if ms < 1000 {
+        return None;
+    }
+    if ms < 60_000 {
+        return Some(format!("{:.1}s", ms as f64 / 1000.0));
+    }
+    let secs = ms / 1000;
+    Some(format!("{}m {}s", secs / 60, secs % 60))
+}
+
+/// Whole seconds for the live counter: "(12s)".
+pub fn live_seconds(ms: u64) -> String {
+    format!("{}s", ms / 1000)
+}
+
+/// The header of a block: "Thinking… (12s)" while streaming, "Thought for 4.2s · 234 words"
+/// when done, "Thinking stopped after 3.0s · 12 words" when interrupted.
+pub fn header(block: &BlockState, now: f64) -> String {
+    let ms = block.elapsed_ms(now);
+    match block.status {
+        BlockStatus::Streaming => format!("Thinking… ({})", live_seconds(ms)),
+        BlockStatus::Done => with_words("Thought", "Thought for", block, ms),
+        BlockStatus::Interrupted => {
+            with_words("Thinking stopped", "Thinking stopped after", block, ms)
+        }
+    }
+}
+
+/// The same as [`header`] for a block restored from storage (no live clock).
+pub fn restored_header(block: &BlockState) -> String {
+    header(block, block.started_at)
+}
+
+fn with_words(bare: &str, timed: &str, block: &BlockState, ms: u64) -> String {
+    let mut label = match format_duration(ms) {
+        Some(t) => format!("{timed} {t}"),
+        None => bare.to_string(),
+    };
+    let words = word_count(&block.text);
+    if words > 0 {
+        label.push_str(&format!(
+            " · {} {}",
+            words,
+            if words == 1 { "word" } else { "words" }
+        ));
+    }
+    label
+}
+
+/// The small note on where the reasoning came from, when it is not the raw scratchpad.
+pub fn origin_note(kind: ThinkingKind) -> Option<&'static str> {
+    match kind {
+        ThinkingKind::Raw => None,
+        ThinkingKind::Summary => Some("summary"),
+        ThinkingKind::Redacted => Some("redacted"),
+    }
+}
+
+/// The polite announcement once a block is over: "Thought for 4 seconds".
+pub fn announcement(block: &BlockState, now: f64) -> String {
+    let secs = block.elapsed_ms(now) / 1000;
+    match (block.status, secs) {
+        (BlockStatus::Interrupted, _) => "Thinking stopped".into(),
+        (_, 0) => "Thought for less than a second".into(),
+        (_, 1) => "Thought for 1 second".into(),
+        (_, s) => format!("Thought for {s} seconds"),
+    }
+}
+
+/// The last non-empty line of the thinking so far, for the one-line peek of a collapsed block.
+pub fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(status: BlockStatus, text: &str, duration_ms: Option<u64>) -> BlockState {
+        BlockState {
+            status,
+            text: text.into(),
+            duration_ms,
+            started_at: 0.0,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn done_labels_follow_the_spec() {
+        let words = "w ".repeat(234);
+        assert_eq!(
+            header(&block(BlockStatus::Done, &words, Some(4200)), 0.0),
+            "Thought for 4.2s · 234 words"
+        );
+        assert_eq!(
+            header(&block(BlockStatus::Done, &"w ".repeat(12), Some(400)), 0.0),
+            "Thought · 12 words"
+        );
+        assert_eq!(
+            header(&block(BlockStatus::Done, "", Some(3000)), 0.0),
+            "Thought for 3.0s"
+        );
+        assert_eq!(
+            header(&block(BlockStatus::Done, "one", Some(72_000)), 0.0),
+            "Thought for 1m 12s · 1 word"
+        );
+    }
+
+    #[test]
+    fn streaming_label_counts_live_seconds() {
+        assert_eq!(
+            header(&block(BlockStatus::Streaming, "x", None), 12_400.0),
+            "Thinking… (12s)"
+        );
+    }
+
+    #[test]
+    fn interrupted_label_says_so() {
+        let b = BlockState {
+            ended_at: Some(3000.0),
+            ..block(BlockStatus::Interrupted, "a b", None)
+        };
+        assert_eq!(
+            header(&b, 99_000.0),
+            "Thinking stopped after 3.0s · 2 words"
+        );
+    }
+
+    #[test]
+    fn peek_is_the_last_non_empty_line() {
+        assert_eq!(
+            last_line("first\nso the second term must be…\n\n"),
+            "so the second term must be…"
+        );
+        assert_eq!(last_line(""), "");
+    }
+
+    #[test]
+    fn announcements_use_whole_seconds() {
+        assert_eq!(
+            announcement(&block(BlockStatus::Done, "", Some(4200)), 0.0),
+            "Thought for 4 seconds"
+        );
+        assert_eq!(
+            announcement(&block(BlockStatus::Done, "", Some(200)), 0.0),
+            "Thought for less than a second"
+        );
+    }
+}

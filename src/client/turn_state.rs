@@ -1,0 +1,453 @@
+//! The turn lifecycle as a pure reducer: `apply(&mut TurnState, &TurnEvent, now)`.
+//!
+//! Everything the bubble and its thinking blocks show is derived from this state, so every
+//! edge of the stream (late pieces, missing ends, reclassification, drops, stops) is decided
+//! here and tested natively. The clock is passed in, in milliseconds.
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::{ThinkingKind, TurnEvent, Usage};
+
+/// Where a turn is in its life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnPhase {
+    /// Sent; reasoning may be streaming, no answer yet.
+    #[default]
+    Thinking,
+    /// The answer is streaming.
+    Streaming,
+    /// Finished normally.
+    Done,
+    /// Failed; see [`TurnState::error`].
+    Error,
+    /// The reader pressed Stop.
+    Stopped,
+}
+
+impl TurnPhase {
+    /// True while the turn may still change.
+    pub fn is_running(self) -> bool {
+        matches!(self, TurnPhase::Thinking | TurnPhase::Streaming)
+    }
+}
+
+/// Where a thinking block is in its life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockStatus {
+    #[default]
+    Streaming,
+    Done,
+    /// The stream ended (error, drop, stop) before the block's end: its time is frozen.
+    Interrupted,
+}
+
+/// One reasoning block of a turn.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlockState {
+    pub index: u32,
+    pub kind: ThinkingKind,
+    pub text: String,
+    pub status: BlockStatus,
+    /// The server's measurement, when it sent one.
+    pub duration_ms: Option<u64>,
+    /// Client clock when the block appeared, for the live elapsed time and as a fallback.
+    pub started_at: f64,
+    /// Client clock when the block ended or was interrupted.
+    pub ended_at: Option<f64>,
+}
+
+impl BlockState {
+    /// The block's duration: the server's figure, else the client's own measurement, else the
+    /// live elapsed time (at `now`) while it still streams.
+    pub fn elapsed_ms(&self, now: f64) -> u64 {
+        if let Some(ms) = self.duration_ms {
+            return ms;
+        }
+        let end = self.ended_at.unwrap_or(now);
+        (end - self.started_at).max(0.0) as u64
+    }
+
+    /// Whether the reader has anything to expand.
+    pub fn has_text(&self) -> bool {
+        !self.text.trim().is_empty()
+    }
+}
+
+/// A failure shown in the bubble.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnError {
+    pub message: String,
+    pub retryable: bool,
+}
+
+/// Text shown when the stream ends with neither `done` nor `error` after some frames.
+pub const STREAM_DROPPED: &str = "The stream ended before my answer finished — try again?";
+/// Text shown when the model thought but wrote no answer.
+pub const THOUGHT_NO_ANSWER: &str = "I thought about it but didn't reach an answer — try again?";
+/// Text shown when the model sent neither thinking nor answer.
+pub const EMPTY_ANSWER: &str = "The model sent back an empty answer — try again?";
+/// Text shown when nothing at all arrived in time.
+pub fn no_response(guard_secs: u64) -> String {
+    format!("No response from the model within {guard_secs} s — try again?")
+}
+
+/// The whole visible state of one assistant turn.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnState {
+    pub phase: TurnPhase,
+    pub blocks: Vec<BlockState>,
+    pub answer: String,
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+    pub error: Option<TurnError>,
+    /// At least one event arrived.
+    pub saw_frame: bool,
+    pub total_ms: Option<u64>,
+}
+
+impl TurnState {
+    /// A turn that was just sent.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn block_mut(&mut self, index: u32, now: f64) -> &mut BlockState {
+        let pos = match self.blocks.iter().position(|b| b.index == index) {
+            Some(pos) => pos,
+            None => {
+                self.blocks.push(BlockState {
+                    index,
+                    started_at: now,
+                    ..Default::default()
+                });
+                self.blocks.len() - 1
+            }
+        };
+        &mut self.blocks[pos]
+    }
+
+    fn interrupt_open_blocks(&mut self, now: f64) {
+        for b in &mut self.blocks {
+            if b.status == BlockStatus::Streaming {
+                b.status = BlockStatus::Interrupted;
+                b.ended_at = Some(now);
+            }
+        }
+    }
+
+    /// Applies one event. Events after the terminal one change nothing.
+    pub fn apply(&mut self, event: &TurnEvent, now: f64) {
+        if !self.phase.is_running() {
+            return;
+        }
+        self.saw_frame = true;
+        match event {
+            TurnEvent::ThinkingStart { block, kind } => {
+                let b = self.block_mut(*block, now);
+                b.kind = *kind;
+            }
+            TurnEvent::Thinking { block, text } => {
+                self.block_mut(*block, now).text.push_str(text);
+            }
+            TurnEvent::ThinkingEnd { block, duration_ms } => {
+                let b = self.block_mut(*block, now);
+                if b.status == BlockStatus::Streaming {
+                    b.status = BlockStatus::Done;
+                    b.ended_at = Some(now);
+                }
+                if duration_ms.is_some() {
+                    b.duration_ms = *duration_ms;
+                }
+            }
+            TurnEvent::Delta { text } => {
+                self.phase = TurnPhase::Streaming;
+                self.answer.push_str(text);
+            }
+            TurnEvent::Reclassify { block } => {
+                let moved = std::mem::take(&mut self.answer);
+                let b = self.block_mut(*block, now);
+                b.text.insert_str(0, &moved);
+                self.phase = TurnPhase::Thinking;
+            }
+            TurnEvent::Done {
+                finish_reason,
+                usage,
+                total_ms,
+                ..
+            } => {
+                for b in &mut self.blocks {
+                    if b.status == BlockStatus::Streaming {
+                        b.status = BlockStatus::Done;
+                        b.ended_at = Some(now);
+                    }
+                }
+                self.phase = TurnPhase::Done;
+                self.finish_reason = Some(finish_reason.clone());
+                self.usage = usage.clone();
+                self.total_ms = Some(*total_ms);
+            }
+            TurnEvent::Error { message, retryable } => {
+                self.interrupt_open_blocks(now);
+                self.phase = TurnPhase::Error;
+                self.error = Some(TurnError {
+                    message: message.clone(),
+                    retryable: *retryable,
+                });
+            }
+        }
+    }
+
+    /// The byte stream ended. Without a terminal event this is a dropped stream.
+    pub fn end_of_stream(&mut self, now: f64) {
+        if self.phase.is_running() {
+            let message = if self.saw_frame {
+                STREAM_DROPPED.to_string()
+            } else {
+                no_response_after_close()
+            };
+            self.fail(message, true, now);
+        }
+    }
+
+    /// The transport failed (network error, HTTP error before streaming).
+    pub fn fail(&mut self, message: String, retryable: bool, now: f64) {
+        if self.phase.is_running() {
+            self.interrupt_open_blocks(now);
+            self.phase = TurnPhase::Error;
+            self.error = Some(TurnError { message, retryable });
+        }
+    }
+
+    /// The pre-token guard fired: nothing at all arrived within `guard_secs`.
+    pub fn no_frame_within(&mut self, guard_secs: u64, now: f64) {
+        if !self.saw_frame {
+            self.fail(no_response(guard_secs), true, now);
+        }
+    }
+
+    /// The reader pressed Stop: what arrived stays, marked stopped.
+    pub fn stop(&mut self, now: f64) {
+        if self.phase.is_running() {
+            self.interrupt_open_blocks(now);
+            self.phase = TurnPhase::Stopped;
+        }
+    }
+
+    /// The text to show in place of an answer when the turn finished without one.
+    pub fn fallback_text(&self) -> Option<&'static str> {
+        if self.phase != TurnPhase::Done || !self.answer.trim().is_empty() {
+            return None;
+        }
+        Some(if self.blocks.is_empty() {
+            EMPTY_ANSWER
+        } else {
+            THOUGHT_NO_ANSWER
+        })
+    }
+
+    /// True when the bubble should offer Retry.
+    pub fn wants_retry(&self) -> bool {
+        match self.phase {
+            TurnPhase::Error => true,
+            TurnPhase::Done => self.fallback_text().is_some(),
+            _ => false,
+        }
+    }
+}
+
+fn no_response_after_close() -> String {
+    "The connection closed before the model sent anything — try again?".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(block: u32) -> TurnEvent {
+        TurnEvent::ThinkingStart {
+            block,
+            kind: ThinkingKind::Raw,
+        }
+    }
+    fn think(block: u32, t: &str) -> TurnEvent {
+        TurnEvent::Thinking {
+            block,
+            text: t.into(),
+        }
+    }
+    fn end(block: u32, ms: Option<u64>) -> TurnEvent {
+        TurnEvent::ThinkingEnd {
+            block,
+            duration_ms: ms,
+        }
+    }
+    fn delta(t: &str) -> TurnEvent {
+        TurnEvent::Delta { text: t.into() }
+    }
+    fn done() -> TurnEvent {
+        TurnEvent::Done {
+            finish_reason: "stop".into(),
+            usage: None,
+            thinking_chars: 0,
+            total_ms: 10,
+        }
+    }
+    fn run(events: &[TurnEvent]) -> TurnState {
+        let mut s = TurnState::new();
+        for (i, e) in events.iter().enumerate() {
+            s.apply(e, i as f64 * 100.0);
+        }
+        s
+    }
+
+    #[test]
+    fn the_lifecycle_goes_thinking_streaming_done() {
+        let mut s = TurnState::new();
+        assert_eq!(s.phase, TurnPhase::Thinking);
+        s.apply(&start(0), 0.0);
+        s.apply(&think(0, "hm"), 1.0);
+        assert_eq!(s.phase, TurnPhase::Thinking);
+        assert_eq!(s.blocks[0].status, BlockStatus::Streaming);
+        s.apply(&end(0, Some(4200)), 2.0);
+        s.apply(&delta("A"), 3.0);
+        assert_eq!(s.phase, TurnPhase::Streaming);
+        s.apply(&done(), 4.0);
+        assert_eq!(s.phase, TurnPhase::Done);
+        assert_eq!(s.blocks[0].elapsed_ms(1e9), 4200);
+        assert_eq!(s.answer, "A");
+    }
+
+    #[test]
+    fn nothing_changes_after_the_terminal_event() {
+        let s = run(&[delta("a"), done(), delta("b"), TurnEvent::error("x", true)]);
+        assert_eq!(s.answer, "a");
+        assert_eq!(s.phase, TurnPhase::Done);
+    }
+
+    #[test]
+    fn late_thinking_appends_to_its_block() {
+        let s = run(&[
+            start(0),
+            think(0, "a"),
+            end(0, Some(5)),
+            delta("x"),
+            think(0, "b"),
+        ]);
+        assert_eq!(s.blocks[0].text, "ab");
+        assert_eq!(s.blocks[0].status, BlockStatus::Done);
+        assert_eq!(s.phase, TurnPhase::Streaming);
+    }
+
+    #[test]
+    fn thinking_without_start_still_makes_a_block() {
+        let s = run(&[think(3, "x")]);
+        assert_eq!(s.blocks.len(), 1);
+        assert_eq!(s.blocks[0].index, 3);
+    }
+
+    #[test]
+    fn blocks_are_independent() {
+        let s = run(&[
+            start(0),
+            think(0, "a"),
+            end(0, Some(1000)),
+            delta("x"),
+            start(1),
+            think(1, "b"),
+            end(1, Some(2000)),
+            done(),
+        ]);
+        assert_eq!(s.blocks.len(), 2);
+        assert_eq!(s.blocks[1].text, "b");
+        assert_eq!(s.blocks[1].duration_ms, Some(2000));
+    }
+
+    #[test]
+    fn a_drop_interrupts_open_blocks_and_keeps_what_arrived() {
+        let mut s = run(&[start(0), think(0, "partial")]);
+        s.end_of_stream(1000.0);
+        assert_eq!(s.phase, TurnPhase::Error);
+        assert_eq!(s.error.as_ref().unwrap().message, STREAM_DROPPED);
+        assert_eq!(s.blocks[0].status, BlockStatus::Interrupted);
+        assert_eq!(s.blocks[0].elapsed_ms(99_999.0), 1000);
+        assert_eq!(s.blocks[0].text, "partial");
+    }
+
+    #[test]
+    fn an_error_event_interrupts_too() {
+        let s = run(&[
+            start(0),
+            think(0, "a"),
+            TurnEvent::error("upstream died", true),
+        ]);
+        assert_eq!(s.blocks[0].status, BlockStatus::Interrupted);
+        assert!(s.wants_retry());
+    }
+
+    #[test]
+    fn the_pre_token_guard_fires_only_without_frames() {
+        let mut s = TurnState::new();
+        s.no_frame_within(120, 5.0);
+        assert_eq!(s.phase, TurnPhase::Error);
+        assert!(s.error.unwrap().message.contains("120 s"));
+        let mut s = run(&[start(0)]);
+        s.no_frame_within(120, 5.0);
+        assert_eq!(s.phase, TurnPhase::Thinking);
+    }
+
+    #[test]
+    fn thinking_without_answer_gets_the_fallback() {
+        let s = run(&[start(0), think(0, "a"), end(0, None), done()]);
+        assert_eq!(s.fallback_text(), Some(THOUGHT_NO_ANSWER));
+        assert!(s.wants_retry());
+        let s = run(&[done()]);
+        assert_eq!(s.fallback_text(), Some(EMPTY_ANSWER));
+        let s = run(&[delta("x"), done()]);
+        assert_eq!(s.fallback_text(), None);
+    }
+
+    #[test]
+    fn reclassify_moves_the_answer_into_the_block() {
+        let s = run(&[
+            delta("step one "),
+            delta("step two"),
+            start(0),
+            TurnEvent::Reclassify { block: 0 },
+        ]);
+        assert_eq!(s.answer, "");
+        assert_eq!(s.blocks[0].text, "step one step two");
+        assert_eq!(s.phase, TurnPhase::Thinking);
+        let s = run(&[
+            delta("scratch"),
+            start(0),
+            TurnEvent::Reclassify { block: 0 },
+            end(0, Some(7)),
+            delta("answer"),
+            done(),
+        ]);
+        assert_eq!(s.answer, "answer");
+        assert_eq!(s.blocks[0].text, "scratch");
+        assert_eq!(s.blocks[0].status, BlockStatus::Done);
+    }
+
+    #[test]
+    fn stop_keeps_content_and_marks_the_turn() {
+        let mut s = run(&[start(0), think(0, "a"), end(0, Some(1)), delta("half")]);
+        s.stop(500.0);
+        assert_eq!(s.phase, TurnPhase::Stopped);
+        assert_eq!(s.answer, "half");
+        s.apply(&delta("more"), 600.0);
+        assert_eq!(s.answer, "half");
+    }
+
+    #[test]
+    fn client_time_is_the_fallback_duration() {
+        let mut s = TurnState::new();
+        s.apply(&start(0), 1000.0);
+        assert_eq!(s.blocks[0].elapsed_ms(3500.0), 2500);
+        s.apply(&end(0, None), 2000.0);
+        assert_eq!(s.blocks[0].elapsed_ms(99_999.0), 1000);
+    }
+}

@@ -1,0 +1,192 @@
+//! The normalized turn: what `POST /api/chat` streams, one JSON object per SSE `data:` line.
+
+use serde::{Deserialize, Serialize};
+
+/// How much of the model's reasoning is readable.
+///
+/// Providers differ: some stream the raw scratchpad, some only a summary, some reason in
+/// encrypted form only. The reader is told which one they are looking at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkingKind {
+    /// The model's own scratchpad text.
+    #[default]
+    Raw,
+    /// A provider-written summary of the reasoning.
+    Summary,
+    /// Reasoning happened but its text is not available (encrypted or withheld).
+    Redacted,
+}
+
+impl ThinkingKind {
+    /// A short word for the origin note under a block ("summary", "redacted").
+    pub fn label(self) -> &'static str {
+        match self {
+            ThinkingKind::Raw => "raw",
+            ThinkingKind::Summary => "summary",
+            ThinkingKind::Redacted => "redacted",
+        }
+    }
+}
+
+/// Why the model stopped, as the upstream reported it (`stop`, `length`, `tool_calls`, …).
+///
+/// Kept as a string: providers keep inventing values and the client only needs to recognise
+/// a few of them.
+pub type FinishReason = String;
+
+/// Token counts of one turn, when the upstream reports them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// True when no count is known, so the `usage` key can be left out of `done`.
+    pub fn is_empty(&self) -> bool {
+        self.input_tokens.is_none()
+            && self.output_tokens.is_none()
+            && self.reasoning_tokens.is_none()
+    }
+}
+
+/// One event of a turn. Every turn ends with exactly one [`TurnEvent::Done`] or
+/// [`TurnEvent::Error`], and nothing follows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TurnEvent {
+    /// A reasoning block begins. Sent even when no readable text will follow, so the reader
+    /// always sees that the model is thinking.
+    ThinkingStart { block: u32, kind: ThinkingKind },
+    /// A piece of reasoning text for an open or already closed block.
+    Thinking { block: u32, text: String },
+    /// The block is over. `duration_ms` is measured by Ponder's server, from the block's first
+    /// reasoning byte to its end.
+    ThinkingEnd {
+        block: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
+    },
+    /// A piece of the answer.
+    Delta { text: String },
+    /// Everything sent as `delta` so far was really reasoning for `block` (inline `<think>`
+    /// models whose chat template opened the tag before the stream began).
+    Reclassify { block: u32 },
+    /// The turn finished normally.
+    Done {
+        finish_reason: FinishReason,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+        thinking_chars: u64,
+        total_ms: u64,
+    },
+    /// The turn failed. `retryable` says whether trying again may help.
+    Error { message: String, retryable: bool },
+}
+
+impl TurnEvent {
+    /// True for the two events that end a turn.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, TurnEvent::Done { .. } | TurnEvent::Error { .. })
+    }
+
+    /// A convenience constructor for the error event.
+    pub fn error(message: impl Into<String>, retryable: bool) -> Self {
+        TurnEvent::Error {
+            message: message.into(),
+            retryable,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip(event: TurnEvent, wire: serde_json::Value) {
+        assert_eq!(serde_json::to_value(&event).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<TurnEvent>(wire).unwrap(), event);
+    }
+
+    #[test]
+    fn events_have_the_documented_wire_shape() {
+        round_trip(
+            TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Raw,
+            },
+            json!({"type":"thinking_start","block":0,"kind":"raw"}),
+        );
+        round_trip(
+            TurnEvent::Thinking {
+                block: 1,
+                text: "hm".into(),
+            },
+            json!({"type":"thinking","block":1,"text":"hm"}),
+        );
+        round_trip(
+            TurnEvent::ThinkingEnd {
+                block: 0,
+                duration_ms: Some(4200),
+            },
+            json!({"type":"thinking_end","block":0,"duration_ms":4200}),
+        );
+        round_trip(
+            TurnEvent::Delta { text: "é".into() },
+            json!({"type":"delta","text":"é"}),
+        );
+        round_trip(
+            TurnEvent::Reclassify { block: 0 },
+            json!({"type":"reclassify","block":0}),
+        );
+        round_trip(
+            TurnEvent::Done {
+                finish_reason: "stop".into(),
+                usage: Some(Usage {
+                    input_tokens: Some(3),
+                    output_tokens: Some(9),
+                    reasoning_tokens: None,
+                }),
+                thinking_chars: 12,
+                total_ms: 40,
+            },
+            json!({"type":"done","finish_reason":"stop","usage":{"input_tokens":3,"output_tokens":9},"thinking_chars":12,"total_ms":40}),
+        );
+        round_trip(
+            TurnEvent::error("boom", true),
+            json!({"type":"error","message":"boom","retryable":true}),
+        );
+    }
+
+    #[test]
+    fn done_without_usage_leaves_the_key_out() {
+        let done = TurnEvent::Done {
+            finish_reason: "length".into(),
+            usage: None,
+            thinking_chars: 0,
+            total_ms: 1,
+        };
+        let wire = serde_json::to_value(done).unwrap();
+        assert!(wire.get("usage").is_none());
+    }
+
+    #[test]
+    fn an_unknown_type_is_rejected() {
+        assert!(serde_json::from_value::<TurnEvent>(json!({"type":"nope"})).is_err());
+    }
+
+    #[test]
+    fn only_done_and_error_are_terminal() {
+        assert!(TurnEvent::error("x", false).is_terminal());
+        assert!(!TurnEvent::Delta {
+            text: String::new()
+        }
+        .is_terminal());
+    }
+}

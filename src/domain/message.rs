@@ -1,0 +1,114 @@
+//! Chat messages as the browser sends them to `POST /api/chat`.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a message. Only two roles reach the model from the browser; a system prompt, if
+/// any, is the server's business.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One message of the conversation sent upstream. Thinking is never sent back to the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// The body of `POST /api/chat`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+}
+
+/// Upper bound on the characters of one request's messages together, so a single request
+/// cannot make the server buffer an unbounded body.
+pub const MAX_REQUEST_CHARS: usize = 1_000_000;
+
+impl ChatRequest {
+    /// Checks what serde cannot: a turn needs a last message from the user, and the history has
+    /// a size limit. The error text is shown to whoever sent the request.
+    pub fn validate(&self) -> Result<(), String> {
+        let Some(last) = self.messages.last() else {
+            return Err("`messages` is empty: send at least one user message".into());
+        };
+        if last.role != Role::User {
+            return Err("the last message must have role \"user\"".into());
+        }
+        if last.content.trim().is_empty() {
+            return Err("the last user message is empty".into());
+        }
+        let total: usize = self.messages.iter().map(|m| m.content.len()).sum();
+        if total > MAX_REQUEST_CHARS {
+            return Err(format!(
+                "the conversation is too long ({total} bytes; the limit is {MAX_REQUEST_CHARS})"
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_body() {
+        let req: ChatRequest = serde_json::from_str(
+            r#"{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"},{"role":"user","content":"?"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(req.messages.len(), 3);
+        assert_eq!(req.messages[1], ChatMessage::assistant("yo"));
+        assert!(req.validate().is_ok());
+    }
+
+    #[test]
+    fn rejects_unknown_roles_and_empty_or_assistant_final_turns() {
+        assert!(serde_json::from_str::<ChatRequest>(
+            r#"{"messages":[{"role":"system","content":"x"}]}"#
+        )
+        .is_err());
+        assert!(ChatRequest { messages: vec![] }.validate().is_err());
+        assert!(ChatRequest {
+            messages: vec![ChatMessage::assistant("x")]
+        }
+        .validate()
+        .is_err());
+        assert!(ChatRequest {
+            messages: vec![ChatMessage::user("  ")]
+        }
+        .validate()
+        .is_err());
+    }
+
+    #[test]
+    fn rejects_oversized_histories() {
+        let big = "x".repeat(MAX_REQUEST_CHARS + 1);
+        assert!(ChatRequest {
+            messages: vec![ChatMessage::user(big)]
+        }
+        .validate()
+        .unwrap_err()
+        .contains("too long"));
+    }
+}

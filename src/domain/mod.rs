@@ -1,0 +1,10 @@
+//! Types shared by the server and the browser: the turn event model and chat messages.
+//!
+//! Nothing here depends on Leptos, the network or the browser, so both builds and the native
+//! tests use the very same definitions of what travels on the wire.
+
+pub mod event;
+pub mod message;
+
+pub use event::{FinishReason, ThinkingKind, TurnEvent, Usage};
+pub use message::{ChatMessage, ChatRequest, Role};

@@ -1,0 +1,26 @@
+//! Ponder: a self-hostable web chat for reasoning models that shows the model's thinking live.
+//!
+//! - [`domain`]: the turn event model and messages, shared by server and browser.
+//! - [`api`]: the `POST /api/chat` server function and SSE framing.
+//! - [`server`]: config, provider adapters, the turn pipeline and the demo model (`ssr` only).
+//! - [`client`]: the pure turn reducer and the controller that binds it to signals.
+//! - [`markdown`]: the one sanitizing renderer.
+//! - [`ui`]: the components.
+
+pub mod api;
+pub mod app;
+pub mod client;
+pub mod domain;
+pub mod markdown;
+#[cfg(feature = "ssr")]
+pub mod server;
+pub mod ui;
+
+/// Entry point of the browser build: hydrates the server-rendered page.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    app::configure_client();
+    leptos::mount::hydrate_body(app::App);
+}

@@ -1,0 +1,344 @@
+//! Configuration, read once at start from the environment. Handlers never read it again.
+
+use std::time::Duration;
+
+/// The wire format Ponder speaks to its upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// OpenAI-compatible Chat Completions (`/v1/chat/completions`): Ollama's /v1, vLLM,
+    /// llama.cpp, LiteLLM, DeepSeek, OpenRouter, Groq, …
+    OpenAi,
+    /// Anthropic Messages (`/v1/messages`).
+    Anthropic,
+    /// OpenAI Responses (`/v1/responses`).
+    Responses,
+    /// Gemini `streamGenerateContent`.
+    Gemini,
+    /// Ollama's native `/api/chat`.
+    Ollama,
+}
+
+impl ProviderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Responses => "responses",
+            ProviderKind::Gemini => "gemini",
+            ProviderKind::Ollama => "ollama",
+        }
+    }
+
+    fn parse(value: &str) -> Option<Self> {
+        [
+            Self::OpenAi,
+            Self::Anthropic,
+            Self::Responses,
+            Self::Gemini,
+            Self::Ollama,
+        ]
+        .into_iter()
+        .find(|kind| kind.name() == value)
+    }
+}
+
+/// Where and how the built-in demo model runs when no upstream is configured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DemoConfig {
+    /// Address of the demo upstream's HTTP server; port 0 picks a free one.
+    pub addr: String,
+    /// Pause between two streamed pieces, like a model producing tokens.
+    pub token_delay: Duration,
+}
+
+/// Ponder's whole configuration. See the README for every variable.
+#[derive(Clone, PartialEq)]
+pub struct Config {
+    pub provider: ProviderKind,
+    /// Base URL of the upstream API (ends in `/v1` for OpenAI-compatible servers). `None` runs
+    /// the built-in demo model.
+    pub upstream_url: Option<String>,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub max_output_tokens: u32,
+    /// `false` sends no thinking events to the browser (they are still counted).
+    pub stream_thinking: bool,
+    /// The model's chat template opens `<think>` itself: treat the reply as reasoning until
+    /// `</think>`.
+    pub think_start: bool,
+    /// Extended-thinking budget requested from Anthropic.
+    pub thinking_budget: u32,
+    pub connect_timeout: Duration,
+    pub first_byte_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub keep_alive: Duration,
+    pub shutdown_grace: Duration,
+    /// How long the page waits for a first frame before showing an error with Retry.
+    pub pre_token_guard: Duration,
+    pub base_path: String,
+    pub log_json: bool,
+    pub demo: DemoConfig,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("provider", &self.provider)
+            .field("upstream_url", &self.upstream_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("model", &self.model)
+            .field("max_output_tokens", &self.max_output_tokens)
+            .field("stream_thinking", &self.stream_thinking)
+            .field("think_start", &self.think_start)
+            .field("first_byte_timeout", &self.first_byte_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("base_path", &self.base_path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A variable that does not hold what it should. The message names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup`, so tests need not touch the process environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| {
+            lookup(name)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+
+        let provider = match get("PONDER_PROVIDER") {
+            None => ProviderKind::OpenAi,
+            Some(v) => ProviderKind::parse(&v.to_ascii_lowercase()).ok_or_else(|| {
+                ConfigError(format!(
+                    "PONDER_PROVIDER={v:?} is not a provider: use openai, anthropic, responses, gemini or ollama"
+                ))
+            })?,
+        };
+        let upstream_url = match get("PONDER_UPSTREAM_URL") {
+            None => None,
+            Some(url) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(ConfigError(format!(
+                        "PONDER_UPSTREAM_URL={url:?} must be an http:// or https:// URL (for OpenAI-compatible servers, ending in /v1)"
+                    )));
+                }
+                Some(url.trim_end_matches('/').to_string())
+            }
+        };
+        let model = get("PONDER_MODEL").unwrap_or_else(|| {
+            if upstream_url.is_none() {
+                "ponder-demo".into()
+            } else {
+                default_model(provider).into()
+            }
+        });
+        let base_path = match get("PONDER_BASE_PATH") {
+            None => String::new(),
+            Some(p) => {
+                let trimmed = p.trim_matches('/');
+                if trimmed.is_empty() {
+                    String::new()
+                } else if trimmed
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+                    && !trimmed.contains("..")
+                {
+                    format!("/{trimmed}")
+                } else {
+                    return Err(ConfigError(format!(
+                        "PONDER_BASE_PATH={p:?} must be a URL path like /ponder (letters, digits, - _ . /)"
+                    )));
+                }
+            }
+        };
+        let log_json = match get("PONDER_LOG_FORMAT").as_deref() {
+            None | Some("text") => false,
+            Some("json") => true,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "PONDER_LOG_FORMAT={other:?} must be text or json"
+                )))
+            }
+        };
+
+        Ok(Config {
+            provider,
+            upstream_url,
+            api_key: get("PONDER_API_KEY"),
+            model,
+            max_output_tokens: parse_num(&get, "PONDER_MAX_OUTPUT_TOKENS", 32_768, 1, 10_000_000)?,
+            stream_thinking: parse_bool(&get, "PONDER_STREAM_THINKING", true)?,
+            think_start: parse_bool(&get, "PONDER_THINK_START", false)?,
+            thinking_budget: parse_num(&get, "PONDER_THINKING_BUDGET", 8_192, 1_024, 10_000_000)?,
+            connect_timeout: parse_secs(&get, "PONDER_CONNECT_TIMEOUT", 10.0)?,
+            first_byte_timeout: parse_secs(&get, "PONDER_FIRST_BYTE_TIMEOUT", 120.0)?,
+            idle_timeout: parse_secs(&get, "PONDER_IDLE_TIMEOUT", 60.0)?,
+            keep_alive: parse_secs(&get, "PONDER_KEEP_ALIVE", 15.0)?,
+            shutdown_grace: parse_secs(&get, "PONDER_SHUTDOWN_GRACE", 30.0)?,
+            pre_token_guard: parse_secs(&get, "PONDER_PRE_TOKEN_GUARD", 120.0)?,
+            base_path,
+            log_json,
+            demo: DemoConfig {
+                addr: get("PONDER_DEMO_ADDR").unwrap_or_else(|| "127.0.0.1:0".into()),
+                token_delay: Duration::from_millis(
+                    parse_num(&get, "PONDER_DEMO_DELAY_MS", 40, 0, 60_000)?.into(),
+                ),
+            },
+        })
+    }
+
+    /// True when turns go to the built-in demo model.
+    pub fn uses_demo(&self) -> bool {
+        self.upstream_url.is_none()
+    }
+}
+
+fn default_model(provider: ProviderKind) -> &'static str {
+    match provider {
+        ProviderKind::OpenAi => "deepseek-reasoner",
+        ProviderKind::Anthropic => "claude-sonnet-4-5",
+        ProviderKind::Responses => "o4-mini",
+        ProviderKind::Gemini => "gemini-2.5-flash",
+        ProviderKind::Ollama => "qwen3",
+    }
+}
+
+fn parse_bool(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: bool,
+) -> Result<bool, ConfigError> {
+    match get(name).map(|v| v.to_ascii_lowercase()).as_deref() {
+        None => Ok(default),
+        Some("1" | "true" | "yes" | "on") => Ok(true),
+        Some("0" | "false" | "no" | "off") => Ok(false),
+        Some(other) => Err(ConfigError(format!(
+            "{name}={other:?} must be true or false (or 1/0)"
+        ))),
+    }
+}
+
+fn parse_num(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: u32,
+    min: u32,
+    max: u32,
+) -> Result<u32, ConfigError> {
+    match get(name) {
+        None => Ok(default),
+        Some(v) => match v.parse::<u32>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(ConfigError(format!(
+                "{name}={v:?} must be a whole number from {min} to {max}"
+            ))),
+        },
+    }
+}
+
+fn parse_secs(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: f64,
+) -> Result<Duration, ConfigError> {
+    let secs = match get(name) {
+        None => default,
+        Some(v) => match v.parse::<f64>() {
+            Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => s,
+            _ => {
+                return Err(ConfigError(format!(
+                    "{name}={v:?} must be a number of seconds above 0 (fractions allowed)"
+                )))
+            }
+        },
+    };
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn defaults_run_the_demo_model() {
+        let c = config(&[]).unwrap();
+        assert!(c.uses_demo());
+        assert_eq!(c.provider, ProviderKind::OpenAi);
+        assert_eq!(c.max_output_tokens, 32_768);
+        assert!(c.stream_thinking);
+        assert_eq!(c.first_byte_timeout, Duration::from_secs(120));
+        assert_eq!(c.idle_timeout, Duration::from_secs(60));
+        assert_eq!(c.base_path, "");
+    }
+
+    #[test]
+    fn reads_every_upstream_variable() {
+        let c = config(&[
+            ("PONDER_UPSTREAM_URL", "http://localhost:11434/v1/"),
+            ("PONDER_API_KEY", "sk-secret"),
+            ("PONDER_MODEL", "qwen3:8b"),
+            ("PONDER_MAX_OUTPUT_TOKENS", "4096"),
+            ("PONDER_STREAM_THINKING", "0"),
+            ("PONDER_PROVIDER", "Anthropic"),
+            ("PONDER_IDLE_TIMEOUT", "0.25"),
+            ("PONDER_BASE_PATH", "/ponder/"),
+        ])
+        .unwrap();
+        assert_eq!(c.upstream_url.as_deref(), Some("http://localhost:11434/v1"));
+        assert_eq!(c.api_key.as_deref(), Some("sk-secret"));
+        assert_eq!(c.model, "qwen3:8b");
+        assert_eq!(c.max_output_tokens, 4096);
+        assert!(!c.stream_thinking);
+        assert_eq!(c.provider, ProviderKind::Anthropic);
+        assert_eq!(c.idle_timeout, Duration::from_millis(250));
+        assert_eq!(c.base_path, "/ponder");
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable() {
+        for (name, value) in [
+            ("PONDER_MAX_OUTPUT_TOKENS", "lots"),
+            ("PONDER_STREAM_THINKING", "maybe"),
+            ("PONDER_UPSTREAM_URL", "localhost:11434"),
+            ("PONDER_PROVIDER", "cohere"),
+            ("PONDER_FIRST_BYTE_TIMEOUT", "-1"),
+            ("PONDER_BASE_PATH", "/a b"),
+            ("PONDER_LOG_FORMAT", "xml"),
+        ] {
+            let err = config(&[(name, value)]).unwrap_err();
+            assert!(err.0.starts_with(name), "{err}");
+        }
+    }
+
+    #[test]
+    fn debug_output_hides_the_key() {
+        let c = config(&[("PONDER_API_KEY", "sk-very-secret")]).unwrap();
+        assert!(!format!("{c:?}").contains("sk-very-secret"));
+    }
+}

@@ -1,0 +1,615 @@
+//! The built-in demo model: a real OpenAI-compatible streaming HTTP server, deterministic and
+//! paced like a model producing tokens. `make run` uses it when no upstream is configured, and
+//! every test talks to it over real HTTP.
+//!
+//! A tag in the last user message picks a scenario (see [`Scenario`] and the README).
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use super::config::{DemoConfig, ProviderKind};
+
+/// What the demo model does for one request, chosen by a tag in the last user message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scenario {
+    /// Thinks, then answers (no tag).
+    ThinkThenAnswer,
+    /// `[no-think]`: answers with no reasoning.
+    NoThink,
+    /// `[long]`: thinks briefly, then a long markdown answer.
+    Long,
+    /// `[slow]`: three seconds of silence before the first token.
+    Slow,
+    /// `[think-only]`: thinks until the token limit, never answers (`finish_reason: length`).
+    ThinkOnly,
+    /// `[drop]`: the connection drops in the middle of the answer.
+    Drop,
+    /// `[500]`: HTTP 500 before any byte of stream.
+    Http500,
+    /// `[429]`: HTTP 429 with `Retry-After`.
+    Http429,
+    /// `[error]`: an error payload in the middle of the stream.
+    MidStreamError,
+    /// `[two-blocks]`: thinks, answers, thinks again, answers again.
+    TwoBlocks,
+    /// `[utf8-split]`: multi-byte characters split across network chunks.
+    Utf8Split,
+    /// `[stall]`: headers, then silence forever (first-byte timeout).
+    Stall,
+    /// `[stall-mid]`: thinks a little, then silence forever (idle timeout).
+    StallMid,
+    /// `[garbage]`: lines that are not JSON between valid chunks.
+    Garbage,
+    /// `[bad-utf8]`: invalid UTF-8 bytes inside the answer.
+    BadUtf8,
+    /// `[big]`: a 10 MB answer, as fast as possible.
+    Big,
+    /// `[401]`: HTTP 401 whose body echoes the API key it was sent, as some servers do.
+    Unauthorized,
+}
+
+impl Scenario {
+    const TAGS: [(&'static str, Scenario); 16] = [
+        ("[401]", Scenario::Unauthorized),
+        ("[no-think]", Scenario::NoThink),
+        ("[long]", Scenario::Long),
+        ("[slow]", Scenario::Slow),
+        ("[think-only]", Scenario::ThinkOnly),
+        ("[drop]", Scenario::Drop),
+        ("[500]", Scenario::Http500),
+        ("[429]", Scenario::Http429),
+        ("[error]", Scenario::MidStreamError),
+        ("[two-blocks]", Scenario::TwoBlocks),
+        ("[utf8-split]", Scenario::Utf8Split),
+        ("[stall-mid]", Scenario::StallMid),
+        ("[stall]", Scenario::Stall),
+        ("[garbage]", Scenario::Garbage),
+        ("[bad-utf8]", Scenario::BadUtf8),
+        ("[big]", Scenario::Big),
+    ];
+
+    /// The scenario a prompt asks for; the first tag found wins.
+    pub fn from_prompt(prompt: &str) -> Scenario {
+        let lower = prompt.to_ascii_lowercase();
+        Self::TAGS
+            .iter()
+            .filter_map(|(tag, s)| lower.find(tag).map(|at| (at, *s)))
+            .min_by_key(|(at, _)| *at)
+            .map(|(_, s)| s)
+            .unwrap_or(Scenario::ThinkThenAnswer)
+    }
+}
+
+/// One step of a scripted reply.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Think(String),
+    Answer(String),
+    Pause(Duration),
+    /// Bytes written as they are, outside any chunk shape.
+    Raw(Vec<u8>),
+    /// An in-stream error payload.
+    ErrorPayload(String),
+    /// Stop writing and break the connection.
+    Cut,
+    /// Stop writing and keep the connection open forever.
+    Stall,
+}
+
+/// A scripted reply: an HTTP status (and body) for failures, or steps ending in a finish reason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Script {
+    pub status: u16,
+    pub error_body: Option<String>,
+    pub steps: Vec<Step>,
+    pub finish: &'static str,
+    /// Stream every step at once, ignoring the token delay.
+    pub fast: bool,
+}
+
+/// The default scenario's reasoning.
+pub const THINKING: &str =
+    "The user wants a clear answer, so first I should pin down what is really being asked. \
+Let me restate it in my own words and check the assumptions.\n\n\
+1. What is known: the question itself and the context of the conversation.\n\
+2. What is missing: nothing essential, so I can answer directly.\n\
+3. Risks: being too long. A short explanation with one concrete example should do.\n\n\
+Let me double-check the reasoning once more… yes, that holds. Now I'll write the answer.";
+
+/// The default scenario's answer.
+pub const ANSWER: &str = "Here is what I found, step by step.\n\n\
+**Short answer:** yes — and the reasoning above shows why.\n\n\
+- First, the question has a direct answer.\n\
+- Second, one example makes it concrete: `2 + 2 = 4`.\n\n\
+Let me know if you want more detail.";
+
+const SECOND_THINKING: &str =
+    "Wait — before I finish, let me verify the example. 2 + 2 is indeed 4, so the answer stands.";
+
+fn long_answer() -> String {
+    let mut s = String::from(
+        "# A longer answer\n\nThis answer is long on purpose, to show scrolling and rendering.\n\n",
+    );
+    for i in 1..=12 {
+        s.push_str(&format!(
+            "## Part {i}\n\nParagraph {i} explains one more aspect in plain words, with *emphasis* and a list:\n\n- point {i}.a\n- point {i}.b\n\n"
+        ));
+        if i % 4 == 0 {
+            s.push_str(&format!(
+                "```rust\nfn part_{i}() -> u32 {{\n    {i}\n}}\n```\n\n"
+            ));
+        }
+    }
+    s.push_str("| part | status |\n|---|---|\n| 1–12 | done |\n");
+    s
+}
+
+/// The script for a prompt.
+pub fn script(prompt: &str) -> Script {
+    let ok = |steps: Vec<Step>| Script {
+        status: 200,
+        error_body: None,
+        steps,
+        finish: "stop",
+        fast: false,
+    };
+    let think = || Step::Think(THINKING.into());
+    let answer = || Step::Answer(ANSWER.into());
+    match Scenario::from_prompt(prompt) {
+        Scenario::ThinkThenAnswer => ok(vec![think(), answer()]),
+        Scenario::NoThink => ok(vec![answer()]),
+        Scenario::Long => ok(vec![Step::Think("A long answer is wanted; I'll structure it in parts.".into()), Step::Answer(long_answer())]),
+        Scenario::Slow => ok(vec![Step::Pause(Duration::from_secs(3)), think(), answer()]),
+        Scenario::ThinkOnly => Script { finish: "length", ..ok(vec![think(), Step::Think(" And more, and more…".into())]) },
+        Scenario::Drop => ok(vec![think(), Step::Answer("Here is the beginning of the answer, and then".into()), Step::Cut]),
+        Scenario::Http500 => Script {
+            status: 500,
+            error_body: Some(r#"{"error":{"message":"the demo model is having a bad day","type":"server_error"}}"#.into()),
+            ..ok(vec![])
+        },
+        Scenario::Http429 => Script {
+            status: 429,
+            error_body: Some(r#"{"error":{"message":"rate limit reached for the demo model","type":"rate_limit"}}"#.into()),
+            ..ok(vec![])
+        },
+        Scenario::MidStreamError => ok(vec![think(), Step::Answer("Partial answer".into()), Step::ErrorPayload("the demo model overloaded mid-answer".into())]),
+        Scenario::TwoBlocks => ok(vec![think(), answer(), Step::Think(SECOND_THINKING.into()), Step::Answer("\n\nVerified: the answer stands.".into())]),
+        Scenario::Utf8Split => ok(vec![Step::Think("Thinking in UTF-8: ünïcødé, 日本語, emoji 🤔.".into()), Step::Answer("Café ☕ — 日本語 — 🎉 done.".into())]),
+        Scenario::Stall => ok(vec![Step::Stall]),
+        Scenario::StallMid => ok(vec![Step::Think("Let me think about".into()), Step::Stall]),
+        Scenario::Garbage => ok(vec![
+            Step::Raw(b"data: {this is not json\n\n".to_vec()),
+            think(),
+            Step::Raw(b"garbage without a field name\n\ndata: \x00\x01\n\n".to_vec()),
+            answer(),
+        ]),
+        Scenario::BadUtf8 => ok(vec![
+            Step::Answer("Before the bad bytes.".into()),
+            Step::Raw(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" bad \xff\xfe bytes\"}}]}\n\n".to_vec()),
+            Step::Answer(" After.".into()),
+        ]),
+        Scenario::Unauthorized => Script {
+            status: 401,
+            error_body: Some(r#"{"error":{"message":"Incorrect API key provided: {key}","type":"invalid_request_error"}}"#.into()),
+            ..ok(vec![])
+        },
+        Scenario::Big => {
+            let line = "This sentence is one of many in a ten megabyte answer, streamed as fast as possible.\n";
+            let mut steps = Vec::new();
+            let mut total = 0;
+            while total < 10 * 1024 * 1024 {
+                let piece = line.repeat(16);
+                total += piece.len();
+                steps.push(Step::Answer(piece));
+            }
+            Script { fast: true, ..ok(steps) }
+        }
+    }
+}
+
+/// Splits text into token-sized pieces (a word with its leading space), as a model streams.
+pub fn tokens(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_word = false;
+    for (i, c) in text.char_indices() {
+        let space = c.is_whitespace();
+        if in_word && space {
+            out.push(&text[start..i]);
+            start = i;
+        }
+        in_word = !space;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// What the pacer writes: chunks paced by the token delay, or control steps.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Emit {
+    Chunk(Bytes),
+    Pause(Duration),
+    Cut,
+    Stall,
+}
+
+fn openai_chunk(delta: Value, finish: Option<&str>) -> Bytes {
+    let chunk = json!({
+        "id": "chatcmpl-demo",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "ponder-demo",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    });
+    Bytes::from(format!("data: {chunk}\n\n"))
+}
+
+/// Renders a script as an OpenAI Chat Completions stream.
+pub fn render_openai(script: &Script) -> Vec<Emit> {
+    if script.steps.first() == Some(&Step::Stall) {
+        return vec![Emit::Stall];
+    }
+    let mut out = vec![Emit::Chunk(openai_chunk(
+        json!({"role": "assistant", "content": ""}),
+        None,
+    ))];
+    let mut reasoning_chars = 0;
+    let mut answer_chars = 0;
+    for step in &script.steps {
+        match step {
+            Step::Think(text) => {
+                reasoning_chars += text.len();
+                for t in tokens(text) {
+                    out.push(Emit::Chunk(openai_chunk(
+                        json!({"reasoning_content": t}),
+                        None,
+                    )));
+                }
+            }
+            Step::Answer(text) => {
+                answer_chars += text.len();
+                if script.fast {
+                    out.push(Emit::Chunk(openai_chunk(json!({"content": text}), None)));
+                } else {
+                    for t in tokens(text) {
+                        out.push(Emit::Chunk(openai_chunk(json!({"content": t}), None)));
+                    }
+                }
+            }
+            Step::Pause(d) => out.push(Emit::Pause(*d)),
+            Step::Raw(bytes) => out.push(Emit::Chunk(Bytes::from(bytes.clone()))),
+            Step::ErrorPayload(message) => {
+                let err = json!({"error": {"message": message, "type": "server_error"}});
+                out.push(Emit::Chunk(Bytes::from(format!("data: {err}\n\n"))));
+                return out;
+            }
+            Step::Cut => {
+                out.push(Emit::Cut);
+                return out;
+            }
+            Step::Stall => {
+                out.push(Emit::Stall);
+                return out;
+            }
+        }
+    }
+    out.push(Emit::Chunk(openai_chunk(json!({}), Some(script.finish))));
+    let usage = json!({
+        "id": "chatcmpl-demo", "object": "chat.completion.chunk", "created": 0, "model": "ponder-demo",
+        "choices": [],
+        "usage": {
+            "prompt_tokens": 12,
+            "completion_tokens": (reasoning_chars + answer_chars) / 4,
+            "completion_tokens_details": {"reasoning_tokens": reasoning_chars / 4},
+        },
+    });
+    out.push(Emit::Chunk(Bytes::from(format!(
+        "data: {usage}\n\ndata: [DONE]\n\n"
+    ))));
+    out
+}
+
+/// Splits a chunk holding a multi-byte character into two writes in the middle of it.
+fn split_multibyte(emits: Vec<Emit>) -> Vec<Emit> {
+    let mut out = Vec::new();
+    for emit in emits {
+        match emit {
+            Emit::Chunk(bytes) => match bytes.iter().position(|b| *b >= 0xC0) {
+                Some(at) => {
+                    out.push(Emit::Chunk(bytes.slice(..at + 1)));
+                    out.push(Emit::Chunk(bytes.slice(at + 1..)));
+                }
+                None => out.push(Emit::Chunk(bytes)),
+            },
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Counters the tests read at `GET /demo/stats` to see what the model saw.
+#[derive(Default, Debug)]
+pub struct DemoStats {
+    pub started: AtomicU64,
+    pub completed: AtomicU64,
+    pub disconnected: AtomicU64,
+    pub active: AtomicU64,
+}
+
+#[derive(Clone)]
+struct DemoState {
+    delay: Duration,
+    stats: Arc<DemoStats>,
+}
+
+/// The demo server's routes.
+pub fn router(config: &DemoConfig) -> (Router, Arc<DemoStats>) {
+    let stats = Arc::new(DemoStats::default());
+    let state = DemoState {
+        delay: config.token_delay,
+        stats: stats.clone(),
+    };
+    let router = Router::new()
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/models", get(models))
+        .route("/demo/stats", get(stats_handler))
+        .route("/", get(|| async { "ponder demo model\n" }))
+        .with_state(state);
+    (router, stats)
+}
+
+/// Starts the demo server on `config.addr` and returns its address.
+pub async fn spawn(config: &DemoConfig) -> std::io::Result<SocketAddr> {
+    let listener = tokio::net::TcpListener::bind(&config.addr).await?;
+    let addr = listener.local_addr()?;
+    let (router, _) = router(config);
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router).await {
+            tracing::error!(error = %e, "the demo model stopped");
+        }
+    });
+    Ok(addr)
+}
+
+/// The base URL a provider adapter should use to reach the demo at `addr`.
+pub fn base_url(provider: ProviderKind, addr: SocketAddr) -> String {
+    match provider {
+        ProviderKind::OpenAi
+        | ProviderKind::Anthropic
+        | ProviderKind::Responses
+        | ProviderKind::Gemini
+        | ProviderKind::Ollama => {
+            format!("http://{addr}/v1")
+        }
+    }
+}
+
+async fn models() -> Json<Value> {
+    Json(json!({"object": "list", "data": [{"id": "ponder-demo", "object": "model"}]}))
+}
+
+async fn stats_handler(State(state): State<DemoState>) -> Json<Value> {
+    let s = &state.stats;
+    Json(json!({
+        "started": s.started.load(Ordering::SeqCst),
+        "completed": s.completed.load(Ordering::SeqCst),
+        "disconnected": s.disconnected.load(Ordering::SeqCst),
+        "active": s.active.load(Ordering::SeqCst),
+    }))
+}
+
+fn last_user_message(body: &Value) -> String {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .and_then(|msgs| {
+            msgs.iter()
+                .rev()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        })
+        .and_then(|m| m.get("content"))
+        .map(|c| match c {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default()
+}
+
+async fn chat_completions(
+    State(state): State<DemoState>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": "body is not JSON"}})),
+        )
+            .into_response();
+    };
+    let prompt = last_user_message(&request);
+    let script = script(&prompt);
+    if script.status != 200 {
+        let mut response = (
+            StatusCode::from_u16(script.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            script
+                .error_body
+                .clone()
+                .unwrap_or_default()
+                .replace("{key}", &bearer(&headers)),
+        )
+            .into_response();
+        if script.status == 429 {
+            response
+                .headers_mut()
+                .insert("retry-after", axum::http::HeaderValue::from_static("7"));
+        }
+        response.headers_mut().insert(
+            "content-type",
+            axum::http::HeaderValue::from_static("application/json"),
+        );
+        return response;
+    }
+    let mut emits = render_openai(&script);
+    if Scenario::from_prompt(&prompt) == Scenario::Utf8Split {
+        emits = split_multibyte(emits);
+    }
+    let delay = if script.fast {
+        Duration::ZERO
+    } else {
+        state.delay
+    };
+    stream_response(emits, delay, state.stats.clone(), "text/event-stream")
+}
+
+fn bearer(headers: &axum::http::HeaderMap) -> String {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim_start_matches("Bearer ").to_string())
+        .unwrap_or_default()
+}
+
+struct StreamGuard {
+    stats: Arc<DemoStats>,
+    finished: bool,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.stats.active.fetch_sub(1, Ordering::SeqCst);
+        if self.finished {
+            self.stats.completed.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.stats.disconnected.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+struct Pacer {
+    emits: std::vec::IntoIter<Emit>,
+    guard: StreamGuard,
+    first: bool,
+    delay: Duration,
+}
+
+impl Pacer {
+    async fn next(&mut self) -> Option<std::io::Result<Bytes>> {
+        loop {
+            match self.emits.next() {
+                None => {
+                    self.guard.finished = true;
+                    return None;
+                }
+                Some(Emit::Chunk(bytes)) => {
+                    if !self.first && !self.delay.is_zero() {
+                        tokio::time::sleep(self.delay).await;
+                    }
+                    self.first = false;
+                    return Some(Ok(bytes));
+                }
+                Some(Emit::Pause(d)) => tokio::time::sleep(d).await,
+                Some(Emit::Cut) => {
+                    self.guard.finished = true;
+                    return Some(Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionReset,
+                        "demo: connection dropped",
+                    )));
+                }
+                Some(Emit::Stall) => std::future::pending::<()>().await,
+            }
+        }
+    }
+}
+
+/// Streams `emits` with `delay` before each chunk, counting how the stream ends.
+pub fn stream_response(
+    emits: Vec<Emit>,
+    delay: Duration,
+    stats: Arc<DemoStats>,
+    content_type: &'static str,
+) -> Response {
+    stats.started.fetch_add(1, Ordering::SeqCst);
+    stats.active.fetch_add(1, Ordering::SeqCst);
+    let pacer = Pacer {
+        emits: emits.into_iter(),
+        guard: StreamGuard {
+            stats,
+            finished: false,
+        },
+        first: true,
+        delay,
+    };
+    let body = futures::stream::unfold(pacer, |mut pacer| async move {
+        let item = pacer.next().await?;
+        Some((item, pacer))
+    })
+    .boxed();
+    Response::builder()
+        .header("content-type", content_type)
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_pick_scenarios_and_the_first_tag_wins() {
+        assert_eq!(Scenario::from_prompt("hello"), Scenario::ThinkThenAnswer);
+        assert_eq!(
+            Scenario::from_prompt("please [No-Think] now"),
+            Scenario::NoThink
+        );
+        assert_eq!(Scenario::from_prompt("[stall-mid]"), Scenario::StallMid);
+        assert_eq!(Scenario::from_prompt("[drop] then [500]"), Scenario::Drop);
+    }
+
+    #[test]
+    fn tokens_reassemble_to_the_text() {
+        for text in [
+            THINKING,
+            ANSWER,
+            "  leading",
+            "trailing  ",
+            "日本語 の テキスト",
+        ] {
+            assert_eq!(tokens(text).concat(), text);
+        }
+        assert_eq!(tokens("a bc  d"), ["a", " bc", "  d"]);
+    }
+
+    #[test]
+    fn openai_rendering_ends_with_finish_usage_and_done() {
+        let emits = render_openai(&script("hi"));
+        let Some(Emit::Chunk(last)) = emits.last() else {
+            panic!("no chunk")
+        };
+        let last = String::from_utf8(last.to_vec()).unwrap();
+        assert!(last.contains("\"usage\"") && last.ends_with("data: [DONE]\n\n"));
+    }
+
+    #[test]
+    fn splitting_really_cuts_inside_a_character() {
+        let emits = split_multibyte(vec![Emit::Chunk(Bytes::from("é"))]);
+        assert_eq!(emits.len(), 2);
+        let Emit::Chunk(first) = &emits[0] else {
+            panic!()
+        };
+        assert!(std::str::from_utf8(first).is_err());
+    }
+}

@@ -1,0 +1,10 @@
+//! Everything that runs only on the server: configuration, the upstream adapters, the turn
+//! pipeline, the built-in demo model and the HTTP application around them.
+
+pub mod config;
+pub mod demo_upstream;
+pub mod http;
+pub mod providers;
+pub mod state;
+pub mod telemetry;
+pub mod turn;

@@ -1,0 +1,68 @@
+//! What every request shares: configuration, the HTTP client, metrics and the shutdown signal.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::config::Config;
+use super::telemetry::Metrics;
+
+/// Shared application state, provided to server functions through Leptos context.
+pub struct AppState {
+    pub config: Arc<Config>,
+    /// Base URL turns are sent to: the configured upstream or the built-in demo model.
+    pub upstream_base: String,
+    pub http: reqwest::Client,
+    pub metrics: Metrics,
+    pub shutdown: Shutdown,
+}
+
+impl AppState {
+    /// Builds the state. `upstream_base` is the configured upstream or the demo's address.
+    pub fn new(config: Config, upstream_base: String) -> Result<Self, reqwest::Error> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .tcp_nodelay(true)
+            .pool_idle_timeout(std::time::Duration::from_secs(30))
+            .build()?;
+        Ok(AppState {
+            config: Arc::new(config),
+            upstream_base,
+            http,
+            metrics: Metrics::new(),
+            shutdown: Shutdown::new(),
+        })
+    }
+
+    /// Removes the API key from a text that may echo it (upstream error bodies, URLs).
+    pub fn redact(&self, text: &str) -> String {
+        match self.config.api_key.as_deref() {
+            Some(key) if key.len() >= 4 => text.replace(key, "[redacted]"),
+            _ => text.to_string(),
+        }
+    }
+}
+
+/// The end of the shutdown grace period, as a signal running turns can wait for.
+pub struct Shutdown {
+    grace_over: watch::Sender<bool>,
+}
+
+impl Shutdown {
+    fn new() -> Self {
+        Shutdown {
+            grace_over: watch::channel(false).0,
+        }
+    }
+
+    /// Tells running turns that their time is up.
+    pub fn end_grace(&self) {
+        self.grace_over.send_replace(true);
+    }
+
+    /// Resolves once the grace period is over; never before.
+    pub async fn grace_over(&self) {
+        let mut rx = self.grace_over.subscribe();
+        let _ = rx.wait_for(|over| *over).await;
+    }
+}

@@ -1,0 +1,167 @@
+//! Logs and metrics: tracing set-up, and the Prometheus registry behind `/metrics`.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+use super::turn::Outcome;
+
+/// Starts the log subscriber: human-readable lines, or JSON when `json` is set. `RUST_LOG`
+/// filters as usual (default `info`).
+pub fn init_tracing(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabel {
+    kind: String,
+}
+
+fn latency_buckets() -> Histogram {
+    Histogram::new([
+        0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+    ])
+}
+
+/// Ponder's metrics. Each app has its own registry, so tests in one process do not mix counts.
+pub struct Metrics {
+    registry: Mutex<Registry>,
+    turns: Family<OutcomeLabel, Counter>,
+    upstream_errors: Family<KindLabel, Counter>,
+    active: Gauge,
+    first_thinking: Histogram,
+    first_answer: Histogram,
+    duration: Histogram,
+    thinking_chars: Counter,
+    answer_chars: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let m = Metrics {
+            registry: Mutex::new(Registry::with_prefix("ponder")),
+            turns: Family::default(),
+            upstream_errors: Family::default(),
+            active: Gauge::default(),
+            first_thinking: latency_buckets(),
+            first_answer: latency_buckets(),
+            duration: latency_buckets(),
+            thinking_chars: Counter::default(),
+            answer_chars: Counter::default(),
+        };
+        if let Ok(mut r) = m.registry.lock() {
+            r.register(
+                "turns",
+                "Finished turns by outcome (done, error, client_closed)",
+                m.turns.clone(),
+            );
+            r.register(
+                "upstream_errors",
+                "Upstream failures by kind",
+                m.upstream_errors.clone(),
+            );
+            r.register(
+                "active_streams",
+                "Turns streaming right now",
+                m.active.clone(),
+            );
+            r.register(
+                "time_to_first_thinking_seconds",
+                "From the request to the first reasoning piece",
+                m.first_thinking.clone(),
+            );
+            r.register(
+                "time_to_first_answer_seconds",
+                "From the request to the first answer piece",
+                m.first_answer.clone(),
+            );
+            r.register(
+                "turn_duration_seconds",
+                "From the request to the end of the turn",
+                m.duration.clone(),
+            );
+            r.register(
+                "thinking_chars",
+                "Characters of reasoning streamed",
+                m.thinking_chars.clone(),
+            );
+            r.register(
+                "answer_chars",
+                "Characters of answer streamed",
+                m.answer_chars.clone(),
+            );
+        }
+        m
+    }
+
+    pub fn turn_started(&self) {
+        self.active.inc();
+    }
+
+    pub fn turn_finished(
+        &self,
+        outcome: Outcome,
+        first_thinking_ms: Option<u64>,
+        first_answer_ms: Option<u64>,
+        total: Duration,
+        thinking_chars: u64,
+        answer_chars: u64,
+    ) {
+        self.active.dec();
+        self.turns
+            .get_or_create(&OutcomeLabel {
+                outcome: outcome.name().into(),
+            })
+            .inc();
+        if let Some(ms) = first_thinking_ms {
+            self.first_thinking.observe(ms as f64 / 1000.0);
+        }
+        if let Some(ms) = first_answer_ms {
+            self.first_answer.observe(ms as f64 / 1000.0);
+        }
+        self.duration.observe(total.as_secs_f64());
+        self.thinking_chars.inc_by(thinking_chars);
+        self.answer_chars.inc_by(answer_chars);
+    }
+
+    pub fn upstream_error(&self, kind: &str) {
+        self.upstream_errors
+            .get_or_create(&KindLabel { kind: kind.into() })
+            .inc();
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if let Ok(r) = self.registry.lock() {
+            let _ = prometheus_client::encoding::text::encode(&mut out, &r);
+        }
+        out
+    }
+}

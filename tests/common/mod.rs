@@ -1,0 +1,120 @@
+//! A Ponder server and its demo model on 127.0.0.1:0, spoken to over real HTTP.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use leptos::prelude::LeptosOptions;
+use ponder::api::sse::TurnDecoder;
+use ponder::domain::TurnEvent;
+use ponder::server::config::Config;
+use ponder::server::state::AppState;
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub state: Arc<AppState>,
+    pub http: reqwest::Client,
+}
+
+impl TestApp {
+    /// Starts Ponder with these variables (the demo model paced at 1 ms unless set).
+    pub async fn spawn(vars: &[(&str, &str)]) -> TestApp {
+        let mut map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        map.entry("PONDER_DEMO_DELAY_MS".into())
+            .or_insert_with(|| "1".into());
+        let config = Config::from_lookup(|name| map.get(name).cloned()).expect("test config");
+        let state = ponder::server::http::prepare(config).await.expect("state");
+        let options = LeptosOptions::builder()
+            .output_name("ponder")
+            .site_root("target/site")
+            .build();
+        let app = ponder::server::http::router(state.clone(), options);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        TestApp {
+            addr,
+            state,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!(
+            "http://{}{}{}",
+            self.addr, self.state.config.base_path, path
+        )
+    }
+
+    /// Posts a raw body to /api/chat.
+    pub async fn post_chat(&self, body: String) -> reqwest::Response {
+        self.http
+            .post(self.url("/api/chat"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// Sends one user message and collects every event of the turn.
+    pub async fn turn(&self, prompt: &str) -> Vec<TurnEvent> {
+        let body =
+            serde_json::json!({"messages": [{"role": "user", "content": prompt}]}).to_string();
+        let response = self.post_chat(body).await;
+        assert_eq!(response.status(), 200);
+        read_events(response).await
+    }
+}
+
+/// Reads an SSE response to its end, decoding turn events across any chunking.
+pub async fn read_events(response: reqwest::Response) -> Vec<TurnEvent> {
+    let mut decoder = TurnDecoder::new();
+    let mut events = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        decoder.push(&chunk.expect("chunk"), &mut events);
+    }
+    decoder.finish(&mut events);
+    events
+}
+
+pub fn thinking_text(events: &[TurnEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Thinking { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn answer_text(events: &[TurnEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Delta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Exactly one terminal event, and it is the last.
+pub fn assert_one_terminal(events: &[TurnEvent]) {
+    let terminals = events.iter().filter(|e| e.is_terminal()).count();
+    assert_eq!(terminals, 1, "{events:#?}");
+    assert!(
+        events.last().is_some_and(TurnEvent::is_terminal),
+        "{events:#?}"
+    );
+}
