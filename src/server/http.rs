@@ -89,10 +89,13 @@ async fn healthz() -> &'static str {
     "ok\n"
 }
 
+/// The last readiness probe: when it ran and what it found.
+type ReadyCache = Arc<Mutex<Option<(Instant, Result<(), String>)>>>;
+
 #[derive(Clone)]
 struct ReadyState {
     app: Arc<AppState>,
-    cache: Arc<Mutex<Option<(Instant, Result<(), String>)>>>,
+    cache: ReadyCache,
 }
 
 const READY_CACHE: Duration = Duration::from_secs(5);

@@ -1,0 +1,103 @@
+# Ponder — every set-up step lives here, idempotent: a second run skips what is already done.
+#   make run    install what is missing, build, serve on http://127.0.0.1:3000
+#   make test   install what is missing, then every check (fmt, clippy ×2, Rust tests, Playwright)
+#   make bench  benchmarks (not part of make test)
+# No step downloads from GitHub: tools come from crates.io, npm and Debian (see README).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+CARGO_HOME ?= $(HOME)/.cargo
+TOOLS := $(CURDIR)/.tools
+export PATH := $(TOOLS)/node_modules/.bin:$(CARGO_HOME)/bin:$(PATH)
+export LEPTOS_OUTPUT_NAME := ponder
+
+SITE := target/site
+PKG := $(SITE)/pkg
+WASM_TARGET := wasm32-unknown-unknown
+WBG_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""); print}' Cargo.lock)
+BINARYEN_VERSION := 132.0.0
+ADDR ?= 127.0.0.1:3000
+
+.PHONY: help run test build site server tools tools-e2e fmt-check clippy unit e2e bench clean
+
+help:
+	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
+	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright"
+	@echo "make bench  benchmarks; figures go in the README"
+
+## ---------- tools (each skipped when present) ----------
+
+tools:
+	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
+	@if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $(WBG_VERSION)"; then \
+	  echo "installing wasm-bindgen-cli $(WBG_VERSION) (matches Cargo.lock)"; \
+	  if ! cargo install wasm-bindgen-cli --version "$(WBG_VERSION)" --locked; then \
+	    echo "retrying with webpki-roots 1.0.10 (the published lock pins a yanked release)"; \
+	    src=$$(ls -d $(CARGO_HOME)/registry/src/*/wasm-bindgen-cli-$(WBG_VERSION) | head -1); \
+	    tmp=$$(mktemp -d); cp -r "$$src" "$$tmp/src"; \
+	    (cd "$$tmp/src" && cargo update -p webpki-roots --precise 1.0.10 && cargo install --path . --locked); \
+	    rm -rf "$$tmp"; \
+	  fi; \
+	fi
+	@if ! [ -x "$(TOOLS)/node_modules/.bin/wasm-opt" ]; then \
+	  echo "installing wasm-opt from npm binaryen@$(BINARYEN_VERSION) (Debian's breaks hydration)"; \
+	  mkdir -p "$(TOOLS)"; \
+	  npm install --prefix "$(TOOLS)" --no-audit --no-fund --no-save binaryen@$(BINARYEN_VERSION) >/dev/null; \
+	fi
+
+tools-e2e:
+	@command -v chromium >/dev/null || { \
+	  echo "installing Debian's chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@if ! [ -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then \
+	  echo "installing end2end npm packages (no browser download)"; \
+	  cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund; \
+	fi
+
+## ---------- build ----------
+
+build: tools site server
+
+site:
+	cargo build --lib --target $(WASM_TARGET) --no-default-features --features hydrate --profile wasm-release
+	mkdir -p $(PKG)
+	wasm-bindgen --target web --out-dir $(PKG) --out-name ponder --no-typescript \
+	  target/$(WASM_TARGET)/wasm-release/ponder.wasm
+	mv $(PKG)/ponder_bg.wasm $(PKG)/ponder.wasm
+	wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int $(PKG)/ponder.wasm -o $(PKG)/ponder.wasm
+	cp style/main.css $(PKG)/ponder.css
+	cp -r public/. $(SITE)/
+
+server:
+	cargo build --bin ponder --no-default-features --features ssr --release
+
+run: build
+	LEPTOS_SITE_ROOT=$(SITE) LEPTOS_SITE_ADDR=$(ADDR) ./target/release/ponder
+
+## ---------- checks ----------
+
+fmt-check:
+	cargo fmt --check
+
+clippy: tools
+	cargo clippy --all-targets --no-default-features --features ssr -- -D warnings
+	cargo clippy --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
+
+unit:
+	cargo test --no-default-features --features ssr
+
+e2e: tools-e2e build
+	cd end2end && npx playwright test
+
+test: tools tools-e2e fmt-check clippy unit e2e
+
+## ---------- benchmarks ----------
+
+bench: build
+	cargo bench --no-default-features --features ssr
+
+clean:
+	cargo clean
+	rm -rf $(TOOLS) end2end/node_modules

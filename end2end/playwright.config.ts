@@ -1,0 +1,51 @@
+import { defineConfig } from "@playwright/test";
+import { SERVERS } from "./servers";
+
+// Debian's Chromium: Playwright never downloads a browser here.
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+export default defineConfig({
+  testDir: "./tests",
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: false,
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  workers: 1,
+  reporter: [["list"]],
+  use: {
+    baseURL: SERVERS.main.url,
+    actionTimeout: 10_000,
+    trace: "off",
+    launchOptions: {
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    },
+  },
+  projects: [{ name: "chromium" }],
+  webServer: Object.values(SERVERS).map((s) => ({
+    command: "../target/release/ponder",
+    url: `${s.url}/healthz`,
+    reuseExistingServer: false,
+    timeout: 30_000,
+    stdout: "ignore" as const,
+    stderr: "pipe" as const,
+    env: {
+      LEPTOS_SITE_ROOT: "../target/site",
+      LEPTOS_SITE_ADDR: s.addr,
+      PONDER_DEMO_ADDR: s.demoAddr,
+      PONDER_DEMO_DELAY_MS: "25",
+      RUST_LOG: "warn",
+      ...s.env,
+    },
+  })),
+});
