@@ -1,6 +1,6 @@
 //! The words a thinking block shows, derived from its state. Pure, so every label is tested.
 
-use super::turn_state::{BlockState, BlockStatus};
+use super::turn_state::{BlockState, BlockStatus, TurnPhase, TurnState};
 use crate::domain::ThinkingKind;
 
 /// Whitespace-separated words, as the reader would count them.
@@ -88,9 +88,87 @@ pub fn last_line(text: &str) -> &str {
         .unwrap_or("")
 }
 
+/// What the polite status region says when a turn moves from `before` to `after`: each
+/// transition once, never per token.
+pub fn announcements(before: &TurnState, after: &TurnState, now: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    if after.blocks.len() > before.blocks.len() && after.phase == TurnPhase::Thinking {
+        out.push("Thinking…".to_string());
+    }
+    for b in &after.blocks {
+        let was = before
+            .blocks
+            .iter()
+            .find(|o| o.index == b.index)
+            .map(|o| o.status);
+        if b.status == BlockStatus::Done && was != Some(BlockStatus::Done) {
+            out.push(announcement(b, now));
+        }
+    }
+    if before.phase != after.phase {
+        match after.phase {
+            TurnPhase::Streaming => out.push("Generating…".into()),
+            TurnPhase::Done => out.push("Done".into()),
+            TurnPhase::Error => {
+                let message = after
+                    .error
+                    .as_ref()
+                    .map(|e| e.message.as_str())
+                    .unwrap_or("");
+                out.push(format!("Error: {message}"));
+            }
+            TurnPhase::Stopped => out.push("Stopped".into()),
+            TurnPhase::Thinking => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::{ThinkingKind, TurnEvent};
+
+    #[test]
+    fn each_transition_is_announced_once() {
+        let mut s = TurnState::started(0.0);
+        let mut heard = Vec::new();
+        let events = [
+            TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Raw,
+            },
+            TurnEvent::Thinking {
+                block: 0,
+                text: "a".into(),
+            },
+            TurnEvent::Thinking {
+                block: 0,
+                text: "b".into(),
+            },
+            TurnEvent::ThinkingEnd {
+                block: 0,
+                duration_ms: Some(4200),
+            },
+            TurnEvent::Delta { text: "x".into() },
+            TurnEvent::Delta { text: "y".into() },
+            TurnEvent::Done {
+                finish_reason: "stop".into(),
+                usage: None,
+                thinking_chars: 2,
+                total_ms: 5,
+            },
+        ];
+        for e in &events {
+            let before = s.clone();
+            s.apply(e, 0.0);
+            heard.extend(announcements(&before, &s, 0.0));
+        }
+        assert_eq!(
+            heard,
+            ["Thinking…", "Thought for 4 seconds", "Generating…", "Done"]
+        );
+    }
 
     fn block(status: BlockStatus, text: &str, duration_ms: Option<u64>) -> BlockState {
         BlockState {

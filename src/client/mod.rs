@@ -3,4 +3,7 @@
 
 pub mod controller;
 pub mod labels;
+pub mod persistence;
+pub mod storage;
+pub mod thinking_view;
 pub mod turn_state;

@@ -56,6 +56,13 @@ pub struct BlockState {
     pub started_at: f64,
     /// Client clock when the block ended or was interrupted.
     pub ended_at: Option<f64>,
+    /// Answer text arrived after this block began: the block's moment is over, so automatic
+    /// behaviour collapses it.
+    #[serde(default)]
+    pub answer_followed: bool,
+    /// The reader's own open/closed choice; `Some` means the reader owns the block.
+    #[serde(default)]
+    pub reader_open: Option<bool>,
 }
 
 impl BlockState {
@@ -105,12 +112,27 @@ pub struct TurnState {
     /// At least one event arrived.
     pub saw_frame: bool,
     pub total_ms: Option<u64>,
+    /// Client clock when the turn began.
+    #[serde(default)]
+    pub created_at: f64,
+    /// Streamed on this page (a restored turn is not live: its blocks start collapsed).
+    #[serde(skip)]
+    pub live: bool,
 }
 
 impl TurnState {
-    /// A turn that was just sent.
+    /// A turn that was just sent, at client time `now`.
+    pub fn started(now: f64) -> Self {
+        TurnState {
+            created_at: now,
+            live: true,
+            ..Self::default()
+        }
+    }
+
+    /// A turn that was just sent (at time 0; tests and defaults).
     pub fn new() -> Self {
-        Self::default()
+        Self::started(0.0)
     }
 
     fn block_mut(&mut self, index: u32, now: f64) -> &mut BlockState {
@@ -164,6 +186,9 @@ impl TurnState {
             TurnEvent::Delta { text } => {
                 self.phase = TurnPhase::Streaming;
                 self.answer.push_str(text);
+                for b in &mut self.blocks {
+                    b.answer_followed = true;
+                }
             }
             TurnEvent::Reclassify { block } => {
                 let moved = std::mem::take(&mut self.answer);
@@ -345,6 +370,20 @@ mod tests {
         let s = run(&[think(3, "x")]);
         assert_eq!(s.blocks.len(), 1);
         assert_eq!(s.blocks[0].index, 3);
+    }
+
+    #[test]
+    fn only_blocks_before_an_answer_delta_are_followed_by_it() {
+        let s = run(&[
+            start(0),
+            think(0, "a"),
+            end(0, None),
+            delta("x"),
+            start(1),
+            think(1, "b"),
+        ]);
+        assert!(s.blocks[0].answer_followed);
+        assert!(!s.blocks[1].answer_followed);
     }
 
     #[test]

@@ -1,9 +1,13 @@
-//! The one chat page: message list, composer, and the status region.
+//! The chat page: conversation list, top bar with menus, notices, the conversation, the status
+//! region and the composer.
 
 use leptos::prelude::*;
 
 use super::composer::Composer;
-use super::message_list::MessageList;
+use super::conversation::Conversation;
+use super::menus::{ExpandAll, ExportMenu, SettingsMenu};
+use super::notices::Notices;
+use super::sidebar::Sidebar;
 use crate::client::controller::{now_ms, ChatController};
 
 /// A clock that ticks every second while the page is open, for live elapsed times.
@@ -17,31 +21,58 @@ pub fn ChatPage() -> impl IntoView {
     let clock = Clock(RwSignal::new(0.0));
     provide_context(clock);
     let hydrated = RwSignal::new(false);
+    let drawer = RwSignal::new(false);
 
     Effect::new(move |_| {
         chat.guard_secs.set(crate::app::guard_secs());
         clock.0.set(now_ms());
-        let handle = set_interval_with_handle(
+        let ticker = set_interval_with_handle(
             move || clock.0.set(now_ms()),
             std::time::Duration::from_secs(1),
         );
+        let storage = window_event_listener(leptos::ev::storage, move |ev| {
+            chat.on_storage_changed(ev.key())
+        });
         on_cleanup(move || {
-            if let Ok(h) = handle {
+            if let Ok(h) = ticker {
                 h.clear();
             }
+            storage.remove();
         });
+        chat.load_saved();
         hydrated.set(true);
     });
 
     view! {
         <div class="chat-page" data-hydrated=move || hydrated.get().then_some("true")>
-            <header class="top-bar">
-                <h1 class="brand">"Ponder"</h1>
-            </header>
-            <main class="conversation" aria-label="Conversation">
-                <MessageList/>
-            </main>
-            <Composer/>
+            <Sidebar open=drawer/>
+            <div class="chat-main">
+                <header class="top-bar">
+                    <button
+                        type="button"
+                        class="drawer-toggle action"
+                        aria-label="Conversations"
+                        aria-controls="conversations"
+                        aria-expanded=move || drawer.get().to_string()
+                        on:click=move |_| drawer.update(|o| *o = !*o)
+                    >
+                        "☰"
+                    </button>
+                    <h1 class="brand">"Ponder"</h1>
+                    <span class="chat-title">{move || chat.title.get()}</span>
+                    <div class="top-actions">
+                        <ExpandAll/>
+                        <ExportMenu/>
+                        <SettingsMenu/>
+                    </div>
+                </header>
+                <Notices/>
+                <Conversation/>
+                <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true">
+                    {move || chat.status.get()}
+                </div>
+                <Composer/>
+            </div>
         </div>
     }
 }

@@ -7,10 +7,10 @@ use crate::client::controller::ChatController;
 #[component]
 pub fn Composer() -> impl IntoView {
     let chat = expect_context::<ChatController>();
-    let draft = RwSignal::new(String::new());
+    let draft = chat.draft;
     let send = move || {
         let text = draft.get_untracked();
-        if text.trim().is_empty() || chat.running.get_untracked() {
+        if text.trim().is_empty() || chat.is_running() {
             return;
         }
         draft.set(String::new());
@@ -25,29 +25,39 @@ pub fn Composer() -> impl IntoView {
                 send();
             }
         >
-            <label class="visually-hidden" for="composer-input">"Message"</label>
-            <textarea
-                id="composer-input"
-                name="message"
-                rows="2"
-                placeholder="Message Ponder… (Enter to send, Shift+Enter for a new line)"
-                prop:value=move || draft.get()
-                on:input=move |ev| draft.set(event_target_value(&ev))
-                on:keydown=move |ev| {
-                    if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
-                        ev.prevent_default();
-                        send();
-                    }
-                }
-            ></textarea>
-            <Show
-                when=move || chat.running.get()
-                fallback=move || view! {
-                    <button class="send" type="submit" disabled=move || draft.with(|d| d.trim().is_empty())>"Send"</button>
-                }
-            >
-                <button class="stop" type="button" aria-label="Stop generating" on:click=move |_| chat.stop()>"Stop"</button>
+            <Show when=move || chat.editing.with(Option::is_some)>
+                <div class="editing-banner" role="status">
+                    <span>"Editing a message: sending replaces it and drops the messages after it."</span>
+                    <button type="button" class="action" on:click=move |_| chat.cancel_edit()>"Cancel edit"</button>
+                </div>
             </Show>
+            <div class="composer-row">
+                <label class="visually-hidden" for="composer-input">"Message"</label>
+                <textarea
+                    id="composer-input"
+                    name="message"
+                    rows="2"
+                    placeholder="Message Ponder… (Enter to send, Shift+Enter for a new line)"
+                    prop:value=move || draft.get()
+                    on:input=move |ev| draft.set(event_target_value(&ev))
+                    on:keydown=move |ev| {
+                        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                            ev.prevent_default();
+                            send();
+                        } else if ev.key() == "Escape" && chat.editing.with_untracked(Option::is_some) {
+                            chat.cancel_edit();
+                        }
+                    }
+                ></textarea>
+                <Show
+                    when=move || chat.is_running()
+                    fallback=move || view! {
+                        <button class="send" type="submit" disabled=move || draft.with(|d| d.trim().is_empty())>"Send"</button>
+                    }
+                >
+                    <button class="stop" type="button" aria-label="Stop generating" on:click=move |_| chat.stop()>"Stop"</button>
+                </Show>
+            </div>
         </form>
     }
 }

@@ -1,64 +1,218 @@
-//! A message bubble: the user's text, or the assistant's thinking blocks above its answer.
+//! A message bubble: the user's text, or the assistant's thinking blocks above its answer,
+//! with its disclaimer, actions, versions and error state.
 
 use leptos::prelude::*;
 
+use super::dom;
+use super::markdown_view::MarkdownView;
 use super::thinking_block::ThinkingBlock;
 use crate::client::controller::{ChatController, Entry};
 use crate::client::turn_state::{TurnPhase, TurnState};
 use crate::domain::Role;
-use crate::markdown;
+
+/// The disclaimer every assistant bubble carries. One string, in one place.
+pub const AI_DISCLAIMER: &str = "AI-generated — verify";
 
 #[component]
 pub fn MessageBubble(entry: Entry) -> impl IntoView {
-    match (entry.role, entry.turn) {
-        (Role::Assistant, Some(turn)) => view! { <AssistantBubble turn/> }.into_any(),
-        _ => view! {
-            <article class="bubble user" aria-label="Message from you">
-                <div class="bubble-body" dir="auto">{entry.text}</div>
-            </article>
-        }
-        .into_any(),
+    match entry.role {
+        Role::Assistant => view! { <AssistantBubble entry/> }.into_any(),
+        Role::User => view! { <UserBubble entry/> }.into_any(),
     }
 }
 
 #[component]
-fn AssistantBubble(turn: RwSignal<TurnState>) -> impl IntoView {
+fn Timestamp(at: f64) -> impl IntoView {
+    let (iso, short) = dom::local_time(at);
+    (!short.is_empty()).then(|| view! { <time class="timestamp" datetime=iso>{short}</time> })
+}
+
+#[component]
+fn UserBubble(entry: Entry) -> impl IntoView {
     let chat = expect_context::<ChatController>();
+    let copied = RwSignal::new(false);
+    let text = entry.text.clone();
+    let for_edit = entry.clone();
+    let for_branch = entry.clone();
+    let editing = {
+        let id = entry.id.clone();
+        move || chat.editing.with(|e| e.as_deref() == Some(id.as_str()))
+    };
+    view! {
+        <article class="bubble user" class:editing=editing aria-label="Message from you">
+            <div class="bubble-col">
+                <div class="bubble-body" dir="auto">{entry.text.clone()}</div>
+                <div class="bubble-meta">
+                    <Timestamp at=entry.created_at/>
+                    <div class="actions">
+                        <button
+                            type="button"
+                            class="action"
+                            aria-label="Copy message"
+                            on:click=move |_| {
+                                let text = text.clone();
+                                leptos::task::spawn_local(async move {
+                                    if dom::copy_text(text).await {
+                                        dom::flash(copied);
+                                    }
+                                });
+                            }
+                        >
+                            {move || if copied.get() { "Copied" } else { "Copy" }}
+                        </button>
+                        <button
+                            type="button"
+                            class="action"
+                            aria-label="Edit message"
+                            disabled=move || chat.is_running()
+                            on:click=move |_| {
+                                chat.edit(&for_edit);
+                                focus_composer();
+                            }
+                        >
+                            "Edit"
+                        </button>
+                        <button
+                            type="button"
+                            class="action"
+                            aria-label="Branch from here"
+                            disabled=move || chat.is_running()
+                            on:click=move |_| chat.branch(&for_branch)
+                        >
+                            "Branch"
+                        </button>
+                    </div>
+                </div>
+            </div>
+        </article>
+    }
+}
+
+fn focus_composer() {
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("composer-input"))
+    {
+        if let Some(el) = leptos::wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlElement>(&el) {
+            let _ = el.focus();
+        }
+    }
+}
+
+#[component]
+fn AssistantBubble(entry: Entry) -> impl IntoView {
+    let versions = entry.versions;
+    let active = entry.active;
+    let turn = Memo::new(move |_| {
+        let i = active.get();
+        versions.with(|v| v.get(i).or(v.last()).copied())
+    });
+    view! {
+        <article
+            class="bubble assistant"
+            class:error=move || turn.get().is_some_and(|t| t.with(|t| t.phase == TurnPhase::Error))
+            aria-label="Message from the assistant"
+            aria-busy=move || turn.get().is_some_and(|t| t.with(|t| t.phase.is_running())).to_string()
+        >
+            <div class="avatar" aria-hidden="true">"P"</div>
+            <div class="bubble-col">
+                {move || turn.get().map(|t| view! { <TurnBody turn=t entry=entry.clone()/> })}
+            </div>
+        </article>
+    }
+}
+
+#[component]
+fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let copied = RwSignal::new(false);
     let block_count = Memo::new(move |_| turn.with(|t| t.blocks.len()));
     let phase = Memo::new(move |_| turn.with(|t| t.phase));
-    let answer_html = Memo::new(move |_| turn.with(|t| markdown::render(&t.answer)));
+    let answer = Signal::derive(move || turn.with(|t| t.answer.clone()));
     let fallback = Memo::new(move |_| turn.with(|t| t.fallback_text()));
     let error = Memo::new(move |_| turn.with(|t| t.error.clone()));
     let wants_retry = Memo::new(move |_| turn.with(|t| t.wants_retry()));
     let waiting = Memo::new(move |_| {
         turn.with(|t| t.phase == TurnPhase::Thinking && t.blocks.is_empty() && t.answer.is_empty())
     });
+    let versions = entry.versions;
+    let version_count = Memo::new(move |_| versions.with(Vec::len));
+    let created_at = turn.with_untracked(|t| t.created_at);
+    let active = entry.active;
+    let running_here = move || chat.running.get() == Some(turn);
+    let entry = StoredValue::new(entry);
+    let retry = move |_: leptos::ev::MouseEvent| entry.with_value(|e| chat.retry(e));
+    let regenerate = move |_: leptos::ev::MouseEvent| entry.with_value(|e| chat.regenerate(e));
+    let branch = move |_: leptos::ev::MouseEvent| entry.with_value(|e| chat.branch(e));
+    let previous_version = move |_: leptos::ev::MouseEvent| {
+        entry.with_value(|e| chat.show_version(e, active.get_untracked().saturating_sub(1)))
+    };
+    let next_version = move |_: leptos::ev::MouseEvent| {
+        entry.with_value(|e| chat.show_version(e, active.get_untracked() + 1))
+    };
 
     view! {
-        <article
-            class="bubble assistant"
-            class:error=move || phase.get() == TurnPhase::Error
-            aria-label="Message from the assistant"
-            aria-busy=move || phase.get().is_running().to_string()
-        >
-            <div class="avatar" aria-hidden="true">"P"</div>
-            <div class="bubble-main">
-                <For each=move || 0..block_count.get() key=|i| *i let:index>
-                    <ThinkingBlock turn index/>
-                </For>
-                <Show when=move || waiting.get()>
-                    <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div>
+        <div class="bubble-main">
+            <For each=move || 0..block_count.get() key=|i| *i let:index>
+                <ThinkingBlock turn index/>
+            </For>
+            <Show when=move || waiting.get()>
+                <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div>
+            </Show>
+            <MarkdownView text=answer class="answer"/>
+            {move || fallback.get().map(|text| view! { <p class="fallback">{text}</p> })}
+            {move || error.get().map(|e| view! { <p class="error-message">{e.message}</p> })}
+            <Show when=move || phase.get() == TurnPhase::Stopped>
+                <p class="stopped-note">"Stopped."</p>
+            </Show>
+            <Show when=move || wants_retry.get()>
+                <button class="retry" type="button" disabled=move || chat.is_running() on:click=retry>"Retry"</button>
+            </Show>
+        </div>
+        <div class="bubble-meta">
+            <span class="disclaimer">{AI_DISCLAIMER}</span>
+            <Timestamp at=created_at/>
+            <Show when=move || { version_count.get() > 1 }>
+                <div class="versions" role="group" aria-label="Answer versions">
+                    <button type="button" class="action" aria-label="Previous version"
+                        disabled=move || active.get() == 0 || chat.is_running()
+                        on:click=previous_version
+                    >"‹"</button>
+                    <span class="version-label">{move || format!("{}/{}", active.get() + 1, version_count.get())}</span>
+                    <button type="button" class="action" aria-label="Next version"
+                        disabled=move || { active.get() + 1 >= version_count.get() || chat.is_running() }
+                        on:click=next_version
+                    >"›"</button>
+                </div>
+            </Show>
+            <div class="actions">
+                <Show when=running_here>
+                    <button type="button" class="action" aria-label="Stop this answer" on:click=move |_| chat.stop()>"Stop"</button>
                 </Show>
-                <div class="answer markdown" dir="auto" inner_html=move || answer_html.get()></div>
-                {move || fallback.get().map(|text| view! { <p class="fallback">{text}</p> })}
-                {move || error.get().map(|e| view! { <p class="error-message" role="alert">{e.message}</p> })}
-                <Show when=move || phase.get() == TurnPhase::Stopped>
-                    <p class="stopped-note">"Stopped."</p>
-                </Show>
-                <Show when=move || wants_retry.get()>
-                    <button class="retry" type="button" on:click=move |_| chat.retry(turn)>"Retry"</button>
-                </Show>
+                <button
+                    type="button"
+                    class="action"
+                    aria-label="Copy answer"
+                    on:click=move |_| {
+                        let text = turn.with_untracked(|t| t.answer.clone());
+                        leptos::task::spawn_local(async move {
+                            if dom::copy_text(text).await {
+                                dom::flash(copied);
+                            }
+                        });
+                    }
+                >
+                    {move || if copied.get() { "Copied" } else { "Copy" }}
+                </button>
+                <button type="button" class="action" aria-label="Regenerate answer"
+                    disabled=move || chat.is_running()
+                    on:click=regenerate
+                >"Regenerate"</button>
+                <button type="button" class="action" aria-label="Branch from here"
+                    disabled=move || chat.is_running()
+                    on:click=branch
+                >"Branch"</button>
             </div>
-        </article>
+        </div>
     }
 }

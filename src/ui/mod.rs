@@ -1,8 +1,13 @@
 //! The components. They bind the pure client state to the DOM and hold no logic of their own
-//! beyond what the DOM needs (focus, scrolling, open/closed).
+//! beyond what the DOM needs (focus, scrolling, open/closed, clipboard, downloads).
 
 pub mod chat_page;
 pub mod composer;
+pub mod conversation;
+pub mod dom;
+pub mod markdown_view;
+pub mod menus;
 pub mod message_bubble;
-pub mod message_list;
+pub mod notices;
+pub mod sidebar;
 pub mod thinking_block;

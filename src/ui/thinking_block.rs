@@ -1,51 +1,144 @@
-//! The thinking block: `<details class="thinking">` above the answer, open while it streams,
-//! collapsed on the first answer delta, and the reader's to control once touched.
+//! The thinking block: `<details class="thinking">` above the answer. It opens while its
+//! reasoning streams, collapses on the answer, and is the reader's to control once touched.
 
+use leptos::html::{Details, Div};
 use leptos::prelude::*;
 
 use super::chat_page::Clock;
+use super::markdown_view::MarkdownView;
+use crate::client::controller::ChatController;
 use crate::client::labels;
-use crate::client::turn_state::{BlockState, BlockStatus, TurnPhase, TurnState};
-use crate::markdown;
+use crate::client::thinking_view::{auto_open, may_apply};
+use crate::client::turn_state::{BlockStatus, TurnState};
+use crate::domain::ThinkingKind;
 
+/// One reasoning block of `turn`, by position.
 #[component]
 pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
     let clock = expect_context::<Clock>();
     let block = Memo::new(move |_| turn.with(|t| t.blocks.get(index).cloned().unwrap_or_default()));
     let status = Memo::new(move |_| block.with(|b| b.status));
-    let answer_started =
-        Memo::new(move |_| turn.with(|t| t.phase != TurnPhase::Thinking || !t.answer.is_empty()));
-    let open = RwSignal::new(block.with_untracked(|b| b.status == BlockStatus::Streaming));
-    let owned = RwSignal::new(false);
+    let kind = Memo::new(move |_| block.with(|b| b.kind));
+    let has_text = Memo::new(move |_| block.with(|b| b.has_text()));
+    let reader_open = Memo::new(move |_| block.with(|b| b.reader_open));
+    let wanted = Memo::new(move |_| {
+        let pref = chat.pref.get();
+        let (live, running) = turn.with(|t| (t.live, t.phase.is_running()));
+        reader_open
+            .get()
+            .unwrap_or_else(|| auto_open(pref, live, block.with(|b| b.answer_followed), running))
+    });
+    let initially_open = wanted.get_untracked();
+    let open = RwSignal::new(initially_open);
+    let details = NodeRef::<Details>::new();
+    let scratch = NodeRef::<Div>::new();
+    let stick = RwSignal::new(true);
+
+    let has_focus = move || {
+        let Some(el) = details.get_untracked() else {
+            return false;
+        };
+        web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.active_element())
+            .is_some_and(|active| el.contains(Some(&active)))
+    };
 
     Effect::new(move |_| {
-        if answer_started.get() && !owned.get_untracked() {
-            open.set(false);
+        let want = wanted.get();
+        let owned = reader_open.get_untracked().is_some();
+        if reader_open.get_untracked() == Some(want)
+            || may_apply(owned, open.get_untracked(), want, has_focus())
+        {
+            open.set(want);
         }
     });
+
+    Effect::new(move |_| {
+        block.with(|b| b.text.len());
+        if open.get_untracked() && stick.get_untracked() {
+            if let Some(el) = scratch.get_untracked() {
+                request_animation_frame(move || el.set_scroll_top(el.scroll_height()));
+            }
+        }
+    });
+
+    let on_toggle = move |_| {
+        let Some(el) = details.get_untracked() else {
+            return;
+        };
+        let now_open = el.open();
+        if now_open != open.get_untracked() {
+            open.set(now_open);
+            turn.update(|t| {
+                if let Some(b) = t.blocks.get_mut(index) {
+                    b.reader_open = Some(now_open);
+                }
+            });
+            chat.save();
+        }
+    };
 
     let label = move || {
         let now = clock.0.get();
         block.with(|b| labels::header(b, now))
     };
-    let html = Memo::new(move |_| block.with(|b: &BlockState| markdown::render(&b.text)));
+    let peek = move || {
+        (status.get() == BlockStatus::Streaming && !open.get())
+            .then(|| block.with(|b| labels::last_line(&b.text).to_string()))
+            .filter(|l| !l.is_empty())
+            .map(|line| view! { <span class="thinking-peek">" — " {line}</span> })
+    };
+    let note = move || {
+        labels::origin_note(kind.get()).map(|n| view! { <span class="thinking-origin">{n}</span> })
+    };
+    let text = Signal::derive(move || block.with(|b| b.text.clone()));
+    let classes = move || {
+        let mut c = String::from("thinking");
+        match status.get() {
+            BlockStatus::Streaming => c.push_str(" streaming"),
+            BlockStatus::Interrupted => c.push_str(" interrupted"),
+            BlockStatus::Done => c.push_str(" done"),
+        }
+        c
+    };
 
     view! {
-        <details
-            class="thinking"
-            class:streaming=move || status.get() == BlockStatus::Streaming
-            class:interrupted=move || status.get() == BlockStatus::Interrupted
-            prop:open=move || open.get()
-            on:toggle=move |ev| {
-                let now_open = event_target::<web_sys::HtmlDetailsElement>(&ev).open();
-                open.set(now_open);
+        <Show
+            when=move || has_text.get()
+            fallback=move || view! {
+                <div class=move || format!("{} thinking-empty", classes()) role="group" aria-label="Reasoning">
+                    <div class="thinking-header">
+                        <span class="thinking-indicator" aria-hidden="true"></span>
+                        <span class="thinking-label">{label}</span>
+                        {note}
+                    </div>
+                </div>
             }
         >
-            <summary on:click=move |_| owned.set(true)>
-                <span class="thinking-indicator" aria-hidden="true"></span>
-                <span class="thinking-label">{label}</span>
-            </summary>
-            <div class="thinking-text markdown" inner_html=move || html.get()></div>
-        </details>
+            <details class=classes node_ref=details prop:open=move || open.get() on:toggle=on_toggle>
+                <summary>
+                    <span class="thinking-indicator" aria-hidden="true"></span>
+                    <span class="thinking-label">{label}</span>
+                    {note}
+                    {peek}
+                </summary>
+                <div
+                    class="thinking-scroll"
+                    node_ref=scratch
+                    on:scroll=move |_| {
+                        if let Some(el) = scratch.get_untracked() {
+                            stick.set(el.scroll_height() - el.scroll_top() - el.client_height() < 24);
+                        }
+                    }
+                >
+                    <Show when=move || kind.get() == ThinkingKind::Summary>
+                        <p class="thinking-summary-note">"Summary of the model's reasoning"</p>
+                    </Show>
+                    <MarkdownView text class="thinking-text"/>
+                </div>
+            </details>
+        </Show>
     }
 }

@@ -1,0 +1,132 @@
+//! localStorage, through gloo-storage: the browser side of [`super::storage`].
+//!
+//! Called only from effects and event handlers, so only after hydration. Every failure is a
+//! value: a full or disabled storage must never stop the chat.
+
+use gloo_storage::errors::StorageError;
+use gloo_storage::{LocalStorage, Storage};
+
+use super::storage::{
+    self, ConversationRecord, Settings, BACKUP_PREFIX, CHAT_PREFIX, SETTINGS_KEY,
+};
+
+/// Why a write did not happen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SaveError {
+    /// `QuotaExceededError`: the storage is full.
+    Full,
+    /// Storage is disabled or not reachable (private mode, policy).
+    Unavailable,
+    Other(String),
+}
+
+impl SaveError {
+    /// The notice the reader sees.
+    pub fn notice(&self) -> String {
+        match self {
+            SaveError::Full => "Browser storage is full: this chat is not being saved. Delete old chats to make room.".into(),
+            SaveError::Unavailable => "Browser storage is unavailable (private mode?): chats are not being saved.".into(),
+            SaveError::Other(e) => format!("Chats are not being saved: {e}"),
+        }
+    }
+}
+
+/// True when localStorage can be used at all. Touching it can throw (disabled storage), so
+/// this goes through `web_sys` first; gloo-storage is used only when this says yes.
+pub fn available() -> bool {
+    web_sys::window()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .is_some()
+}
+
+fn classify(e: StorageError) -> SaveError {
+    match e {
+        StorageError::JsError(js) => {
+            if js.name.contains("Quota") {
+                SaveError::Full
+            } else if js.name.contains("Security") {
+                SaveError::Unavailable
+            } else {
+                SaveError::Other(format!("{}: {}", js.name, js.message))
+            }
+        }
+        other => SaveError::Other(other.to_string()),
+    }
+}
+
+/// Every stored conversation; unreadable values are moved aside under `ponder.backup.*` and
+/// reported by key.
+pub fn load_all(now: f64) -> (Vec<ConversationRecord>, Vec<String>) {
+    let mut records = Vec::new();
+    let mut set_aside = Vec::new();
+    if !available() {
+        return (records, set_aside);
+    }
+    let raw = LocalStorage::raw();
+    let len = raw.length().unwrap_or(0);
+    let keys: Vec<String> = (0..len)
+        .filter_map(|i| raw.key(i).ok().flatten())
+        .filter(|k| k.starts_with(CHAT_PREFIX))
+        .collect();
+    for key in keys {
+        let Ok(Some(value)) = raw.get_item(&key) else {
+            continue;
+        };
+        match storage::parse_conversation(&value) {
+            Ok(record) if storage::key_for(&record.id) == key => records.push(record),
+            _ => {
+                let backup = format!("{BACKUP_PREFIX}{key}.{}", now as u64);
+                let _ = raw.set_item(&backup, &value);
+                let _ = raw.remove_item(&key);
+                set_aside.push(backup);
+            }
+        }
+    }
+    (records, set_aside)
+}
+
+/// One conversation as stored now, if readable.
+pub fn load(id: &str) -> Option<ConversationRecord> {
+    if !available() {
+        return None;
+    }
+    let value = LocalStorage::raw()
+        .get_item(&storage::key_for(id))
+        .ok()
+        .flatten()?;
+    storage::parse_conversation(&value).ok()
+}
+
+/// Writes a conversation whole.
+pub fn save(record: &ConversationRecord) -> Result<(), SaveError> {
+    if !available() {
+        return Err(SaveError::Unavailable);
+    }
+    LocalStorage::set(record.key(), record).map_err(classify)
+}
+
+pub fn remove(id: &str) {
+    if available() {
+        LocalStorage::delete(storage::key_for(id));
+    }
+}
+
+/// The settings, or the defaults when absent or unreadable.
+pub fn load_settings() -> Settings {
+    if !available() {
+        return Settings::default();
+    }
+    LocalStorage::raw()
+        .get_item(SETTINGS_KEY)
+        .ok()
+        .flatten()
+        .and_then(|v| serde_json::from_str(&v).ok())
+        .unwrap_or_default()
+}
+
+pub fn save_settings(settings: &Settings) -> Result<(), SaveError> {
+    if !available() {
+        return Err(SaveError::Unavailable);
+    }
+    LocalStorage::set(SETTINGS_KEY, settings).map_err(classify)
+}

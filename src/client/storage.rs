@@ -1,0 +1,658 @@
+//! The saved-chat format and its conversions, pure and tested natively.
+//!
+//! Each conversation is one JSON record under its own key, `ponder.chat.v1.<id>`, written
+//! whole, so two tabs working on different conversations never overwrite each other. An
+//! assistant message may carry `thinking`; a record without it restores exactly as a plain
+//! message. Fields this version does not know are kept and written back untouched.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::labels;
+use super::turn_state::{BlockState, BlockStatus, TurnError, TurnPhase, TurnState};
+use crate::domain::{Role, ThinkingKind};
+
+/// Prefix of every conversation key.
+pub const CHAT_PREFIX: &str = "ponder.chat.v1.";
+/// The reader's settings.
+pub const SETTINGS_KEY: &str = "ponder.settings.v1";
+/// Prefix under which unreadable values are kept aside.
+pub const BACKUP_PREFIX: &str = "ponder.backup.";
+
+/// Shown for a turn that was still streaming when the page went away.
+pub const INTERRUPTED: &str = "This answer was interrupted before it finished — try again?";
+
+/// How an assistant message ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageStatus {
+    Done,
+    /// Finished without answer text; `content` holds the fallback the reader saw.
+    NoAnswer,
+    Error,
+    Stopped,
+    /// Still streaming when it was saved (a reload or a closed tab cut it).
+    Interrupted,
+}
+
+/// One reasoning block as saved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingRecord {
+    pub text: String,
+    #[serde(default)]
+    pub kind: ThinkingKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The reader's own open/closed choice, remembered across reloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open: Option<bool>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+}
+
+/// One version of an assistant answer (regenerate keeps the earlier ones).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VersionRecord {
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Vec<ThinkingRecord>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<MessageStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub created_at: f64,
+}
+
+/// One message as saved. For an assistant message the top-level fields are its active version.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageRecord {
+    #[serde(default)]
+    pub id: String,
+    pub role: Role,
+    pub content: String,
+    #[serde(default)]
+    pub created_at: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Vec<ThinkingRecord>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<MessageStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Every version, when there is more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<VersionRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_version: Option<usize>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One conversation as saved under `ponder.chat.v1.<id>`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConversationRecord {
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub created_at: f64,
+    #[serde(default)]
+    pub updated_at: f64,
+    /// Counts writes, so a tab can tell that another tab wrote the record since it last read it.
+    #[serde(default)]
+    pub rev: u64,
+    pub messages: Vec<MessageRecord>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What the conversation list shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: String,
+    pub updated_at: f64,
+}
+
+impl ConversationRecord {
+    pub fn key(&self) -> String {
+        key_for(&self.id)
+    }
+
+    pub fn summary(&self) -> ConversationSummary {
+        ConversationSummary {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+/// The storage key of a conversation.
+pub fn key_for(id: &str) -> String {
+    format!("{CHAT_PREFIX}{id}")
+}
+
+/// Why a stored value could not be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreadable(pub String);
+
+/// Parses a stored conversation, rejecting values that are not this format (foreign data under
+/// our key, truncated writes, hand edits).
+pub fn parse_conversation(raw: &str) -> Result<ConversationRecord, Unreadable> {
+    let record: ConversationRecord =
+        serde_json::from_str(raw).map_err(|e| Unreadable(e.to_string()))?;
+    if record.id.is_empty() {
+        return Err(Unreadable("the record has no id".into()));
+    }
+    Ok(record)
+}
+
+/// A title from the first user message: its first line, cut at a word near 60 characters.
+/// Never from thinking.
+pub fn title_from(first_user_message: &str) -> String {
+    let line = first_user_message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if line.is_empty() {
+        return "New chat".into();
+    }
+    if line.chars().count() <= 60 {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(60).collect();
+    let at_word = cut
+        .rfind(' ')
+        .filter(|&i| i > 30)
+        .map(|i| &cut[..i])
+        .unwrap_or(&cut);
+    format!("{}…", at_word.trim_end())
+}
+
+/// Conversations newest first.
+pub fn sort_newest_first(list: &mut [ConversationSummary]) {
+    list.sort_by(|a, b| {
+        b.updated_at
+            .total_cmp(&a.updated_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+/// Saves a turn as the reader sees it at `now`: a running turn is saved as interrupted.
+pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
+    let status = match turn.phase {
+        TurnPhase::Thinking | TurnPhase::Streaming => MessageStatus::Interrupted,
+        TurnPhase::Done if turn.fallback_text().is_some() => MessageStatus::NoAnswer,
+        TurnPhase::Done => MessageStatus::Done,
+        TurnPhase::Error => MessageStatus::Error,
+        TurnPhase::Stopped => MessageStatus::Stopped,
+    };
+    let content = match turn.fallback_text() {
+        Some(fallback) => fallback.to_string(),
+        None => turn.answer.clone(),
+    };
+    let thinking: Vec<ThinkingRecord> = turn
+        .blocks
+        .iter()
+        .map(|b| {
+            let ms = b.elapsed_ms(now);
+            ThinkingRecord {
+                text: b.text.clone(),
+                kind: b.kind,
+                duration_ms: (ms > 0).then_some(ms),
+                open: b.reader_open,
+                interrupted: b.status != BlockStatus::Done,
+            }
+        })
+        .collect();
+    VersionRecord {
+        content,
+        thinking: (!thinking.is_empty()).then_some(thinking),
+        status: Some(status),
+        error: match status {
+            MessageStatus::Interrupted => Some(INTERRUPTED.into()),
+            _ => turn.error.as_ref().map(|e| e.message.clone()),
+        },
+        created_at: turn.created_at,
+    }
+}
+
+/// Restores a saved version as a finished, not live, turn.
+pub fn turn_from_version(v: &VersionRecord) -> TurnState {
+    let status = v.status.unwrap_or(MessageStatus::Done);
+    let blocks = v
+        .thinking
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, t)| BlockState {
+            index: i as u32,
+            kind: t.kind,
+            text: t.text.clone(),
+            status: if t.interrupted || status == MessageStatus::Interrupted {
+                BlockStatus::Interrupted
+            } else {
+                BlockStatus::Done
+            },
+            duration_ms: t.duration_ms,
+            started_at: 0.0,
+            ended_at: Some(0.0),
+            answer_followed: true,
+            reader_open: t.open,
+        })
+        .collect();
+    let (phase, error) = match status {
+        MessageStatus::Done | MessageStatus::NoAnswer => (TurnPhase::Done, None),
+        MessageStatus::Stopped => (TurnPhase::Stopped, None),
+        MessageStatus::Error | MessageStatus::Interrupted => (
+            TurnPhase::Error,
+            Some(TurnError {
+                message: v.error.clone().unwrap_or_else(|| INTERRUPTED.into()),
+                retryable: true,
+            }),
+        ),
+    };
+    TurnState {
+        phase,
+        blocks,
+        answer: if status == MessageStatus::NoAnswer {
+            String::new()
+        } else {
+            v.content.clone()
+        },
+        error,
+        saw_frame: true,
+        created_at: v.created_at,
+        live: false,
+        ..TurnState::default()
+    }
+}
+
+/// An assistant message record from its versions (the active one mirrored at the top level).
+pub fn assistant_record(
+    id: String,
+    created_at: f64,
+    versions: Vec<VersionRecord>,
+    active: usize,
+) -> MessageRecord {
+    let active = active.min(versions.len().saturating_sub(1));
+    let top = versions.get(active).cloned().unwrap_or(VersionRecord {
+        content: String::new(),
+        thinking: None,
+        status: None,
+        error: None,
+        created_at,
+    });
+    let many = versions.len() > 1;
+    MessageRecord {
+        id,
+        role: Role::Assistant,
+        content: top.content,
+        created_at,
+        thinking: top.thinking,
+        status: top.status.filter(|s| *s != MessageStatus::Done),
+        error: top.error,
+        versions: if many { versions } else { Vec::new() },
+        active_version: many.then_some(active),
+        extra: Map::new(),
+    }
+}
+
+/// The versions of a saved assistant message and the active index. A plain record (no
+/// `versions`) is one version.
+pub fn versions_of(m: &MessageRecord) -> (Vec<VersionRecord>, usize) {
+    if m.versions.is_empty() {
+        let v = VersionRecord {
+            content: m.content.clone(),
+            thinking: m.thinking.clone(),
+            status: m.status,
+            error: m.error.clone(),
+            created_at: m.created_at,
+        };
+        (vec![v], 0)
+    } else {
+        let active = m
+            .active_version
+            .unwrap_or(m.versions.len() - 1)
+            .min(m.versions.len() - 1);
+        (m.versions.clone(), active)
+    }
+}
+
+/// Renders a conversation as Markdown, with each reasoning block as a `<details>` carrying its
+/// label when `with_thinking` is set.
+pub fn export_markdown(record: &ConversationRecord, with_thinking: bool) -> String {
+    let mut out = format!("# {}\n\n", record.title);
+    for m in &record.messages {
+        match m.role {
+            Role::User => out.push_str("## You\n\n"),
+            Role::Assistant => out.push_str("## Assistant\n\n"),
+        }
+        if with_thinking {
+            for t in m.thinking.iter().flatten() {
+                let block = BlockState {
+                    text: t.text.clone(),
+                    kind: t.kind,
+                    status: if t.interrupted {
+                        BlockStatus::Interrupted
+                    } else {
+                        BlockStatus::Done
+                    },
+                    duration_ms: t.duration_ms,
+                    ended_at: Some(0.0),
+                    ..BlockState::default()
+                };
+                let mut label = labels::header(&block, 0.0);
+                if let Some(note) = labels::origin_note(t.kind) {
+                    label.push_str(&format!(" ({note})"));
+                }
+                out.push_str(&format!(
+                    "<details>\n<summary>{}</summary>\n\n{}\n\n</details>\n\n",
+                    escape_html(&label),
+                    t.text.trim_end()
+                ));
+            }
+        }
+        out.push_str(m.content.trim_end());
+        out.push_str("\n\n");
+    }
+    out
+}
+
+/// The record as JSON, without reasoning when `with_thinking` is off.
+pub fn export_json(record: &ConversationRecord, with_thinking: bool) -> String {
+    let mut record = record.clone();
+    if !with_thinking {
+        for m in &mut record.messages {
+            m.thinking = None;
+            for v in &mut m.versions {
+                v.thinking = None;
+            }
+        }
+    }
+    serde_json::to_string_pretty(&record).unwrap_or_else(|_| "{}".into())
+}
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The reader's settings, kept under [`SETTINGS_KEY`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    #[serde(default)]
+    pub thinking: super::thinking_view::ThinkingPref,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_conversation: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::TurnEvent;
+
+    fn sample_turn() -> TurnState {
+        let mut t = TurnState::started(1000.0);
+        t.apply(
+            &TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Raw,
+            },
+            1000.0,
+        );
+        t.apply(
+            &TurnEvent::Thinking {
+                block: 0,
+                text: "let me see".into(),
+            },
+            1100.0,
+        );
+        t.apply(
+            &TurnEvent::ThinkingEnd {
+                block: 0,
+                duration_ms: Some(4200),
+            },
+            5200.0,
+        );
+        t.apply(
+            &TurnEvent::Delta {
+                text: "the answer".into(),
+            },
+            5300.0,
+        );
+        t.apply(
+            &TurnEvent::Done {
+                finish_reason: "stop".into(),
+                usage: None,
+                thinking_chars: 10,
+                total_ms: 5400,
+            },
+            5400.0,
+        );
+        t
+    }
+
+    fn record_with(messages: Vec<MessageRecord>) -> ConversationRecord {
+        ConversationRecord {
+            id: "c1".into(),
+            title: "t".into(),
+            created_at: 1.0,
+            updated_at: 2.0,
+            rev: 1,
+            messages,
+            extra: Map::new(),
+        }
+    }
+
+    #[test]
+    fn a_conversation_round_trips_through_json() {
+        let v = version_from_turn(&sample_turn(), 6000.0);
+        let user = MessageRecord {
+            id: "m1".into(),
+            role: Role::User,
+            content: "q".into(),
+            created_at: 1.0,
+            thinking: None,
+            status: None,
+            error: None,
+            versions: vec![],
+            active_version: None,
+            extra: Map::new(),
+        };
+        let record = record_with(vec![
+            user,
+            assistant_record("m2".into(), 1000.0, vec![v], 0),
+        ]);
+        let json = serde_json::to_string(&record).unwrap();
+        assert_eq!(parse_conversation(&json).unwrap(), record);
+        let wire: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(wire["messages"][1]["thinking"][0]["duration_ms"], 4200);
+        assert_eq!(wire["messages"][1]["thinking"][0]["kind"], "raw");
+        assert!(
+            wire["messages"][1].get("status").is_none(),
+            "done is the default and left out"
+        );
+    }
+
+    #[test]
+    fn a_record_without_thinking_restores_as_a_plain_message() {
+        let raw = r#"{"id":"c","title":"old","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#;
+        let record = parse_conversation(raw).unwrap();
+        let (versions, active) = versions_of(&record.messages[1]);
+        let turn = turn_from_version(&versions[active]);
+        assert_eq!(turn.phase, TurnPhase::Done);
+        assert_eq!(turn.answer, "hello");
+        assert!(turn.blocks.is_empty());
+        assert!(!turn.wants_retry());
+    }
+
+    #[test]
+    fn corrupt_or_foreign_values_are_unreadable() {
+        assert!(parse_conversation("{not json").is_err());
+        assert!(parse_conversation("[1,2,3]").is_err());
+        assert!(parse_conversation(r#"{"id":"","messages":[]}"#).is_err());
+        assert!(
+            parse_conversation(r#"{"id":"x","messages":[{"role":"robot","content":"?"}]}"#)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn unknown_future_fields_are_preserved() {
+        let raw = r#"{"id":"c","messages":[{"role":"user","content":"hi","reactions":["👍"]}],"pinned":true}"#;
+        let record = parse_conversation(raw).unwrap();
+        let again: Value = serde_json::from_str(&serde_json::to_string(&record).unwrap()).unwrap();
+        assert_eq!(again["pinned"], true);
+        assert_eq!(again["messages"][0]["reactions"][0], "👍");
+    }
+
+    #[test]
+    fn restored_thinking_is_finished_collapsed_and_keeps_the_readers_choice() {
+        let mut turn = sample_turn();
+        turn.blocks[0].reader_open = Some(true);
+        let back = turn_from_version(&version_from_turn(&turn, 9000.0));
+        assert!(!back.live);
+        assert_eq!(back.blocks[0].status, BlockStatus::Done);
+        assert_eq!(back.blocks[0].reader_open, Some(true));
+        assert_eq!(
+            labels::header(&back.blocks[0], 0.0),
+            "Thought for 4.2s · 3 words"
+        );
+    }
+
+    #[test]
+    fn a_block_saved_without_time_says_thought() {
+        let v = VersionRecord {
+            content: "a".into(),
+            thinking: Some(vec![ThinkingRecord {
+                text: "x y".into(),
+                kind: ThinkingKind::Raw,
+                duration_ms: None,
+                open: None,
+                interrupted: false,
+            }]),
+            status: None,
+            error: None,
+            created_at: 0.0,
+        };
+        assert_eq!(
+            labels::header(&turn_from_version(&v).blocks[0], 0.0),
+            "Thought · 2 words"
+        );
+    }
+
+    #[test]
+    fn a_turn_saved_mid_stream_comes_back_interrupted_with_what_arrived() {
+        let mut t = TurnState::started(0.0);
+        t.apply(
+            &TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Raw,
+            },
+            0.0,
+        );
+        t.apply(
+            &TurnEvent::Thinking {
+                block: 0,
+                text: "partial".into(),
+            },
+            10.0,
+        );
+        let v = version_from_turn(&t, 2500.0);
+        assert_eq!(v.status, Some(MessageStatus::Interrupted));
+        let back = turn_from_version(&v);
+        assert_eq!(back.phase, TurnPhase::Error);
+        assert_eq!(back.blocks[0].status, BlockStatus::Interrupted);
+        assert_eq!(back.blocks[0].text, "partial");
+        assert_eq!(back.blocks[0].duration_ms, Some(2500));
+        assert!(back.wants_retry());
+    }
+
+    #[test]
+    fn what_the_reader_saw_is_what_is_stored() {
+        let mut t = TurnState::started(0.0);
+        t.apply(
+            &TurnEvent::Thinking {
+                block: 0,
+                text: "hm".into(),
+            },
+            0.0,
+        );
+        t.apply(
+            &TurnEvent::Done {
+                finish_reason: "length".into(),
+                usage: None,
+                thinking_chars: 2,
+                total_ms: 1,
+            },
+            1.0,
+        );
+        let v = version_from_turn(&t, 1.0);
+        assert_eq!(v.content, super::super::turn_state::THOUGHT_NO_ANSWER);
+        assert_eq!(v.status, Some(MessageStatus::NoAnswer));
+        let back = turn_from_version(&v);
+        assert_eq!(
+            back.fallback_text(),
+            Some(super::super::turn_state::THOUGHT_NO_ANSWER)
+        );
+    }
+
+    #[test]
+    fn versions_round_trip_with_the_active_one_on_top() {
+        let a = version_from_turn(&sample_turn(), 1.0);
+        let mut b = a.clone();
+        b.content = "second".into();
+        let m = assistant_record("m".into(), 0.0, vec![a.clone(), b.clone()], 0);
+        assert_eq!(m.content, a.content);
+        assert_eq!(versions_of(&m), (vec![a, b], 0));
+    }
+
+    #[test]
+    fn titles_come_from_the_first_line_and_are_cut_at_a_word() {
+        assert_eq!(title_from("\n  Hello there \nmore"), "Hello there");
+        assert_eq!(title_from(""), "New chat");
+        let long = "word ".repeat(30);
+        let t = title_from(&long);
+        assert!(t.ends_with('…') && t.chars().count() <= 61, "{t}");
+    }
+
+    #[test]
+    fn exports_include_thinking_only_when_asked() {
+        let v = version_from_turn(&sample_turn(), 6000.0);
+        let record = record_with(vec![assistant_record("m".into(), 0.0, vec![v], 0)]);
+        let with = export_markdown(&record, true);
+        assert!(
+            with.contains("<details>\n<summary>Thought for 4.2s · 3 words</summary>"),
+            "{with}"
+        );
+        assert!(with.contains("let me see"));
+        let without = export_markdown(&record, false);
+        assert!(!without.contains("let me see") && without.contains("the answer"));
+        assert!(export_json(&record, true).contains("let me see"));
+        assert!(!export_json(&record, false).contains("let me see"));
+    }
+
+    #[test]
+    fn newest_conversations_come_first() {
+        let mut list = vec![
+            ConversationSummary {
+                id: "a".into(),
+                title: "a".into(),
+                updated_at: 1.0,
+            },
+            ConversationSummary {
+                id: "b".into(),
+                title: "b".into(),
+                updated_at: 3.0,
+            },
+        ];
+        sort_newest_first(&mut list);
+        assert_eq!(list[0].id, "b");
+    }
+}

@@ -1,0 +1,135 @@
+//! How a thinking block opens and closes by itself, and the reader's preference for it.
+//!
+//! The rule of ownership: automatic behaviour only ever applies to blocks the reader has not
+//! touched. Once the reader opens or closes a block, that block is theirs for good.
+
+use serde::{Deserialize, Serialize};
+
+/// The reader's choice, in the settings menu, of what new thinking blocks do by themselves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkingPref {
+    /// Open while the model thinks, collapse when the answer starts (the default).
+    #[default]
+    OpenWhileThinking,
+    /// Stay open.
+    KeepOpen,
+    /// Stay collapsed: the header still shows "Thinking…" and a one-line peek.
+    KeepCollapsed,
+}
+
+impl ThinkingPref {
+    pub const ALL: [ThinkingPref; 3] = [
+        ThinkingPref::OpenWhileThinking,
+        ThinkingPref::KeepOpen,
+        ThinkingPref::KeepCollapsed,
+    ];
+
+    /// The words of the settings menu.
+    pub fn label(self) -> &'static str {
+        match self {
+            ThinkingPref::OpenWhileThinking => "Open while thinking, then collapse",
+            ThinkingPref::KeepOpen => "Keep thinking open",
+            ThinkingPref::KeepCollapsed => "Keep thinking collapsed",
+        }
+    }
+
+    /// A stable value for form controls and storage.
+    pub fn key(self) -> &'static str {
+        match self {
+            ThinkingPref::OpenWhileThinking => "open_while_thinking",
+            ThinkingPref::KeepOpen => "keep_open",
+            ThinkingPref::KeepCollapsed => "keep_collapsed",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.key() == key)
+    }
+}
+
+/// Whether a block the reader has not touched should be open now.
+///
+/// `live` is true for a block of a turn that is streaming on this page (a restored block is
+/// not live: it starts collapsed).
+pub fn auto_open(
+    pref: ThinkingPref,
+    live: bool,
+    answer_followed: bool,
+    turn_running: bool,
+) -> bool {
+    match pref {
+        ThinkingPref::KeepOpen => true,
+        ThinkingPref::KeepCollapsed => false,
+        ThinkingPref::OpenWhileThinking => live && turn_running && !answer_followed,
+    }
+}
+
+/// Whether an automatic change may be applied now: never to an owned block, and a collapse
+/// never happens under a reader whose keyboard focus is inside the block.
+pub fn may_apply(owned: bool, currently_open: bool, wanted_open: bool, has_focus: bool) -> bool {
+    if owned || currently_open == wanted_open {
+        return false;
+    }
+    !(currently_open && !wanted_open && has_focus)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_opens_while_thinking_and_collapses_on_the_answer() {
+        let p = ThinkingPref::OpenWhileThinking;
+        assert!(auto_open(p, true, false, true));
+        assert!(!auto_open(p, true, true, true));
+        assert!(
+            !auto_open(p, true, false, false),
+            "the turn ended without answer"
+        );
+        assert!(
+            !auto_open(p, false, false, false),
+            "restored blocks start collapsed"
+        );
+    }
+
+    #[test]
+    fn the_other_preferences_are_constant() {
+        for (live, followed, running) in [
+            (true, false, true),
+            (true, true, false),
+            (false, true, false),
+        ] {
+            assert!(auto_open(ThinkingPref::KeepOpen, live, followed, running));
+            assert!(!auto_open(
+                ThinkingPref::KeepCollapsed,
+                live,
+                followed,
+                running
+            ));
+        }
+    }
+
+    #[test]
+    fn owned_or_focused_blocks_are_left_alone() {
+        assert!(may_apply(false, true, false, false));
+        assert!(!may_apply(true, true, false, false), "owned");
+        assert!(
+            !may_apply(false, true, false, true),
+            "focus inside: no collapse"
+        );
+        assert!(
+            may_apply(false, false, true, true),
+            "opening under focus is harmless"
+        );
+        assert!(!may_apply(false, true, true, false), "nothing to change");
+    }
+
+    #[test]
+    fn keys_round_trip() {
+        for p in ThinkingPref::ALL {
+            assert_eq!(ThinkingPref::from_key(p.key()), Some(p));
+        }
+        assert_eq!(ThinkingPref::from_key("bogus"), None);
+    }
+}

@@ -1,0 +1,88 @@
+//! Small browser helpers the components share: clipboard, downloads, local time.
+//! Only ever called from event handlers and effects, i.e. in the browser.
+
+use leptos::prelude::*;
+
+/// Copies `text` to the clipboard; resolves to whether it worked.
+pub async fn copy_text(text: String) -> bool {
+    let Some(window) = web_sys::window() else {
+        return false;
+    };
+    let promise = window.navigator().clipboard().write_text(&text);
+    wasm_bindgen_futures::JsFuture::from(promise).await.is_ok()
+}
+
+/// Offers `content` as a file download named `filename`.
+pub fn download(filename: &str, mime: &str, content: &str) {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let parts = js_sys::Array::of1(&leptos::wasm_bindgen::JsValue::from_str(content));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    if let Ok(el) = document.create_element("a") {
+        let _ = el.set_attribute("href", &url);
+        let _ = el.set_attribute("download", filename);
+        if let Some(body) = document.body() {
+            let _ = body.append_child(&el);
+            if let Some(a) = leptos::wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlElement>(&el) {
+                a.click();
+            }
+            let _ = body.remove_child(&el);
+        }
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+/// The local time of a client timestamp, as `(ISO 8601, "14:05")`.
+pub fn local_time(ms: f64) -> (String, String) {
+    if ms <= 0.0 {
+        return (String::new(), String::new());
+    }
+    let date = js_sys::Date::new(&leptos::wasm_bindgen::JsValue::from_f64(ms));
+    let iso: String = date.to_iso_string().into();
+    let short = format!("{:02}:{:02}", date.get_hours(), date.get_minutes());
+    (iso, short)
+}
+
+/// Runs `f` with a short-lived "done" flag, e.g. to show "Copied" for two seconds.
+pub fn flash(flag: RwSignal<bool>) {
+    flag.set(true);
+    set_timeout(move || flag.set(false), std::time::Duration::from_secs(2));
+}
+
+/// Handles a click on a code block's Copy button inside rendered markdown (event delegation).
+pub fn copy_code_from_click(ev: &web_sys::MouseEvent) {
+    use leptos::wasm_bindgen::JsCast;
+    let Some(target) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return;
+    };
+    let Ok(Some(button)) = target.closest(".copy-code") else {
+        return;
+    };
+    let Ok(Some(block)) = button.closest(".code-block") else {
+        return;
+    };
+    let Ok(Some(code)) = block.query_selector("pre") else {
+        return;
+    };
+    let text = code.text_content().unwrap_or_default();
+    leptos::task::spawn_local(async move {
+        if copy_text(text).await {
+            button.set_text_content(Some("Copied"));
+            set_timeout(
+                move || button.set_text_content(Some("Copy")),
+                std::time::Duration::from_secs(2),
+            );
+        }
+    });
+}
