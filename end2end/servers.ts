@@ -17,4 +17,8 @@ function server(port: number, env: Record<string, string> = {}): Server {
 export const SERVERS = {
   /** Default settings: OpenAI-compatible framing. */
   main: server(3100),
+  /** Short guards: the page gives up after 2 s without a frame, the server after 1.5 s of upstream silence. */
+  guards: server(3110, { PONDER_PRE_TOKEN_GUARD: "2", PONDER_IDLE_TIMEOUT: "1.5" }),
+  /** The kill switch: no thinking reaches the browser. */
+  noThinking: server(3120, { PONDER_STREAM_THINKING: "0" }),
 };

@@ -2,11 +2,14 @@ import { expect, type Locator, type Page } from "@playwright/test";
 
 /** The chat page, as a reader uses it: by roles and labels. */
 export class ChatPage {
-  constructor(readonly page: Page) {}
+  constructor(
+    readonly page: Page,
+    readonly baseUrl = "",
+  ) {}
 
-  /** Opens the page and waits until hydration made it interactive. */
-  async goto(baseUrl = "") {
-    await this.page.goto(`${baseUrl}/`);
+  /** Opens the page and waits until hydration made it interactive and saved chats were read. */
+  async goto() {
+    await this.page.goto(`${this.baseUrl}/`);
     await expect(this.page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
   }
 
@@ -32,7 +35,11 @@ export class ChatPage {
   }
 
   thinkingBlocks(bubble: Locator = this.lastAssistant()): Locator {
-    return bubble.locator("details.thinking");
+    return bubble.locator(".thinking");
+  }
+
+  summary(block: Locator): Locator {
+    return block.locator("summary");
   }
 
   answer(bubble: Locator = this.lastAssistant()): Locator {
@@ -47,8 +54,26 @@ export class ChatPage {
     return this.page.getByRole("button", { name: "Send" });
   }
 
+  status(): Locator {
+    return this.page.locator("[role=status][aria-live=polite]");
+  }
+
+  conversation(): Locator {
+    return this.page.getByRole("main", { name: "Conversation" });
+  }
+
   /** Resolves once the last assistant turn stopped streaming. */
   async waitForTurnEnd(bubble: Locator = this.lastAssistant()) {
     await expect(bubble).toHaveAttribute("aria-busy", "false", { timeout: 20_000 });
   }
+
+  async isOpen(block: Locator): Promise<boolean> {
+    return block.evaluate((el) => (el as HTMLDetailsElement).open);
+  }
+}
+
+/** Reads the demo model's counters (streams started, completed, disconnected). */
+export async function demoStats(page: Page, demoUrl: string) {
+  const res = await page.request.get(`${demoUrl}/demo/stats`);
+  return (await res.json()) as { started: number; completed: number; disconnected: number; active: number };
 }

@@ -127,6 +127,15 @@ struct SaveState {
     last_at: f64,
 }
 
+/// Where the conversation's signals live. Signals made in an event handler would belong to the
+/// handler's component and die with it (a retried bubble re-renders); these owners outlive any
+/// bubble. Each shown conversation gets its own child owner, freed one switch later.
+struct Scopes {
+    page: Owner,
+    current: Owner,
+    previous: Option<Owner>,
+}
+
 /// The page's chat state, provided as context.
 #[derive(Clone, Copy)]
 pub struct ChatController {
@@ -152,6 +161,7 @@ pub struct ChatController {
     pub loaded: RwSignal<bool>,
     /// Bumped whenever visible content changes, so the conversation can follow new text.
     pub revision: RwSignal<u64>,
+    scopes: StoredValue<Scopes, LocalStorage>,
 }
 
 impl Default for ChatController {
@@ -166,7 +176,14 @@ const SAVE_THROTTLE_MS: f64 = 1000.0;
 impl ChatController {
     pub fn new() -> Self {
         let id = new_id();
+        let page = Owner::current().unwrap_or_default();
+        let current = page.child();
         ChatController {
+            scopes: StoredValue::new_local(Scopes {
+                page,
+                current,
+                previous: None,
+            }),
             meta: StoredValue::new_local(Meta {
                 id: id.clone(),
                 ..Meta::default()
@@ -187,6 +204,28 @@ impl ChatController {
             loaded: RwSignal::new(false),
             revision: RwSignal::new(0),
         }
+    }
+
+    /// Runs `f` in the current conversation's scope, so the signals it makes outlive the
+    /// component that triggered it.
+    fn in_scope<T>(&self, f: impl FnOnce() -> T) -> T {
+        let owner = self.scopes.with_value(|s| s.current.clone());
+        owner.with(f)
+    }
+
+    /// Starts a new scope for a newly shown conversation and frees the one before the last.
+    fn new_scope(&self) {
+        self.scopes.update_value(|s| {
+            if let Some(old) = s.previous.take() {
+                old.cleanup();
+            }
+            let fresh = s.page.child();
+            s.previous = Some(std::mem::replace(&mut s.current, fresh));
+        });
+    }
+
+    fn turn_signal(&self, turn: TurnState) -> RwSignal<TurnState> {
+        self.in_scope(|| RwSignal::new(turn))
     }
 
     pub fn is_running(&self) -> bool {
@@ -266,37 +305,40 @@ impl ChatController {
     }
 
     fn show(&self, record: ConversationRecord) {
-        let entries = record
-            .messages
-            .iter()
-            .map(|m| {
-                let (versions, active) = storage::versions_of(m);
-                let turns: Vec<RwSignal<TurnState>> = match m.role {
-                    Role::User => Vec::new(),
-                    Role::Assistant => versions
-                        .iter()
-                        .map(|v| RwSignal::new(storage::turn_from_version(v)))
-                        .collect(),
-                };
-                Entry {
-                    id: if m.id.is_empty() {
-                        new_id()
-                    } else {
-                        m.id.clone()
-                    },
-                    role: m.role,
-                    created_at: m.created_at,
-                    text: if m.role == Role::User {
-                        m.content.clone()
-                    } else {
-                        String::new()
-                    },
-                    versions: RwSignal::new(turns),
-                    active: RwSignal::new(active),
-                    extra: m.extra.clone(),
-                }
-            })
-            .collect();
+        self.new_scope();
+        let entries = self.in_scope(|| {
+            record
+                .messages
+                .iter()
+                .map(|m| {
+                    let (versions, active) = storage::versions_of(m);
+                    let turns: Vec<RwSignal<TurnState>> = match m.role {
+                        Role::User => Vec::new(),
+                        Role::Assistant => versions
+                            .iter()
+                            .map(|v| RwSignal::new(storage::turn_from_version(v)))
+                            .collect(),
+                    };
+                    Entry {
+                        id: if m.id.is_empty() {
+                            new_id()
+                        } else {
+                            m.id.clone()
+                        },
+                        role: m.role,
+                        created_at: m.created_at,
+                        text: if m.role == Role::User {
+                            m.content.clone()
+                        } else {
+                            String::new()
+                        },
+                        versions: RwSignal::new(turns),
+                        active: RwSignal::new(active),
+                        extra: m.extra.clone(),
+                    }
+                })
+                .collect::<Vec<_>>()
+        });
         self.meta.set_value(Meta {
             id: record.id.clone(),
             title: record.title.clone(),
@@ -335,6 +377,7 @@ impl ChatController {
     /// Starts an empty conversation; it is saved with its first message.
     pub fn new_chat(&self) {
         self.stop();
+        self.new_scope();
         let id = new_id();
         self.meta.set_value(Meta {
             id: id.clone(),
@@ -548,16 +591,18 @@ impl ChatController {
             return;
         }
         let now = now_ms();
-        let turn = RwSignal::new(TurnState::started(now));
+        let turn = self.turn_signal(TurnState::started(now));
+        let (user, assistant) =
+            self.in_scope(|| (Entry::user(text.clone(), now), Entry::assistant(turn, now)));
         let mut messages = Vec::new();
         let editing = self.editing.get_untracked();
         self.entries.update(|entries| {
             if let Some(pos) = editing.and_then(|id| entries.iter().position(|e| e.id == id)) {
                 entries.truncate(pos);
             }
-            entries.push(Entry::user(text.clone(), now));
+            entries.push(user);
             messages = Self::history(entries);
-            entries.push(Entry::assistant(turn, now));
+            entries.push(assistant);
         });
         self.editing.set(None);
         if self.title.get_untracked().is_empty() {
@@ -590,7 +635,7 @@ impl ChatController {
             return;
         }
         let messages = self.history_before(&entry.id);
-        let turn = RwSignal::new(TurnState::started(now_ms()));
+        let turn = self.turn_signal(TurnState::started(now_ms()));
         let active = entry.active.get_untracked();
         entry.versions.update(|v| match v.get_mut(active) {
             Some(slot) => *slot = turn,
@@ -605,7 +650,7 @@ impl ChatController {
             return;
         }
         let messages = self.history_before(&entry.id);
-        let turn = RwSignal::new(TurnState::started(now_ms()));
+        let turn = self.turn_signal(TurnState::started(now_ms()));
         entry.versions.update(|v| v.push(turn));
         entry
             .active

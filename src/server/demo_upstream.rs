@@ -57,10 +57,13 @@ pub enum Scenario {
     Big,
     /// `[401]`: HTTP 401 whose body echoes the API key it was sent, as some servers do.
     Unauthorized,
+    /// `[long-think]`: a long reasoning (taller than the block), then the answer.
+    LongThink,
 }
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 16] = [
+    const TAGS: [(&'static str, Scenario); 17] = [
+        ("[long-think]", Scenario::LongThink),
         ("[401]", Scenario::Unauthorized),
         ("[no-think]", Scenario::NoThink),
         ("[long]", Scenario::Long),
@@ -199,6 +202,12 @@ pub fn script(prompt: &str) -> Script {
             Step::Raw(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" bad \xff\xfe bytes\"}}]}\n\n".to_vec()),
             Step::Answer(" After.".into()),
         ]),
+        Scenario::LongThink => {
+            let steps: String = (1..=12)
+                .map(|i| format!("Step {i}: I check one more angle of the question and note what it changes.\n\n"))
+                .collect();
+            ok(vec![Step::Think(format!("{THINKING}\n\n{steps}")), answer()])
+        }
         Scenario::Unauthorized => Script {
             status: 401,
             error_body: Some(r#"{"error":{"message":"Incorrect API key provided: {key}","type":"invalid_request_error"}}"#.into()),

@@ -1,8 +1,12 @@
 //! The scrolling conversation. It follows new text only while the reader is at the bottom;
-//! otherwise a "Jump to latest" button appears.
+//! otherwise a "Jump to latest" button appears. Content that shrinks (a block collapsing)
+//! never moves what the reader is looking at: a spacer keeps the scroll range from shrinking
+//! under them.
 
-use leptos::html::Main;
+use leptos::html::{Div, Main, Ol};
 use leptos::prelude::*;
+use leptos::wasm_bindgen::closure::Closure;
+use leptos::wasm_bindgen::JsCast;
 
 use super::message_bubble::MessageBubble;
 use crate::client::controller::ChatController;
@@ -10,24 +14,72 @@ use crate::client::controller::ChatController;
 /// How close to the bottom (px) still counts as "at the bottom".
 const BOTTOM_SLACK: i32 = 48;
 
+#[derive(Default)]
+struct Keeper {
+    last_height: i32,
+    spacer: i32,
+    last_top: i32,
+}
+
 #[component]
 pub fn Conversation() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let scroller = NodeRef::<Main>::new();
+    let list = NodeRef::<Ol>::new();
+    let spacer = NodeRef::<Div>::new();
     let at_bottom = RwSignal::new(true);
+    let keeper = StoredValue::new_local(Keeper::default());
 
+    let set_spacer = move |px: i32| {
+        keeper.update_value(|k| k.spacer = px.max(0));
+        if let Some(el) = spacer.get_untracked() {
+            let _ = web_sys::HtmlElement::style(&el)
+                .set_property("height", &format!("{}px", px.max(0)));
+        }
+    };
     let scroll_to_bottom = move || {
+        set_spacer(0);
         if let Some(el) = scroller.get_untracked() {
             el.set_scroll_top(el.scroll_height());
+            keeper.update_value(|k| k.last_top = el.scroll_top());
         }
     };
 
     Effect::new(move |_| {
-        chat.revision.get();
-        chat.entries.with(Vec::len);
-        if at_bottom.get_untracked() {
-            request_animation_frame(scroll_to_bottom);
-        }
+        let (Some(list_el), Some(_)) = (list.get(), scroller.get()) else {
+            return;
+        };
+        let on_resize =
+            Closure::<dyn FnMut(js_sys::Array, web_sys::ResizeObserver)>::new(move |_, _| {
+                let (Some(list_el), Some(main)) = (list.get_untracked(), scroller.get_untracked())
+                else {
+                    return;
+                };
+                let height = list_el.offset_height();
+                let (last, spare, top) =
+                    keeper.with_value(|k| (k.last_height, k.spacer, k.last_top));
+                keeper.update_value(|k| k.last_height = height);
+                if at_bottom.get_untracked() {
+                    scroll_to_bottom();
+                } else if height < last {
+                    set_spacer(spare + (last - height));
+                    main.set_scroll_top(top);
+                } else if height > last && spare > 0 {
+                    set_spacer(spare - (height - last));
+                }
+            });
+        let Ok(observer) = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()) else {
+            return;
+        };
+        observer.observe(&list_el);
+        let held = StoredValue::new_local(Some((observer, on_resize)));
+        on_cleanup(move || {
+            held.update_value(|h| {
+                if let Some((observer, _)) = h.take() {
+                    observer.disconnect();
+                }
+            })
+        });
     });
 
     Effect::new(move |previous: Option<usize>| {
@@ -46,11 +98,13 @@ pub fn Conversation() -> impl IntoView {
             node_ref=scroller
             on:scroll=move |_| {
                 if let Some(el) = scroller.get_untracked() {
-                    at_bottom.set(el.scroll_height() - el.scroll_top() - el.client_height() <= BOTTOM_SLACK);
+                    let spare = keeper.with_value(|k| k.spacer);
+                    keeper.update_value(|k| k.last_top = el.scroll_top());
+                    at_bottom.set(el.scroll_height() - spare - el.scroll_top() - el.client_height() <= BOTTOM_SLACK);
                 }
             }
         >
-            <ol class="messages">
+            <ol class="messages" node_ref=list>
                 <Show when=move || chat.entries.with(Vec::is_empty)>
                     <li class="empty-state">
                         <p>"Ask anything. Reasoning models show their thinking here, live, above the answer."</p>
@@ -62,15 +116,12 @@ pub fn Conversation() -> impl IntoView {
                     </li>
                 </For>
             </ol>
+            <div class="scroll-spacer" node_ref=spacer aria-hidden="true"></div>
             <Show when=move || !at_bottom.get()>
-                <button
-                    type="button"
-                    class="jump-latest"
-                    on:click=move |_| {
-                        at_bottom.set(true);
-                        scroll_to_bottom();
-                    }
-                >
+                <button type="button" class="jump-latest" on:click=move |_| {
+                    at_bottom.set(true);
+                    scroll_to_bottom();
+                }>
                     "↓ Jump to latest"
                 </button>
             </Show>

@@ -1,0 +1,211 @@
+import { expect, test } from "@playwright/test";
+import { ChatPage } from "../pages/chat";
+
+test.describe("the thinking block", () => {
+  let chat: ChatPage;
+
+  test.beforeEach(async ({ page }) => {
+    chat = new ChatPage(page);
+    await chat.goto();
+  });
+
+  test("T1 while reasoning streams: visible, open, 'Thinking…' with the pulsing indicator and a live time", async () => {
+    await chat.send("Why is the sky blue?");
+    const block = chat.thinkingBlocks().first();
+    await expect(block).toHaveClass(/streaming/);
+    expect(await chat.isOpen(block)).toBe(true);
+    await expect(chat.summary(block)).toContainText(/Thinking… \(\d+s\)/);
+    const indicator = block.locator(".thinking-indicator");
+    await expect(indicator).toBeVisible();
+    expect(await indicator.evaluate((el) => getComputedStyle(el).animationName)).toBe("pulse");
+    await expect(block.locator(".thinking-text")).toContainText("pin down what is really being asked");
+  });
+
+  test("T2 when done: 'Thought for N.Ns · N words', collapsed", async () => {
+    await chat.send("Why is the sky blue?");
+    await chat.waitForTurnEnd();
+    const block = chat.thinkingBlocks().first();
+    await expect(block).toHaveClass(/done/);
+    expect(await chat.isOpen(block)).toBe(false);
+    await expect(chat.summary(block)).toHaveText(/^Thought for \d+\.\ds · 82 words$/);
+  });
+
+  test("T3 a turn without reasoning renders no block at all", async () => {
+    await chat.send("[no-think] hello");
+    await chat.waitForTurnEnd();
+    await expect(chat.answer()).toContainText("Here is what I found");
+    await expect(chat.thinkingBlocks()).toHaveCount(0);
+  });
+
+  test("T4 the reader's toggle during streaming wins: the block stays open after the answer", async () => {
+    await chat.send("[slow] think carefully");
+    const block = chat.thinkingBlocks().first();
+    await expect(block).toHaveClass(/streaming/);
+    await chat.summary(block).click();
+    expect(await chat.isOpen(block)).toBe(false);
+    await chat.summary(block).click();
+    expect(await chat.isOpen(block)).toBe(true);
+    await expect(chat.answer()).toContainText("Here is what I found");
+    await chat.waitForTurnEnd();
+    expect(await chat.isOpen(block)).toBe(true);
+  });
+
+  test("T5 two blocks in one turn each have their own state, time and label", async () => {
+    await chat.send("[two-blocks] check it");
+    await chat.waitForTurnEnd();
+    const blocks = chat.thinkingBlocks();
+    await expect(blocks).toHaveCount(2);
+    await expect(chat.summary(blocks.nth(0))).toContainText("82 words");
+    await expect(chat.summary(blocks.nth(1))).toContainText("20 words");
+    await chat.summary(blocks.nth(1)).click();
+    expect(await chat.isOpen(blocks.nth(1))).toBe(true);
+    expect(await chat.isOpen(blocks.nth(0))).toBe(false);
+    await expect(blocks.nth(1).locator(".thinking-text")).toContainText("let me verify the example");
+  });
+
+  test("T6 under prefers-reduced-motion the collapse is instant and nothing pulses", async ({ page }) => {
+    await page.emulateMedia({ reducedMotion: "reduce" });
+    await chat.send("Why is the sky blue?");
+    const block = chat.thinkingBlocks().first();
+    await expect(block).toHaveClass(/streaming/);
+    expect(await block.locator(".thinking-indicator").evaluate((el) => getComputedStyle(el).animationName)).toBe("none");
+    const heights = await block.evaluate(
+      (el) =>
+        new Promise<{ summary: number; block: number }>((resolve) => {
+          const details = el as HTMLDetailsElement;
+          const obs = new MutationObserver(() => {
+            if (!details.open) {
+              obs.disconnect();
+              requestAnimationFrame(() =>
+                resolve({
+                  summary: details.querySelector("summary")!.getBoundingClientRect().height,
+                  block: details.getBoundingClientRect().height,
+                }),
+              );
+            }
+          });
+          obs.observe(details, { attributes: true, attributeFilter: ["open"] });
+        }),
+    );
+    expect(Math.abs(heights.block - heights.summary)).toBeLessThanOrEqual(3);
+  });
+
+  test("without reduced motion the collapse is animated", async () => {
+    await chat.send("Why is the sky blue?");
+    const block = chat.thinkingBlocks().first();
+    await expect(block).toHaveClass(/streaming/);
+    const heights = await block.evaluate(
+      (el) =>
+        new Promise<{ summary: number; block: number }>((resolve) => {
+          const details = el as HTMLDetailsElement;
+          const obs = new MutationObserver(() => {
+            if (!details.open) {
+              obs.disconnect();
+              requestAnimationFrame(() =>
+                resolve({
+                  summary: details.querySelector("summary")!.getBoundingClientRect().height,
+                  block: details.getBoundingClientRect().height,
+                }),
+              );
+            }
+          });
+          obs.observe(details, { attributes: true, attributeFilter: ["open"] });
+        }),
+    );
+    expect(heights.block - heights.summary).toBeGreaterThan(10);
+  });
+
+  test("a block the reader collapsed while it streams shows a one-line peek of the latest thinking", async () => {
+    await chat.send("[slow] think");
+    const block = chat.thinkingBlocks().first();
+    await expect(block).toHaveClass(/streaming/);
+    await chat.summary(block).click();
+    const peek = block.locator(".thinking-peek");
+    await expect(peek).toBeVisible();
+    await expect(peek).toContainText(/—\s+\S+/);
+    const box = await peek.boundingBox();
+    const line = await peek.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight));
+    expect(box!.height).toBeLessThanOrEqual(line + 2);
+    await chat.waitForTurnEnd();
+    await expect(peek).toHaveCount(0);
+  });
+
+  test("the thinking text keeps its own scroll and stays at its bottom while streaming", async ({ page }) => {
+    await page.setViewportSize({ width: 900, height: 700 });
+    await chat.send("[long-think] think");
+    const scroller = chat.thinkingBlocks().first().locator(".thinking-scroll");
+    await expect(scroller).toBeVisible();
+    const maxHeight = await scroller.evaluate((el) => getComputedStyle(el).maxHeight);
+    expect(maxHeight).toBe("320px");
+    await expect
+      .poll(async () => scroller.evaluate((el) => el.scrollHeight > el.clientHeight))
+      .toBe(true);
+    await expect
+      .poll(async () => scroller.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight))
+      .toBeLessThan(30);
+  });
+
+  test("the settings menu's preference decides what new blocks do, and is kept", async ({ page }) => {
+    await page.getByText("Settings", { exact: true }).click();
+    await page.getByLabel("Keep thinking collapsed").check();
+    await chat.send("Why is the sky blue?");
+    const block = chat.thinkingBlocks().first();
+    await expect(block).toHaveClass(/streaming/);
+    expect(await chat.isOpen(block)).toBe(false);
+    await chat.waitForTurnEnd();
+
+    await page.reload();
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+    await page.getByText("Settings", { exact: true }).click();
+    await expect(page.getByLabel("Keep thinking collapsed")).toBeChecked();
+    await page.getByLabel("Keep thinking open").check();
+    await chat.send("Why again?");
+    await chat.waitForTurnEnd();
+    expect(await chat.isOpen(chat.thinkingBlocks().first())).toBe(true);
+  });
+
+  test("expand all and collapse all show every block in detail or as one line", async ({ page }) => {
+    await chat.send("[two-blocks] first");
+    await chat.waitForTurnEnd();
+    await chat.send("second question");
+    await chat.waitForTurnEnd();
+    const all = page.locator("details.thinking");
+    await expect(all).toHaveCount(3);
+    await page.getByRole("button", { name: "Expand all" }).click();
+    for (const i of [0, 1, 2]) expect(await chat.isOpen(all.nth(i))).toBe(true);
+    await page.getByRole("button", { name: "Collapse all" }).click();
+    for (const i of [0, 1, 2]) expect(await chat.isOpen(all.nth(i))).toBe(false);
+  });
+
+  test("keyboard: Enter and Space on the summary toggle the block", async ({ page }) => {
+    await chat.send("Why is the sky blue?");
+    await chat.waitForTurnEnd();
+    const block = chat.thinkingBlocks().first();
+    await chat.summary(block).focus();
+    await page.keyboard.press("Enter");
+    expect(await chat.isOpen(block)).toBe(true);
+    await page.keyboard.press("Space");
+    expect(await chat.isOpen(block)).toBe(false);
+  });
+
+  test("the status region announces Thinking…, then Thought for N seconds, Generating… and Done, once each", async ({ page }) => {
+    await page.evaluate(() => {
+      const region = document.querySelector("[role=status][aria-live=polite]")!;
+      (window as any).__heard = [];
+      new MutationObserver(() => (window as any).__heard.push(region.textContent)).observe(region, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
+    });
+    await chat.send("Why is the sky blue?");
+    await chat.waitForTurnEnd();
+    const heard: string[] = await page.evaluate(() => (window as any).__heard);
+    const joined = heard.join(" | ");
+    for (const phrase of ["Thinking…", "Thought for", "Generating…", "Done"]) {
+      expect(joined.split(phrase).length - 1, `${phrase} in ${joined}`).toBeGreaterThanOrEqual(1);
+    }
+    expect(joined.split("Thinking…").length - 1).toBe(1);
+    expect(heard.length).toBeLessThan(8);
+  });
+});
