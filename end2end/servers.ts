@@ -17,4 +17,6 @@ function server(port: number, env: Record<string, string> = {}): Server {
 export const SERVERS = {
   /** Default settings: OpenAI-compatible framing. */
   main: server(3100),
+  /** The whole app under /ponder/, as behind a reverse proxy's subpath. */
+  basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),
 };
