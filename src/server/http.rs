@@ -85,6 +85,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
         .iter()
         .map(|listing| listing.path().to_string())
         .collect();
+    page_paths.sort();
     page_paths.dedup();
     for path in &page_paths {
         let render = render.clone();
