@@ -22,7 +22,7 @@ BINARYEN_VERSION := 132.0.0
 ADDR ?= 127.0.0.1:3000
 
 .PHONY: help run test build site server tools tools-e2e fmt-check clippy unit e2e bench clean
-.PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check
+.PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size
 
 help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
@@ -136,6 +136,10 @@ proxy-check: tools-proxy build
 	.ci/proxy-check.sh
 
 ops-check: compose-check dockerfile-lint container-smoke proxy-check
+
+# The image's size without a Docker engine (downloads Debian's base packages; not in make test).
+image-size: build
+	.ci/image-size.sh
 
 ## ---------- benchmarks ----------
 

@@ -590,6 +590,8 @@ async fn json_logs_are_one_object_per_line_and_never_hold_the_api_key() {
         );
         let value: serde_json::Value = serde_json::from_str(line)
             .unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}"));
+        // A field named like the event's message would shadow it once flattened.
+        assert_eq!(line.matches("\"message\":").count(), 1, "{line}");
         assert!(
             value["level"].is_string() && value["timestamp"].is_string(),
             "{line}"
@@ -599,11 +601,17 @@ async fn json_logs_are_one_object_per_line_and_never_hold_the_api_key() {
         }
     }
     assert_eq!(outcomes, ["error", "done"], "{lines:#?}");
+    let failure = lines
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json"))
+        .find(|v| v["message"] == "upstream failure")
+        .unwrap_or_else(|| panic!("an upstream failure line: {lines:#?}"));
+    assert_eq!(failure["kind"], "http_4xx");
     assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("upstream failure") && l.contains("[redacted]")),
-        "the echoed key was redacted, not dropped: {lines:#?}"
+        failure["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("[redacted]")),
+        "the echoed key was redacted, not dropped: {failure}"
     );
 }
 

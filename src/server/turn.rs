@@ -473,7 +473,7 @@ impl TurnRun {
 
     fn fail_upstream(&mut self, kind: &'static str, message: String, retryable: bool) {
         self.state.metrics.upstream_error(kind);
-        tracing::warn!(kind, %message, "upstream failure");
+        tracing::warn!(kind, detail = %message, "upstream failure");
         self.asm.fail(message, retryable, &mut self.events);
         self.phase = Phase::Over;
     }
