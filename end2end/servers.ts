@@ -21,4 +21,6 @@ export const SERVERS = {
   guards: server(3110, { PONDER_PRE_TOKEN_GUARD: "2", PONDER_IDLE_TIMEOUT: "1.5" }),
   /** The kill switch: no thinking reaches the browser. */
   noThinking: server(3120, { PONDER_STREAM_THINKING: "0" }),
+  /** The whole app under /ponder/, as behind a reverse proxy's subpath. */
+  basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),
 };

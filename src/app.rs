@@ -73,9 +73,19 @@ pub fn guard_secs() -> u64 {
         .unwrap_or(120)
 }
 
-/// The base path the page is served under, for client-side links.
+/// The base path the page is served under, the Leptos router's base. The server renders with
+/// the same base as the browser hydrates with, so links match on both sides.
 pub fn base_path() -> String {
-    meta_content("ponder-base").unwrap_or_default()
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<PageSettings>()
+            .map(|page| page.base_path)
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        meta_content("ponder-base").unwrap_or_default()
+    }
 }
 
 #[component]
@@ -101,7 +111,7 @@ fn NotFound() -> impl IntoView {
     view! {
         <main class="not-found">
             <h1>"Page not found"</h1>
-            <p><A href="/">"Back to the chat"</A></p>
+            <p><A href=format!("{}/", base_path())>"Back to the chat"</A></p>
         </main>
     }
 }

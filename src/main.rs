@@ -1,10 +1,32 @@
 //! Ponder's server: reads the configuration, serves the app (and the demo model when no
-//! upstream is configured).
+//! upstream is configured). `ponder healthcheck` probes a running server, for container images
+//! that ship no HTTP client.
 
 #[tokio::main]
 async fn main() {
-    if let Err(e) = ponder::server::http::serve().await {
-        eprintln!("ponder: {e}");
-        std::process::exit(2);
-    }
+    let code = match std::env::args().nth(1).as_deref() {
+        None | Some("serve") => match ponder::server::http::serve().await {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("ponder: {e}");
+                2
+            }
+        },
+        Some("healthcheck") => match ponder::server::http::healthcheck().await {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("ponder healthcheck: {e}");
+                1
+            }
+        },
+        Some("--version" | "-V") => {
+            println!("ponder {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Some(other) => {
+            eprintln!("ponder: unknown argument {other:?}; usage: ponder [serve | healthcheck | --version]");
+            2
+        }
+    };
+    std::process::exit(code);
 }

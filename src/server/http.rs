@@ -5,9 +5,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::State;
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::body::Body;
+use axum::extract::{OriginalUri, Request, State};
+use axum::http::{header, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 use leptos::prelude::*;
@@ -45,44 +46,105 @@ pub fn set_event_stream_headers() {
 }
 
 /// The whole application, as `main` serves it and the tests call it.
+///
+/// Under a base path everything (pages, `/pkg` assets, server functions, ops routes) lives below
+/// it; `/healthz`, `/readyz` and `/metrics` also answer at the root so a container healthcheck
+/// or a scraper need not know the base, and `/` redirects to the app.
 pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
-    let routes = generate_route_list(App);
-    let context_state = state.clone();
+    let base = state.config.base_path.clone();
     let page = PageSettings {
-        base_path: state.config.base_path.clone(),
+        base_path: base.clone(),
         guard_secs: state.config.pre_token_guard.as_secs().max(1),
     };
-    let shell_page = page.clone();
-    let pages = Router::new()
-        .leptos_routes_with_context(
-            &leptos_options,
-            routes,
-            move || provide_context(context_state.clone()),
-            {
-                let options = leptos_options.clone();
-                let page = page.clone();
-                move || shell(options.clone(), page.clone())
+    let context = {
+        let state = state.clone();
+        let page = page.clone();
+        let options = leptos_options.clone();
+        move || {
+            provide_context(state.clone());
+            provide_context(page.clone());
+            provide_context(options.clone());
+        }
+    };
+    let ops = ops_router(&state);
+    let app_fn = {
+        let options = leptos_options.clone();
+        let page = page.clone();
+        move || shell(options.clone(), page.clone())
+    };
+
+    // Server functions only: pages are added below so that they render with the full path.
+    let mut app = Router::new().leptos_routes_with_context(
+        &leptos_options,
+        Vec::new(),
+        context.clone(),
+        app_fn.clone(),
+    );
+    let render = leptos_axum::render_app_to_stream_with_context(context.clone(), app_fn);
+    let mut page_paths: Vec<String> = generate_route_list(App)
+        .iter()
+        .map(|listing| listing.path().to_string())
+        .collect();
+    page_paths.sort();
+    page_paths.dedup();
+    for path in &page_paths {
+        let render = render.clone();
+        app = app.route(
+            path,
+            get(move |req: Request<Body>| render(with_full_uri(req))),
+        );
+    }
+    let fallback = leptos_axum::file_and_error_handler_with_context(context, move |options| {
+        shell(options, page.clone())
+    });
+    let app = app
+        .fallback(
+            move |uri: Uri, options: State<LeptosOptions>, req: Request<Body>| {
+                fallback(uri, options, with_full_uri(req))
             },
         )
-        .fallback(leptos_axum::file_and_error_handler(move |options| {
-            shell(options, shell_page.clone())
-        }))
-        .with_state(leptos_options);
-    let ops = Router::new()
+        .with_state(leptos_options)
+        .merge(ops.clone());
+
+    if base.is_empty() {
+        return app;
+    }
+    let mut outer = Router::new()
+        .merge(ops)
+        .route("/", get(redirect_to(format!("{base}/"))));
+    // `nest` serves `/ponder` but not `/ponder/`, the address a proxy's `location /ponder/`
+    // forwards; the page handler renders from the full URI, so it can answer there directly.
+    if page_paths.iter().any(|p| p == "/") {
+        outer = outer.route(
+            &format!("{base}/"),
+            get(move |req: Request<Body>| render(with_full_uri(req))),
+        );
+    }
+    outer.nest(&base, app)
+}
+
+fn ops_router(state: &Arc<AppState>) -> Router {
+    Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .with_state(ReadyState {
             app: state.clone(),
             cache: Arc::new(Mutex::new(None)),
-        });
-    let app = ops.merge(pages);
-    let base = state.config.base_path.clone();
-    if base.is_empty() {
-        app
-    } else {
-        Router::new().nest(&base, app)
+        })
+}
+
+/// Puts back the path the browser asked for. Axum strips a nest's prefix; the Leptos router
+/// must see it, because it has the same base as in the browser and links are rendered from it.
+fn with_full_uri(mut req: Request<Body>) -> Request<Body> {
+    if let Some(OriginalUri(uri)) = req.extensions().get::<OriginalUri>().cloned() {
+        *req.uri_mut() = uri;
     }
+    req
+}
+
+fn redirect_to(location: String) -> impl Fn() -> std::future::Ready<Redirect> + Clone {
+    move || std::future::ready(Redirect::temporary(&location))
 }
 
 async fn healthz() -> &'static str {
@@ -165,7 +227,9 @@ pub async fn prepare(config: Config) -> Result<Arc<AppState>, Box<dyn std::error
 }
 
 /// Reads the configuration, starts the demo model if no upstream is set, and serves until
-/// SIGTERM or Ctrl-C; running turns then get the grace period to finish.
+/// SIGTERM or Ctrl-C. Then it stops accepting connections and running turns get the grace
+/// period to finish; those still running after it end with an `error` event, so the browser
+/// shows why the answer stopped. A second signal ends the grace period at once.
 pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::from_env()?;
     super::telemetry::init_tracing(config.log_json);
@@ -176,20 +240,35 @@ pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let state = prepare(config).await?;
     let app = router(state.clone(), leptos_conf.leptos_options);
 
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!("Ponder listening on http://{}", listener.local_addr()?);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr} (LEPTOS_SITE_ADDR): {e}"))?;
+    tracing::info!(
+        base_path = %state.config.base_path,
+        "Ponder listening on http://{}",
+        listener.local_addr()?
+    );
     let shutdown_state = state.clone();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown_signal().await;
             tracing::info!(
                 grace_s = grace.as_secs_f64(),
-                "shutting down: letting running turns finish"
+                running_turns = shutdown_state.metrics.active_streams(),
+                "shutting down: no new connections; running turns may finish"
             );
             tokio::spawn(async move {
-                tokio::time::sleep(grace).await;
+                tokio::select! {
+                    _ = tokio::time::sleep(grace) => {}
+                    _ = shutdown_signal() => {}
+                }
+                tracing::info!(
+                    running_turns = shutdown_state.metrics.active_streams(),
+                    "grace period over: ending the running turns with an error event"
+                );
                 shutdown_state.shutdown.end_grace();
-                tokio::time::sleep(Duration::from_secs(5)).await;
+                // The error events are out; a client that stopped reading cannot hold us.
+                tokio::time::sleep(LAST_WORDS).await;
                 tracing::warn!("connections still open after the grace period; exiting");
                 std::process::exit(0);
             });
@@ -197,6 +276,37 @@ pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// How long connections get to take their last `error` event once the grace period is over.
+const LAST_WORDS: Duration = Duration::from_secs(2);
+
+/// `ponder healthcheck`: asks the server on `LEPTOS_SITE_ADDR` for `/healthz`, for a container
+/// `HEALTHCHECK` in an image that has no curl.
+pub async fn healthcheck() -> Result<(), String> {
+    let configured =
+        std::env::var("LEPTOS_SITE_ADDR").unwrap_or_else(|_| "127.0.0.1:3000".to_string());
+    let mut addr: SocketAddr = configured
+        .parse()
+        .map_err(|e| format!("LEPTOS_SITE_ADDR={configured:?}: {e}"))?;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let url = format!("http://{addr}/healthz");
+    let response = reqwest::Client::new()
+        .get(&url)
+        .timeout(Duration::from_secs(3))
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    if response.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("{url} answered {}", response.status()))
+    }
 }
 
 async fn shutdown_signal() {

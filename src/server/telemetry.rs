@@ -12,18 +12,26 @@ use prometheus_client::registry::Registry;
 
 use super::turn::Outcome;
 
-/// Starts the log subscriber: human-readable lines, or JSON when `json` is set. `RUST_LOG`
-/// filters as usual (default `info`).
+/// Starts the log subscriber on stdout: human-readable lines (coloured only on a terminal, so
+/// `docker logs` stays clean), or one JSON object per line when `json` is set, with the event's
+/// fields at the top level for log shippers. `RUST_LOG` filters as usual (default `info`).
 pub fn init_tracing(json: bool) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false);
     let _ = if json {
-        builder.json().try_init()
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init()
     } else {
-        builder.try_init()
+        builder
+            .with_ansi(std::io::stdout().is_terminal())
+            .try_init()
     };
 }
 
@@ -75,6 +83,13 @@ impl Metrics {
             thinking_chars: Counter::default(),
             answer_chars: Counter::default(),
         };
+        // Every outcome is exported from the start, so a rate over it exists before the first
+        // failure.
+        for outcome in [Outcome::Done, Outcome::Error, Outcome::ClientClosed] {
+            let _ = m.turns.get_or_create(&OutcomeLabel {
+                outcome: outcome.name().into(),
+            });
+        }
         if let Ok(mut r) = m.registry.lock() {
             r.register(
                 "turns",
@@ -148,6 +163,11 @@ impl Metrics {
         self.duration.observe(total.as_secs_f64());
         self.thinking_chars.inc_by(thinking_chars);
         self.answer_chars.inc_by(answer_chars);
+    }
+
+    /// Turns streaming right now, for the shutdown log lines.
+    pub fn active_streams(&self) -> i64 {
+        self.active.get()
     }
 
     pub fn upstream_error(&self, kind: &str) {

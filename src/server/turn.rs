@@ -241,6 +241,7 @@ pub fn turn_stream(
 
 enum Phase {
     NotStarted,
+    Connecting(futures::future::BoxFuture<'static, reqwest::Result<reqwest::Response>>),
     Streaming {
         body: futures::stream::BoxStream<'static, reqwest::Result<Bytes>>,
         parser: Box<dyn WireParser>,
@@ -299,7 +300,12 @@ impl TurnRun {
             }
             match &mut self.phase {
                 Phase::Over => return None,
-                Phase::NotStarted => self.connect().await,
+                Phase::NotStarted => self.send_request(),
+                Phase::Connecting(_) => {
+                    if let Some(keep_alive) = self.connect().await {
+                        return Some(keep_alive);
+                    }
+                }
                 Phase::Streaming { .. } => {
                     if let Some(keep_alive) = self.read().await {
                         return Some(keep_alive);
@@ -309,25 +315,39 @@ impl TurnRun {
         }
     }
 
-    async fn connect(&mut self) {
+    fn send_request(&mut self) {
         let config = &self.state.config;
         let req = providers::build_request(config, &self.state.upstream_base, &self.messages);
         let mut builder = self.state.http.post(&req.url).json(&req.body);
         for (name, value) in &req.headers {
             builder = builder.header(*name, value);
         }
+        self.phase = Phase::Connecting(Box::pin(builder.send()));
+    }
+
+    /// Waits for the upstream's response headers. A server that loads the model first can take
+    /// minutes to send them, so this too returns keep-alive comments while it waits.
+    async fn connect(&mut self) -> Option<Bytes> {
+        let config = self.state.config.clone();
+        let Phase::Connecting(pending) = &mut self.phase else {
+            return None;
+        };
         let deadline = self.started + config.first_byte_timeout;
+        let keep_alive_at = Instant::now() + config.keep_alive;
         let response = tokio::select! {
-            r = builder.send() => r,
+            r = pending => r,
             _ = sleep_until(deadline.into()) => {
                 self.fail_upstream("first_byte_timeout", format!(
                     "The model server did not answer within {} s.", config.first_byte_timeout.as_secs_f64()
                 ), true);
-                return;
+                return None;
+            }
+            _ = sleep_until(keep_alive_at.into()), if keep_alive_at < deadline => {
+                return Some(Bytes::from_static(KEEP_ALIVE.as_bytes()));
             }
             _ = self.state.shutdown.grace_over() => {
                 self.fail_upstream("shutdown", "Ponder is shutting down; try again in a moment.".into(), true);
-                return;
+                return None;
             }
         };
         let response = match response {
@@ -335,7 +355,7 @@ impl TurnRun {
             Err(e) => {
                 let (kind, message) = describe_request_error(&e, &self.state.upstream_base);
                 self.fail_upstream(kind, self.state.redact(&message), true);
-                return;
+                return None;
             }
         };
         let status = response.status();
@@ -363,12 +383,13 @@ impl TurnRun {
                 "http_4xx"
             };
             self.fail_upstream(kind, self.state.redact(&message), retryable);
-            return;
+            return None;
         }
         self.phase = Phase::Streaming {
             body: response.bytes_stream().boxed(),
-            parser: providers::parser(config),
+            parser: providers::parser(&config),
         };
+        None
     }
 
     /// Reads the next upstream chunk into events. Returns a keep-alive comment when the upstream
@@ -452,7 +473,7 @@ impl TurnRun {
 
     fn fail_upstream(&mut self, kind: &'static str, message: String, retryable: bool) {
         self.state.metrics.upstream_error(kind);
-        tracing::warn!(kind, %message, "upstream failure");
+        tracing::warn!(kind, detail = %message, "upstream failure");
         self.asm.fail(message, retryable, &mut self.events);
         self.phase = Phase::Over;
     }

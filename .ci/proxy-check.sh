@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The README's nginx and Caddy snippets, run for real in front of the release build: at the
+# root and under /ponder/. Through each proxy: the page and its wasm (compressed by the proxy),
+# and a turn whose model is silent for 3 s: the keep-alive comments must arrive while it is
+# silent (nothing buffers the stream) and the stream must not be compressed.
+# Needs Debian's nginx and caddy (make tools-proxy installs them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+passed=0
+fail() { echo "proxy-check: FAIL: $*" >&2; echo "proxy-check: $passed passed, 1 failed"; exit 1; }
+say() { echo "proxy-check: $*"; }
+pass() { passed=$((passed + 1)); say "ok: $*"; }
+
+[ -x target/release/ponder ] && [ -e target/site/pkg/ponder.wasm ] || fail "run make build first"
+
+work=$(mktemp -d /tmp/ponder-proxy.XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+start_ponder() { # base_path -> port
+  local port
+  port=$(free_port)
+  env -i PATH=/usr/bin:/bin LEPTOS_SITE_ROOT="$PWD/target/site" LEPTOS_SITE_ADDR="127.0.0.1:$port" \
+    PONDER_BASE_PATH="$1" PONDER_KEEP_ALIVE=0.5 PONDER_DEMO_DELAY_MS=5 RUST_LOG=warn target/release/ponder \
+    >"$work/ponder-$port.log" 2>&1 &
+  pids+=($!)
+  echo "$port"
+}
+root_port=$(start_ponder "")
+sub_port=$(start_ponder /ponder)
+
+# ---- the snippets as the README shows them (the upstream is ponder:3000 there) ----
+nginx_proxy='    proxy_pass http://ponder:3000;
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+    proxy_set_header Host $host;
+    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+    proxy_set_header X-Forwarded-Proto $scheme;
+    proxy_buffering off;
+    proxy_read_timeout 1h;'
+nginx_root=$(printf 'location / {\n%s\n}' "$nginx_proxy")
+nginx_sub=$(printf 'location /ponder/ {\n%s\n}' "$nginx_proxy")
+nginx_gzip='gzip on;
+gzip_types text/css text/javascript application/javascript application/wasm image/svg+xml;'
+caddy_root='reverse_proxy ponder:3000'
+caddy_sub='handle /ponder* {
+    reverse_proxy ponder:3000
+}'
+caddy_encode='encode {
+    gzip
+    match {
+        header Content-Type text/html*
+        header Content-Type text/css*
+        header Content-Type text/javascript*
+        header Content-Type application/wasm
+        header Content-Type image/svg+xml*
+    }
+}'
+
+if [ "${1:-}" = "--print" ]; then
+  printf '# nginx, at the root\n%s\n\n# nginx, under /ponder/\n%s\n\n# nginx, compression that leaves the event stream alone (http or server block)\n%s\n\n' \
+    "$nginx_root" "$nginx_sub" "$nginx_gzip"
+  printf '# Caddy, at the root\n%s\n\n# Caddy, under /ponder/\n%s\n\n# Caddy, compression that leaves the event stream alone\n%s\n' \
+    "$caddy_root" "$caddy_sub" "$caddy_encode"
+  exit 0
+fi
+
+at() { sed "s/ponder:3000/127.0.0.1:$1/"; }
+indent() { sed 's/^/        /'; }
+
+nginx_root_port=$(free_port)
+nginx_sub_port=$(free_port)
+mkdir -p "$work/nginx"
+cat >"$work/nginx/nginx.conf" <<EOF
+worker_processes 1;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+events { worker_connections 64; }
+http {
+    include /etc/nginx/mime.types;
+    access_log off;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+$(printf '%s\n' "$nginx_gzip" | indent)
+    server {
+        listen 127.0.0.1:$nginx_root_port;
+$(printf '%s\n' "$nginx_root" | at "$root_port" | indent)
+    }
+    server {
+        listen 127.0.0.1:$nginx_sub_port;
+$(printf '%s\n' "$nginx_sub" | at "$sub_port" | indent)
+    }
+}
+EOF
+mkdir -p "$work/nginx/body" "$work/nginx/proxy" "$work/nginx/fastcgi" "$work/nginx/uwsgi" "$work/nginx/scgi"
+chmod -R 1777 "$work/nginx"
+nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" -g 'daemon off;' &
+pids+=($!)
+
+caddy_root_port=$(free_port)
+caddy_sub_port=$(free_port)
+cat >"$work/Caddyfile" <<EOF
+{
+    admin off
+    auto_https off
+}
+http://127.0.0.1:$caddy_root_port {
+$(printf '%s\n' "$caddy_encode" | indent)
+$(printf '%s\n' "$caddy_root" | at "$root_port" | indent)
+}
+http://127.0.0.1:$caddy_sub_port {
+$(printf '%s\n' "$caddy_encode" | indent)
+$(printf '%s\n' "$caddy_sub" | at "$sub_port" | indent)
+}
+EOF
+HOME="$work" XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" \
+  caddy run --config "$work/Caddyfile" --adapter caddyfile >"$work/caddy.log" 2>&1 &
+pids+=($!)
+
+wait_for() {
+  for _ in $(seq 1 100); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  cat "$work"/*.log "$work"/nginx/error.log 2>/dev/null || true
+  fail "$1 did not answer"
+}
+
+check() { # name url_prefix
+  local name=$1 prefix=$2
+  wait_for "$prefix/healthz"
+  curl -fsS "$prefix/" | grep -q '/pkg/ponder.js' || fail "$name: the page"
+  python3 - "$name" "$prefix/api/chat" <<'PY' || exit 1
+import http.client, json, sys, time, urllib.parse
+name, url = sys.argv[1], urllib.parse.urlsplit(sys.argv[2])
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+body = json.dumps({"messages": [{"role": "user", "content": "[slow] hello"}]})
+start = time.monotonic()
+conn.request("POST", url.path, body, {"content-type": "application/json", "accept-encoding": "gzip, br"})
+resp = conn.getresponse()
+def bad(why):
+    print(f"proxy-check: FAIL: {name}: {why}", file=sys.stderr)
+    sys.exit(1)
+if resp.status != 200:
+    bad(f"status {resp.status}")
+if resp.getheader("content-encoding"):
+    bad(f"the event stream is compressed ({resp.getheader('content-encoding')})")
+first = resp.read1(64)
+first_at = time.monotonic() - start
+rest = resp.read()
+total = time.monotonic() - start
+text = (first + rest).decode()
+if not first.startswith(b": keep-alive"):
+    bad(f"the stream did not start with a keep-alive comment: {first!r}")
+# The model is silent for 3 s; a buffering proxy would hold the comments until then.
+if first_at > 2.0 or total < 3.0:
+    bad(f"first bytes after {first_at:.2f}s, end after {total:.2f}s: the stream was buffered")
+last = [l for l in text.splitlines() if l.startswith("data: ")][-1]
+if json.loads(last[6:])["type"] != "done":
+    bad(f"the turn ended with {last}")
+print(f"proxy-check: {name}: first bytes after {first_at:.2f}s, done after {total:.2f}s, not compressed")
+PY
+  local enc
+  enc=$(curl -fsS -o /dev/null -D - -H 'accept-encoding: gzip' "$prefix/pkg/ponder.wasm" | tr -d '\r' \
+    | awk -F': ' 'tolower($1) == "content-encoding" {print $2}')
+  [ "$enc" = gzip ] || fail "$name: the wasm is not compressed (content-encoding: '$enc')"
+  pass "$name"
+}
+
+check "nginx at the root" "http://127.0.0.1:$nginx_root_port"
+check "nginx under /ponder/" "http://127.0.0.1:$nginx_sub_port/ponder"
+check "Caddy at the root" "http://127.0.0.1:$caddy_root_port"
+check "Caddy under /ponder/" "http://127.0.0.1:$caddy_sub_port/ponder"
+echo "proxy-check: $passed passed, 0 failed"

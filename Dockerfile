@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# Ponder's image.
+#   docker build -t ponder .
+#   docker run --rm -p 3000:3000 ponder                 # the built-in demo model
+#   docker run --rm -p 3000:3000 --env-file .env ponder  # your upstream (see .env.example)
+#
+# The build stage runs the Makefile's own recipe (`make build`: wasm-bindgen-cli from crates.io,
+# wasm-opt from npm, the wasm site, the release server); nothing comes from GitHub. The runtime
+# stage is a slim Debian with only the server binary and the site. It runs as a non-root user
+# and works under any UID (`docker run --user 12345`): it writes nothing to disk.
+# Both stages are Debian 13 (trixie), so the binary finds the glibc it was linked against.
+# .ci/container-smoke.sh lays out the runtime stage's COPY and ENV lines below without a
+# Docker engine and runs them as `make test` does: keep those lines one per file and variable.
+
+FROM rust:1-trixie AS build
+# Node.js and npm run wasm-opt from npm's binaryen, as `make tools` installs it.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends nodejs npm \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# The tools get their own layer: it changes only with the Makefile or Cargo.lock.
+COPY Makefile Cargo.toml Cargo.lock ./
+RUN make tools
+COPY . .
+# Symbols are only for debuggers; stripping them takes a few MB off the image.
+RUN make build && strip target/release/ponder
+
+FROM debian:trixie-slim AS runtime
+COPY --from=build /src/target/release/ponder /usr/local/bin/ponder
+COPY --from=build /src/target/site /usr/share/ponder/site
+ENV LEPTOS_SITE_ROOT=/usr/share/ponder/site
+ENV LEPTOS_SITE_ADDR=0.0.0.0:3000
+USER 10001:10001
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["ponder", "healthcheck"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["ponder"]

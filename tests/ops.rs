@@ -1,0 +1,693 @@
+//! Operations over real HTTP: health, readiness, metrics, SSE behind proxies (headers, no
+//! compression, keep-alive comments), the base path, JSON logs and graceful shutdown. The
+//! last two run the real `ponder` binary, since they are about the process.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use futures::StreamExt;
+use leptos::prelude::LeptosOptions;
+use ponder::api::sse::TurnDecoder;
+use ponder::domain::TurnEvent;
+use ponder::server::config::Config;
+use ponder::server::demo_upstream::{ANSWER, THINKING};
+use ponder::server::state::AppState;
+
+/// A Ponder server like [`TestApp`], but with its own site directory holding a `pkg/` asset,
+/// so the asset routes are checked whether or not the site was built.
+struct OpsApp {
+    addr: SocketAddr,
+    state: Arc<AppState>,
+    http: reqwest::Client,
+}
+
+impl OpsApp {
+    async fn spawn(vars: &[(&str, &str)]) -> OpsApp {
+        let mut map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        map.entry("PONDER_DEMO_DELAY_MS".into())
+            .or_insert_with(|| "1".into());
+        let config = Config::from_lookup(|name| map.get(name).cloned()).expect("test config");
+        let state = ponder::server::http::prepare(config).await.expect("state");
+        let site = site_dir();
+        let options = LeptosOptions::builder()
+            .output_name("ponder")
+            .site_root(site.to_string_lossy().to_string())
+            .build();
+        let app = ponder::server::http::router(state.clone(), options);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        OpsApp {
+            addr,
+            state,
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+        }
+    }
+
+    /// An address on the server, as given (no base path added).
+    fn at(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    async fn get(&self, path: &str) -> reqwest::Response {
+        self.http.get(self.at(path)).send().await.expect("request")
+    }
+
+    async fn post_turn(&self, path: &str, prompt: &str) -> reqwest::Response {
+        self.http
+            .post(self.at(path))
+            .header("content-type", "application/json")
+            .header("accept-encoding", "gzip, deflate, br, zstd")
+            .body(
+                serde_json::json!({"messages": [{"role": "user", "content": prompt}]}).to_string(),
+            )
+            .send()
+            .await
+            .expect("request")
+    }
+
+    async fn metrics(&self) -> String {
+        self.get("/metrics").await.text().await.expect("metrics")
+    }
+}
+
+const ASSET: &str = "/* ponder test asset */";
+
+fn site_dir() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("ponder-ops-site-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(dir.join("pkg")).expect("site dir");
+    std::fs::write(dir.join("pkg/ponder.js"), ASSET).expect("asset");
+    dir
+}
+
+/// The value of one sample line of the Prometheus text, e.g. `ponder_turns_total{outcome="done"}`.
+fn sample(metrics: &str, name: &str) -> Option<f64> {
+    metrics.lines().find_map(|line| {
+        let rest = line.strip_prefix(name)?;
+        rest.strip_prefix(' ')?.trim().parse().ok()
+    })
+}
+
+/// Reads the raw body of an event stream, as a proxy would pass it on.
+async fn raw_body(response: reqwest::Response) -> String {
+    let bytes = response.bytes().await.expect("body");
+    String::from_utf8(bytes.to_vec()).expect("utf-8")
+}
+
+fn decode(raw: &str) -> Vec<TurnEvent> {
+    let mut decoder = TurnDecoder::new();
+    let mut events = Vec::new();
+    decoder.push(raw.as_bytes(), &mut events);
+    decoder.finish(&mut events);
+    events
+}
+
+// ---------- SSE through proxies ----------
+
+#[tokio::test]
+async fn the_event_stream_is_never_cached_buffered_or_compressed() {
+    let app = OpsApp::spawn(&[]).await;
+    let response = app.post_turn("/api/chat", "hello").await;
+    assert_eq!(response.status(), 200);
+    let headers = response.headers().clone();
+    assert_eq!(headers["content-type"], "text/event-stream");
+    assert_eq!(headers["cache-control"], "no-cache");
+    assert_eq!(headers["x-accel-buffering"], "no");
+    assert!(
+        headers.get("content-encoding").is_none(),
+        "asked for gzip/br/zstd, got {:?}",
+        headers.get("content-encoding")
+    );
+    let raw = raw_body(response).await;
+    assert!(raw.starts_with("data: {"), "{raw:.80}");
+    let events = decode(&raw);
+    assert_one_terminal(&events);
+    assert_eq!(answer_text(&events), ANSWER);
+}
+
+#[tokio::test]
+async fn a_silent_upstream_gets_keep_alive_comments_and_the_turn_still_completes() {
+    let app = OpsApp::spawn(&[("PONDER_KEEP_ALIVE", "0.2")]).await;
+    let raw = raw_body(app.post_turn("/api/chat", "[slow] hello").await).await;
+    let first_data = raw.find("data:").expect("events");
+    let comments = raw[..first_data].matches(": keep-alive\n\n").count();
+    // The demo is silent for 3 s before its first token; at 0.2 s that is about 15 comments.
+    assert!(
+        comments >= 5,
+        "{comments} keep-alive comments in {:?}",
+        &raw[..first_data]
+    );
+    assert!(
+        raw[..first_data]
+            .split(": keep-alive\n\n")
+            .all(|rest| rest.is_empty()),
+        "only comments before the first event: {:?}",
+        &raw[..first_data]
+    );
+    let events = decode(&raw);
+    assert_one_terminal(&events);
+    assert_eq!(thinking_text(&events), THINKING);
+    assert!(matches!(events.last(), Some(TurnEvent::Done { .. })));
+}
+
+#[tokio::test]
+async fn keep_alive_comments_flow_mid_stream_while_the_model_stalls() {
+    let app = OpsApp::spawn(&[("PONDER_KEEP_ALIVE", "0.2"), ("PONDER_IDLE_TIMEOUT", "1.5")]).await;
+    let raw = raw_body(app.post_turn("/api/chat", "[stall-mid] hello").await).await;
+    let first_thinking = raw.find("\"type\":\"thinking\"").expect("a thinking event");
+    let after = &raw[first_thinking..];
+    assert!(
+        after.matches(": keep-alive\n\n").count() >= 3,
+        "keep-alive comments after the reasoning stalled: {after:?}"
+    );
+    let events = decode(&raw);
+    assert_one_terminal(&events);
+    match events.last() {
+        Some(TurnEvent::Error { message, .. }) => {
+            assert!(message.contains("went silent"), "{message}")
+        }
+        other => panic!("expected the idle timeout's error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn keep_alive_comments_flow_while_the_upstream_has_not_sent_its_headers() {
+    // An upstream that accepts the connection and says nothing, like a server loading a model.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let upstream = silent.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let url = format!("http://{upstream}/v1");
+    let app = OpsApp::spawn(&[
+        ("PONDER_UPSTREAM_URL", url.as_str()),
+        ("PONDER_KEEP_ALIVE", "0.2"),
+        ("PONDER_FIRST_BYTE_TIMEOUT", "1.5"),
+    ])
+    .await;
+    let raw = raw_body(app.post_turn("/api/chat", "hello").await).await;
+    let first_data = raw.find("data:").expect("the timeout's error event");
+    assert!(
+        raw[..first_data].matches(": keep-alive\n\n").count() >= 3,
+        "{:?}",
+        &raw[..first_data]
+    );
+    let events = decode(&raw);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(
+        matches!(&events[0], TurnEvent::Error { retryable: true, message } if message.contains("did not answer")),
+        "{events:?}"
+    );
+}
+
+// ---------- the base path ----------
+
+#[tokio::test]
+async fn the_whole_app_lives_under_the_base_path() {
+    let app = OpsApp::spawn(&[("PONDER_BASE_PATH", "/ponder/")]).await;
+
+    for path in ["/ponder/", "/ponder"] {
+        let page = app.get(path).await;
+        assert_eq!(page.status(), 200, "{path}");
+        let html = page.text().await.expect("html");
+        assert!(
+            html.contains(r#"<meta name="ponder-base" content="/ponder">"#),
+            "{path}"
+        );
+        assert!(html.contains(r#"href="/ponder/pkg/ponder.css""#), "{path}");
+        assert!(html.contains(r#"href="/ponder/pkg/ponder.js""#), "{path}");
+        assert!(html.contains(r#"("/ponder", "pkg", "ponder""#), "{path}");
+        assert!(html.contains(r#"href="/ponder/favicon.svg""#), "{path}");
+        assert!(html.contains("chat-page"), "{path}: the chat page rendered");
+    }
+
+    let asset = app.get("/ponder/pkg/ponder.js").await;
+    assert_eq!(asset.status(), 200);
+    assert_eq!(asset.text().await.expect("asset"), ASSET);
+    assert_eq!(app.get("/pkg/ponder.js").await.status(), 404);
+
+    let turn = app.post_turn("/ponder/api/chat", "hello").await;
+    assert_eq!(turn.status(), 200);
+    assert_eq!(turn.headers()["content-type"], "text/event-stream");
+    let events = decode(&raw_body(turn).await);
+    assert_one_terminal(&events);
+    assert_eq!(answer_text(&events), ANSWER);
+    assert_eq!(app.post_turn("/api/chat", "hello").await.status(), 404);
+
+    let root = app.get("/").await;
+    assert_eq!(root.status(), 307);
+    assert_eq!(root.headers()["location"], "/ponder/");
+
+    let missing = app.get("/ponder/no-such-page").await;
+    assert_eq!(missing.status(), 404);
+    let html = missing.text().await.expect("html");
+    assert!(
+        html.contains(r#"href="/ponder/""#),
+        "the way back stays under the base path: {html}"
+    );
+    assert_eq!(app.get("/elsewhere").await.status(), 404);
+
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        assert_eq!(app.get(path).await.status(), 200, "{path}");
+        assert_eq!(
+            app.get(&format!("/ponder{path}")).await.status(),
+            200,
+            "/ponder{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn without_a_base_path_the_app_is_at_the_root() {
+    let app = OpsApp::spawn(&[]).await;
+    let page = app.get("/").await;
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.expect("html");
+    assert!(html.contains(r#"<meta name="ponder-base" content="">"#));
+    assert!(html.contains(r#"href="/pkg/ponder.js""#));
+    assert_eq!(app.get("/pkg/ponder.js").await.status(), 200);
+    let missing = app.get("/no-such-page").await;
+    assert_eq!(missing.status(), 404);
+    assert!(missing.text().await.expect("html").contains(r#"href="/""#));
+}
+
+// ---------- health, readiness, metrics ----------
+
+#[tokio::test]
+async fn health_and_readiness_with_the_demo_model() {
+    let app = OpsApp::spawn(&[]).await;
+    let health = app.get("/healthz").await;
+    assert_eq!(health.status(), 200);
+    assert_eq!(health.text().await.expect("body"), "ok\n");
+    let ready = app.get("/readyz").await;
+    assert_eq!(ready.status(), 200);
+    assert_eq!(ready.text().await.expect("body"), "ready\n");
+}
+
+#[tokio::test]
+async fn an_unreachable_upstream_is_not_ready_but_the_process_is_healthy() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = closed.local_addr().expect("addr").port();
+    drop(closed);
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let key = "sk-ready-secret-4242";
+    let app = OpsApp::spawn(&[
+        ("PONDER_UPSTREAM_URL", url.as_str()),
+        ("PONDER_API_KEY", key),
+    ])
+    .await;
+    assert_eq!(app.get("/healthz").await.status(), 200);
+    let ready = app.get("/readyz").await;
+    assert_eq!(ready.status(), 503);
+    let body = ready.text().await.expect("body");
+    assert!(body.contains("unreachable"), "{body}");
+    assert!(!body.contains(key), "{body}");
+}
+
+#[tokio::test]
+async fn metrics_count_a_turn_of_each_outcome() {
+    let app = OpsApp::spawn(&[("PONDER_KEEP_ALIVE", "0.1")]).await;
+    let before = app.metrics().await;
+    for outcome in ["done", "error", "client_closed"] {
+        let line = format!("ponder_turns_total{{outcome=\"{outcome}\"}}");
+        assert_eq!(
+            sample(&before, &line),
+            Some(0.0),
+            "{line} exported before any turn"
+        );
+    }
+
+    let done = decode(&raw_body(app.post_turn("/api/chat", "hello").await).await);
+    assert!(matches!(done.last(), Some(TurnEvent::Done { .. })));
+    let error = decode(&raw_body(app.post_turn("/api/chat", "[500] hello").await).await);
+    assert!(matches!(error.last(), Some(TurnEvent::Error { .. })));
+
+    // The browser goes away while the model is still silent.
+    let closed = app.post_turn("/api/chat", "[slow] hello").await;
+    assert_eq!(closed.status(), 200);
+    let mut stream = closed.bytes_stream();
+    let first = stream.next().await.expect("a first frame").expect("bytes");
+    assert_eq!(&first[..], b": keep-alive\n\n");
+    drop(stream);
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let metrics = loop {
+        let m = app.metrics().await;
+        if sample(&m, "ponder_turns_total{outcome=\"client_closed\"}") == Some(1.0)
+            || Instant::now() > deadline
+        {
+            break m;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        sample(&metrics, "ponder_turns_total{outcome=\"done\"}"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "ponder_turns_total{outcome=\"error\"}"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "ponder_turns_total{outcome=\"client_closed\"}"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "ponder_active_streams"),
+        Some(0.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "ponder_upstream_errors_total{kind=\"http_5xx\"}"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "ponder_turn_duration_seconds_count"),
+        Some(3.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "ponder_time_to_first_thinking_seconds_count"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "ponder_time_to_first_answer_seconds_count"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "ponder_thinking_chars_total"),
+        Some(THINKING.chars().count() as f64),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "ponder_answer_chars_total"),
+        Some(ANSWER.chars().count() as f64),
+        "{metrics}"
+    );
+    assert!(
+        metrics.trim_end().ends_with("# EOF"),
+        "OpenMetrics text ends with # EOF"
+    );
+    assert!(app.state.metrics.active_streams() == 0);
+}
+
+#[tokio::test]
+async fn metrics_are_served_as_openmetrics_text() {
+    let app = OpsApp::spawn(&[]).await;
+    let response = app.get("/metrics").await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .expect("ascii")
+        .starts_with("application/openmetrics-text"));
+    let text = response.text().await.expect("text");
+    // Upstream errors appear with their first kind; the rest are there from the start.
+    for family in [
+        "ponder_turns",
+        "ponder_active_streams",
+        "ponder_time_to_first_thinking_seconds",
+        "ponder_time_to_first_answer_seconds",
+        "ponder_turn_duration_seconds",
+        "ponder_thinking_chars",
+        "ponder_answer_chars",
+    ] {
+        assert!(
+            text.contains(&format!("# TYPE {family} ")),
+            "{family} in {text}"
+        );
+    }
+}
+
+// ---------- the process: logs and shutdown ----------
+
+/// The real binary, with only the variables given (and none inherited).
+struct Process {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+    addr: SocketAddr,
+}
+
+impl Process {
+    fn start(vars: &[(&str, &str)]) -> Process {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ponder"));
+        command
+            .env_clear()
+            .env("LEPTOS_SITE_ADDR", "127.0.0.1:0")
+            .env("PONDER_LOG_FORMAT", "json")
+            .env("PONDER_DEMO_DELAY_MS", "1")
+            .envs(vars.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().expect("start ponder");
+        let (tx, lines) = mpsc::channel();
+        for pipe in [
+            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().expect("stderr")),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let mut seen = Vec::new();
+        let addr = loop {
+            let line = lines
+                .recv_timeout(Duration::from_secs(20))
+                .expect("ponder said where it listens");
+            seen.push(line.clone());
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                let addr = rest.split('"').next().expect("address");
+                break addr.parse().expect("socket address");
+            }
+        };
+        Process {
+            child,
+            lines,
+            seen,
+            addr,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+
+    /// Waits for the exit, up to `limit`; the process is killed if it overstays.
+    fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Every line printed so far, and until the pipes close.
+    fn all_lines(&mut self) -> Vec<String> {
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
+            self.seen.push(line);
+        }
+        self.seen.clone()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn post(url: &str, prompt: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(serde_json::json!({"messages": [{"role": "user", "content": prompt}]}).to_string())
+        .send()
+        .await
+        .expect("request")
+}
+
+#[tokio::test]
+async fn json_logs_are_one_object_per_line_and_never_hold_the_api_key() {
+    let key = "sk-log-secret-31337-abcdef";
+    let mut process = Process::start(&[("PONDER_API_KEY", key), ("RUST_LOG", "debug")]);
+    // The demo's [401] echoes the key it got in its error body.
+    let events = read_events(post(&process.url("/api/chat"), "[401] hello").await).await;
+    assert!(matches!(
+        events.last(),
+        Some(TurnEvent::Error {
+            retryable: false,
+            ..
+        })
+    ));
+    assert!(!format!("{events:?}").contains(key));
+    let events = read_events(post(&process.url("/api/chat"), "hello").await).await;
+    assert!(matches!(events.last(), Some(TurnEvent::Done { .. })));
+    process.terminate();
+    assert!(process
+        .wait_exit(Duration::from_secs(10))
+        .is_some_and(|s| s.success()));
+
+    let lines = process.all_lines();
+    let mut outcomes = Vec::new();
+    for line in &lines {
+        assert!(
+            !line.contains(key),
+            "the key leaked into a log line: {line}"
+        );
+        let value: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}"));
+        // A field named like the event's message would shadow it once flattened.
+        assert_eq!(line.matches("\"message\":").count(), 1, "{line}");
+        assert!(
+            value["level"].is_string() && value["timestamp"].is_string(),
+            "{line}"
+        );
+        if value["message"] == "turn" {
+            outcomes.push(value["outcome"].as_str().expect("outcome").to_string());
+        }
+    }
+    assert_eq!(outcomes, ["error", "done"], "{lines:#?}");
+    let failure = lines
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json"))
+        .find(|v| v["message"] == "upstream failure")
+        .unwrap_or_else(|| panic!("an upstream failure line: {lines:#?}"));
+    assert_eq!(failure["kind"], "http_4xx");
+    assert!(
+        failure["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("[redacted]")),
+        "the echoed key was redacted, not dropped: {failure}"
+    );
+}
+
+#[tokio::test]
+async fn sigterm_lets_a_short_turn_finish_and_exits_zero() {
+    let mut process = Process::start(&[
+        ("PONDER_SHUTDOWN_GRACE", "20"),
+        ("PONDER_DEMO_DELAY_MS", "15"),
+    ]);
+    let response = post(&process.url("/api/chat"), "hello").await;
+    let mut stream = response.bytes_stream();
+    let mut decoder = TurnDecoder::new();
+    let mut events = Vec::new();
+    let first = stream.next().await.expect("a first frame").expect("bytes");
+    decoder.push(&first, &mut events);
+    process.terminate();
+    while let Some(chunk) = stream.next().await {
+        decoder.push(&chunk.expect("chunk"), &mut events);
+    }
+    decoder.finish(&mut events);
+    assert_one_terminal(&events);
+    assert!(
+        matches!(events.last(), Some(TurnEvent::Done { .. })),
+        "{events:?}"
+    );
+    assert_eq!(answer_text(&events), ANSWER);
+    // It leaves as soon as the turn is done, long before the 20 s grace period.
+    let status = process.wait_exit(Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+}
+
+#[tokio::test]
+async fn sigterm_ends_a_turn_that_outlasts_the_grace_period_with_an_error_event() {
+    let mut process = Process::start(&[("PONDER_SHUTDOWN_GRACE", "1")]);
+    let response = post(&process.url("/api/chat"), "[stall-mid] hello").await;
+    let mut stream = response.bytes_stream();
+    let mut decoder = TurnDecoder::new();
+    let mut events = Vec::new();
+    while !events
+        .iter()
+        .any(|e| matches!(e, TurnEvent::Thinking { .. }))
+    {
+        let chunk = stream.next().await.expect("frames").expect("bytes");
+        decoder.push(&chunk, &mut events);
+    }
+    let signalled = Instant::now();
+    process.terminate();
+
+    // New connections are refused at once.
+    let refused_by = Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(process.addr).is_ok() {
+        assert!(Instant::now() < refused_by, "still accepting after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    while let Some(chunk) = stream.next().await {
+        decoder.push(&chunk.expect("chunk"), &mut events);
+    }
+    decoder.finish(&mut events);
+    assert_one_terminal(&events);
+    match events.last() {
+        Some(TurnEvent::Error { message, retryable }) => {
+            assert!(message.contains("shutting down"), "{message}");
+            assert!(retryable);
+        }
+        other => panic!("expected an error event, got {other:?}"),
+    }
+    assert!(
+        signalled.elapsed() >= Duration::from_millis(900),
+        "the grace period was given"
+    );
+    let status = process.wait_exit(Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    let lines = process.all_lines();
+    assert!(
+        lines.iter().any(|l| l.contains("\"outcome\":\"error\"")),
+        "the cut turn is logged: {lines:#?}"
+    );
+}
