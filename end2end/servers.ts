@@ -10,7 +10,7 @@ export interface Server {
 
 function server(port: number, env: Record<string, string> = {}): Server {
   const addr = `127.0.0.1:${port}`;
-  const demoAddr = `127.0.0.1:${port + 50}`;
+  const demoAddr = `127.0.0.1:${port + 1000}`;
   return { addr, demoAddr, url: `http://${addr}`, demoUrl: `http://${demoAddr}`, env };
 }
 

@@ -23,8 +23,8 @@ function watch(page: Page) {
 
 test("under /ponder/ the page hydrates from /ponder/pkg and a turn streams through /ponder/api/chat", async ({ page }) => {
   const seen = watch(page);
-  const chat = new ChatPage(page);
-  await chat.goto(base);
+  const chat = new ChatPage(page, base);
+  await chat.goto();
   await expect(page).toHaveURL(`${base}/`);
 
   await chat.send("Why is the sky blue?");
@@ -44,8 +44,8 @@ test("under /ponder/ the page hydrates from /ponder/pkg and a turn streams throu
 });
 
 test("the root redirects to /ponder/, where the chat hydrates", async ({ page }) => {
-  const chat = new ChatPage(page);
-  await chat.goto(origin);
+  const chat = new ChatPage(page, origin);
+  await chat.goto();
   await expect(page).toHaveURL(`${base}/`);
   await expect(chat.composer()).toBeEditable();
 });

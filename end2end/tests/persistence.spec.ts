@@ -153,7 +153,7 @@ test.describe("saved chats", () => {
     await first.send("[no-think] A chat from tab one");
     await first.waitForTurnEnd();
     await expect(other.getByRole("navigation", { name: "Conversations" })).toContainText("A chat from tab one");
-    await other.getByRole("button", { name: "A chat from tab one" }).click();
+    await other.getByRole("button", { name: "[no-think] A chat from tab one", exact: true }).click();
     await expect(second.answer()).toContainText("Here is what I found");
   });
 
@@ -191,7 +191,7 @@ test.describe("saved chats", () => {
     expect(chats.map((c) => c.title).sort()).toEqual(["Second topic", "[no-think] First topic"]);
     expect(JSON.stringify(chats)).not.toContain('"title":"The user wants');
 
-    await nav.getByRole("button", { name: "[no-think] First topic" }).click();
+    await nav.getByRole("button", { name: "[no-think] First topic", exact: true }).click();
     await expect(chat.userBubbles().first()).toContainText("First topic");
 
     await nav.getByRole("button", { name: "Rename Second topic" }).click();

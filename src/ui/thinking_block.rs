@@ -126,6 +126,9 @@ pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
                 </summary>
                 <div
                     class="thinking-scroll"
+                    tabindex="0"
+                    role="region"
+                    aria-label="Reasoning text"
                     node_ref=scratch
                     on:scroll=move |_| {
                         if let Some(el) = scratch.get_untracked() {

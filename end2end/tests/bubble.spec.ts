@@ -1,0 +1,172 @@
+import { expect, test } from "@playwright/test";
+import { ChatPage } from "../pages/chat";
+
+test.describe("the message bubble", () => {
+  let chat: ChatPage;
+
+  test.beforeEach(async ({ page, context }) => {
+    await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+    chat = new ChatPage(page);
+    await chat.goto();
+  });
+
+  test("roles: the user's bubble is end-aligned and tinted, the assistant's start-aligned with an avatar and the disclaimer", async ({
+    page,
+  }) => {
+    await chat.send("Why is the sky blue?");
+    await chat.waitForTurnEnd();
+    const user = chat.userBubbles().first();
+    const assistant = chat.lastAssistant();
+    const main = (await page.locator("ol.messages").boundingBox())!;
+    const userBox = (await user.locator(".bubble-body").boundingBox())!;
+    const answerBox = (await assistant.locator(".bubble-main").boundingBox())!;
+    expect(main.x + main.width - (userBox.x + userBox.width)).toBeLessThan(60);
+    expect(answerBox.x - main.x).toBeLessThan(50);
+    await expect(assistant.locator(".avatar")).toHaveAttribute("aria-hidden", "true");
+    await expect(assistant.locator(".disclaimer")).toHaveText("AI-generated — verify");
+    await expect(user.locator(".disclaimer")).toHaveCount(0);
+    await expect(user.locator("time")).toHaveAttribute("datetime", /^\d{4}-\d\d-\d\dT/);
+    await expect(assistant.locator("time")).toHaveAttribute("datetime", /^\d{4}-\d\d-\d\dT/);
+    await expect(user.locator(".bubble-body")).toHaveAttribute("dir", "auto");
+    await expect(assistant.locator(".answer")).toHaveAttribute("dir", "auto");
+    expect(await page.locator("article.bubble").count()).toBe(2);
+  });
+
+  test("Copy on the assistant copies the answer as markdown without thinking; on the user, the text", async ({ page }) => {
+    await chat.send("Why is the sky blue?");
+    await chat.waitForTurnEnd();
+    await chat.lastAssistant().getByRole("button", { name: "Copy answer" }).click();
+    await expect(chat.lastAssistant().getByRole("button", { name: "Copy answer" })).toHaveText("Copied");
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toContain("**Short answer:** yes");
+    expect(copied).not.toContain("pin down what is really being asked");
+    await chat.userBubbles().first().getByRole("button", { name: "Copy message" }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("Why is the sky blue?");
+  });
+
+  test("a code block has a language label and its own Copy button", async ({ page }) => {
+    await chat.send("[long] with code");
+    await chat.waitForTurnEnd();
+    const block = chat.answer().locator(".code-block").first();
+    await expect(block.locator(".code-lang")).toHaveText("rust");
+    await block.getByRole("button", { name: "Copy code" }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("fn part_4() -> u32 {\n    4\n}\n");
+  });
+
+  test("Regenerate makes a second version; the 1/2 switcher reaches both", async () => {
+    await chat.send("[no-think] first version");
+    await chat.waitForTurnEnd();
+    const bubble = chat.lastAssistant();
+    await bubble.getByRole("button", { name: "Regenerate answer" }).click();
+    await chat.waitForTurnEnd();
+    const versions = bubble.getByRole("group", { name: "Answer versions" });
+    await expect(versions).toContainText("2/2");
+    await versions.getByRole("button", { name: "Previous version" }).click();
+    await expect(versions).toContainText("1/2");
+    await expect(chat.answer()).toContainText("Here is what I found");
+    await versions.getByRole("button", { name: "Next version" }).click();
+    await expect(versions).toContainText("2/2");
+  });
+
+  test("Edit prefills the composer; sending drops the later messages", async () => {
+    await chat.send("[no-think] one");
+    await chat.waitForTurnEnd();
+    await chat.send("[no-think] two");
+    await chat.waitForTurnEnd();
+    await chat.userBubbles().first().getByRole("button", { name: "Edit message" }).click();
+    await expect(chat.composer()).toHaveValue("[no-think] one");
+    await expect(chat.composer()).toBeFocused();
+    await chat.composer().fill("[no-think] one, edited");
+    await chat.composer().press("Enter");
+    await chat.waitForTurnEnd();
+    await expect(chat.userBubbles()).toHaveCount(1);
+    await expect(chat.userBubbles().first()).toContainText("one, edited");
+    await expect(chat.assistantBubbles()).toHaveCount(1);
+  });
+
+  test("Branch starts a new conversation with the history up to that message", async ({ page }) => {
+    await chat.send("[no-think] alpha");
+    await chat.waitForTurnEnd();
+    await chat.send("[no-think] beta");
+    await chat.waitForTurnEnd();
+    await chat.assistantBubbles().first().getByRole("button", { name: "Branch from here" }).click();
+    await expect(chat.userBubbles()).toHaveCount(1);
+    await expect(chat.assistantBubbles()).toHaveCount(1);
+    await expect(page.locator(".chat-title")).toContainText("(branch)");
+    const nav = page.getByRole("navigation", { name: "Conversations" });
+    await expect(nav.locator(".conversation-open")).toHaveCount(2);
+  });
+
+  test("Stop is offered in the bubble while it streams", async () => {
+    await chat.send("[long] go");
+    const stop = chat.lastAssistant().getByRole("button", { name: "Stop this answer" });
+    await expect(stop).toBeVisible();
+    await stop.click();
+    await expect(chat.lastAssistant().locator(".stopped-note")).toBeVisible();
+    await expect(stop).toHaveCount(0);
+  });
+
+  test("actions are reachable by keyboard, named, and at least 44 px", async ({ page }) => {
+    await chat.send("[no-think] hi");
+    await chat.waitForTurnEnd();
+    const actions = page.locator("article.bubble .actions button");
+    const count = await actions.count();
+    expect(count).toBeGreaterThanOrEqual(5);
+    for (let i = 0; i < count; i++) {
+      const b = actions.nth(i);
+      await expect(b).toHaveAttribute("aria-label", /\w/);
+      await b.focus();
+      await expect(b).toBeVisible();
+      const box = (await b.boundingBox())!;
+      expect(box.height).toBeGreaterThanOrEqual(44);
+      expect(box.width).toBeGreaterThanOrEqual(44);
+    }
+  });
+
+  test("the error state: a red border, the message and Retry", async () => {
+    await chat.send("[500]");
+    await chat.waitForTurnEnd();
+    const bubble = chat.lastAssistant();
+    await expect(bubble).toHaveClass(/error/);
+    const border = await bubble.locator(".bubble-main").evaluate((el) => getComputedStyle(el).borderTopColor);
+    const [r, g, b] = border.match(/\d+/g)!.map(Number);
+    expect(r).toBeGreaterThan(g + 60);
+    expect(r).toBeGreaterThan(b + 60);
+    await expect(bubble.locator(".error-message")).toContainText("500");
+    await expect(bubble.getByRole("button", { name: "Retry" })).toBeVisible();
+  });
+
+  test("RTL: under an RTL document the layout is mirrored; Arabic text reads right inside an LTR page", async ({ page }) => {
+    await chat.send("مرحبا، كيف حالك؟ [no-think]");
+    await chat.waitForTurnEnd();
+    const ltrUser = (await chat.userBubbles().first().locator(".bubble-body").boundingBox())!;
+    const direction = await chat.userBubbles().first().locator(".bubble-body").evaluate((el) => getComputedStyle(el).direction);
+    expect(direction).toBe("rtl");
+    await page.evaluate(() => document.documentElement.setAttribute("dir", "rtl"));
+    const main = (await page.locator("ol.messages").boundingBox())!;
+    const rtlUser = (await chat.userBubbles().first().locator(".bubble-body").boundingBox())!;
+    const rtlAssistant = (await chat.lastAssistant().locator(".bubble-main").boundingBox())!;
+    expect(rtlUser.x - main.x).toBeLessThan(60);
+    expect(main.x + main.width - (rtlAssistant.x + rtlAssistant.width)).toBeLessThan(50);
+    expect(rtlUser.x).toBeLessThan(ltrUser.x);
+  });
+
+  test("Generating… and Done are announced politely, nothing per token", async ({ page }) => {
+    await page.evaluate(() => {
+      const region = document.querySelector("[role=status][aria-live=polite]")!;
+      (window as any).__heard = [];
+      new MutationObserver(() => (window as any).__heard.push(region.textContent)).observe(region, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
+    });
+    await chat.send("[long] many tokens");
+    await chat.waitForTurnEnd();
+    const heard: string[] = await page.evaluate(() => (window as any).__heard);
+    expect(heard.join(" | ")).toContain("Generating…");
+    expect(heard[heard.length - 1]).toBe("Done");
+    expect(heard.length).toBeLessThan(10);
+    expect(await page.locator("[aria-live]").count()).toBe(1);
+  });
+});
