@@ -1,5 +1,6 @@
 //! The one markdown renderer, and the only source of raw HTML in the app. Answers and thinking
-//! both go through it.
+//! both go through it: [`render`] for a finished text, [`IncrementalMarkdown`] while a text
+//! streams in.
 //!
 //! Model output is hostile input, so rendering is two independent layers:
 //! 1. [`writer`] turns pulldown-cmark events into HTML and chooses every element and attribute
@@ -12,10 +13,13 @@
 //!
 //! No `cfg` and no I/O: the same code runs on the server and in the browser.
 
+mod incremental;
 mod policy;
 mod writer;
 
 use pulldown_cmark::{Options, Parser};
+
+pub use incremental::{IncrementalMarkdown, RenderStats, Update};
 
 /// CommonMark plus the GitHub extensions models use: tables, strikethrough, task lists.
 /// Footnotes, heading attributes (`{#id}`), math and metadata blocks stay off: they add ids,
