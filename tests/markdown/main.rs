@@ -1,0 +1,8 @@
+//! The markdown renderer from the outside: XSS corpus, snapshots of ordinary markdown, and the
+//! incremental renderer. One test binary, so one link on a small machine.
+
+mod checker;
+mod incremental;
+mod samples;
+mod timing;
+mod xss;
