@@ -4,5 +4,6 @@
 mod checker;
 mod incremental;
 mod samples;
+mod snapshots;
 mod timing;
 mod xss;
