@@ -222,13 +222,13 @@ impl IncrementalMarkdown {
                 })
                 .collect();
             let mut events: Vec<(Event<'_>, Range<usize>)> = parser.collect();
+            self.stats.bytes_parsed += tail.len();
             if self.resolves_differently(&events, &tail_definitions) {
                 drop(events);
                 self.clear();
                 reset = true;
                 continue;
             }
-            self.stats.bytes_parsed += tail.len();
             self.stats.tail_renders += 1;
             self.has_definitions |= !tail_definitions.is_empty() || !self.definitions.is_empty();
 

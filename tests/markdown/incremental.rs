@@ -61,6 +61,7 @@ const TRICKY: &[&str] = &[
     "Foo\n#\n\nx\n",
     "Foo\n#x\nmore\n\nnext\n",
     "para\n| a | b |\n|---|---|\n| 1 | 2 |\n\nafter\n",
+    "foo\n| a |\n|--x\nmore\n\nend\n",
     "| a |\n|--|\nrow without pipes\n\npara\n",
     "| a | b |\n|---|---\n| 1 | 2 |\n| 3 | 4 |\n# h\n",
     "- a\n- b\n\n- c\n\nd\n\n1. x\n\n   y\n2. z\n\ne\n",
