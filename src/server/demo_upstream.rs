@@ -59,10 +59,13 @@ pub enum Scenario {
     Unauthorized,
     /// `[long-think]`: a long reasoning (taller than the block), then the answer.
     LongThink,
+    /// `[xss]`: every payload of the XSS corpus, split across deltas, as thinking and as answer.
+    Xss,
 }
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 17] = [
+    const TAGS: [(&'static str, Scenario); 18] = [
+        ("[xss]", Scenario::Xss),
         ("[long-think]", Scenario::LongThink),
         ("[401]", Scenario::Unauthorized),
         ("[no-think]", Scenario::NoThink),
@@ -202,6 +205,19 @@ pub fn script(prompt: &str) -> Script {
             Step::Raw(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" bad \xff\xfe bytes\"}}]}\n\n".to_vec()),
             Step::Answer(" After.".into()),
         ]),
+        Scenario::Xss => {
+            let payloads = xss_payloads();
+            let mut steps = Vec::new();
+            for p in &payloads {
+                steps.extend(thirds(p).into_iter().map(|piece| Step::Think(piece.to_string())));
+                steps.push(Step::Think("\n\n".into()));
+            }
+            for p in &payloads {
+                steps.extend(thirds(p).into_iter().map(|piece| Step::Answer(piece.to_string())));
+                steps.push(Step::Answer("\n\n".into()));
+            }
+            Script { fast: true, ..ok(steps) }
+        }
         Scenario::LongThink => {
             let steps: String = (1..=12)
                 .map(|i| format!("Step {i}: I check one more angle of the question and note what it changes.\n\n"))
@@ -225,6 +241,26 @@ pub fn script(prompt: &str) -> Script {
             Script { fast: true, ..ok(steps) }
         }
     }
+}
+
+/// The XSS corpus the renderer is tested on (records start with a `----8<---- label` line).
+fn xss_payloads() -> Vec<&'static str> {
+    const CORPUS: &str = include_str!("../../tests/fixtures/xss-payloads.txt");
+    CORPUS
+        .split("----8<---- ")
+        .filter_map(|record| record.split_once('\n').map(|(_, payload)| payload.trim_end_matches('\n')))
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// A text cut in three at character boundaries, so a payload arrives in several deltas.
+fn thirds(text: &str) -> Vec<&str> {
+    let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    if cuts.len() < 3 {
+        return vec![text];
+    }
+    let (a, b) = (cuts[cuts.len() / 3], cuts[2 * cuts.len() / 3]);
+    vec![&text[..a], &text[a..b], &text[b..]]
 }
 
 /// Splits text into token-sized pieces (a word with its leading space), as a model streams.
@@ -610,6 +646,25 @@ mod tests {
         };
         let last = String::from_utf8(last.to_vec()).unwrap();
         assert!(last.contains("\"usage\"") && last.ends_with("data: [DONE]\n\n"));
+    }
+
+    #[test]
+    fn the_xss_scenario_streams_the_whole_corpus_in_pieces() {
+        let payloads = xss_payloads();
+        assert!(payloads.len() >= 100);
+        assert_eq!(payloads[0], "<script>alert(1)</script>");
+        let script = script("[xss]");
+        let answer: String = script
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Answer(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(answer, payloads.iter().map(|p| format!("{p}\n\n")).collect::<String>());
+        assert_eq!(thirds("abcdef"), ["ab", "cd", "ef"]);
+        assert_eq!(thirds("日本語"), ["日", "本", "語"]);
     }
 
     #[test]

@@ -1,28 +1,60 @@
 //! Rendered markdown for a growing text. The only place the app writes raw HTML, and the HTML
 //! always comes from [`crate::markdown`].
+//!
+//! While the text streams, finished top-level blocks are appended to the DOM once and only the
+//! open tail is replaced; changes arrive at most once per animation frame.
 
+use leptos::html::Div;
 use leptos::prelude::*;
 
-use crate::markdown;
+use crate::markdown::{IncrementalMarkdown, Update};
 
-/// Renders `text` as sanitized markdown, once per change (changes arrive at most once per
-/// animation frame).
+/// Renders `text` as sanitized markdown.
 #[component]
 pub fn MarkdownView(
     /// The markdown source.
     #[prop(into)]
     text: Signal<String>,
+    /// True while `text` may still grow; when it turns false the text is rendered exactly.
+    #[prop(into)]
+    streaming: Signal<bool>,
     /// Extra classes for the container.
     #[prop(optional)]
     class: &'static str,
 ) -> impl IntoView {
-    let html = Memo::new(move |_| text.with(|t| markdown::render(t)));
+    let done = NodeRef::<Div>::new();
+    let tail = NodeRef::<Div>::new();
+    let renderer = StoredValue::new_local(IncrementalMarkdown::new());
+
+    Effect::new(move |_| {
+        let (Some(done_el), Some(tail_el)) = (done.get(), tail.get()) else { return };
+        let streaming = streaming.get();
+        text.with(|t| {
+            renderer.update_value(|md| {
+                let update = if streaming { md.update(t) } else { md.finish(t) };
+                match update {
+                    Update::Unchanged => return,
+                    Update::Appended { from } => {
+                        let added = &md.finished_html()[from..];
+                        if !added.is_empty() {
+                            let _ = done_el.insert_adjacent_html("beforeend", added);
+                        }
+                    }
+                    Update::Reset => done_el.set_inner_html(md.finished_html()),
+                }
+                tail_el.set_inner_html(md.tail_html());
+            });
+        });
+    });
+
     view! {
         <div
             class=format!("markdown {class}")
             dir="auto"
-            inner_html=move || html.get()
             on:click=move |ev| super::dom::copy_code_from_click(&ev)
-        ></div>
+        >
+            <div class="md-done" node_ref=done></div>
+            <div class="md-tail" node_ref=tail></div>
+        </div>
     }
 }

@@ -159,7 +159,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
             <Show when=move || waiting.get()>
                 <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div>
             </Show>
-            <MarkdownView text=answer class="answer"/>
+            <MarkdownView text=answer streaming=Signal::derive(move || phase.get().is_running()) class="answer"/>
             {move || fallback.get().map(|text| view! { <p class="fallback">{text}</p> })}
             {move || error.get().map(|e| view! { <p class="error-message">{e.message}</p> })}
             <Show when=move || phase.get() == TurnPhase::Stopped>

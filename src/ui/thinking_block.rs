@@ -139,7 +139,7 @@ pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
                     <Show when=move || kind.get() == ThinkingKind::Summary>
                         <p class="thinking-summary-note">"Summary of the model's reasoning"</p>
                     </Show>
-                    <MarkdownView text class="thinking-text"/>
+                    <MarkdownView text streaming=Signal::derive(move || turn.with(|t| t.phase.is_running())) class="thinking-text"/>
                 </div>
             </details>
         </Show>
