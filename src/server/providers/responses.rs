@@ -2,11 +2,19 @@
 //! that copy it (OpenRouter, DeepSeek, LM Studio, xAI, GitHub Copilot).
 //!
 //! Every event has a `type`; state is keyed by `output_index` because some servers change item
-//! ids on every event. A `reasoning` item becomes one block: its summary parts (kind `summary`,
-//! joined by a blank line) or its `reasoning_text` (kind `raw`); an item that ends with neither
-//! reasoned in encrypted form only (kind `redacted`). Items may close out of order (OpenRouter
-//! ends the reasoning item after the message). `response.completed` / `incomplete` end the turn,
+//! ids on every event. A `reasoning` item becomes one block: its summary parts joined by a blank
+//! line, or its `reasoning_text`. Items may close out of order (OpenRouter ends the reasoning
+//! item after the message). `response.completed` / `incomplete` end the turn,
 //! `response.failed` and `error` (nested or flat) fail it; `[DONE]` means nothing.
+//!
+//! The block's kind is fixed when it starts, and it starts when the reasoning item appears: the
+//! model then reasons silently, often for many seconds, before any summary (or none, when the
+//! reasoning stays encrypted), and the reader should see "Thinking…" and its true duration.
+//! An item that lists a `content` array (DeepSeek, LM Studio) streams raw `reasoning_text`
+//! right away: its block waits for that first part and is `raw`. Any other item is announced
+//! as `summary`, what Ponder asks for; an item of that kind that never shows text is a
+//! summary-less block, and a raw text in it keeps the announced kind (OpenRouter). A waiting
+//! item that ends with no text reasoned in encrypted form only: a `redacted` block.
 
 use std::collections::HashMap;
 
@@ -65,6 +73,8 @@ struct Event {
 struct ItemIn {
     #[serde(rename = "type", default)]
     kind: String,
+    #[serde(default)]
+    content: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -174,6 +184,7 @@ impl ResponsesFrames {
             return;
         }
         let item = self.items.entry(index).or_default();
+        let kind = item.announced.unwrap_or(kind);
         item.streamed = true;
         item.has_text = true;
         let text = if std::mem::take(&mut item.separate_next) {
@@ -242,12 +253,19 @@ impl FrameHandler for ResponsesFrames {
         let kind = parsed.kind.as_deref().or(event).unwrap_or("");
         match kind {
             "response.output_item.added" => {
-                let reasoning = parsed.item.is_some_and(|i| i.kind == "reasoning");
-                let item = self.items.entry(index).or_default();
-                *item = Item {
-                    reasoning,
-                    ..Item::default()
-                };
+                let item = parsed.item;
+                let reasoning = item.as_ref().is_some_and(|i| i.kind == "reasoning");
+                let raw_content = item.is_some_and(|i| i.content.is_some());
+                self.items.insert(
+                    index,
+                    Item {
+                        reasoning,
+                        ..Item::default()
+                    },
+                );
+                if reasoning && !raw_content {
+                    self.start_block(index, ThinkingKind::Summary, out);
+                }
             }
             "response.reasoning_summary_part.added" => {
                 self.start_block(index, ThinkingKind::Summary, out);
@@ -373,9 +391,28 @@ mod tests {
     }
 
     #[test]
-    fn an_item_with_no_readable_reasoning_is_a_redacted_block() {
+    fn a_reasoning_item_opens_its_block_as_soon_as_it_appears() {
         let out = parse(&[
-            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","encrypted_content":"x"}}),
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","summary":[],"encrypted_content":"x"}}),
+            json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
+        ]);
+        let summary = Piece::BlockStart {
+            kind: ThinkingKind::Summary,
+        };
+        assert_eq!(out, [summary.clone(), Piece::BlockEnd]);
+        // OpenRouter's raw text in such an item stays in its one block.
+        let out = parse(&[
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","summary":[]}}),
+            json!({"type":"response.content_part.added","output_index":0,"part":{"type":"reasoning_text"}}),
+            json!({"type":"response.reasoning_text.delta","output_index":0,"delta":"r"}),
+        ]);
+        assert_eq!(out, [summary, s("r")]);
+    }
+
+    #[test]
+    fn a_raw_capable_item_without_text_is_a_redacted_block() {
+        let out = parse(&[
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","content":[],"summary":[]}}),
             json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
         ]);
         assert_eq!(
@@ -392,7 +429,7 @@ mod tests {
     #[test]
     fn raw_reasoning_closed_after_the_message_does_not_close_anything_else() {
         let out = parse(&[
-            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning"}}),
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","content":[]}}),
             json!({"type":"response.content_part.added","output_index":0,"part":{"type":"reasoning_text"}}),
             json!({"type":"response.reasoning_text.delta","output_index":0,"delta":"r"}),
             json!({"type":"response.output_item.added","output_index":1,"item":{"type":"message"}}),
