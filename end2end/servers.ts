@@ -17,4 +17,14 @@ function server(port: number, env: Record<string, string> = {}): Server {
 export const SERVERS = {
   /** Default settings: OpenAI-compatible framing. */
   main: server(3100),
+  /** Anthropic Messages framing from the demo model, through the anthropic adapter. */
+  anthropic: server(3101, { PONDER_PROVIDER: "anthropic" }),
+  /** OpenAI Responses framing, through the responses adapter. */
+  responses: server(3102, { PONDER_PROVIDER: "responses" }),
+  /** Gemini streamGenerateContent (SSE), through the gemini adapter. */
+  gemini: server(3103, { PONDER_PROVIDER: "gemini" }),
+  /** Ollama's native NDJSON /api/chat, through the ollama adapter. */
+  ollama: server(3104, { PONDER_PROVIDER: "ollama" }),
+  /** OpenAI framing for a model whose chat template opens <think> itself. */
+  thinkStart: server(3105, { PONDER_THINK_START: "true" }),
 };

@@ -465,12 +465,10 @@ fn problems(case: &Case, events: &[TurnEvent]) -> Vec<String> {
                 open = Some(*block);
                 next += 1;
             }
-            TurnEvent::Thinking { block, text } => {
-                if open != Some(*block) || text.is_empty() {
-                    bad.push(format!(
-                        "{name}: thinking for {block} while {open:?} is open"
-                    ));
-                }
+            TurnEvent::Thinking { block, text } if open != Some(*block) || text.is_empty() => {
+                bad.push(format!(
+                    "{name}: thinking for {block} while {open:?} is open"
+                ));
             }
             TurnEvent::ThinkingEnd { block, duration_ms } => {
                 if open != Some(*block) || duration_ms.is_none() {
@@ -478,10 +476,8 @@ fn problems(case: &Case, events: &[TurnEvent]) -> Vec<String> {
                 }
                 open = None;
             }
-            TurnEvent::Delta { text } => {
-                if open.is_some() || text.is_empty() {
-                    bad.push(format!("{name}: delta inside block {open:?}"));
-                }
+            TurnEvent::Delta { text } if open.is_some() || text.is_empty() => {
+                bad.push(format!("{name}: delta inside block {open:?}"));
             }
             TurnEvent::Reclassify { block } if open != Some(*block) => {
                 bad.push(format!(

@@ -336,7 +336,13 @@ async fn gemini_json_array_and_sse_framings_parse_alike() {
 #[tokio::test]
 async fn the_demo_refuses_requests_the_real_servers_refuse() {
     let http = reqwest::Client::new();
-    let cases: [(&str, &str, serde_json::Value, &[(&str, &str)]); 5] = [
+    type Refused = (
+        &'static str,
+        &'static str,
+        serde_json::Value,
+        &'static [(&'static str, &'static str)],
+    );
+    let cases: [Refused; 5] = [
         (
             "openai",
             "/chat/completions",

@@ -390,18 +390,10 @@ async fn stats_handler(State(state): State<DemoState>) -> Json<Value> {
 
 /// The text of the last user message, wherever the provider's request keeps it.
 fn last_user_message(provider: ProviderKind, body: &Value) -> String {
-    let (list, role, text_of): (&str, &str, fn(&Value) -> Option<String>) = match provider {
-        ProviderKind::Responses => ("input", "user", content_text),
-        ProviderKind::Gemini => ("contents", "user", |m| {
-            let parts = m.get("parts")?.as_array()?;
-            Some(
-                parts
-                    .iter()
-                    .filter_map(|p| p.get("text")?.as_str())
-                    .collect(),
-            )
-        }),
-        _ => ("messages", "user", content_text),
+    let list = match provider {
+        ProviderKind::Responses => "input",
+        ProviderKind::Gemini => "contents",
+        _ => "messages",
     };
     if let Some(text) = body.get(list).and_then(Value::as_str) {
         return text.to_string();
@@ -411,15 +403,15 @@ fn last_user_message(provider: ProviderKind, body: &Value) -> String {
         .and_then(|msgs| {
             msgs.iter()
                 .rev()
-                .find(|m| m.get("role").and_then(Value::as_str) == Some(role))
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
         })
-        .and_then(text_of)
+        .and_then(content_text)
         .unwrap_or_default()
 }
 
-/// A message's `content`: a string, or the text of its parts.
+/// A message's `content` (Gemini: `parts`): a string, or the text of its parts.
 fn content_text(message: &Value) -> Option<String> {
-    match message.get("content")? {
+    match message.get("content").or_else(|| message.get("parts"))? {
         Value::String(s) => Some(s.clone()),
         Value::Array(parts) => Some(
             parts

@@ -65,7 +65,7 @@ fn split_responses(text: &str) -> Vec<Vec<&str>> {
                 changed
             }
         };
-        let fresh = out.last().map_or(true, |r| starts && !r.is_empty());
+        let fresh = out.last().is_none_or(|r| starts && !r.is_empty());
         if fresh {
             out.push(Vec::new());
         }

@@ -270,10 +270,8 @@ impl FrameHandler for MessagesFrames {
                     self.block_delta(index, delta, out);
                 }
             }
-            "content_block_stop" => {
-                if self.blocks.get(&index) == Some(&BlockKind::Thinking) {
-                    out.push(Piece::BlockEnd);
-                }
+            "content_block_stop" if self.blocks.get(&index) == Some(&BlockKind::Thinking) => {
+                out.push(Piece::BlockEnd);
             }
             "message_delta" => {
                 if let Some(reason) = parsed.delta.and_then(|d| d.stop_reason) {

@@ -238,7 +238,7 @@ pub fn retryable_error(error: &Value) -> bool {
 
 /// The HTTP rule: 408, 429 and 5xx may pass on a later try; other 4xx will not.
 pub fn is_retryable_status(status: u64) -> bool {
-    status == 408 || status == 429 || status >= 500 || status < 400
+    status == 408 || status == 429 || !(400..500).contains(&status)
 }
 
 /// The error piece for an in-stream error object (`{"message":…}` or a bare string).
