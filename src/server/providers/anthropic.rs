@@ -290,10 +290,7 @@ impl FrameHandler for MessagesFrames {
             }
             "error" => {
                 let error = parsed.error.unwrap_or(Value::Null);
-                out.push(super::error_piece(
-                    &error,
-                    "the model server reported an error",
-                ));
+                out.push(super::error_piece(&error));
                 self.done = true;
             }
             _ => {}
@@ -304,14 +301,9 @@ impl FrameHandler for MessagesFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::providers::WireParser;
 
     fn parse(body: &str) -> Vec<Piece> {
-        let mut p = MessagesParser::default();
-        let mut out = Vec::new();
-        p.feed(body.as_bytes(), &mut out);
-        p.finish(&mut out);
-        out
+        crate::server::providers::parse_whole(MessagesParser::default(), body.as_bytes())
     }
 
     fn frame(event: &str, data: &str) -> String {

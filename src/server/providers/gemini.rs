@@ -166,10 +166,7 @@ impl GeminiChunks {
             }
         };
         if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
-            out.push(super::error_piece(
-                &error,
-                "the model server reported an error",
-            ));
+            out.push(super::error_piece(&error));
             self.done = true;
             return;
         }

@@ -242,14 +242,14 @@ pub fn is_retryable_status(status: u64) -> bool {
 }
 
 /// The error piece for an in-stream error object (`{"message":…}` or a bare string).
-pub(crate) fn error_piece(error: &Value, fallback: &str) -> Piece {
+pub(crate) fn error_piece(error: &Value) -> Piece {
     let message = error
         .get("message")
         .and_then(Value::as_str)
         .or_else(|| error.as_str())
         .filter(|m| !m.trim().is_empty())
         .map(shorten)
-        .unwrap_or_else(|| fallback.to_string());
+        .unwrap_or_else(|| "no details given".to_string());
     Piece::Error {
         message: format!("The model server reported an error: {message}"),
         retryable: retryable_error(error),
@@ -279,6 +279,15 @@ pub fn error_message_from_body(body: &str) -> String {
     });
     let text = from_json.unwrap_or_else(|| body.trim().to_string());
     shorten(&text)
+}
+
+/// Feeds `body` whole to `parser` and returns every piece, for the parsers' unit tests.
+#[cfg(test)]
+pub(crate) fn parse_whole(mut parser: impl WireParser, body: &[u8]) -> Vec<Piece> {
+    let mut out = Vec::new();
+    parser.feed(body, &mut out);
+    parser.finish(&mut out);
+    out
 }
 
 #[cfg(test)]

@@ -82,10 +82,7 @@ impl LineHandler for OllamaLines {
             }
         };
         if let Some(error) = parsed.error.filter(|e| !e.is_null()) {
-            out.push(super::error_piece(
-                &error,
-                "the model server reported an error",
-            ));
+            out.push(super::error_piece(&error));
             self.done = true;
             return;
         }
@@ -120,14 +117,9 @@ impl LineHandler for OllamaLines {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::providers::WireParser;
 
     fn parse(body: &str) -> Vec<Piece> {
-        let mut p = OllamaParser::default();
-        let mut out = Vec::new();
-        p.feed(body.as_bytes(), &mut out);
-        p.finish(&mut out);
-        out
+        crate::server::providers::parse_whole(OllamaParser::default(), body.as_bytes())
     }
 
     #[test]

@@ -303,10 +303,7 @@ impl FrameHandler for ChatFrames {
         });
         match chunk.error.filter(|e| !e.is_null()).or(vllm_error) {
             Some(error) => {
-                out.push(super::error_piece(
-                    &error,
-                    "the model server reported an error",
-                ));
+                out.push(super::error_piece(&error));
             }
             None if event == Some("error") => out.push(Piece::Error {
                 message: "The model server reported an error.".into(),
@@ -320,14 +317,9 @@ impl FrameHandler for ChatFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::providers::WireParser;
 
     fn parse(body: &str) -> Vec<Piece> {
-        let mut p = ChatCompletionsParser::default();
-        let mut out = Vec::new();
-        p.feed(body.as_bytes(), &mut out);
-        p.finish(&mut out);
-        out
+        crate::server::providers::parse_whole(ChatCompletionsParser::default(), body.as_bytes())
     }
 
     fn raw(t: &str) -> Piece {

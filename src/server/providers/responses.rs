@@ -314,7 +314,7 @@ impl FrameHandler for ResponsesFrames {
             }
             "response.failed" => {
                 let error = parsed.response.and_then(|r| r.error).unwrap_or(Value::Null);
-                out.push(super::error_piece(&error, "the response failed"));
+                out.push(super::error_piece(&error));
                 self.done = true;
             }
             "error" => {
@@ -322,10 +322,7 @@ impl FrameHandler for ResponsesFrames {
                     Some(nested) if nested.is_object() => nested,
                     _ => json!({"message": parsed.message, "code": parsed.code}),
                 };
-                out.push(super::error_piece(
-                    &error,
-                    "the model server reported an error",
-                ));
+                out.push(super::error_piece(&error));
                 self.done = true;
             }
             _ => {}
@@ -336,15 +333,10 @@ impl FrameHandler for ResponsesFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::providers::WireParser;
 
     fn parse(events: &[Value]) -> Vec<Piece> {
         let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
-        let mut p = ResponsesParser::default();
-        let mut out = Vec::new();
-        p.feed(body.as_bytes(), &mut out);
-        p.finish(&mut out);
-        out
+        crate::server::providers::parse_whole(ResponsesParser::default(), body.as_bytes())
     }
 
     fn s(t: &str) -> Piece {
