@@ -88,13 +88,67 @@ struct Delta {
     content: Option<Content>,
 }
 
-/// `content` is a string, or (Mistral) an array of typed parts, sometimes in the same stream.
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// `content` (and a Mistral thinking part's `thinking`) is a string, or an array of typed
+/// parts, sometimes both in the same stream; anything else is ignored. Read by hand rather than
+/// as an untagged enum, which would buffer every value before trying each shape.
 enum Content {
     Text(String),
     Parts(Vec<ContentPart>),
-    Other(serde::de::IgnoredAny),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor;
+        impl<'de> serde::de::Visitor<'de> for ContentVisitor {
+            type Value = Content;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or an array of content parts")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Content, E> {
+                Ok(Content::Text(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Content, E> {
+                Ok(Content::Text(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Content, A::Error> {
+                let mut parts = Vec::new();
+                while let Some(part) = seq.next_element()? {
+                    parts.push(part);
+                }
+                Ok(Content::Parts(parts))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Content, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Content::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+        }
+        deserializer.deserialize_any(ContentVisitor)
+    }
 }
 
 #[derive(Deserialize)]
@@ -104,15 +158,7 @@ struct ContentPart {
     #[serde(default)]
     text: Option<String>,
     #[serde(default)]
-    thinking: Option<Thinking>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Thinking {
-    Text(String),
-    Parts(Vec<ContentPart>),
-    Other(serde::de::IgnoredAny),
+    thinking: Option<Content>,
 }
 
 /// One OpenRouter `reasoning_details` element.
@@ -235,7 +281,7 @@ impl ChatFrames {
         match delta.content {
             Some(Content::Text(text)) => self.answer(text, out),
             Some(Content::Parts(parts)) => self.parts(parts, out),
-            Some(Content::Other(_)) | None => {}
+            Some(Content::Other) | None => {}
         }
     }
 
@@ -249,15 +295,15 @@ impl ChatFrames {
         }
     }
 
-    fn thinking(&mut self, thinking: Thinking, out: &mut Vec<Piece>) {
+    fn thinking(&mut self, thinking: Content, out: &mut Vec<Piece>) {
         match thinking {
-            Thinking::Text(text) => self.reasoning(text, ThinkingKind::Raw, out),
-            Thinking::Parts(parts) => {
+            Content::Text(text) => self.reasoning(text, ThinkingKind::Raw, out),
+            Content::Parts(parts) => {
                 for part in parts {
                     self.reasoning(part.text.unwrap_or_default(), ThinkingKind::Raw, out);
                 }
             }
-            Thinking::Other(_) => {}
+            Content::Other => {}
         }
     }
 }
