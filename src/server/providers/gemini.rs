@@ -11,7 +11,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{FrameHandler, Piece, UpstreamRequest, WireParser};
+use super::{Piece, UpstreamRequest, WireParser};
 use crate::api::sse::{SseDecoder, SseFrame};
 use crate::domain::{ChatMessage, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
@@ -223,16 +223,6 @@ impl GeminiChunks {
             }
             out.push(Piece::Finish(finish_reason(&reason)));
         }
-    }
-}
-
-impl FrameHandler for GeminiChunks {
-    fn is_over(&self) -> bool {
-        self.done
-    }
-
-    fn on_frame(&mut self, _event: Option<&str>, data: &str, out: &mut Vec<Piece>) {
-        self.on_json(data, out);
     }
 }
 

@@ -136,7 +136,6 @@ impl<H: FrameHandler> Sse<H> {
                 self.handler.on_frame(frame.event.as_deref(), data, out);
             }
         }
-        self.frames.clear();
     }
 }
 
