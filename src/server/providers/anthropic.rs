@@ -355,6 +355,60 @@ mod tests {
     }
 
     #[test]
+    fn several_thinking_blocks_in_one_message_are_separate_blocks() {
+        let start = |i: u32, block: &str| {
+            frame(
+                "content_block_start",
+                &format!(r#"{{"type":"content_block_start","index":{i},"content_block":{block}}}"#),
+            )
+        };
+        let thinking = |i: u32, t: &str| {
+            frame(
+                "content_block_delta",
+                &format!(
+                    r#"{{"type":"content_block_delta","index":{i},"delta":{{"type":"thinking_delta","thinking":"{t}"}}}}"#
+                ),
+            )
+        };
+        let stop = |i: u32| {
+            frame(
+                "content_block_stop",
+                &format!(r#"{{"type":"content_block_stop","index":{i}}}"#),
+            )
+        };
+        let body = [
+            start(0, r#"{"type":"thinking","thinking":""}"#),
+            thinking(0, "a"),
+            stop(0),
+            start(1, r#"{"type":"server_tool_use","id":"t","name":"web_search","input":{}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{}"}}"#),
+            stop(1),
+            start(2, r#"{"type":"thinking","thinking":""}"#),
+            thinking(2, "b"),
+            stop(2),
+        ]
+        .concat();
+        let open = Piece::BlockStart {
+            kind: ThinkingKind::Raw,
+        };
+        let r = |t: &str| Piece::Reasoning {
+            text: t.into(),
+            kind: ThinkingKind::Raw,
+        };
+        assert_eq!(
+            parse(&body),
+            [
+                open.clone(),
+                r("a"),
+                Piece::BlockEnd,
+                open,
+                r("b"),
+                Piece::BlockEnd
+            ]
+        );
+    }
+
+    #[test]
     fn redacted_blocks_start_and_end_without_text() {
         let body = [
             frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"opaque"}}"#),
