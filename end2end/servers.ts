@@ -23,4 +23,14 @@ export const SERVERS = {
   noThinking: server(3120, { PONDER_STREAM_THINKING: "0" }),
   /** The whole app under /ponder/, as behind a reverse proxy's subpath. */
   basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),
+  /** Anthropic Messages framing from the demo model, through the anthropic adapter. */
+  anthropic: server(3101, { PONDER_PROVIDER: "anthropic" }),
+  /** OpenAI Responses framing, through the responses adapter. */
+  responses: server(3102, { PONDER_PROVIDER: "responses" }),
+  /** Gemini streamGenerateContent (SSE), through the gemini adapter. */
+  gemini: server(3103, { PONDER_PROVIDER: "gemini" }),
+  /** Ollama's native NDJSON /api/chat, through the ollama adapter. */
+  ollama: server(3104, { PONDER_PROVIDER: "ollama" }),
+  /** OpenAI framing for a model whose chat template opens <think> itself. */
+  thinkStart: server(3105, { PONDER_THINK_START: "true" }),
 };

@@ -55,8 +55,9 @@ pub struct DemoConfig {
 #[derive(Clone, PartialEq)]
 pub struct Config {
     pub provider: ProviderKind,
-    /// Base URL of the upstream API (ends in `/v1` for OpenAI-compatible servers). `None` runs
-    /// the built-in demo model.
+    /// Base URL of the upstream API: ends in `/v1` for OpenAI-compatible servers, Anthropic and
+    /// Responses, in `/v1beta` for Gemini, and is the server root for Ollama's native API.
+    /// `None` runs the built-in demo model.
     pub upstream_url: Option<String>,
     pub api_key: Option<String>,
     pub model: String,
@@ -66,7 +67,7 @@ pub struct Config {
     /// The model's chat template opens `<think>` itself: treat the reply as reasoning until
     /// `</think>`.
     pub think_start: bool,
-    /// Extended-thinking budget requested from Anthropic.
+    /// Extended-thinking budget requested from Anthropic (kept below the output limit).
     pub thinking_budget: u32,
     pub connect_timeout: Duration,
     pub first_byte_timeout: Duration,

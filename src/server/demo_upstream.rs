@@ -1,17 +1,23 @@
-//! The built-in demo model: a real OpenAI-compatible streaming HTTP server, deterministic and
-//! paced like a model producing tokens. `make run` uses it when no upstream is configured, and
-//! every test talks to it over real HTTP.
+//! The built-in demo model: a real streaming HTTP server, deterministic and paced like a model
+//! producing tokens. `make run` uses it when no upstream is configured, and every test talks to
+//! it over real HTTP.
 //!
-//! A tag in the last user message picks a scenario (see [`Scenario`] and the README).
+//! A tag in the last user message picks a scenario (see [`Scenario`] and the README). Each
+//! scenario is a [`Script`], rendered in the wire format of every provider Ponder speaks:
+//! OpenAI Chat Completions (`POST /v1/chat/completions`), Anthropic Messages (`/v1/messages`),
+//! OpenAI Responses (`/v1/responses`), Gemini (`/v1beta/models/{model}:streamGenerateContent`,
+//! SSE with `alt=sse`, a JSON array without) and Ollama (`/api/chat`, NDJSON). Like the real
+//! servers, each endpoint refuses a request missing what it requires with a 400.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::StatusCode;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -19,6 +25,8 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::config::{DemoConfig, ProviderKind};
+
+mod framing;
 
 /// What the demo model does for one request, chosen by a tag in the last user message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,10 +69,18 @@ pub enum Scenario {
     LongThink,
     /// `[xss]`: every payload of the XSS corpus, split across deltas, as thinking and as answer.
     Xss,
+    /// `[think-tags]`: reasoning inline in the answer text as `<think>…</think>`, the tags
+    /// split across chunks.
+    ThinkTags,
+    /// `[think-open]`: inline reasoning whose `<think>` the chat template opened, so only
+    /// `</think>` arrives.
+    ThinkOpen,
+    /// `[redacted]`: reasons without readable text (encrypted or withheld), then answers.
+    Redacted,
 }
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 18] = [
+    const TAGS: [(&'static str, Scenario); 21] = [
         ("[xss]", Scenario::Xss),
         ("[long-think]", Scenario::LongThink),
         ("[401]", Scenario::Unauthorized),
@@ -83,6 +99,9 @@ impl Scenario {
         ("[garbage]", Scenario::Garbage),
         ("[bad-utf8]", Scenario::BadUtf8),
         ("[big]", Scenario::Big),
+        ("[think-tags]", Scenario::ThinkTags),
+        ("[think-open]", Scenario::ThinkOpen),
+        ("[redacted]", Scenario::Redacted),
     ];
 
     /// The scenario a prompt asks for; the first tag found wins.
@@ -103,6 +122,10 @@ pub enum Step {
     Think(String),
     Answer(String),
     Pause(Duration),
+    /// Reasoning the provider does not show (encrypted, withheld), lasting this long.
+    Hidden(Duration),
+    /// Answer text given as bytes that may not be UTF-8, inside the provider's chunk shape.
+    AnswerBytes(Vec<u8>),
     /// Bytes written as they are, outside any chunk shape.
     Raw(Vec<u8>),
     /// An in-stream error payload.
@@ -202,7 +225,7 @@ pub fn script(prompt: &str) -> Script {
         ]),
         Scenario::BadUtf8 => ok(vec![
             Step::Answer("Before the bad bytes.".into()),
-            Step::Raw(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" bad \xff\xfe bytes\"}}]}\n\n".to_vec()),
+            Step::AnswerBytes(b" bad \xff\xfe bytes".to_vec()),
             Step::Answer(" After.".into()),
         ]),
         Scenario::Xss => {
@@ -224,6 +247,9 @@ pub fn script(prompt: &str) -> Script {
                 .collect();
             ok(vec![Step::Think(format!("{THINKING}\n\n{steps}")), answer()])
         }
+        Scenario::ThinkTags => ok(inline_think(&["<thi", "nk>\n"])),
+        Scenario::ThinkOpen => ok(inline_think(&[])),
+        Scenario::Redacted => ok(vec![Step::Hidden(Duration::from_millis(1200)), answer()]),
         Scenario::Unauthorized => Script {
             status: 401,
             error_body: Some(r#"{"error":{"message":"Incorrect API key provided: {key}","type":"invalid_request_error"}}"#.into()),
@@ -263,6 +289,20 @@ fn thirds(text: &str) -> Vec<&str> {
     vec![&text[..a], &text[a..b], &text[b..]]
 }
 
+/// The default reply with its reasoning written inline in the answer text, after `open` (the
+/// opening tag, split in two, or nothing when the template opened it), closed by a split
+/// `</think>`.
+fn inline_think(open: &[&str]) -> Vec<Step> {
+    let mut steps: Vec<Step> = open.iter().map(|t| Step::Answer(t.to_string())).collect();
+    steps.extend([
+        Step::Answer(THINKING.into()),
+        Step::Answer("</th".into()),
+        Step::Answer("ink>\n\n".into()),
+        Step::Answer(ANSWER.into()),
+    ]);
+    steps
+}
+
 /// Splits text into token-sized pieces (a word with its leading space), as a model streams.
 pub fn tokens(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
@@ -291,80 +331,14 @@ pub enum Emit {
     Stall,
 }
 
-fn openai_chunk(delta: Value, finish: Option<&str>) -> Bytes {
-    let chunk = json!({
-        "id": "chatcmpl-demo",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": "ponder-demo",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    });
-    Bytes::from(format!("data: {chunk}\n\n"))
-}
-
 /// Renders a script as an OpenAI Chat Completions stream.
 pub fn render_openai(script: &Script) -> Vec<Emit> {
-    if script.steps.first() == Some(&Step::Stall) {
-        return vec![Emit::Stall];
-    }
-    let mut out = vec![Emit::Chunk(openai_chunk(
-        json!({"role": "assistant", "content": ""}),
-        None,
-    ))];
-    let mut reasoning_chars = 0;
-    let mut answer_chars = 0;
-    for step in &script.steps {
-        match step {
-            Step::Think(text) => {
-                reasoning_chars += text.len();
-                for t in tokens(text) {
-                    out.push(Emit::Chunk(openai_chunk(
-                        json!({"reasoning_content": t}),
-                        None,
-                    )));
-                }
-            }
-            Step::Answer(text) => {
-                answer_chars += text.len();
-                if script.fast {
-                    out.push(Emit::Chunk(openai_chunk(json!({"content": text}), None)));
-                } else {
-                    for t in tokens(text) {
-                        out.push(Emit::Chunk(openai_chunk(json!({"content": t}), None)));
-                    }
-                }
-            }
-            Step::Pause(d) => out.push(Emit::Pause(*d)),
-            Step::Raw(bytes) => out.push(Emit::Chunk(Bytes::from(bytes.clone()))),
-            Step::ErrorPayload(message) => {
-                let err = json!({"error": {"message": message, "type": "server_error"}});
-                out.push(Emit::Chunk(Bytes::from(format!("data: {err}\n\n"))));
-                return out;
-            }
-            Step::Cut => {
-                out.push(Emit::Cut);
-                return out;
-            }
-            Step::Stall => {
-                out.push(Emit::Stall);
-                return out;
-            }
-        }
-    }
-    out.push(Emit::Chunk(openai_chunk(json!({}), Some(script.finish))));
-    let usage = json!({
-        "id": "chatcmpl-demo", "object": "chat.completion.chunk", "created": 0, "model": "ponder-demo",
-        "choices": [],
-        "usage": {
-            "prompt_tokens": 12,
-            "completion_tokens": (reasoning_chars + answer_chars) / 4,
-            "completion_tokens_details": {"reasoning_tokens": reasoning_chars / 4},
-        },
-    });
-    out.push(Emit::Chunk(Bytes::from(format!(
-        "data: {usage}\n\ndata: [DONE]\n\n"
-    ))));
-    out
+    framing::render(ProviderKind::OpenAi, script, true)
+}
+
+/// Renders a script as `provider` streams it (Gemini as SSE when `sse`, else a JSON array).
+pub fn render(provider: ProviderKind, script: &Script, sse: bool) -> Vec<Emit> {
+    framing::render(provider, script, sse)
 }
 
 /// Splits a chunk holding a multi-byte character into two writes in the middle of it.
@@ -409,6 +383,10 @@ pub fn router(config: &DemoConfig) -> (Router, Arc<DemoStats>) {
     };
     let router = Router::new()
         .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/messages", post(messages))
+        .route("/v1/responses", post(responses))
+        .route("/v1beta/models/{model_action}", post(gemini))
+        .route("/api/chat", post(ollama_chat))
         .route("/v1/models", get(models))
         .route("/demo/stats", get(stats_handler))
         .route("/", get(|| async { "ponder demo model\n" }))
@@ -429,16 +407,15 @@ pub async fn spawn(config: &DemoConfig) -> std::io::Result<SocketAddr> {
     Ok(addr)
 }
 
-/// The base URL a provider adapter should use to reach the demo at `addr`.
+/// The base URL a provider adapter should use to reach the demo at `addr`: what an operator
+/// would set as `PONDER_UPSTREAM_URL` for the real service.
 pub fn base_url(provider: ProviderKind, addr: SocketAddr) -> String {
     match provider {
-        ProviderKind::OpenAi
-        | ProviderKind::Anthropic
-        | ProviderKind::Responses
-        | ProviderKind::Gemini
-        | ProviderKind::Ollama => {
+        ProviderKind::OpenAi | ProviderKind::Anthropic | ProviderKind::Responses => {
             format!("http://{addr}/v1")
         }
+        ProviderKind::Gemini => format!("http://{addr}/v1beta"),
+        ProviderKind::Ollama => format!("http://{addr}"),
     }
 }
 
@@ -456,58 +433,174 @@ async fn stats_handler(State(state): State<DemoState>) -> Json<Value> {
     }))
 }
 
-fn last_user_message(body: &Value) -> String {
-    body.get("messages")
+/// The text of the last user message, wherever the provider's request keeps it.
+fn last_user_message(provider: ProviderKind, body: &Value) -> String {
+    let list = match provider {
+        ProviderKind::Responses => "input",
+        ProviderKind::Gemini => "contents",
+        _ => "messages",
+    };
+    if let Some(text) = body.get(list).and_then(Value::as_str) {
+        return text.to_string();
+    }
+    body.get(list)
         .and_then(Value::as_array)
         .and_then(|msgs| {
             msgs.iter()
                 .rev()
                 .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
         })
-        .and_then(|m| m.get("content"))
-        .map(|c| match c {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
+        .and_then(content_text)
         .unwrap_or_default()
 }
 
-async fn chat_completions(
-    State(state): State<DemoState>,
-    headers: axum::http::HeaderMap,
-    body: Bytes,
-) -> Response {
-    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        return (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"error": {"message": "body is not JSON"}})),
-        )
-            .into_response();
+/// A message's `content` (Gemini: `parts`): a string, or the text of its parts.
+fn content_text(message: &Value) -> Option<String> {
+    match message.get("content").or_else(|| message.get("parts"))? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect(),
+        ),
+        other => Some(other.to_string()),
+    }
+}
+
+/// What each real server refuses with a 400, so a wrong request fails here as it would there.
+fn validate(provider: ProviderKind, headers: &HeaderMap, body: &Value) -> Result<(), String> {
+    let array = |key: &str| {
+        body.get(key)
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
     };
-    let prompt = last_user_message(&request);
+    let streaming = body.get("stream").and_then(Value::as_bool) == Some(true);
+    match provider {
+        ProviderKind::OpenAi | ProviderKind::Ollama => {
+            if !array("messages") {
+                return Err("messages: a non-empty array is required".into());
+            }
+            if !streaming {
+                return Err("this demo only streams: set stream to true".into());
+            }
+        }
+        ProviderKind::Anthropic => {
+            if !headers.contains_key("anthropic-version") {
+                return Err("anthropic-version: header is required".into());
+            }
+            let Some(max_tokens) = body.get("max_tokens").and_then(Value::as_u64) else {
+                return Err("max_tokens: Field required".into());
+            };
+            if !array("messages") || !streaming {
+                return Err("messages and stream: true are required".into());
+            }
+            if let Some(thinking) = body.get("thinking") {
+                let budget = thinking
+                    .get("budget_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                if thinking.get("type").and_then(Value::as_str) == Some("enabled")
+                    && !(1024..max_tokens).contains(&budget)
+                {
+                    return Err(
+                        "thinking.budget_tokens: must be ≥ 1024 and less than max_tokens".into(),
+                    );
+                }
+            }
+        }
+        ProviderKind::Responses => {
+            if !(array("input") || body.get("input").is_some_and(Value::is_string)) || !streaming {
+                return Err("input and stream: true are required".into());
+            }
+        }
+        ProviderKind::Gemini => {
+            if !array("contents") {
+                return Err("contents is not specified".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An error body in the provider's own shape.
+fn error_body(provider: ProviderKind, status: u16, message: &str, kind: &str) -> Value {
+    match provider {
+        ProviderKind::Anthropic => {
+            json!({"type": "error", "error": {"type": kind, "message": message}})
+        }
+        ProviderKind::Gemini => {
+            json!({"error": {"code": status, "message": message, "status": kind.to_ascii_uppercase()}})
+        }
+        ProviderKind::Ollama => json!({"error": message}),
+        ProviderKind::OpenAi | ProviderKind::Responses => {
+            json!({"error": {"message": message, "type": kind}})
+        }
+    }
+}
+
+/// The API key a request carried, in whichever header its provider uses.
+fn api_key(headers: &HeaderMap) -> String {
+    ["authorization", "x-api-key", "x-goog-api-key"]
+        .iter()
+        .find_map(|name| headers.get(*name).and_then(|v| v.to_str().ok()))
+        .map(|v| v.trim_start_matches("Bearer ").to_string())
+        .unwrap_or_default()
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(
+        "content-type",
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// One streamed reply of the demo in `provider`'s format.
+fn reply(
+    provider: ProviderKind,
+    state: &DemoState,
+    headers: &HeaderMap,
+    body: &[u8],
+    sse: bool,
+) -> Response {
+    let request = match serde_json::from_slice::<Value>(body) {
+        Ok(request) => request,
+        Err(_) => {
+            let error = error_body(provider, 400, "body is not JSON", "invalid_request_error");
+            return json_response(StatusCode::BAD_REQUEST, &error);
+        }
+    };
+    if let Err(message) = validate(provider, headers, &request) {
+        let error = error_body(provider, 400, &message, "invalid_request_error");
+        return json_response(StatusCode::BAD_REQUEST, &error);
+    }
+    let prompt = last_user_message(provider, &request);
     let script = script(&prompt);
     if script.status != 200 {
-        let mut response = (
-            StatusCode::from_u16(script.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            script
-                .error_body
-                .clone()
-                .unwrap_or_default()
-                .replace("{key}", &bearer(&headers)),
-        )
-            .into_response();
+        let status =
+            StatusCode::from_u16(script.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let said: Value = script
+            .error_body
+            .as_deref()
+            .and_then(|b| serde_json::from_str(b).ok())
+            .unwrap_or_default();
+        let message = said["error"]["message"]
+            .as_str()
+            .unwrap_or("error")
+            .replace("{key}", &api_key(headers));
+        let kind = said["error"]["type"].as_str().unwrap_or("api_error");
+        let mut response =
+            json_response(status, &error_body(provider, script.status, &message, kind));
         if script.status == 429 {
             response
                 .headers_mut()
                 .insert("retry-after", axum::http::HeaderValue::from_static("7"));
         }
-        response.headers_mut().insert(
-            "content-type",
-            axum::http::HeaderValue::from_static("application/json"),
-        );
         return response;
     }
-    let mut emits = render_openai(&script);
+    let mut emits = render(provider, &script, sse);
     if Scenario::from_prompt(&prompt) == Scenario::Utf8Split {
         emits = split_multibyte(emits);
     }
@@ -516,15 +609,53 @@ async fn chat_completions(
     } else {
         state.delay
     };
-    stream_response(emits, delay, state.stats.clone(), "text/event-stream")
+    let content_type = match provider {
+        ProviderKind::Ollama => "application/x-ndjson",
+        ProviderKind::Gemini if !sse => "application/json",
+        _ => "text/event-stream",
+    };
+    stream_response(emits, delay, state.stats.clone(), content_type)
 }
 
-fn bearer(headers: &axum::http::HeaderMap) -> String {
-    headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim_start_matches("Bearer ").to_string())
-        .unwrap_or_default()
+async fn chat_completions(
+    State(state): State<DemoState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    reply(ProviderKind::OpenAi, &state, &headers, &body, true)
+}
+
+async fn messages(State(state): State<DemoState>, headers: HeaderMap, body: Bytes) -> Response {
+    reply(ProviderKind::Anthropic, &state, &headers, &body, true)
+}
+
+async fn responses(State(state): State<DemoState>, headers: HeaderMap, body: Bytes) -> Response {
+    reply(ProviderKind::Responses, &state, &headers, &body, true)
+}
+
+/// `POST /v1beta/models/{model}:streamGenerateContent[?alt=sse]`.
+async fn gemini(
+    State(state): State<DemoState>,
+    Path(model_action): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !model_action.ends_with(":streamGenerateContent") {
+        let error = error_body(
+            ProviderKind::Gemini,
+            404,
+            "only :streamGenerateContent is served",
+            "not_found",
+        );
+        return json_response(StatusCode::NOT_FOUND, &error);
+    }
+    let sse = query.get("alt").map(String::as_str) == Some("sse");
+    reply(ProviderKind::Gemini, &state, &headers, &body, sse)
+}
+
+async fn ollama_chat(State(state): State<DemoState>, headers: HeaderMap, body: Bytes) -> Response {
+    reply(ProviderKind::Ollama, &state, &headers, &body, true)
 }
 
 struct StreamGuard {

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod fixtures;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -117,4 +119,29 @@ pub fn assert_one_terminal(events: &[TurnEvent]) {
         events.last().is_some_and(TurnEvent::is_terminal),
         "{events:#?}"
     );
+}
+
+/// What the reader ends up with: all reasoning (in block order) and the answer. A `reclassify`
+/// moves the answer so far into its block, as the page does.
+pub fn reader_view(events: &[TurnEvent]) -> (String, String) {
+    let mut blocks: Vec<(u32, String)> = Vec::new();
+    let mut answer = String::new();
+    for e in events {
+        match e {
+            TurnEvent::ThinkingStart { block, .. } => blocks.push((*block, String::new())),
+            TurnEvent::Thinking { block, text } => {
+                if let Some(b) = blocks.iter_mut().find(|b| b.0 == *block) {
+                    b.1.push_str(text);
+                }
+            }
+            TurnEvent::Delta { text } => answer.push_str(text),
+            TurnEvent::Reclassify { block } => {
+                if let Some(b) = blocks.iter_mut().find(|b| b.0 == *block) {
+                    b.1.insert_str(0, &std::mem::take(&mut answer));
+                }
+            }
+            _ => {}
+        }
+    }
+    (blocks.into_iter().map(|b| b.1).collect(), answer)
 }

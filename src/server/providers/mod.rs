@@ -4,8 +4,16 @@
 //! Parsers know nothing of time, blocks numbering or the browser: [`super::turn::TurnAssembler`]
 //! turns their pieces into the turn contract, the same way for every provider.
 
+pub mod anthropic;
+pub mod gemini;
+pub mod ollama;
 pub mod openai;
+pub mod responses;
+pub mod think_tags;
 
+use serde_json::Value;
+
+use crate::api::sse::{LineDecoder, SseDecoder, SseFrame};
 use crate::domain::{ChatMessage, ThinkingKind, Usage};
 
 use super::config::{Config, ProviderKind};
@@ -52,23 +60,208 @@ pub struct UpstreamRequest {
 /// Builds the request for `messages` against the upstream at `base_url`.
 pub fn build_request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
     match config.provider {
-        ProviderKind::OpenAi
-        | ProviderKind::Anthropic
-        | ProviderKind::Responses
-        | ProviderKind::Gemini
-        | ProviderKind::Ollama => openai::request(config, base_url, messages),
+        ProviderKind::OpenAi => openai::request(config, base_url, messages),
+        ProviderKind::Anthropic => anthropic::request(config, base_url, messages),
+        ProviderKind::Responses => responses::request(config, base_url, messages),
+        ProviderKind::Gemini => gemini::request(config, base_url, messages),
+        ProviderKind::Ollama => ollama::request(config, base_url, messages),
     }
 }
 
 /// A fresh parser for one response of the configured provider.
+///
+/// The formats that carry free text in which a model may write `<think>` tags (Chat
+/// Completions and Ollama) go through the inline-tag splitter; the others have typed
+/// reasoning and never need it.
 pub fn parser(config: &Config) -> Box<dyn WireParser> {
-    match config.provider {
-        ProviderKind::OpenAi
-        | ProviderKind::Anthropic
-        | ProviderKind::Responses
-        | ProviderKind::Gemini
-        | ProviderKind::Ollama => Box::new(openai::ChatCompletionsParser::default()),
+    parser_for(config.provider, config.think_start)
+}
+
+/// The parser for `provider`, without a whole [`Config`] (benchmarks and fixture replays).
+pub fn parser_for(provider: ProviderKind, think_start: bool) -> Box<dyn WireParser> {
+    match provider {
+        ProviderKind::OpenAi => Box::new(think_tags::WithThinkTags::new(
+            openai::ChatCompletionsParser::default(),
+            think_start,
+        )),
+        ProviderKind::Anthropic => Box::new(anthropic::MessagesParser::default()),
+        ProviderKind::Responses => Box::new(responses::ResponsesParser::default()),
+        ProviderKind::Gemini => Box::new(gemini::GeminiParser::default()),
+        ProviderKind::Ollama => Box::new(think_tags::WithThinkTags::new(
+            ollama::OllamaParser::default(),
+            think_start,
+        )),
     }
+}
+
+/// What an SSE-based format does with each frame; [`Sse`] does the framing for all of them.
+pub trait FrameHandler: Send {
+    /// One dispatched frame: its `event:` name and its data.
+    fn on_frame(&mut self, event: Option<&str>, data: &str, out: &mut Vec<Piece>);
+    /// True once the format's own end marker arrived: later frames are ignored.
+    fn is_over(&self) -> bool {
+        false
+    }
+}
+
+/// A [`WireParser`] made of the shared SSE decoder and a format's [`FrameHandler`].
+pub struct Sse<H> {
+    decoder: SseDecoder,
+    frames: Vec<SseFrame>,
+    handler: H,
+}
+
+impl<H: FrameHandler + Default> Default for Sse<H> {
+    fn default() -> Self {
+        Sse::new(H::default())
+    }
+}
+
+impl<H: FrameHandler> Sse<H> {
+    pub fn new(handler: H) -> Self {
+        Sse {
+            decoder: SseDecoder::new(),
+            frames: Vec::new(),
+            handler,
+        }
+    }
+
+    fn drain(&mut self, out: &mut Vec<Piece>) {
+        for frame in self.frames.drain(..) {
+            if self.handler.is_over() {
+                break;
+            }
+            let data = frame.data.trim();
+            if !data.is_empty() {
+                self.handler.on_frame(frame.event.as_deref(), data, out);
+            }
+        }
+    }
+}
+
+impl<H: FrameHandler> WireParser for Sse<H> {
+    fn feed(&mut self, chunk: &[u8], out: &mut Vec<Piece>) {
+        if self.handler.is_over() {
+            return;
+        }
+        self.decoder.push(chunk, &mut self.frames);
+        self.drain(out);
+    }
+
+    fn finish(&mut self, out: &mut Vec<Piece>) {
+        self.decoder.finish(&mut self.frames);
+        self.drain(out);
+    }
+}
+
+/// What a newline-delimited JSON format does with each line; [`Ndjson`] splits the lines.
+pub trait LineHandler: Send {
+    fn on_line(&mut self, line: &str, out: &mut Vec<Piece>);
+}
+
+/// A [`WireParser`] made of the shared line decoder and a format's [`LineHandler`].
+pub struct Ndjson<H> {
+    lines: LineDecoder,
+    handler: H,
+}
+
+impl<H: LineHandler + Default> Default for Ndjson<H> {
+    fn default() -> Self {
+        Ndjson::new(H::default())
+    }
+}
+
+impl<H: LineHandler> Ndjson<H> {
+    pub fn new(handler: H) -> Self {
+        Ndjson {
+            lines: LineDecoder::default(),
+            handler,
+        }
+    }
+}
+
+impl<H: LineHandler> WireParser for Ndjson<H> {
+    fn feed(&mut self, chunk: &[u8], out: &mut Vec<Piece>) {
+        let handler = &mut self.handler;
+        self.lines
+            .push(chunk, |line| on_ndjson_line(handler, line, out));
+    }
+
+    fn finish(&mut self, out: &mut Vec<Piece>) {
+        let handler = &mut self.handler;
+        self.lines.finish(|line| on_ndjson_line(handler, line, out));
+    }
+}
+
+fn on_ndjson_line(handler: &mut impl LineHandler, line: &[u8], out: &mut Vec<Piece>) {
+    let line = String::from_utf8_lossy(line);
+    let line = line.trim();
+    if !line.is_empty() {
+        handler.on_line(line, out);
+    }
+}
+
+/// Logs a line the parser could not use. Never includes the line itself: it may be huge or
+/// carry data the operator did not ask to log.
+pub(crate) fn skip_unparseable(format: &'static str, error: &serde_json::Error, len: usize) {
+    tracing::warn!(format, error = %error, bytes = len, "skipping an upstream line that does not parse");
+}
+
+/// Whether retrying may help, from what an in-stream error says about itself: an HTTP-like
+/// status (`code`, `status_code`, `status`) or a type/code word.
+pub fn retryable_error(error: &Value) -> bool {
+    for key in ["status_code", "code", "status"] {
+        if let Some(status) = error.get(key).and_then(Value::as_u64) {
+            return is_retryable_status(status);
+        }
+    }
+    let words: String = ["type", "code", "status"]
+        .iter()
+        .filter_map(|k| error.get(*k).and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_lowercase();
+    const FINAL: [&str; 9] = [
+        "invalid",
+        "insufficient_quota",
+        "authentication",
+        "permission",
+        "not_found",
+        "tool_use_failed",
+        "context_length",
+        "billing",
+        "unauthenticated",
+    ];
+    !FINAL.iter().any(|w| words.contains(w))
+}
+
+/// The HTTP rule: 408, 429 and 5xx may pass on a later try; other 4xx will not.
+pub fn is_retryable_status(status: u64) -> bool {
+    status == 408 || status == 429 || !(400..500).contains(&status)
+}
+
+/// The error piece for an in-stream error object (`{"message":…}` or a bare string).
+pub(crate) fn error_piece(error: &Value) -> Piece {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| error.as_str())
+        .filter(|m| !m.trim().is_empty())
+        .map(shorten)
+        .unwrap_or_else(|| "no details given".to_string());
+    Piece::Error {
+        message: format!("The model server reported an error: {message}"),
+        retryable: retryable_error(error),
+    }
+}
+
+fn shorten(text: &str) -> String {
+    let text = text.trim();
+    let mut short: String = text.chars().take(300).collect();
+    if text.chars().count() > 300 {
+        short.push('…');
+    }
+    short
 }
 
 /// Pulls a human-readable message out of an upstream error body (`{"error":{"message":…}}`,
@@ -84,9 +277,53 @@ pub fn error_message_from_body(body: &str) -> String {
             .map(str::to_string)
     });
     let text = from_json.unwrap_or_else(|| body.trim().to_string());
-    let mut short: String = text.chars().take(300).collect();
-    if text.chars().count() > 300 {
-        short.push('…');
+    shorten(&text)
+}
+
+/// Feeds `body` whole to `parser` and returns every piece, for the parsers' unit tests.
+#[cfg(test)]
+pub(crate) fn parse_whole(mut parser: impl WireParser, body: &[u8]) -> Vec<Piece> {
+    let mut out = Vec::new();
+    parser.feed(body, &mut out);
+    parser.finish(&mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn retryable_follows_the_status_then_the_words() {
+        assert!(!retryable_error(
+            &json!({"code": 400, "message": "Token limit"})
+        ));
+        assert!(!retryable_error(
+            &json!({"type": "invalid_request_error", "status_code": 400})
+        ));
+        assert!(retryable_error(
+            &json!({"code": 503, "status": "UNAVAILABLE"})
+        ));
+        assert!(retryable_error(&json!({"type": "overloaded_error"})));
+        assert!(!retryable_error(
+            &json!({"type": "insufficient_quota", "code": "insufficient_quota"})
+        ));
+        assert!(retryable_error(&json!("an error was encountered")));
+        assert!(retryable_error(&json!({"code": 429})));
     }
-    short
+
+    #[test]
+    fn error_messages_come_from_any_usual_shape() {
+        assert_eq!(
+            error_message_from_body(r#"[{"error":{"code":400,"message":"bad key"}}]"#),
+            "bad key"
+        );
+        assert_eq!(
+            error_message_from_body(r#"{"type":"error","error":{"type":"x","message":"m"}}"#),
+            "m"
+        );
+        assert_eq!(error_message_from_body(r#"{"error":"plain"}"#), "plain");
+        assert_eq!(error_message_from_body(" not json "), "not json");
+    }
 }

@@ -1,25 +1,21 @@
-//! OpenAI-compatible Chat Completions: `delta.reasoning_content` / `delta.reasoning` are thinking,
-//! `delta.content` is the answer; `[DONE]` is optional, `finish_reason` ends the turn.
+//! OpenAI-compatible Chat Completions, as the many servers that speak it really send it:
+//! `delta.reasoning_content` (DeepSeek, xAI, Qwen, llama.cpp), `delta.reasoning` (vLLM, Groq,
+//! OpenRouter, Ollama's /v1), OpenRouter's `reasoning_details` (readable, summarized or
+//! encrypted), Mistral's `content` array with thinking parts; `[DONE]` is optional,
+//! `finish_reason` ends the turn. Usage comes on its own chunk, on the finish chunk or in
+//! `x_groq`, and xAI counts reasoning outside `completion_tokens`. Errors arrive as an `error`
+//! key (OpenAI, OpenRouter — even on a chunk that also carries choices), as an `event: error`
+//! frame (Groq) or as `{"object":"error"}` (vLLM).
 
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use super::{Piece, UpstreamRequest, WireParser};
-use crate::api::sse::{SseDecoder, SseFrame};
+use super::{FrameHandler, Piece, Sse, UpstreamRequest};
 use crate::domain::{ChatMessage, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
 
 /// The request body: streaming, with usage in the last chunk.
 pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
-    let messages: Vec<_> = messages
-        .iter()
-        .map(|m| {
-            json!({
-                "role": match m.role { Role::User => "user", Role::Assistant => "assistant" },
-                "content": m.content,
-            })
-        })
-        .collect();
     let mut headers = vec![("content-type", "application/json".to_string())];
     if let Some(key) = &config.api_key {
         headers.push(("authorization", format!("Bearer {key}")));
@@ -29,12 +25,25 @@ pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> Ups
         headers,
         body: json!({
             "model": config.model,
-            "messages": messages,
+            "messages": role_content(messages),
             "stream": true,
             "stream_options": {"include_usage": true},
             "max_tokens": config.max_output_tokens,
         }),
     }
+}
+
+/// `[{"role": "user"|"assistant", "content": "…"}]`, the shape most providers share.
+pub(crate) fn role_content(messages: &[ChatMessage]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|m| {
+            json!({
+                "role": match m.role { Role::User => "user", Role::Assistant => "assistant" },
+                "content": m.content,
+            })
+        })
+        .collect()
 }
 
 #[derive(Deserialize, Default)]
@@ -44,7 +53,19 @@ struct Chunk {
     #[serde(default)]
     usage: Option<UsageIn>,
     #[serde(default)]
-    error: Option<serde_json::Value>,
+    x_groq: Option<XGroq>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    object: Option<String>,
+    #[serde(default)]
+    message: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+struct XGroq {
+    #[serde(default)]
+    usage: Option<UsageIn>,
 }
 
 #[derive(Deserialize, Default)]
@@ -62,7 +83,93 @@ struct Delta {
     #[serde(default)]
     reasoning: Option<String>,
     #[serde(default)]
-    content: Option<String>,
+    reasoning_details: Option<Vec<Detail>>,
+    #[serde(default)]
+    content: Option<Content>,
+}
+
+/// `content` (and a Mistral thinking part's `thinking`) is a string, or an array of typed
+/// parts, sometimes both in the same stream; anything else is ignored. Read by hand rather than
+/// as an untagged enum, which would buffer every value before trying each shape.
+enum Content {
+    Text(String),
+    Parts(Vec<ContentPart>),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor;
+        impl<'de> serde::de::Visitor<'de> for ContentVisitor {
+            type Value = Content;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or an array of content parts")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Content, E> {
+                Ok(Content::Text(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Content, E> {
+                Ok(Content::Text(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Content, A::Error> {
+                let mut parts = Vec::new();
+                while let Some(part) = seq.next_element()? {
+                    parts.push(part);
+                }
+                Ok(Content::Parts(parts))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Content, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Content::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+        }
+        deserializer.deserialize_any(ContentVisitor)
+    }
+}
+
+#[derive(Deserialize)]
+struct ContentPart {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    thinking: Option<Content>,
+}
+
+/// One OpenRouter `reasoning_details` element.
+#[derive(Deserialize)]
+struct Detail {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    summary: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -71,6 +178,8 @@ struct UsageIn {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    total_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens_details: Option<Details>,
     #[serde(default)]
@@ -83,20 +192,128 @@ struct Details {
     reasoning_tokens: Option<u64>,
 }
 
-/// Parser state for one Chat Completions stream.
-#[derive(Default)]
-pub struct ChatCompletionsParser {
-    sse: SseDecoder,
-    frames: Vec<SseFrame>,
-    done: bool,
+impl UsageIn {
+    fn normalize(&self) -> Usage {
+        let reasoning = self
+            .completion_tokens_details
+            .as_ref()
+            .and_then(|d| d.reasoning_tokens)
+            .or(self.reasoning_tokens);
+        let mut output = self.completion_tokens;
+        // xAI leaves reasoning out of completion_tokens; its total says so.
+        if let (Some(p), Some(c), Some(r), Some(t)) = (
+            self.prompt_tokens,
+            self.completion_tokens,
+            reasoning,
+            self.total_tokens,
+        ) {
+            if r > 0 && t == p + c + r {
+                output = Some(c + r);
+            }
+        }
+        Usage {
+            input_tokens: self.prompt_tokens,
+            output_tokens: output,
+            reasoning_tokens: reasoning,
+        }
+    }
 }
 
-impl ChatCompletionsParser {
-    fn on_frame(&mut self, frame: SseFrame, out: &mut Vec<Piece>) {
-        let data = frame.data.trim();
-        if data.is_empty() {
-            return;
+/// Frame handling for one Chat Completions stream.
+#[derive(Default)]
+pub struct ChatFrames {
+    done: bool,
+    /// The kind of the reasoning run in progress, so OpenRouter's repeated encrypted details
+    /// open one block, not one per chunk.
+    reasoning: Option<ThinkingKind>,
+}
+
+/// Parser for one Chat Completions stream.
+pub type ChatCompletionsParser = Sse<ChatFrames>;
+
+impl ChatFrames {
+    fn reasoning(&mut self, text: String, kind: ThinkingKind, out: &mut Vec<Piece>) {
+        if !text.is_empty() {
+            self.reasoning = Some(kind);
+            out.push(Piece::Reasoning { text, kind });
         }
+    }
+
+    fn answer(&mut self, text: String, out: &mut Vec<Piece>) {
+        if !text.is_empty() {
+            self.reasoning = None;
+            out.push(Piece::Answer(text));
+        }
+    }
+
+    fn delta(&mut self, delta: Delta, out: &mut Vec<Piece>) {
+        let mut plain = false;
+        for text in [delta.reasoning_content, delta.reasoning]
+            .into_iter()
+            .flatten()
+        {
+            plain |= !text.is_empty();
+            self.reasoning(text, ThinkingKind::Raw, out);
+        }
+        // OpenRouter repeats `reasoning` inside `reasoning_details`: the details only count
+        // when they are all there is.
+        if !plain {
+            for detail in delta.reasoning_details.into_iter().flatten() {
+                match detail.kind.as_str() {
+                    "reasoning.text" => {
+                        self.reasoning(detail.text.unwrap_or_default(), ThinkingKind::Raw, out)
+                    }
+                    "reasoning.summary" => self.reasoning(
+                        detail.summary.or(detail.text).unwrap_or_default(),
+                        ThinkingKind::Summary,
+                        out,
+                    ),
+                    "reasoning.encrypted" if self.reasoning.is_none() => {
+                        self.reasoning = Some(ThinkingKind::Redacted);
+                        out.push(Piece::BlockStart {
+                            kind: ThinkingKind::Redacted,
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        match delta.content {
+            Some(Content::Text(text)) => self.answer(text, out),
+            Some(Content::Parts(parts)) => self.parts(parts, out),
+            Some(Content::Other) | None => {}
+        }
+    }
+
+    fn parts(&mut self, parts: Vec<ContentPart>, out: &mut Vec<Piece>) {
+        for part in parts {
+            match (part.kind.as_str(), part.thinking) {
+                ("thinking", Some(thinking)) => self.thinking(thinking, out),
+                ("text", _) => self.answer(part.text.unwrap_or_default(), out),
+                _ => {}
+            }
+        }
+    }
+
+    fn thinking(&mut self, thinking: Content, out: &mut Vec<Piece>) {
+        match thinking {
+            Content::Text(text) => self.reasoning(text, ThinkingKind::Raw, out),
+            Content::Parts(parts) => {
+                for part in parts {
+                    self.reasoning(part.text.unwrap_or_default(), ThinkingKind::Raw, out);
+                }
+            }
+            Content::Other => {}
+        }
+    }
+}
+
+impl FrameHandler for ChatFrames {
+    fn is_over(&self) -> bool {
+        self.done
+    }
+
+    fn on_frame(&mut self, event: Option<&str>, data: &str, out: &mut Vec<Piece>) {
         if data == "[DONE]" {
             self.done = true;
             out.push(Piece::End);
@@ -105,75 +322,40 @@ impl ChatCompletionsParser {
         let chunk: Chunk = match serde_json::from_str(data) {
             Ok(chunk) => chunk,
             Err(e) => {
-                tracing::warn!(error = %e, "skipping an upstream line that is not a chunk");
+                super::skip_unparseable("openai", &e, data.len());
+                if event == Some("error") {
+                    out.push(Piece::Error {
+                        message: "The model server reported an error.".into(),
+                        retryable: true,
+                    });
+                }
                 return;
             }
         };
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
-                for text in [delta.reasoning_content, delta.reasoning]
-                    .into_iter()
-                    .flatten()
-                {
-                    if !text.is_empty() {
-                        out.push(Piece::Reasoning {
-                            text,
-                            kind: ThinkingKind::Raw,
-                        });
-                    }
-                }
-                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    out.push(Piece::Answer(text));
-                }
+                self.delta(delta, out);
             }
-            if let Some(reason) = choice.finish_reason {
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 out.push(Piece::Finish(reason));
             }
         }
-        if let Some(u) = chunk.usage {
-            out.push(Piece::Usage(Usage {
-                input_tokens: u.prompt_tokens,
-                output_tokens: u.completion_tokens,
-                reasoning_tokens: u
-                    .completion_tokens_details
-                    .and_then(|d| d.reasoning_tokens)
-                    .or(u.reasoning_tokens),
-            }));
+        if let Some(u) = chunk.usage.or_else(|| chunk.x_groq.and_then(|x| x.usage)) {
+            out.push(Piece::Usage(u.normalize()));
         }
-        if frame.event.as_deref() == Some("error")
-            || chunk.error.as_ref().is_some_and(|e| !e.is_null())
-        {
-            let message = chunk
-                .error
-                .map(|e| super::error_message_from_body(&e.to_string()))
-                .unwrap_or_else(|| "the model server reported an error".into());
-            out.push(Piece::Error {
-                message,
+        let vllm_error = (chunk.object.as_deref() == Some("error")).then(|| {
+            let message = chunk.message.clone().unwrap_or(Value::Null);
+            json!({ "message": message })
+        });
+        match chunk.error.filter(|e| !e.is_null()).or(vllm_error) {
+            Some(error) => {
+                out.push(super::error_piece(&error));
+            }
+            None if event == Some("error") => out.push(Piece::Error {
+                message: "The model server reported an error.".into(),
                 retryable: true,
-            });
-        }
-    }
-}
-
-impl WireParser for ChatCompletionsParser {
-    fn feed(&mut self, chunk: &[u8], out: &mut Vec<Piece>) {
-        if self.done {
-            return;
-        }
-        self.sse.push(chunk, &mut self.frames);
-        for frame in std::mem::take(&mut self.frames) {
-            if !self.done {
-                self.on_frame(frame, out);
-            }
-        }
-    }
-
-    fn finish(&mut self, out: &mut Vec<Piece>) {
-        self.sse.finish(&mut self.frames);
-        for frame in std::mem::take(&mut self.frames) {
-            if !self.done {
-                self.on_frame(frame, out);
-            }
+            }),
+            None => {}
         }
     }
 }
@@ -183,11 +365,14 @@ mod tests {
     use super::*;
 
     fn parse(body: &str) -> Vec<Piece> {
-        let mut p = ChatCompletionsParser::default();
-        let mut out = Vec::new();
-        p.feed(body.as_bytes(), &mut out);
-        p.finish(&mut out);
-        out
+        crate::server::providers::parse_whole(ChatCompletionsParser::default(), body.as_bytes())
+    }
+
+    fn raw(t: &str) -> Piece {
+        Piece::Reasoning {
+            text: t.into(),
+            kind: ThinkingKind::Raw,
+        }
     }
 
     #[test]
@@ -200,15 +385,9 @@ mod tests {
         assert_eq!(
             out,
             [
-                Piece::Reasoning {
-                    text: "R".into(),
-                    kind: ThinkingKind::Raw
-                },
+                raw("R"),
                 Piece::Answer("A".into()),
-                Piece::Reasoning {
-                    text: "S".into(),
-                    kind: ThinkingKind::Raw
-                },
+                raw("S"),
                 Piece::Finish("stop".into()),
                 Piece::Usage(Usage {
                     input_tokens: Some(1),
@@ -236,15 +415,135 @@ mod tests {
     }
 
     #[test]
-    fn an_error_key_is_an_error_piece() {
+    fn comments_event_lines_and_crlf_are_framing_only() {
+        let out = parse(
+            ": OPENROUTER PROCESSING\r\n\r\nevent: message\r\ndata: {\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}\r\n\r\n",
+        );
+        assert_eq!(out, [Piece::Answer("ok".into())]);
+    }
+
+    #[test]
+    fn an_error_key_is_an_error_piece_and_its_status_decides_retry() {
         let out = parse("data: {\"error\":{\"message\":\"overloaded\"}}\n\n");
         assert_eq!(
             out,
             [Piece::Error {
-                message: "overloaded".into(),
+                message: "The model server reported an error: overloaded".into(),
                 retryable: true
             }]
         );
+        let out = parse("data: {\"error\":{\"code\":400,\"message\":\"Token limit reached\"},\"choices\":[{\"delta\":{\"content\":\"\"}}]}\n\n");
+        assert!(matches!(
+            out.as_slice(),
+            [Piece::Error {
+                retryable: false,
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn groq_error_events_and_vllm_error_objects_are_errors() {
+        let out = parse("event: error\ndata: {\"error\":{\"message\":\"bad tool\",\"type\":\"invalid_request_error\",\"status_code\":400}}\n\n");
+        assert_eq!(
+            out,
+            [Piece::Error {
+                message: "The model server reported an error: bad tool".into(),
+                retryable: false
+            }]
+        );
+        let out = parse("event: error\ndata: {oops\n\n");
+        assert!(matches!(out.as_slice(), [Piece::Error { .. }]));
+        let out =
+            parse("data: {\"object\":\"error\",\"message\":\"engine dead\",\"code\":500}\n\n");
+        assert_eq!(
+            out,
+            [Piece::Error {
+                message: "The model server reported an error: engine dead".into(),
+                retryable: true
+            }]
+        );
+    }
+
+    #[test]
+    fn reasoning_details_count_only_without_plain_reasoning() {
+        let out = parse(
+            "data: {\"choices\":[{\"delta\":{\"reasoning\":\"a\",\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"a\"}]}}]}\n\n\
+             data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.summary\",\"summary\":\"s\"}]}}]}\n\n",
+        );
+        assert_eq!(
+            out,
+            [
+                raw("a"),
+                Piece::Reasoning {
+                    text: "s".into(),
+                    kind: ThinkingKind::Summary
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn encrypted_details_open_one_redacted_block_per_run() {
+        let enc = "data: {\"choices\":[{\"delta\":{\"content\":\"\",\"reasoning\":null,\"reasoning_details\":[{\"type\":\"reasoning.encrypted\",\"data\":\"x\"}]}}]}\n\n";
+        let body = format!(
+            "{enc}{enc}data: {{\"choices\":[{{\"delta\":{{\"content\":\"A\"}}}}]}}\n\n{enc}"
+        );
+        let out = parse(&body);
+        let start = Piece::BlockStart {
+            kind: ThinkingKind::Redacted,
+        };
+        assert_eq!(out, [start.clone(), Piece::Answer("A".into()), start]);
+    }
+
+    #[test]
+    fn mistral_content_arrays_and_strings_mix() {
+        let out = parse(
+            "data: {\"choices\":[{\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"hm\"}]}]}}]}\n\n\
+             data: {\"choices\":[{\"delta\":{\"content\":\".\"}}]}\n\n\
+             data: {\"choices\":[{\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"4\"}]}}]}\n\n",
+        );
+        assert_eq!(
+            out,
+            [
+                raw("hm"),
+                Piece::Answer(".".into()),
+                Piece::Answer("4".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn usage_variants_normalize() {
+        let usage = |body: &str| match parse(body).pop() {
+            Some(Piece::Usage(u)) => u,
+            other => panic!("{other:?}"),
+        };
+        // xAI: reasoning outside completion_tokens.
+        let u = usage("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":2,\"total_tokens\":354,\"completion_tokens_details\":{\"reasoning_tokens\":340}}}\n\n");
+        assert_eq!(u.output_tokens, Some(342));
+        assert_eq!(u.reasoning_tokens, Some(340));
+        // Azure DeepSeek: reasoning_tokens at the top level.
+        let u = usage("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":19,\"total_tokens\":1739,\"completion_tokens\":1720,\"reasoning_tokens\":7}}\n\n");
+        assert_eq!(
+            u,
+            Usage {
+                input_tokens: Some(19),
+                output_tokens: Some(1720),
+                reasoning_tokens: Some(7)
+            }
+        );
+        // Older Groq: only in x_groq.
+        let u = usage("data: {\"choices\":[],\"x_groq\":{\"usage\":{\"prompt_tokens\":21,\"completion_tokens\":988}}}\n\n");
+        assert_eq!(u.input_tokens, Some(21));
+        assert_eq!(u.output_tokens, Some(988));
+    }
+
+    #[test]
+    fn nothing_is_read_after_done() {
+        let out =
+            parse("data: [DONE]\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"late\"}}]}\n\n");
+        assert_eq!(out, [Piece::End]);
     }
 
     #[test]

@@ -1,0 +1,61 @@
+//! Parser throughput per provider, in MB/s of upstream bytes, on the largest recorded stream of
+//! each wire format (tests/fixtures/providers). Run with `make bench` or
+//! `cargo bench --no-default-features --features ssr --bench parsers`.
+//!
+//! Each iteration feeds the whole body as 16 KiB network chunks into a fresh parser, the way
+//! `reqwest` hands them over, and drops the pieces.
+
+#[path = "../tests/common/fixtures.rs"]
+mod fixtures;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ponder::server::config::ProviderKind;
+use ponder::server::providers::parser_for;
+
+const CHUNK: usize = 16 * 1024;
+
+/// (label, provider, the folders holding its format) — the largest file there is measured.
+const FORMATS: [(&str, ProviderKind, &[&str]); 6] = [
+    ("openai", ProviderKind::OpenAi, &["openai-chat", "mistral"]),
+    ("openai+think-tags", ProviderKind::OpenAi, &["inline-think"]),
+    ("anthropic", ProviderKind::Anthropic, &["anthropic"]),
+    ("responses", ProviderKind::Responses, &["openai-responses"]),
+    ("gemini", ProviderKind::Gemini, &["gemini"]),
+    ("ollama", ProviderKind::Ollama, &["ollama"]),
+];
+
+fn largest(dirs: &[&str]) -> (String, Vec<u8>) {
+    dirs.iter()
+        .flat_map(|d| fixtures::files_under(d))
+        .map(|f| {
+            let body = fixtures::body(&f, 0);
+            (f, body)
+        })
+        .max_by_key(|(_, body)| body.len())
+        .expect("a fixture")
+}
+
+fn parsers(c: &mut Criterion) {
+    let mut group = c.benchmark_group("parse");
+    for (label, provider, dirs) in FORMATS {
+        let (file, body) = largest(dirs);
+        eprintln!("{label}: {file} ({} bytes)", body.len());
+        group.throughput(Throughput::BytesDecimal(body.len() as u64));
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                let mut parser = parser_for(provider, false);
+                let mut pieces = Vec::new();
+                for chunk in body.chunks(CHUNK) {
+                    parser.feed(chunk, &mut pieces);
+                    pieces.clear();
+                }
+                parser.finish(&mut pieces);
+                std::hint::black_box(pieces.len())
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, parsers);
+criterion_main!(benches);

@@ -1,0 +1,60 @@
+import { expect, test } from "@playwright/test";
+import { ChatPage } from "../pages/chat";
+import { SERVERS, type Server } from "../servers";
+
+// One thinking turn through each provider adapter, against the demo model speaking that
+// provider's wire format: the reasoning lands in the thinking block, never in the answer.
+
+const REASONING = "pin down what is really being asked";
+const ANSWER_END = "Let me know if you want more detail.";
+
+const MODES: { name: string; server: Server; prompt: string }[] = [
+  { name: "openai (Chat Completions)", server: SERVERS.main, prompt: "Why is the sky blue?" },
+  { name: "anthropic (Messages)", server: SERVERS.anthropic, prompt: "Why is the sky blue?" },
+  { name: "responses (OpenAI Responses)", server: SERVERS.responses, prompt: "Why is the sky blue?" },
+  { name: "gemini (streamGenerateContent)", server: SERVERS.gemini, prompt: "Why is the sky blue?" },
+  { name: "ollama (native /api/chat)", server: SERVERS.ollama, prompt: "Why is the sky blue?" },
+  { name: "openai with inline <think> tags", server: SERVERS.main, prompt: "[think-tags] Why is the sky blue?" },
+  {
+    name: "openai with only </think> (reclassified)",
+    server: SERVERS.main,
+    prompt: "[think-open] Why is the sky blue?",
+  },
+  {
+    name: "openai with only </think> and PONDER_THINK_START",
+    server: SERVERS.thinkStart,
+    prompt: "[think-open] Why is the sky blue?",
+  },
+];
+
+for (const mode of MODES) {
+  test(`${mode.name}: renders thinking and answer`, async ({ page }) => {
+    const chat = new ChatPage(page);
+    await chat.goto(mode.server.url);
+    await chat.send(mode.prompt);
+
+    const block = chat.thinkingBlocks().first();
+    await expect(block).toBeVisible();
+    await chat.waitForTurnEnd();
+
+    await expect(chat.thinkingBlocks()).toHaveCount(1);
+    await expect(block.locator(".thinking-text")).toContainText(REASONING);
+    await expect(block.locator("summary")).toContainText(/Thought( for \d+\.\ds)? · \d+ words/);
+    await expect(chat.answer()).toContainText("Here is what I found");
+    await expect(chat.answer()).toContainText(ANSWER_END);
+    await expect(chat.answer()).not.toContainText(REASONING);
+    await expect(chat.answer()).not.toContainText("think>");
+  });
+}
+
+test("a redacted block still shows that the model thought, and for how long", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto(SERVERS.anthropic.url);
+  await chat.send("[redacted] Why is the sky blue?");
+
+  const block = chat.thinkingBlocks().first();
+  await expect(block.locator("summary")).toContainText("Thinking…");
+  await chat.waitForTurnEnd();
+  await expect(block.locator("summary")).toContainText(/Thought for \d+\.\ds/);
+  await expect(chat.answer()).toContainText(ANSWER_END);
+});

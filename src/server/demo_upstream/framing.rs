@@ -1,0 +1,632 @@
+//! The demo's scripts in each provider's wire format, as the real servers frame them: the same
+//! steps become Chat Completions chunks, Anthropic content blocks, Responses items, Gemini
+//! chunks or Ollama lines.
+
+use std::time::Duration;
+
+use axum::body::Bytes;
+use serde_json::{json, Value};
+
+use super::{tokens, Emit, Script, Step};
+use crate::server::config::ProviderKind;
+
+/// Stands for raw bytes in a rendered chunk, replaced after rendering (invalid UTF-8 cannot
+/// travel through a JSON serializer).
+const SPLICE: &str = "@@ponder-demo-raw-bytes@@";
+
+/// The demo's prompt size, in tokens.
+const PROMPT_TOKENS: u64 = 12;
+
+/// Tokens the demo claims for reasoning it does not show.
+const HIDDEN_TOKENS: u64 = 64;
+
+/// Token counts of a reply, at a rough four characters per token.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    answer_chars: u64,
+    reasoning_chars: u64,
+    hidden: u64,
+}
+
+impl Counts {
+    fn reasoning(&self) -> u64 {
+        self.reasoning_chars / 4 + self.hidden
+    }
+
+    fn answer(&self) -> u64 {
+        self.answer_chars / 4
+    }
+
+    fn output(&self) -> u64 {
+        self.reasoning() + self.answer()
+    }
+}
+
+/// One provider's way of writing the steps of a script.
+trait Framing {
+    fn begin(&mut self, out: &mut Vec<Emit>);
+    fn think(&mut self, text: &str, counts: &Counts, out: &mut Vec<Emit>);
+    fn answer(&mut self, text: &str, counts: &Counts, out: &mut Vec<Emit>);
+    /// Reasoning without readable text, lasting `pause`.
+    fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>);
+    fn error(&mut self, message: &str, out: &mut Vec<Emit>);
+    fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>);
+}
+
+fn chunk(text: String) -> Emit {
+    Emit::Chunk(Bytes::from(text))
+}
+
+fn sse_event(event: &str, data: &Value) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
+
+/// Renders `script` as `provider` streams it. `sse` picks Gemini's SSE framing over its
+/// streamed JSON array.
+pub fn render(provider: ProviderKind, script: &Script, sse: bool) -> Vec<Emit> {
+    if script.steps.first() == Some(&Step::Stall) {
+        return vec![Emit::Stall];
+    }
+    let mut framing: Box<dyn Framing> = match provider {
+        ProviderKind::OpenAi => Box::new(OpenAi),
+        ProviderKind::Anthropic => Box::new(Anthropic::default()),
+        ProviderKind::Responses => Box::new(Responses::default()),
+        ProviderKind::Gemini => Box::new(Gemini {
+            sse,
+            ..Gemini::default()
+        }),
+        ProviderKind::Ollama => Box::new(Ollama),
+    };
+    let mut out = Vec::new();
+    let mut counts = Counts::default();
+    framing.begin(&mut out);
+    for step in &script.steps {
+        match step {
+            Step::Think(text) => {
+                let pieces = if script.fast {
+                    vec![text.as_str()]
+                } else {
+                    tokens(text)
+                };
+                for t in pieces {
+                    counts.reasoning_chars += t.len() as u64;
+                    framing.think(t, &counts, &mut out);
+                }
+            }
+            Step::Answer(text) => {
+                let pieces = if script.fast {
+                    vec![text.as_str()]
+                } else {
+                    tokens(text)
+                };
+                for t in pieces {
+                    counts.answer_chars += t.len() as u64;
+                    framing.answer(t, &counts, &mut out);
+                }
+            }
+            Step::AnswerBytes(bytes) => {
+                counts.answer_chars += bytes.len() as u64;
+                let mut rendered = Vec::new();
+                framing.answer(SPLICE, &counts, &mut rendered);
+                out.extend(rendered.into_iter().map(|e| splice(e, bytes)));
+            }
+            Step::Hidden(pause) => {
+                counts.hidden += HIDDEN_TOKENS;
+                framing.hidden(*pause, &mut out);
+            }
+            Step::Pause(d) => out.push(Emit::Pause(*d)),
+            Step::Raw(bytes) => out.push(Emit::Chunk(Bytes::from(bytes.clone()))),
+            Step::ErrorPayload(message) => {
+                framing.error(message, &mut out);
+                return out;
+            }
+            Step::Cut => {
+                out.push(Emit::Cut);
+                return out;
+            }
+            Step::Stall => {
+                out.push(Emit::Stall);
+                return out;
+            }
+        }
+    }
+    framing.end(script.finish, &counts, &mut out);
+    out
+}
+
+fn splice(emit: Emit, bytes: &[u8]) -> Emit {
+    let Emit::Chunk(chunk) = emit else {
+        return emit;
+    };
+    let marker = SPLICE.as_bytes();
+    match chunk.windows(marker.len()).position(|w| w == marker) {
+        Some(at) => {
+            let mut spliced = chunk[..at].to_vec();
+            spliced.extend_from_slice(bytes);
+            spliced.extend_from_slice(&chunk[at + marker.len()..]);
+            Emit::Chunk(Bytes::from(spliced))
+        }
+        None => Emit::Chunk(chunk),
+    }
+}
+
+// ---------- OpenAI Chat Completions ----------
+
+struct OpenAi;
+
+fn openai_chunk(delta: Value, finish: Option<&str>) -> Emit {
+    let chunk = json!({
+        "id": "chatcmpl-demo",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "ponder-demo",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    });
+    self::chunk(format!("data: {chunk}\n\n"))
+}
+
+impl Framing for OpenAi {
+    fn begin(&mut self, out: &mut Vec<Emit>) {
+        out.push(openai_chunk(
+            json!({"role": "assistant", "content": ""}),
+            None,
+        ));
+    }
+
+    fn think(&mut self, text: &str, _: &Counts, out: &mut Vec<Emit>) {
+        out.push(openai_chunk(json!({"reasoning_content": text}), None));
+    }
+
+    fn answer(&mut self, text: &str, _: &Counts, out: &mut Vec<Emit>) {
+        out.push(openai_chunk(json!({"content": text}), None));
+    }
+
+    /// As OpenRouter streams a model whose reasoning is encrypted.
+    fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>) {
+        out.push(openai_chunk(
+            json!({"content": "", "reasoning": null, "reasoning_details": [
+                {"type": "reasoning.encrypted", "data": "ZGVtbw==", "format": "openai-responses-v1", "index": 0}
+            ]}),
+            None,
+        ));
+        out.push(Emit::Pause(pause));
+    }
+
+    fn error(&mut self, message: &str, out: &mut Vec<Emit>) {
+        let err = json!({"error": {"message": message, "type": "server_error"}});
+        out.push(chunk(format!("data: {err}\n\n")));
+    }
+
+    fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>) {
+        out.push(openai_chunk(json!({}), Some(finish)));
+        let usage = json!({
+            "id": "chatcmpl-demo", "object": "chat.completion.chunk", "created": 0, "model": "ponder-demo",
+            "choices": [],
+            "usage": {
+                "prompt_tokens": PROMPT_TOKENS,
+                "completion_tokens": counts.output(),
+                "completion_tokens_details": {"reasoning_tokens": counts.reasoning()},
+            },
+        });
+        out.push(chunk(format!("data: {usage}\n\ndata: [DONE]\n\n")));
+    }
+}
+
+// ---------- Anthropic Messages ----------
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AnthropicBlock {
+    Thinking,
+    Text,
+}
+
+#[derive(Default)]
+struct Anthropic {
+    index: u32,
+    open: Option<AnthropicBlock>,
+}
+
+impl Anthropic {
+    /// Closes the open block (a thinking block gets its signature first).
+    fn close(&mut self) -> String {
+        let Some(block) = self.open.take() else {
+            return String::new();
+        };
+        let mut s = String::new();
+        if block == AnthropicBlock::Thinking {
+            s.push_str(&sse_event(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": self.index, "delta": {"type": "signature_delta", "signature": "ZGVtby1zaWduYXR1cmU="}}),
+            ));
+        }
+        s.push_str(&sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": self.index}),
+        ));
+        self.index += 1;
+        s
+    }
+
+    fn ensure(&mut self, block: AnthropicBlock) -> String {
+        if self.open == Some(block) {
+            return String::new();
+        }
+        let mut s = self.close();
+        let content_block = match block {
+            AnthropicBlock::Thinking => {
+                json!({"type": "thinking", "thinking": "", "signature": ""})
+            }
+            AnthropicBlock::Text => json!({"type": "text", "text": ""}),
+        };
+        s.push_str(&sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": self.index, "content_block": content_block}),
+        ));
+        self.open = Some(block);
+        s
+    }
+
+    fn delta(&mut self, block: AnthropicBlock, delta: Value) -> Emit {
+        let mut s = self.ensure(block);
+        s.push_str(&sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": self.index, "delta": delta}),
+        ));
+        chunk(s)
+    }
+}
+
+impl Framing for Anthropic {
+    fn begin(&mut self, out: &mut Vec<Emit>) {
+        let start = json!({"type": "message_start", "message": {
+            "id": "msg_demo", "type": "message", "role": "assistant", "model": "ponder-demo",
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": PROMPT_TOKENS, "output_tokens": 1},
+        }});
+        out.push(chunk(
+            sse_event("message_start", &start) + &sse_event("ping", &json!({"type": "ping"})),
+        ));
+    }
+
+    fn think(&mut self, text: &str, _: &Counts, out: &mut Vec<Emit>) {
+        out.push(self.delta(
+            AnthropicBlock::Thinking,
+            json!({"type": "thinking_delta", "thinking": text}),
+        ));
+    }
+
+    fn answer(&mut self, text: &str, _: &Counts, out: &mut Vec<Emit>) {
+        out.push(self.delta(
+            AnthropicBlock::Text,
+            json!({"type": "text_delta", "text": text}),
+        ));
+    }
+
+    fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>) {
+        let mut s = self.close();
+        s.push_str(&sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": self.index, "content_block": {"type": "redacted_thinking", "data": "ZGVtby1yZWRhY3RlZA=="}}),
+        ));
+        out.push(chunk(s));
+        out.push(Emit::Pause(pause));
+        out.push(chunk(sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": self.index}),
+        )));
+        self.index += 1;
+    }
+
+    fn error(&mut self, message: &str, out: &mut Vec<Emit>) {
+        out.push(chunk(sse_event(
+            "error",
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": message}}),
+        )));
+    }
+
+    fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>) {
+        let stop_reason = match finish {
+            "length" => "max_tokens",
+            _ => "end_turn",
+        };
+        let mut s = self.close();
+        s.push_str(&sse_event(
+            "message_delta",
+            &json!({"type": "message_delta",
+                "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+                "usage": {"output_tokens": counts.output(), "output_tokens_details": {"thinking_tokens": counts.reasoning()}}}),
+        ));
+        s.push_str(&sse_event("message_stop", &json!({"type": "message_stop"})));
+        out.push(chunk(s));
+    }
+}
+
+// ---------- OpenAI Responses ----------
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ResponsesItem {
+    Reasoning,
+    Message,
+}
+
+#[derive(Default)]
+struct Responses {
+    sequence: u64,
+    next_index: u64,
+    open: Option<(u64, ResponsesItem)>,
+    text: String,
+}
+
+impl Responses {
+    fn event(&mut self, kind: &str, mut data: Value) -> String {
+        data["type"] = json!(kind);
+        data["sequence_number"] = json!(self.sequence);
+        self.sequence += 1;
+        sse_event(kind, &data)
+    }
+
+    fn close(&mut self) -> String {
+        let Some((index, item)) = self.open.take() else {
+            return String::new();
+        };
+        let text = std::mem::take(&mut self.text);
+        match item {
+            ResponsesItem::Reasoning => {
+                let id = format!("rs_demo_{index}");
+                let part = json!({"type": "summary_text", "text": text});
+                self.event("response.reasoning_summary_text.done", json!({"item_id": id, "output_index": index, "summary_index": 0, "text": text}))
+                    + &self.event("response.reasoning_summary_part.done", json!({"item_id": id, "output_index": index, "summary_index": 0, "part": part}))
+                    + &self.event("response.output_item.done", json!({"output_index": index, "item": {"id": id, "type": "reasoning", "summary": [part]}}))
+            }
+            ResponsesItem::Message => {
+                let id = format!("msg_demo_{index}");
+                let part = json!({"type": "output_text", "annotations": [], "text": text});
+                self.event("response.output_text.done", json!({"item_id": id, "output_index": index, "content_index": 0, "text": text}))
+                    + &self.event("response.content_part.done", json!({"item_id": id, "output_index": index, "content_index": 0, "part": part}))
+                    + &self.event("response.output_item.done", json!({"output_index": index, "item": {"id": id, "type": "message", "role": "assistant", "status": "completed", "content": [part]}}))
+            }
+        }
+    }
+
+    fn ensure(&mut self, item: ResponsesItem) -> (String, u64) {
+        if let Some((index, open)) = self.open {
+            if open == item {
+                return (String::new(), index);
+            }
+        }
+        let mut s = self.close();
+        let index = self.next_index;
+        self.next_index += 1;
+        self.open = Some((index, item));
+        match item {
+            ResponsesItem::Reasoning => {
+                let id = format!("rs_demo_{index}");
+                s += &self.event("response.output_item.added", json!({"output_index": index, "item": {"id": id, "type": "reasoning", "summary": []}}));
+                s += &self.event("response.reasoning_summary_part.added", json!({"item_id": id, "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}));
+            }
+            ResponsesItem::Message => {
+                let id = format!("msg_demo_{index}");
+                s += &self.event("response.output_item.added", json!({"output_index": index, "item": {"id": id, "type": "message", "role": "assistant", "status": "in_progress", "content": []}}));
+                s += &self.event("response.content_part.added", json!({"item_id": id, "output_index": index, "content_index": 0, "part": {"type": "output_text", "annotations": [], "text": ""}}));
+            }
+        }
+        (s, index)
+    }
+
+    fn response(status: &str, usage: Value) -> Value {
+        json!({"id": "resp_demo", "object": "response", "model": "ponder-demo", "status": status, "output": [], "usage": usage})
+    }
+}
+
+impl Framing for Responses {
+    fn begin(&mut self, out: &mut Vec<Emit>) {
+        let response = Self::response("in_progress", Value::Null);
+        let s = self.event("response.created", json!({"response": response}))
+            + &self.event("response.in_progress", json!({"response": response}));
+        out.push(chunk(s));
+    }
+
+    fn think(&mut self, text: &str, _: &Counts, out: &mut Vec<Emit>) {
+        let (mut s, index) = self.ensure(ResponsesItem::Reasoning);
+        self.text.push_str(text);
+        s += &self.event("response.reasoning_summary_text.delta", json!({"item_id": format!("rs_demo_{index}"), "output_index": index, "summary_index": 0, "delta": text}));
+        out.push(chunk(s));
+    }
+
+    fn answer(&mut self, text: &str, _: &Counts, out: &mut Vec<Emit>) {
+        let (mut s, index) = self.ensure(ResponsesItem::Message);
+        self.text.push_str(text);
+        s += &self.event("response.output_text.delta", json!({"item_id": format!("msg_demo_{index}"), "output_index": index, "content_index": 0, "delta": text}));
+        out.push(chunk(s));
+    }
+
+    /// A reasoning item that ends with no summary: encrypted reasoning only.
+    fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>) {
+        let mut s = self.close();
+        let index = self.next_index;
+        self.next_index += 1;
+        let item = json!({"id": format!("rs_demo_{index}"), "type": "reasoning", "summary": [], "encrypted_content": "ZGVtbw=="});
+        s += &self.event(
+            "response.output_item.added",
+            json!({"output_index": index, "item": item}),
+        );
+        out.push(chunk(s));
+        out.push(Emit::Pause(pause));
+        let done = self.event(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+        );
+        out.push(chunk(done));
+    }
+
+    fn error(&mut self, message: &str, out: &mut Vec<Emit>) {
+        let s = self.event(
+            "error",
+            json!({"code": "server_error", "message": message, "param": null}),
+        );
+        out.push(chunk(s));
+    }
+
+    fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>) {
+        let usage = json!({
+            "input_tokens": PROMPT_TOKENS,
+            "output_tokens": counts.output(),
+            "output_tokens_details": {"reasoning_tokens": counts.reasoning()},
+            "total_tokens": PROMPT_TOKENS + counts.output(),
+        });
+        let mut s = self.close();
+        if finish == "length" {
+            let mut response = Self::response("incomplete", usage);
+            response["incomplete_details"] = json!({"reason": "max_output_tokens"});
+            s += &self.event("response.incomplete", json!({"response": response}));
+        } else {
+            let response = Self::response("completed", usage);
+            s += &self.event("response.completed", json!({"response": response}));
+        }
+        out.push(chunk(s));
+    }
+}
+
+// ---------- Gemini ----------
+
+#[derive(Default)]
+struct Gemini {
+    sse: bool,
+    started: bool,
+    signed: bool,
+    hidden: bool,
+}
+
+impl Gemini {
+    fn object(&mut self, value: &Value) -> String {
+        if self.sse {
+            format!("data: {value}\r\n\r\n")
+        } else if self.started {
+            format!(",\r\n{value}")
+        } else {
+            self.started = true;
+            format!("[{value}")
+        }
+    }
+
+    fn close(&self) -> String {
+        if self.sse {
+            String::new()
+        } else {
+            "\n]".into()
+        }
+    }
+
+    fn usage(&self, counts: &Counts) -> Value {
+        let mut usage = json!({"promptTokenCount": PROMPT_TOKENS});
+        if counts.answer() > 0 {
+            usage["candidatesTokenCount"] = json!(counts.answer());
+        }
+        if counts.reasoning() > 0 {
+            usage["thoughtsTokenCount"] = json!(counts.reasoning());
+        }
+        usage["totalTokenCount"] = json!(PROMPT_TOKENS + counts.output());
+        usage
+    }
+
+    fn candidate(&mut self, parts: Value, finish: Option<&str>, counts: &Counts) -> String {
+        let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+        if let Some(finish) = finish {
+            candidate["finishReason"] = json!(finish);
+        }
+        let usage = self.usage(counts);
+        self.object(&json!({"candidates": [candidate], "usageMetadata": usage, "modelVersion": "ponder-demo", "responseId": "demo"}))
+    }
+}
+
+impl Framing for Gemini {
+    fn begin(&mut self, _: &mut Vec<Emit>) {}
+
+    fn think(&mut self, text: &str, counts: &Counts, out: &mut Vec<Emit>) {
+        self.hidden = true;
+        let s = self.candidate(json!([{"text": text, "thought": true}]), None, counts);
+        out.push(chunk(s));
+    }
+
+    /// The first answer part carries the thought signature, as gemini-2.5-pro sends it.
+    fn answer(&mut self, text: &str, counts: &Counts, out: &mut Vec<Emit>) {
+        let mut part = json!({"text": text});
+        if self.hidden && !self.signed {
+            self.signed = true;
+            part["thoughtSignature"] = json!("ZGVtby1zaWduYXR1cmU=");
+        }
+        let s = self.candidate(json!([part]), None, counts);
+        out.push(chunk(s));
+    }
+
+    /// Gemini says nothing while it reasons; the thought count shows it afterwards.
+    fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>) {
+        self.hidden = true;
+        out.push(Emit::Pause(pause));
+    }
+
+    fn error(&mut self, message: &str, out: &mut Vec<Emit>) {
+        let s = self
+            .object(&json!({"error": {"code": 503, "message": message, "status": "UNAVAILABLE"}}))
+            + &self.close();
+        out.push(chunk(s));
+    }
+
+    fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>) {
+        let reason = match finish {
+            "length" => "MAX_TOKENS",
+            _ => "STOP",
+        };
+        let s = self.candidate(json!([{"text": ""}]), Some(reason), counts) + &self.close();
+        out.push(chunk(s));
+    }
+}
+
+// ---------- Ollama ----------
+
+struct Ollama;
+
+fn ollama_line(message: Value, done: Option<(&str, &Counts)>) -> Emit {
+    let mut line = json!({"model": "ponder-demo", "created_at": "2025-01-01T00:00:00Z", "message": message, "done": done.is_some()});
+    if let Some((reason, counts)) = done {
+        line["done_reason"] = json!(reason);
+        line["prompt_eval_count"] = json!(PROMPT_TOKENS);
+        line["eval_count"] = json!(counts.output());
+        line["total_duration"] = json!(1_000_000_000u64);
+    }
+    chunk(format!("{line}\n"))
+}
+
+impl Framing for Ollama {
+    fn begin(&mut self, _: &mut Vec<Emit>) {}
+
+    fn think(&mut self, text: &str, _: &Counts, out: &mut Vec<Emit>) {
+        out.push(ollama_line(
+            json!({"role": "assistant", "content": "", "thinking": text}),
+            None,
+        ));
+    }
+
+    fn answer(&mut self, text: &str, _: &Counts, out: &mut Vec<Emit>) {
+        out.push(ollama_line(
+            json!({"role": "assistant", "content": text}),
+            None,
+        ));
+    }
+
+    /// Ollama has no hidden reasoning: the model is just silent.
+    fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>) {
+        out.push(Emit::Pause(pause));
+    }
+
+    fn error(&mut self, message: &str, out: &mut Vec<Emit>) {
+        out.push(chunk(format!("{}\n", json!({"error": message}))));
+    }
+
+    fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>) {
+        out.push(ollama_line(
+            json!({"role": "assistant", "content": ""}),
+            Some((finish, counts)),
+        ));
+    }
+}

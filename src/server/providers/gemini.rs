@@ -1,0 +1,472 @@
+//! Google Gemini `streamGenerateContent`: SSE with `alt=sse` (what Ponder asks for), or the
+//! streamed JSON array the endpoint sends without it (`[{…}\n,\n{…}]`, pretty-printed).
+//!
+//! Each chunk is a whole `GenerateContentResponse`. Parts with `thought: true` are thought
+//! summaries (kind `summary`), other text parts are the answer; `thoughtSignature` is opaque
+//! and only tells that the model reasoned. `usageMetadata` is a cumulative snapshot, complete
+//! only on the last chunk; `thoughtsTokenCount` is the reasoning. A model that reasoned
+//! without showing its thoughts still gets a (redacted) block before its answer. The stream
+//! has no end marker besides `finishReason`; an in-band `{"error":…}` fails the turn.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{Piece, UpstreamRequest, WireParser};
+use crate::api::sse::{SseDecoder, SseFrame};
+use crate::domain::{ChatMessage, Role, ThinkingKind, Usage};
+use crate::server::config::Config;
+
+/// The request: SSE framing, thoughts included; the key travels in a header, never in the URL.
+pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
+    let mut headers = vec![("content-type", "application/json".to_string())];
+    if let Some(key) = &config.api_key {
+        headers.push(("x-goog-api-key", key.clone()));
+    }
+    let model = config
+        .model
+        .strip_prefix("models/")
+        .unwrap_or(&config.model);
+    let contents: Vec<Value> = messages
+        .iter()
+        .map(|m| {
+            json!({
+                "role": match m.role { Role::User => "user", Role::Assistant => "model" },
+                "parts": [{"text": m.content}],
+            })
+        })
+        .collect();
+    UpstreamRequest {
+        url: format!("{base_url}/models/{model}:streamGenerateContent?alt=sse"),
+        headers,
+        body: json!({
+            "contents": contents,
+            "generationConfig": {
+                "maxOutputTokens": config.max_output_tokens,
+                "thinkingConfig": {"includeThoughts": true},
+            },
+        }),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Chunk {
+    #[serde(default)]
+    candidates: Vec<Candidate>,
+    #[serde(default)]
+    usage_metadata: Option<UsageIn>,
+    #[serde(default)]
+    prompt_feedback: Option<Feedback>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate {
+    #[serde(default)]
+    content: Option<ContentIn>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ContentIn {
+    #[serde(default)]
+    parts: Vec<PartIn>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartIn {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    thought: Option<bool>,
+    #[serde(default)]
+    thought_signature: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Feedback {
+    #[serde(default)]
+    block_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageIn {
+    #[serde(default)]
+    prompt_token_count: Option<u64>,
+    #[serde(default)]
+    candidates_token_count: Option<u64>,
+    #[serde(default)]
+    thoughts_token_count: Option<u64>,
+}
+
+impl UsageIn {
+    /// Output counts the thoughts too: `candidatesTokenCount` leaves them out.
+    fn normalize(&self) -> Usage {
+        let output = match (self.candidates_token_count, self.thoughts_token_count) {
+            (None, None) => None,
+            (c, t) => Some(c.unwrap_or(0) + t.unwrap_or(0)),
+        };
+        Usage {
+            input_tokens: self.prompt_token_count,
+            output_tokens: output,
+            reasoning_tokens: self.thoughts_token_count,
+        }
+    }
+}
+
+fn finish_reason(reason: &str) -> String {
+    match reason {
+        "STOP" => "stop".into(),
+        "MAX_TOKENS" => "length".into(),
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
+            "content_filter".into()
+        }
+        other => other.to_ascii_lowercase(),
+    }
+}
+
+/// What Gemini chunks mean, whichever framing carried them.
+#[derive(Default)]
+pub struct GeminiChunks {
+    thought_text: bool,
+    answered: bool,
+    /// The model reasoned (a thought count or a signature) but showed no thought text.
+    hidden_reasoning: bool,
+    hidden_shown: bool,
+    done: bool,
+}
+
+impl GeminiChunks {
+    fn show_hidden_reasoning(&mut self, out: &mut Vec<Piece>) {
+        if self.hidden_reasoning && !self.thought_text && !self.hidden_shown {
+            self.hidden_shown = true;
+            out.push(Piece::BlockStart {
+                kind: ThinkingKind::Redacted,
+            });
+            out.push(Piece::BlockEnd);
+        }
+    }
+
+    /// One `GenerateContentResponse`.
+    pub fn on_json(&mut self, data: &str, out: &mut Vec<Piece>) {
+        if self.done {
+            return;
+        }
+        let chunk: Chunk = match serde_json::from_str(data) {
+            Ok(c) => c,
+            Err(e) => {
+                super::skip_unparseable("gemini", &e, data.len());
+                return;
+            }
+        };
+        if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
+            out.push(super::error_piece(&error));
+            self.done = true;
+            return;
+        }
+        if chunk.candidates.is_empty() {
+            if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
+                out.push(Piece::Error {
+                    message: format!("The model refused the prompt ({reason})."),
+                    retryable: false,
+                });
+                self.done = true;
+                return;
+            }
+        }
+        if chunk
+            .usage_metadata
+            .as_ref()
+            .and_then(|u| u.thoughts_token_count)
+            .is_some_and(|n| n > 0)
+        {
+            self.hidden_reasoning = true;
+        }
+        let mut finish = None;
+        if let Some(candidate) = chunk.candidates.into_iter().next() {
+            for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
+                if part.thought_signature.is_some() && !self.answered {
+                    self.hidden_reasoning = true;
+                }
+                let text = part.text.unwrap_or_default();
+                if text.is_empty() {
+                    continue;
+                }
+                if part.thought == Some(true) {
+                    self.thought_text = true;
+                    out.push(Piece::Reasoning {
+                        text,
+                        kind: ThinkingKind::Summary,
+                    });
+                } else {
+                    if !self.answered {
+                        self.show_hidden_reasoning(out);
+                    }
+                    self.answered = true;
+                    out.push(Piece::Answer(text));
+                }
+            }
+            finish = candidate.finish_reason;
+        }
+        if let Some(u) = chunk.usage_metadata {
+            out.push(Piece::Usage(u.normalize()));
+        }
+        if let Some(reason) = finish {
+            if !self.answered {
+                self.show_hidden_reasoning(out);
+            }
+            out.push(Piece::Finish(finish_reason(&reason)));
+        }
+    }
+}
+
+/// Splits a streamed JSON array (or any run of JSON objects) into whole top-level objects,
+/// whatever the chunking: only ASCII braces and quotes are looked at, so UTF-8 is never cut.
+#[derive(Debug, Default)]
+pub struct JsonObjects {
+    buf: Vec<u8>,
+    scanned: usize,
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    start: usize,
+}
+
+impl JsonObjects {
+    /// Feeds a chunk; calls `on_object` with each complete top-level object.
+    pub fn push(&mut self, chunk: &[u8], mut on_object: impl FnMut(&[u8])) {
+        self.buf.extend_from_slice(chunk);
+        let mut consumed = 0;
+        for i in self.scanned..self.buf.len() {
+            let b = self.buf[i];
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' if self.depth > 0 => self.in_string = true,
+                b'{' => {
+                    if self.depth == 0 {
+                        self.start = i;
+                    }
+                    self.depth += 1;
+                }
+                b'}' if self.depth > 0 => {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        on_object(&self.buf[self.start..=i]);
+                        consumed = i + 1;
+                    }
+                }
+                _ => {
+                    if self.depth == 0 {
+                        consumed = i + 1;
+                    }
+                }
+            }
+        }
+        self.buf.drain(..consumed);
+        self.start = self.start.saturating_sub(consumed);
+        self.scanned = self.buf.len();
+    }
+
+    /// Bytes held while waiting for the end of an object.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Sse,
+    JsonArray,
+}
+
+/// Parser for one Gemini stream; the framing is recognised from the first byte.
+#[derive(Default)]
+pub struct GeminiParser {
+    framing: Option<Framing>,
+    sse: SseDecoder,
+    frames: Vec<SseFrame>,
+    objects: JsonObjects,
+    chunks: GeminiChunks,
+}
+
+impl GeminiParser {
+    fn drain_frames(&mut self, out: &mut Vec<Piece>) {
+        for frame in self.frames.drain(..) {
+            let data = frame.data.trim();
+            if !data.is_empty() {
+                self.chunks.on_json(data, out);
+            }
+        }
+    }
+}
+
+impl WireParser for GeminiParser {
+    fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<Piece>) {
+        if self.framing.is_none() {
+            let Some(first) = chunk.iter().position(|b| !b.is_ascii_whitespace()) else {
+                return;
+            };
+            chunk = &chunk[first..];
+            self.framing = Some(if matches!(chunk[0], b'[' | b'{') {
+                Framing::JsonArray
+            } else {
+                Framing::Sse
+            });
+        }
+        match self.framing {
+            Some(Framing::JsonArray) => {
+                let chunks = &mut self.chunks;
+                self.objects.push(chunk, |object| {
+                    chunks.on_json(&String::from_utf8_lossy(object), out)
+                });
+            }
+            _ => {
+                self.sse.push(chunk, &mut self.frames);
+                self.drain_frames(out);
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<Piece>) {
+        if self.framing == Some(Framing::Sse) {
+            self.sse.finish(&mut self.frames);
+            self.drain_frames(out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_chunks(chunks: &[&[u8]]) -> Vec<Piece> {
+        let mut p = GeminiParser::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            p.feed(c, &mut out);
+        }
+        p.finish(&mut out);
+        out
+    }
+
+    const THOUGHT: &str = r#"{"candidates":[{"content":{"parts":[{"text":"**Plan** {\"x\"}","thought":true}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":4}}"#;
+    const ANSWER: &str = r#"{"candidates":[{"content":{"parts":[{"text":"Hi é","thoughtSignature":"c2ln"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":2,"thoughtsTokenCount":30}}"#;
+
+    fn expected() -> Vec<Piece> {
+        vec![
+            Piece::Reasoning {
+                text: "**Plan** {\"x\"}".into(),
+                kind: ThinkingKind::Summary,
+            },
+            Piece::Usage(Usage {
+                input_tokens: Some(4),
+                output_tokens: None,
+                reasoning_tokens: None,
+            }),
+            Piece::Answer("Hi é".into()),
+            Piece::Usage(Usage {
+                input_tokens: Some(4),
+                output_tokens: Some(32),
+                reasoning_tokens: Some(30),
+            }),
+            Piece::Finish("stop".into()),
+        ]
+    }
+
+    #[test]
+    fn sse_and_json_array_framings_mean_the_same() {
+        let sse = format!("data: {THOUGHT}\r\n\r\ndata: {ANSWER}\r\n\r\n");
+        assert_eq!(parse_chunks(&[sse.as_bytes()]), expected());
+        let array = format!("[{THOUGHT}\n,\r\n{ANSWER}\n]");
+        assert_eq!(parse_chunks(&[array.as_bytes()]), expected());
+        let bytes = array.as_bytes();
+        for cut in 0..=bytes.len() {
+            assert_eq!(
+                parse_chunks(&[&bytes[..cut], &bytes[cut..]]),
+                expected(),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn reasoning_without_thought_text_is_a_redacted_block_before_the_answer() {
+        let body = r#"data: {"candidates":[{"content":{"parts":[{"text":"A"}]},"index":0}],"usageMetadata":{"thoughtsTokenCount":256}}"#;
+        let out = parse_chunks(&[body.as_bytes()]);
+        assert_eq!(
+            &out[..3],
+            [
+                Piece::BlockStart {
+                    kind: ThinkingKind::Redacted
+                },
+                Piece::BlockEnd,
+                Piece::Answer("A".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_and_blocked_prompts_fail_the_turn() {
+        let out = parse_chunks(&[
+            br#"data: {"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}"#,
+        ]);
+        assert!(matches!(
+            out.as_slice(),
+            [Piece::Error {
+                retryable: true,
+                ..
+            }]
+        ));
+        let out = parse_chunks(&[br#"[{"promptFeedback":{"blockReason":"SAFETY"}}]"#]);
+        assert!(matches!(
+            out.as_slice(),
+            [Piece::Error {
+                retryable: false,
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn the_request_sends_the_key_in_a_header_and_asks_for_thoughts() {
+        let config = Config::from_lookup(|n| match n {
+            "PONDER_API_KEY" => Some("AIza-secret".into()),
+            "PONDER_MODEL" => Some("models/gemini-2.5-pro".into()),
+            _ => None,
+        })
+        .unwrap();
+        let req = request(
+            &config,
+            "https://generativelanguage.googleapis.com/v1beta",
+            &[ChatMessage::user("hi")],
+        );
+        assert_eq!(
+            req.url,
+            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+        );
+        assert!(!req.url.contains("AIza"));
+        assert!(req
+            .headers
+            .contains(&("x-goog-api-key", "AIza-secret".into())));
+        assert_eq!(
+            req.body["generationConfig"]["thinkingConfig"]["includeThoughts"],
+            true
+        );
+        assert_eq!(req.body["contents"][0]["parts"][0]["text"], "hi");
+    }
+}

@@ -1,0 +1,178 @@
+//! Ollama's native API: `POST /api/chat` with `think: true`, answered as NDJSON.
+//!
+//! Each line is an object: `message.thinking` is reasoning, `message.content` the answer (and
+//! the top-level `thinking` / `response` of `/api/generate`, same meaning); the line with
+//! `done: true` carries `done_reason` and the counts. An in-band `{"error": "…"}` line fails
+//! the turn with the status already 200.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{LineHandler, Ndjson, Piece, UpstreamRequest};
+use crate::domain::{ChatMessage, ThinkingKind, Usage};
+use crate::server::config::Config;
+
+/// The request: streaming NDJSON with thinking separated from the answer. The base URL is the
+/// server's root (`http://localhost:11434`), not its OpenAI-compatible `/v1`.
+pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
+    let mut headers = vec![("content-type", "application/json".to_string())];
+    if let Some(key) = &config.api_key {
+        headers.push(("authorization", format!("Bearer {key}")));
+    }
+    UpstreamRequest {
+        url: format!("{base_url}/api/chat"),
+        headers,
+        body: json!({
+            "model": config.model,
+            "messages": super::openai::role_content(messages),
+            "stream": true,
+            "think": true,
+            "options": {"num_predict": config.max_output_tokens},
+        }),
+    }
+}
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(default)]
+    message: Option<MessageIn>,
+    #[serde(default)]
+    thinking: Option<String>,
+    #[serde(default)]
+    response: Option<String>,
+    #[serde(default)]
+    done: bool,
+    #[serde(default)]
+    done_reason: Option<String>,
+    #[serde(default)]
+    prompt_eval_count: Option<u64>,
+    #[serde(default)]
+    eval_count: Option<u64>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct MessageIn {
+    #[serde(default)]
+    thinking: Option<String>,
+    #[serde(default)]
+    content: Option<String>,
+}
+
+/// Line handling for one Ollama stream.
+#[derive(Default)]
+pub struct OllamaLines {
+    done: bool,
+}
+
+/// Parser for one Ollama NDJSON stream.
+pub type OllamaParser = Ndjson<OllamaLines>;
+
+impl LineHandler for OllamaLines {
+    fn on_line(&mut self, line: &str, out: &mut Vec<Piece>) {
+        if self.done {
+            return;
+        }
+        let parsed: Line = match serde_json::from_str(line) {
+            Ok(l) => l,
+            Err(e) => {
+                super::skip_unparseable("ollama", &e, line.len());
+                return;
+            }
+        };
+        if let Some(error) = parsed.error.filter(|e| !e.is_null()) {
+            out.push(super::error_piece(&error));
+            self.done = true;
+            return;
+        }
+        let (thinking, content) = match parsed.message {
+            Some(m) => (m.thinking, m.content),
+            None => (parsed.thinking, parsed.response),
+        };
+        if let Some(text) = thinking.filter(|t| !t.is_empty()) {
+            out.push(Piece::Reasoning {
+                text,
+                kind: ThinkingKind::Raw,
+            });
+        }
+        if let Some(text) = content.filter(|t| !t.is_empty()) {
+            out.push(Piece::Answer(text));
+        }
+        if parsed.done {
+            out.push(Piece::Finish(
+                parsed.done_reason.unwrap_or_else(|| "stop".into()),
+            ));
+            out.push(Piece::Usage(Usage {
+                input_tokens: parsed.prompt_eval_count,
+                output_tokens: parsed.eval_count,
+                reasoning_tokens: None,
+            }));
+            out.push(Piece::End);
+            self.done = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(body: &str) -> Vec<Piece> {
+        crate::server::providers::parse_whole(OllamaParser::default(), body.as_bytes())
+    }
+
+    #[test]
+    fn thinking_then_content_then_done_with_counts() {
+        let out = parse(concat!(
+            "{\"message\":{\"role\":\"assistant\",\"content\":\"\",\"thinking\":\"Okay\"},\"done\":false}\n",
+            "not json\n",
+            "{\"message\":{\"role\":\"assistant\",\"content\":\"Hi\"},\"done\":false}\r\n",
+            "{\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"length\",\"prompt_eval_count\":8,\"eval_count\":20}"
+        ));
+        assert_eq!(
+            out,
+            [
+                Piece::Reasoning {
+                    text: "Okay".into(),
+                    kind: ThinkingKind::Raw
+                },
+                Piece::Answer("Hi".into()),
+                Piece::Finish("length".into()),
+                Piece::Usage(Usage {
+                    input_tokens: Some(8),
+                    output_tokens: Some(20),
+                    reasoning_tokens: None
+                }),
+                Piece::End,
+            ]
+        );
+    }
+
+    #[test]
+    fn an_error_line_fails_the_turn() {
+        let out = parse(
+            "{\"error\":\"an error was encountered while running the model\"}\n{\"done\":true}\n",
+        );
+        assert_eq!(
+            out,
+            [Piece::Error {
+                message: "The model server reported an error: an error was encountered while running the model".into(),
+                retryable: true
+            }]
+        );
+    }
+
+    #[test]
+    fn the_request_turns_thinking_on_at_the_native_endpoint() {
+        let config = Config::from_lookup(|_| None).unwrap();
+        let req = request(
+            &config,
+            "http://localhost:11434",
+            &[ChatMessage::user("hi")],
+        );
+        assert_eq!(req.url, "http://localhost:11434/api/chat");
+        assert_eq!(req.body["think"], true);
+        assert_eq!(req.body["stream"], true);
+    }
+}

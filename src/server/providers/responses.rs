@@ -1,0 +1,505 @@
+//! OpenAI Responses (`POST /v1/responses`, `stream: true`), from api.openai.com and the servers
+//! that copy it (OpenRouter, DeepSeek, LM Studio, xAI, GitHub Copilot).
+//!
+//! Every event has a `type`; state is keyed by `output_index` because some servers change item
+//! ids on every event. A `reasoning` item becomes one block: its summary parts joined by a blank
+//! line, or its `reasoning_text`. Items may close out of order (OpenRouter ends the reasoning
+//! item after the message). `response.completed` / `incomplete` end the turn,
+//! `response.failed` and `error` (nested or flat) fail it; `[DONE]` means nothing.
+//!
+//! The block's kind is fixed when it starts, and it starts when the reasoning item appears: the
+//! model then reasons silently, often for many seconds, before any summary (or none, when the
+//! reasoning stays encrypted), and the reader should see "Thinking…" and its true duration.
+//! An item that lists a `content` array (DeepSeek, LM Studio) streams raw `reasoning_text`
+//! right away: its block waits for that first part and is `raw`. Any other item is announced
+//! as `summary`, what Ponder asks for; an item of that kind that never shows text is a
+//! summary-less block, and a raw text in it keeps the announced kind (OpenRouter). A waiting
+//! item that ends with no text reasoned in encrypted form only: a `redacted` block.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{FrameHandler, Piece, Sse, UpstreamRequest};
+use crate::domain::{ChatMessage, ThinkingKind, Usage};
+use crate::server::config::Config;
+
+/// The request: streaming, not stored upstream, with reasoning summaries.
+pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
+    let mut headers = vec![("content-type", "application/json".to_string())];
+    if let Some(key) = &config.api_key {
+        headers.push(("authorization", format!("Bearer {key}")));
+    }
+    UpstreamRequest {
+        url: format!("{base_url}/responses"),
+        headers,
+        body: json!({
+            "model": config.model,
+            "input": super::openai::role_content(messages),
+            "stream": true,
+            "store": false,
+            "max_output_tokens": config.max_output_tokens,
+            "reasoning": {"summary": "auto"},
+        }),
+    }
+}
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    output_index: Option<u64>,
+    #[serde(default)]
+    item: Option<ItemIn>,
+    #[serde(default)]
+    part: Option<PartIn>,
+    #[serde(default)]
+    delta: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    response: Option<ResponseIn>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    code: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ItemIn {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    content: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct PartIn {
+    #[serde(rename = "type", default)]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct ResponseIn {
+    #[serde(default)]
+    usage: Option<UsageIn>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    incomplete_details: Option<IncompleteIn>,
+}
+
+#[derive(Deserialize)]
+struct IncompleteIn {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct UsageIn {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Deserialize)]
+struct OutputDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+impl UsageIn {
+    fn normalize(&self) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            reasoning_tokens: self
+                .output_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Item {
+    reasoning: bool,
+    /// The kind announced with the block's start, once the item showed what it carries.
+    announced: Option<ThinkingKind>,
+    /// Text arrived for the current part; the next part starts after a blank line.
+    has_text: bool,
+    separate_next: bool,
+    /// Deltas arrived: the `.done` events repeat them and are ignored.
+    streamed: bool,
+}
+
+/// Frame handling for one Responses stream.
+#[derive(Default)]
+pub struct ResponsesFrames {
+    items: HashMap<u64, Item>,
+    /// The reasoning item whose block is open, as far as this parser knows.
+    open: Option<u64>,
+    done: bool,
+}
+
+/// Parser for one Responses stream.
+pub type ResponsesParser = Sse<ResponsesFrames>;
+
+fn finish_reason(incomplete: Option<&str>) -> String {
+    match incomplete {
+        Some("max_output_tokens") => "length",
+        Some("content_filter") => "content_filter",
+        Some(other) => other,
+        None => "length",
+    }
+    .to_string()
+}
+
+impl ResponsesFrames {
+    fn start_block(&mut self, index: u64, kind: ThinkingKind, out: &mut Vec<Piece>) {
+        let item = self.items.entry(index).or_default();
+        item.reasoning = true;
+        if item.announced.is_none() {
+            item.announced = Some(kind);
+            out.push(Piece::BlockStart { kind });
+            self.open = Some(index);
+        }
+    }
+
+    fn new_part(&mut self, index: u64) {
+        let item = self.items.entry(index).or_default();
+        item.separate_next = item.has_text;
+    }
+
+    fn reasoning(&mut self, index: u64, kind: ThinkingKind, text: String, out: &mut Vec<Piece>) {
+        self.start_block(index, kind, out);
+        if text.is_empty() {
+            return;
+        }
+        let item = self.items.entry(index).or_default();
+        let kind = item.announced.unwrap_or(kind);
+        item.streamed = true;
+        item.has_text = true;
+        let text = if std::mem::take(&mut item.separate_next) {
+            format!("\n\n{text}")
+        } else {
+            text
+        };
+        self.open = Some(index);
+        out.push(Piece::Reasoning { text, kind });
+    }
+
+    fn answer(&mut self, index: u64, text: String, out: &mut Vec<Piece>) {
+        if text.is_empty() {
+            return;
+        }
+        self.items.entry(index).or_default().streamed = true;
+        self.open = None;
+        out.push(Piece::Answer(text));
+    }
+
+    fn item_done(&mut self, index: u64, out: &mut Vec<Piece>) {
+        let Some(item) = self.items.get(&index) else {
+            return;
+        };
+        if !item.reasoning {
+            return;
+        }
+        if item.announced.is_none() {
+            self.start_block(index, ThinkingKind::Redacted, out);
+        }
+        if self.open == Some(index) {
+            self.open = None;
+            out.push(Piece::BlockEnd);
+        }
+    }
+
+    fn end(&mut self, response: Option<ResponseIn>, finish: Option<String>, out: &mut Vec<Piece>) {
+        if let Some(u) = response.as_ref().and_then(|r| r.usage.as_ref()) {
+            out.push(Piece::Usage(u.normalize()));
+        }
+        if let Some(reason) = finish {
+            out.push(Piece::Finish(reason));
+        }
+        out.push(Piece::End);
+        self.done = true;
+    }
+}
+
+impl FrameHandler for ResponsesFrames {
+    fn is_over(&self) -> bool {
+        self.done
+    }
+
+    fn on_frame(&mut self, event: Option<&str>, data: &str, out: &mut Vec<Piece>) {
+        if data == "[DONE]" {
+            return;
+        }
+        let parsed: Event = match serde_json::from_str(data) {
+            Ok(e) => e,
+            Err(e) => {
+                super::skip_unparseable("responses", &e, data.len());
+                return;
+            }
+        };
+        let index = parsed.output_index.unwrap_or(0);
+        let kind = parsed.kind.as_deref().or(event).unwrap_or("");
+        match kind {
+            "response.output_item.added" => {
+                let item = parsed.item;
+                let reasoning = item.as_ref().is_some_and(|i| i.kind == "reasoning");
+                let raw_content = item.is_some_and(|i| i.content.is_some());
+                self.items.insert(
+                    index,
+                    Item {
+                        reasoning,
+                        ..Item::default()
+                    },
+                );
+                if reasoning && !raw_content {
+                    self.start_block(index, ThinkingKind::Summary, out);
+                }
+            }
+            "response.reasoning_summary_part.added" => {
+                self.start_block(index, ThinkingKind::Summary, out);
+                self.new_part(index);
+            }
+            "response.reasoning_summary_text.delta" => {
+                let text = parsed.delta.unwrap_or_default();
+                self.reasoning(index, ThinkingKind::Summary, text, out);
+            }
+            "response.content_part.added"
+                if parsed.part.is_some_and(|p| p.kind == "reasoning_text") =>
+            {
+                self.start_block(index, ThinkingKind::Raw, out);
+                self.new_part(index);
+            }
+            "response.reasoning_text.delta" => {
+                let text = parsed.delta.unwrap_or_default();
+                self.reasoning(index, ThinkingKind::Raw, text, out);
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                self.answer(index, parsed.delta.unwrap_or_default(), out);
+            }
+            "response.reasoning_summary_text.done"
+            | "response.reasoning_text.done"
+            | "response.output_text.done"
+                if !self.items.get(&index).is_some_and(|i| i.streamed) =>
+            {
+                let text = parsed.text.unwrap_or_default();
+                match kind {
+                    "response.output_text.done" => self.answer(index, text, out),
+                    "response.reasoning_text.done" => {
+                        self.reasoning(index, ThinkingKind::Raw, text, out)
+                    }
+                    _ => self.reasoning(index, ThinkingKind::Summary, text, out),
+                }
+            }
+            "response.output_item.done" => self.item_done(index, out),
+            "response.completed" => self.end(parsed.response, Some("stop".into()), out),
+            "response.incomplete" => {
+                let reason = parsed
+                    .response
+                    .as_ref()
+                    .and_then(|r| r.incomplete_details.as_ref())
+                    .and_then(|d| d.reason.clone());
+                self.end(parsed.response, Some(finish_reason(reason.as_deref())), out);
+            }
+            "response.failed" => {
+                let error = parsed.response.and_then(|r| r.error).unwrap_or(Value::Null);
+                out.push(super::error_piece(&error));
+                self.done = true;
+            }
+            "error" => {
+                let error = match parsed.error {
+                    Some(nested) if nested.is_object() => nested,
+                    _ => json!({"message": parsed.message, "code": parsed.code}),
+                };
+                out.push(super::error_piece(&error));
+                self.done = true;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(events: &[Value]) -> Vec<Piece> {
+        let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+        crate::server::providers::parse_whole(ResponsesParser::default(), body.as_bytes())
+    }
+
+    fn s(t: &str) -> Piece {
+        Piece::Reasoning {
+            text: t.into(),
+            kind: ThinkingKind::Summary,
+        }
+    }
+
+    #[test]
+    fn summary_parts_make_one_block_separated_by_blank_lines() {
+        let out = parse(&[
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning"}}),
+            json!({"type":"response.reasoning_summary_part.added","output_index":0,"summary_index":0}),
+            json!({"type":"response.reasoning_summary_text.delta","output_index":0,"delta":"One"}),
+            json!({"type":"response.reasoning_summary_text.done","output_index":0,"text":"One"}),
+            json!({"type":"response.reasoning_summary_part.added","output_index":0,"summary_index":1}),
+            json!({"type":"response.reasoning_summary_text.delta","output_index":0,"delta":"Two"}),
+            json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
+            json!({"type":"response.output_item.added","output_index":1,"item":{"type":"message"}}),
+            json!({"type":"response.output_text.delta","output_index":1,"delta":"A"}),
+            json!({"type":"response.completed","response":{"usage":{"input_tokens":3,"output_tokens":9,"output_tokens_details":{"reasoning_tokens":5}}}}),
+            json!({"type":"response.output_text.delta","output_index":1,"delta":"late"}),
+        ]);
+        assert_eq!(
+            out,
+            [
+                Piece::BlockStart {
+                    kind: ThinkingKind::Summary
+                },
+                s("One"),
+                s("\n\nTwo"),
+                Piece::BlockEnd,
+                Piece::Answer("A".into()),
+                Piece::Usage(Usage {
+                    input_tokens: Some(3),
+                    output_tokens: Some(9),
+                    reasoning_tokens: Some(5)
+                }),
+                Piece::Finish("stop".into()),
+                Piece::End,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_reasoning_item_opens_its_block_as_soon_as_it_appears() {
+        let out = parse(&[
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","summary":[],"encrypted_content":"x"}}),
+            json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
+        ]);
+        let summary = Piece::BlockStart {
+            kind: ThinkingKind::Summary,
+        };
+        assert_eq!(out, [summary.clone(), Piece::BlockEnd]);
+        // OpenRouter's raw text in such an item stays in its one block.
+        let out = parse(&[
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","summary":[]}}),
+            json!({"type":"response.content_part.added","output_index":0,"part":{"type":"reasoning_text"}}),
+            json!({"type":"response.reasoning_text.delta","output_index":0,"delta":"r"}),
+        ]);
+        assert_eq!(out, [summary, s("r")]);
+    }
+
+    #[test]
+    fn a_raw_capable_item_without_text_is_a_redacted_block() {
+        let out = parse(&[
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","content":[],"summary":[]}}),
+            json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
+        ]);
+        assert_eq!(
+            out,
+            [
+                Piece::BlockStart {
+                    kind: ThinkingKind::Redacted
+                },
+                Piece::BlockEnd
+            ]
+        );
+    }
+
+    #[test]
+    fn raw_reasoning_closed_after_the_message_does_not_close_anything_else() {
+        let out = parse(&[
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","content":[]}}),
+            json!({"type":"response.content_part.added","output_index":0,"part":{"type":"reasoning_text"}}),
+            json!({"type":"response.reasoning_text.delta","output_index":0,"delta":"r"}),
+            json!({"type":"response.output_item.added","output_index":1,"item":{"type":"message"}}),
+            json!({"type":"response.output_text.delta","output_index":1,"delta":"A"}),
+            json!({"type":"response.output_item.done","output_index":1,"item":{"type":"message"}}),
+            json!({"type":"response.reasoning_text.done","output_index":0,"text":"r"}),
+            json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
+        ]);
+        assert_eq!(
+            out,
+            [
+                Piece::BlockStart {
+                    kind: ThinkingKind::Raw
+                },
+                Piece::Reasoning {
+                    text: "r".into(),
+                    kind: ThinkingKind::Raw
+                },
+                Piece::Answer("A".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_in_both_shapes_and_failed_responses() {
+        let nested = parse(&[
+            json!({"type":"error","error":{"type":"insufficient_quota","code":"insufficient_quota","message":"quota"}}),
+            json!({"type":"response.failed","response":{"error":{"message":"x"}}}),
+        ]);
+        assert_eq!(
+            nested,
+            [Piece::Error {
+                message: "The model server reported an error: quota".into(),
+                retryable: false
+            }]
+        );
+        let flat = parse(&[json!({"type":"error","code":"server_is_overloaded","message":"busy"})]);
+        assert!(matches!(
+            flat.as_slice(),
+            [Piece::Error {
+                retryable: true,
+                ..
+            }]
+        ));
+        let failed = parse(&[
+            json!({"type":"response.failed","response":{"error":{"code":"server_error","message":"boom"}}}),
+        ]);
+        assert!(matches!(
+            failed.as_slice(),
+            [Piece::Error {
+                retryable: true,
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn incomplete_responses_finish_with_their_reason() {
+        let out = parse(&[
+            json!({"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"}}}),
+        ]);
+        assert_eq!(out, [Piece::Finish("length".into()), Piece::End]);
+    }
+
+    #[test]
+    fn the_request_asks_for_summaries() {
+        let config =
+            Config::from_lookup(|n| (n == "PONDER_API_KEY").then(|| "sk-r".into())).unwrap();
+        let req = request(
+            &config,
+            "https://api.openai.com/v1",
+            &[ChatMessage::user("hi")],
+        );
+        assert_eq!(req.url, "https://api.openai.com/v1/responses");
+        assert_eq!(req.body["reasoning"]["summary"], "auto");
+        assert_eq!(req.body["input"][0]["content"], "hi");
+        assert!(req
+            .headers
+            .contains(&("authorization", "Bearer sk-r".into())));
+    }
+}
