@@ -115,14 +115,21 @@ async fn reasoning_without_readable_text_still_opens_and_closes_a_block() {
             assert!(starts(&events).is_empty(), "{events:?}");
             continue;
         }
-        // Responses announces a reasoning item as the summary Ponder asked for, when it
-        // appears: the kind is fixed before it is known that no summary will follow.
-        let kind = if provider == "responses" {
-            Summary
+        // Responses announces a reasoning item as the summary Ponder asked for when it
+        // appears, and corrects the block to redacted (same index) once the item ends with no
+        // text.
+        let expected: &[_] = if provider == "responses" {
+            &[Summary, Redacted]
         } else {
-            Redacted
+            &[Redacted]
         };
-        assert_eq!(starts(&events), [kind], "{provider}");
+        assert_eq!(starts(&events), expected, "{provider}");
+        assert!(
+            events
+                .iter()
+                .all(|e| !matches!(e, TurnEvent::ThinkingStart { block, .. } if *block != 0)),
+            "{provider}: one block"
+        );
         let duration = events.iter().find_map(|e| match e {
             TurnEvent::ThinkingEnd { duration_ms, .. } => *duration_ms,
             _ => None,

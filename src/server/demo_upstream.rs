@@ -274,7 +274,11 @@ fn xss_payloads() -> Vec<&'static str> {
     const CORPUS: &str = include_str!("../../tests/fixtures/xss-payloads.txt");
     CORPUS
         .split("----8<---- ")
-        .filter_map(|record| record.split_once('\n').map(|(_, payload)| payload.trim_end_matches('\n')))
+        .filter_map(|record| {
+            record
+                .split_once('\n')
+                .map(|(_, payload)| payload.trim_end_matches('\n'))
+        })
         .filter(|p| !p.is_empty())
         .collect()
 }
@@ -793,7 +797,13 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(answer, payloads.iter().map(|p| format!("{p}\n\n")).collect::<String>());
+        assert_eq!(
+            answer,
+            payloads
+                .iter()
+                .map(|p| format!("{p}\n\n"))
+                .collect::<String>()
+        );
         assert_eq!(thirds("abcdef"), ["ab", "cd", "ef"]);
         assert_eq!(thirds("日本語"), ["日", "本", "語"]);
     }

@@ -142,6 +142,13 @@ impl TurnAssembler {
                     self.emit(TurnEvent::Thinking { block, text }, out);
                 }
             }
+            Piece::BlockKind { kind } => {
+                if let Some(open) = self.open.as_mut().filter(|o| o.kind != kind) {
+                    open.kind = kind;
+                    let block = open.index;
+                    self.emit(TurnEvent::ThinkingStart { block, kind }, out);
+                }
+            }
             Piece::BlockEnd => self.close_block(now_ms, out),
             Piece::Answer(text) => {
                 if text.is_empty() {
@@ -735,6 +742,52 @@ mod tests {
                     usage: None,
                     thinking_chars: 5,
                     total_ms: 11
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_block_whose_kind_is_corrected_restarts_with_the_same_index() {
+        let out = run(
+            vec![
+                (
+                    0,
+                    Piece::BlockStart {
+                        kind: ThinkingKind::Summary,
+                    },
+                ),
+                (
+                    20,
+                    Piece::BlockKind {
+                        kind: ThinkingKind::Redacted,
+                    },
+                ),
+                (
+                    20,
+                    Piece::BlockKind {
+                        kind: ThinkingKind::Redacted,
+                    },
+                ),
+                (20, Piece::BlockEnd),
+                (30, Piece::End),
+            ],
+            true,
+        );
+        assert_eq!(
+            &out[..3],
+            [
+                TurnEvent::ThinkingStart {
+                    block: 0,
+                    kind: ThinkingKind::Summary
+                },
+                TurnEvent::ThinkingStart {
+                    block: 0,
+                    kind: ThinkingKind::Redacted
+                },
+                TurnEvent::ThinkingEnd {
+                    block: 0,
+                    duration_ms: Some(20)
                 },
             ]
         );

@@ -27,11 +27,17 @@ pub fn MarkdownView(
     let renderer = StoredValue::new_local(IncrementalMarkdown::new());
 
     Effect::new(move |_| {
-        let (Some(done_el), Some(tail_el)) = (done.get(), tail.get()) else { return };
+        let (Some(done_el), Some(tail_el)) = (done.get(), tail.get()) else {
+            return;
+        };
         let streaming = streaming.get();
         text.with(|t| {
             renderer.update_value(|md| {
-                let update = if streaming { md.update(t) } else { md.finish(t) };
+                let update = if streaming {
+                    md.update(t)
+                } else {
+                    md.finish(t)
+                };
                 match update {
                     Update::Unchanged => return,
                     Update::Appended { from } => {

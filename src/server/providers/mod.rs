@@ -25,6 +25,9 @@ pub enum Piece {
     BlockStart { kind: ThinkingKind },
     /// Reasoning text. Opens a block when none is open.
     Reasoning { text: String, kind: ThinkingKind },
+    /// The open block turns out to be of another kind than it was opened as (a provider may
+    /// only reveal at the end that its reasoning had no readable text).
+    BlockKind { kind: ThinkingKind },
     /// The provider closed its reasoning block explicitly.
     BlockEnd,
     /// Answer text.

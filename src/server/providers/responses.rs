@@ -184,6 +184,13 @@ impl ResponsesFrames {
             return;
         }
         let item = self.items.entry(index).or_default();
+        if item.announced == Some(ThinkingKind::Summary)
+            && kind == ThinkingKind::Raw
+            && !item.has_text
+        {
+            item.announced = Some(kind);
+            out.push(Piece::BlockKind { kind });
+        }
         let kind = item.announced.unwrap_or(kind);
         item.streamed = true;
         item.has_text = true;
@@ -212,8 +219,13 @@ impl ResponsesFrames {
         if !item.reasoning {
             return;
         }
+        let readable = item.has_text;
         if item.announced.is_none() {
             self.start_block(index, ThinkingKind::Redacted, out);
+        } else if !readable && self.open == Some(index) {
+            out.push(Piece::BlockKind {
+                kind: ThinkingKind::Redacted,
+            });
         }
         if self.open == Some(index) {
             self.open = None;
@@ -391,14 +403,24 @@ mod tests {
         let summary = Piece::BlockStart {
             kind: ThinkingKind::Summary,
         };
-        assert_eq!(out, [summary.clone(), Piece::BlockEnd]);
-        // OpenRouter's raw text in such an item stays in its one block.
+        let redacted = Piece::BlockKind {
+            kind: ThinkingKind::Redacted,
+        };
+        assert_eq!(out, [summary.clone(), redacted, Piece::BlockEnd]);
+        // OpenRouter's raw text in such an item stays in its one block, which becomes raw.
         let out = parse(&[
             json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","summary":[]}}),
             json!({"type":"response.content_part.added","output_index":0,"part":{"type":"reasoning_text"}}),
             json!({"type":"response.reasoning_text.delta","output_index":0,"delta":"r"}),
         ]);
-        assert_eq!(out, [summary, s("r")]);
+        let raw = Piece::BlockKind {
+            kind: ThinkingKind::Raw,
+        };
+        let text = Piece::Reasoning {
+            text: "r".into(),
+            kind: ThinkingKind::Raw,
+        };
+        assert_eq!(out, [summary, raw, text]);
     }
 
     #[test]
