@@ -8,11 +8,11 @@ import { SERVERS, type Server } from "../servers";
 const REASONING = "pin down what is really being asked";
 const ANSWER_END = "Let me know if you want more detail.";
 
-const MODES: { name: string; server: Server; prompt: string }[] = [
+const MODES: { name: string; server: Server; prompt: string; origin?: string }[] = [
   { name: "openai (Chat Completions)", server: SERVERS.main, prompt: "Why is the sky blue?" },
   { name: "anthropic (Messages)", server: SERVERS.anthropic, prompt: "Why is the sky blue?" },
-  { name: "responses (OpenAI Responses)", server: SERVERS.responses, prompt: "Why is the sky blue?" },
-  { name: "gemini (streamGenerateContent)", server: SERVERS.gemini, prompt: "Why is the sky blue?" },
+  { name: "responses (OpenAI Responses)", server: SERVERS.responses, prompt: "Why is the sky blue?", origin: "summary" },
+  { name: "gemini (streamGenerateContent)", server: SERVERS.gemini, prompt: "Why is the sky blue?", origin: "summary" },
   { name: "ollama (native /api/chat)", server: SERVERS.ollama, prompt: "Why is the sky blue?" },
   { name: "openai with inline <think> tags", server: SERVERS.main, prompt: "[think-tags] Why is the sky blue?" },
   {
@@ -29,8 +29,8 @@ const MODES: { name: string; server: Server; prompt: string }[] = [
 
 for (const mode of MODES) {
   test(`${mode.name}: renders thinking and answer`, async ({ page }) => {
-    const chat = new ChatPage(page);
-    await chat.goto(mode.server.url);
+    const chat = new ChatPage(page, mode.server.url);
+    await chat.goto();
     await chat.send(mode.prompt);
 
     const block = chat.thinkingBlocks().first();
@@ -44,17 +44,31 @@ for (const mode of MODES) {
     await expect(chat.answer()).toContainText(ANSWER_END);
     await expect(chat.answer()).not.toContainText(REASONING);
     await expect(chat.answer()).not.toContainText("think>");
+    if (mode.origin) {
+      await expect(block.locator(".thinking-origin")).toHaveText(mode.origin);
+      await chat.summary(block).click();
+      await expect(block.locator(".thinking-summary-note")).toHaveText("Summary of the model's reasoning");
+    } else {
+      await expect(block.locator(".thinking-origin")).toHaveCount(0);
+    }
   });
 }
 
-test("a redacted block still shows that the model thought, and for how long", async ({ page }) => {
-  const chat = new ChatPage(page);
-  await chat.goto(SERVERS.anthropic.url);
-  await chat.send("[redacted] Why is the sky blue?");
+for (const server of [SERVERS.anthropic, SERVERS.responses]) {
+  test(`a redacted block (${server.env.PONDER_PROVIDER}) still shows that the model thought, and for how long, with nothing to expand`, async ({
+    page,
+  }) => {
+    const chat = new ChatPage(page, server.url);
+    await chat.goto();
+    await chat.send("[redacted] Why is the sky blue?");
 
-  const block = chat.thinkingBlocks().first();
-  await expect(block.locator("summary")).toContainText("Thinking…");
-  await chat.waitForTurnEnd();
-  await expect(block.locator("summary")).toContainText(/Thought for \d+\.\ds/);
-  await expect(chat.answer()).toContainText(ANSWER_END);
-});
+    const block = chat.thinkingBlocks().first();
+    await expect(block.locator(".thinking-label")).toContainText("Thinking…");
+    await chat.waitForTurnEnd();
+    await expect(block.locator(".thinking-label")).toHaveText(/^Thought for \d+\.\ds$/);
+    await expect(block.locator(".thinking-origin")).toHaveText("redacted");
+    await expect(block.locator("summary")).toHaveCount(0);
+    await expect(block.locator(".thinking-text")).toHaveCount(0);
+    await expect(chat.answer()).toContainText(ANSWER_END);
+  });
+}

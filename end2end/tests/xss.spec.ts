@@ -35,9 +35,12 @@ test("hostile model output: no dialog, no script, no dangerous markup, no reques
   await page.waitForTimeout(500);
 
   const found = await page.evaluate(() => {
-    const root = document.querySelector("main.conversation")!;
     const bad: string[] = [];
-    for (const el of root.querySelectorAll("*")) {
+    const scripts = [...document.querySelectorAll("script")].filter((s) => !s.hasAttribute("nonce"));
+    if (scripts.length) bad.push(`${scripts.length} script(s) without the page's nonce`);
+    const rendered = [...document.querySelectorAll(".markdown")];
+    if (rendered.length < 2) bad.push("nothing rendered");
+    for (const el of rendered.flatMap((r) => [...r.querySelectorAll("*")])) {
       const tag = el.tagName.toLowerCase();
       if (["script", "iframe", "object", "embed", "svg", "math", "style", "form", "img", "base", "meta", "link", "frame", "frameset"].includes(tag)) {
         bad.push(`<${tag}>`);

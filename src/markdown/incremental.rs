@@ -143,12 +143,13 @@ impl IncrementalMarkdown {
             self.stats.full_renders += 1;
             return Update::Reset;
         }
-        let from = self.finished_html.len();
+        let tail_from = self.finished_html.len();
         let tail = std::mem::take(&mut self.tail_html);
         self.finished_html.push_str(&tail);
         match update {
             Update::Reset => Update::Reset,
-            Update::Unchanged | Update::Appended { .. } => Update::Appended { from },
+            Update::Appended { from } => Update::Appended { from },
+            Update::Unchanged => Update::Appended { from: tail_from },
         }
     }
 
@@ -391,6 +392,58 @@ fn complete_lines(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Applies updates the way the page does: append to the finished element, replace the tail.
+    #[derive(Default)]
+    struct Dom {
+        done: String,
+        tail: String,
+    }
+
+    impl Dom {
+        fn apply(&mut self, md: &IncrementalMarkdown, update: Update) {
+            match update {
+                Update::Unchanged => return,
+                Update::Appended { from } => self.done.push_str(&md.finished_html()[from..]),
+                Update::Reset => self.done = md.finished_html().to_string(),
+            }
+            self.tail = md.tail_html().to_string();
+        }
+    }
+
+    #[test]
+    fn a_page_following_the_updates_ends_with_the_exact_render() {
+        let text = "First paragraph.\n\n1. one\n2. two\n\nLast paragraph.\n";
+        // Finished at once (a restored message).
+        let mut fresh = IncrementalMarkdown::new();
+        let update = fresh.finish(text);
+        let mut dom2 = Dom::default();
+        dom2.apply(&fresh, update);
+        assert_eq!(dom2.done + &dom2.tail, render(text));
+        // Streamed piece by piece, then finished.
+        for step in [1, 3, 7] {
+            let mut md = IncrementalMarkdown::new();
+            let mut dom = Dom::default();
+            let mut end = 0;
+            while end < text.len() {
+                end = (end + step).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end += 1;
+                }
+                let update = md.update(&text[..end]);
+                dom.apply(&md, update);
+                assert_eq!(
+                    format!("{}{}", dom.done, dom.tail),
+                    render(&text[..end]),
+                    "step {step} at {end}"
+                );
+            }
+            let update = md.finish(text);
+            dom.apply(&md, update);
+            assert_eq!(dom.tail, "");
+            assert_eq!(dom.done, render(text), "step {step}");
+        }
+    }
 
     #[test]
     fn line_endings_are_counted_once() {
