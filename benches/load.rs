@@ -1401,6 +1401,13 @@ async fn many_streams(bench: &Bench, targets: &[Target], count: usize, n: u32) -
                 let limit = Duration::from_secs_f64(n as f64 / 5.0 + 240.0);
                 let (f, _) = bench.run(&server, clients, count, limit).await;
                 describe(t.name(), &f);
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                let pid = server.child.id();
+                println!(
+                    "  2 s after the run: RSS {:.1} MiB, {} open fds",
+                    rss_kib(pid) as f64 / 1024.0,
+                    open_fds(pid)
+                );
                 figs.insert(t, f);
             }
             Err(e) => println!("  {}: {e}", t.name()),
