@@ -143,6 +143,8 @@ impl Script {
 /// What the stub saw of one stream.
 #[derive(Debug, Default, Clone)]
 struct StubStream {
+    /// When the request arrived.
+    req_at: u64,
     /// Send time of each content event, by index.
     sends: Vec<u64>,
     /// The server on the other side closed the connection before the script ended.
@@ -150,9 +152,10 @@ struct StubStream {
     bytes: u64,
 }
 
-#[derive(Default)]
+/// The stub's shared state. Finished streams go through a channel, so that the stub's thread
+/// never waits on a lock held by the thread that reads the figures.
 struct Stub {
-    streams: Mutex<HashMap<u64, StubStream>>,
+    finished: std::sync::mpsc::Sender<(u64, StubStream)>,
     active: AtomicI64,
     connections: AtomicI64,
     bytes: AtomicU64,
@@ -230,6 +233,7 @@ async fn stub_connection(mut sock: TcpStream, stub: Arc<Stub>) {
 async fn stream_script(sock: &mut TcpStream, s: Script, stub: &Stub) -> bool {
     stub.active.fetch_add(1, Ordering::SeqCst);
     let mut rec = StubStream {
+        req_at: now_ns(),
         sends: Vec::with_capacity(s.n as usize),
         ..Default::default()
     };
@@ -290,7 +294,7 @@ async fn stream_script(sock: &mut TcpStream, s: Script, stub: &Stub) -> bool {
     if !ok {
         rec.closed_at = Some(now_ns());
     }
-    stub.streams.lock().unwrap().insert(s.sid, rec);
+    let _ = stub.finished.send((s.sid, rec));
     stub.active.fetch_sub(1, Ordering::SeqCst);
     ok
 }
@@ -870,6 +874,12 @@ fn socket_queues(root: u32) -> u64 {
         .sum()
 }
 
+/// False once the process has exited (or is a zombie): figures taken after that mean nothing.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| stat_fields(&s).first().is_some_and(|state| *state != "Z"))
+}
+
 fn open_fds(root: u32) -> usize {
     tree(root)
         .iter()
@@ -935,6 +945,8 @@ struct Bench {
     clients: Handle,
     next_sid: AtomicU64,
     quick: bool,
+    finished: Mutex<std::sync::mpsc::Receiver<(u64, StubStream)>>,
+    streams: Mutex<HashMap<u64, StubStream>>,
 }
 
 /// What a run of streams measured, for one server.
@@ -979,6 +991,15 @@ impl Figures {
 }
 
 impl Bench {
+    /// What the stub saw of every finished stream so far.
+    fn streams(&self) -> std::sync::MutexGuard<'_, HashMap<u64, StubStream>> {
+        let mut map = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(rx) = self.finished.lock() {
+            map.extend(rx.try_iter());
+        }
+        map
+    }
+
     fn sid(&self) -> u64 {
         self.next_sid.fetch_add(1, Ordering::Relaxed)
     }
@@ -1036,6 +1057,12 @@ impl Bench {
             }
         }
         let wall_s = (now_ns() - t0) as f64 / 1e9;
+        if !alive(pid) {
+            println!(
+                "  !! {} (pid {pid}) exited during this run (see target/bench/*.log): its figures are void",
+                server.target.name()
+            );
+        }
         let mut f = Figures {
             streams: results.len(),
             cpu_s: cpu_secs(pid) - cpu0,
@@ -1045,7 +1072,19 @@ impl Bench {
             wall_s,
             ..Default::default()
         };
-        let stub = self.stub.streams.lock().unwrap();
+        // A whole stream's stub record may land a moment after its client read the end.
+        let whole: Vec<u64> = results
+            .iter()
+            .filter(|r| r.aborted_at.is_none())
+            .map(|r| r.sid)
+            .collect();
+        for _ in 0..100 {
+            if whole.iter().all(|sid| self.streams().contains_key(sid)) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let stub = self.streams();
         for r in &results {
             let script = scripts[&r.sid];
             let aborted = r.aborted_at.is_some();
@@ -1287,9 +1326,38 @@ async fn drained(bench: &Bench, server: &Server, limit: Duration) -> (bool, f64)
     (false, t.elapsed().as_secs_f64())
 }
 
+/// Prints the three aborted streams whose upstream took longest to close, to tell a slow
+/// server from a stalled machine.
+fn print_slowest(bench: &Bench, results: &[ClientResult]) {
+    let stub = bench.streams();
+    let mut cases: Vec<(u64, String)> = results
+        .iter()
+        .filter_map(|r| {
+            let aborted = r.aborted_at?;
+            let s = stub.get(&r.sid)?;
+            let ms = |a: u64, b: u64| (a as f64 - b as f64) / 1e6;
+            let delay = s.closed_at.map_or(u64::MAX, |c| c.saturating_sub(aborted));
+            let line = format!(
+                "request sent at 0, aborted at {:.1} ms, upstream request at {:.1} ms, {} events sent, closed {}",
+                ms(aborted, r.start),
+                ms(s.req_at, r.start),
+                s.sends.len(),
+                s.closed_at
+                    .map(|c| format!("{:.1} ms after the abort", ms(c, aborted)))
+                    .unwrap_or_else(|| "never: the script ran to its end".into())
+            );
+            Some((delay, line))
+        })
+        .collect();
+    cases.sort_by_key(|c| std::cmp::Reverse(c.0));
+    for (_, line) in cases.iter().take(3) {
+        println!("      slowest: {line}");
+    }
+}
+
 /// Upstream close delays (ms) of aborted clients, measured at the stub from the client's abort.
 fn close_delays(bench: &Bench, results: &[ClientResult]) -> (Vec<f64>, usize, usize) {
-    let stub = bench.stub.streams.lock().unwrap();
+    let stub = bench.streams();
     let mut delays = Vec::new();
     let (mut never_reached, mut still_open) = (0, 0);
     for r in results {
@@ -1604,12 +1672,14 @@ async fn disconnects(bench: &Bench, targets: &[Target]) -> Vec<Row> {
                 .filter(|r| r.first_event.is_none() == before)
                 .map(|r| ClientResult {
                     sid: r.sid,
+                    start: r.start,
                     aborted_at: r.aborted_at,
                     first_event: r.first_event,
                     ..Default::default()
                 })
                 .collect();
             let (d, nr, op) = close_delays(bench, &part);
+            print_slowest(bench, &part);
             println!(
                 "  {label}: {} aborts, upstream closed p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {} over 1 s, {op} never closed, {nr} never reached the upstream",
                 part.len(),
@@ -1961,7 +2031,13 @@ fn real_main(args: &[String]) -> Res<()> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let stub = Arc::new(Stub::default());
+    let (finished, finished_rx) = std::sync::mpsc::channel();
+    let stub = Arc::new(Stub {
+        finished,
+        active: AtomicI64::new(0),
+        connections: AtomicI64::new(0),
+        bytes: AtomicU64::new(0),
+    });
     let listener = stub_rt
         .block_on(TcpListener::bind("127.0.0.1:0"))
         .map_err(|e| e.to_string())?;
@@ -1974,6 +2050,8 @@ fn real_main(args: &[String]) -> Res<()> {
         clients: client_rt.handle().clone(),
         next_sid: AtomicU64::new(1),
         quick,
+        finished: Mutex::new(finished_rx),
+        streams: Mutex::new(HashMap::new()),
     };
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
