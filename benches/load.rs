@@ -968,6 +968,8 @@ struct Figures {
     stub_cpu_s: f64,
     client_cpu_s: f64,
     wall_s: f64,
+    /// Added latency by 2-second window of send time: (p50, p99, max) in ms.
+    windows: Vec<(f64, f64, f64)>,
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -1085,6 +1087,7 @@ impl Bench {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let stub = self.streams();
+        let mut by_window: Vec<Vec<f64>> = Vec::new();
         for r in &results {
             let script = scripts[&r.sid];
             let aborted = r.aborted_at.is_some();
@@ -1114,12 +1117,26 @@ impl Bench {
             if let Some(sent) = stub.get(&r.sid) {
                 for &(i, at) in &r.recv {
                     if let Some(&s) = sent.sends.get(i as usize) {
-                        f.lat_ms.push(at.saturating_sub(s) as f64 / 1e6);
+                        let ms = at.saturating_sub(s) as f64 / 1e6;
+                        f.lat_ms.push(ms);
+                        let w = (s.saturating_sub(t0) / 2_000_000_000) as usize;
+                        if by_window.len() <= w {
+                            by_window.resize(w + 1, Vec::new());
+                        }
+                        by_window[w].push(ms);
                     }
                 }
             }
         }
         f.lat_ms.sort_by(f64::total_cmp);
+        for mut w in by_window {
+            w.sort_by(f64::total_cmp);
+            f.windows.push((
+                pct(&w, 50.0),
+                pct(&w, 99.0),
+                w.last().copied().unwrap_or(f64::NAN),
+            ));
+        }
         f.ttfe_ms.sort_by(f64::total_cmp);
         drop(stub);
         (f, results)
@@ -1260,6 +1277,17 @@ fn compare(
 }
 
 fn describe(name: &str, f: &Figures) {
+    if f.streams >= 100 && f.windows.len() > 1 {
+        let w: Vec<String> = f
+            .windows
+            .iter()
+            .map(|(p50, p99, max)| format!("{p50:.1}/{p99:.1}/{max:.0}"))
+            .collect();
+        println!(
+            "  {name}: added latency p50/p99/max (ms) by 2-s window of send time: {}",
+            w.join(" ")
+        );
+    }
     println!(
         "  {name}: {} streams, {}/{} events, lost {}, dup {}, corrupt {}, bad terminal {}, errors {}{}; \
 added latency p50 {:.3} ms p99 {:.3} ms p99.9 {:.3} ms max {:.3} ms; first event p50 {:.2} ms p99 {:.2} ms; \

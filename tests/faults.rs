@@ -98,13 +98,13 @@ async fn assert_everything_released(app: &TestApp) {
 
 #[tokio::test]
 async fn a_stall_before_the_first_byte_is_a_first_byte_timeout() {
-    let app = TestApp::spawn(&[("PONDER_FIRST_BYTE_TIMEOUT", "1")]).await;
+    let app = TestApp::spawn(&[("PONDER_FIRST_BYTE_TIMEOUT", "2")]).await;
     let (faulty, healthy) = beside_a_healthy_turn(&app, "[stall]").await;
     assert_demo_healthy(&healthy);
     assert_eq!(faulty.len(), 1, "{faulty:#?}");
     let (message, retryable) = error_of(&faulty);
     assert!(
-        message.contains("did not start answering within 1 s"),
+        message.contains("did not start answering within 2 s"),
         "{message}"
     );
     assert!(retryable);
@@ -113,12 +113,12 @@ async fn a_stall_before_the_first_byte_is_a_first_byte_timeout() {
 
 #[tokio::test]
 async fn a_stall_in_the_middle_is_an_idle_timeout() {
-    let app = TestApp::spawn(&[("PONDER_IDLE_TIMEOUT", "1")]).await;
+    let app = TestApp::spawn(&[("PONDER_IDLE_TIMEOUT", "2")]).await;
     let (faulty, healthy) = beside_a_healthy_turn(&app, "[stall-mid]").await;
     assert_demo_healthy(&healthy);
     assert_eq!(thinking_text(&faulty), "Let me think about");
     let (message, retryable) = error_of(&faulty);
-    assert!(message.contains("went silent for 1 s"), "{message}");
+    assert!(message.contains("went silent for 2 s"), "{message}");
     assert!(retryable);
     assert_everything_released(&app).await;
 }
