@@ -2017,6 +2017,25 @@ fn runtime(name: &str) -> Res<Runtime> {
         .map_err(|e| e.to_string())
 }
 
+/// Load average and CPU pressure: other work on the machine shows in the latency tails.
+fn machine_conditions() -> String {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let psi = std::fs::read_to_string("/proc/pressure/cpu").unwrap_or_default();
+    let some = psi
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().find(|f| f.starts_with("avg60=")))
+        .unwrap_or("avg60=?");
+    format!(
+        "load average {}, CPU pressure (some, %) {some}, {} cores",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    )
+}
+
 const HELP: &str = "load harness: cargo bench --no-default-features --features ssr --bench load -- [options]
   --quick           smaller runs (for trying the harness)
   --no-litellm      Ponder only
@@ -2081,14 +2100,10 @@ fn real_main(args: &[String]) -> Res<()> {
         finished: Mutex::new(finished_rx),
         streams: Mutex::new(HashMap::new()),
     };
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "# Ponder vs LiteLLM under load ({}); load average at start: {}",
+        "# Ponder vs LiteLLM under load ({}); at start: {}",
         if quick { "quick" } else { "full" },
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
+        machine_conditions()
     );
     let want = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let rows = main_rt.block_on(async {
@@ -2110,15 +2125,7 @@ fn real_main(args: &[String]) -> Res<()> {
         }
         rows
     });
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let md = format!(
-        "{}\nload average at the end: {}\n",
-        table(&rows),
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    let md = format!("{}\nat the end: {}\n", table(&rows), machine_conditions());
     println!("\n{md}");
     let path = out_dir().join("load.md");
     std::fs::write(&path, &md).map_err(|e| e.to_string())?;
