@@ -100,7 +100,7 @@ test: tools tools-e2e fmt-check clippy unit e2e
 # malware), installed into a venv under .tools/. Figures go to target/bench/load.md.
 LITELLM_VERSION := 1.108.7
 LITELLM_VENV := $(TOOLS)/litellm
-BENCH_ARGS ?=
+BENCH_ARGS ?= --direct
 
 tools-bench:
 	@if ! [ -x "$(LITELLM_VENV)/bin/litellm" ] || [ "$$("$(LITELLM_VENV)/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))' 2>/dev/null)" != "$(LITELLM_VERSION)" ]; then \

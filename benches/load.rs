@@ -312,6 +312,9 @@ async fn run_stub(listener: TcpListener, stub: Arc<Stub>) {
 enum Target {
     Ponder,
     LiteLlm,
+    /// The clients straight on the stub, no proxy between: the harness's own floor, measured
+    /// under the same machine conditions.
+    Direct,
 }
 
 impl Target {
@@ -319,6 +322,7 @@ impl Target {
         match self {
             Target::Ponder => "Ponder",
             Target::LiteLlm => "LiteLLM",
+            Target::Direct => "no proxy (clients on the stub)",
         }
     }
 }
@@ -492,7 +496,7 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
     let content = serde_json::json!([{"role": "user", "content": cfg.script.prompt()}]);
     let (path, body) = match cfg.target {
         Target::Ponder => ("/api/chat", serde_json::json!({"messages": content})),
-        Target::LiteLlm => (
+        Target::LiteLlm | Target::Direct => (
             "/v1/chat/completions",
             serde_json::json!({"model": "stub", "messages": content, "stream": true}),
         ),
@@ -585,7 +589,7 @@ fn on_frame(target: Target, frame: &SseFrame, check: &mut Check, r: &mut ClientR
             Ok(_) => {}
             Err(_) => r.corrupted += 1,
         },
-        Target::LiteLlm => {
+        Target::LiteLlm | Target::Direct => {
             if frame.data.trim() == "[DONE]" {
                 r.terminals += 1;
                 r.done = true;
@@ -615,16 +619,25 @@ fn on_frame(target: Target, frame: &SseFrame, check: &mut Check, r: &mut ClientR
 
 struct Server {
     target: Target,
-    child: Child,
+    child: Option<Child>,
     addr: SocketAddr,
     /// What clients send as their bearer token (LiteLLM refuses to run without a master key).
     key: String,
 }
 
+impl Server {
+    /// The server's process; without one (no proxy), the harness's own.
+    fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(std::process::id(), Child::id)
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
@@ -662,7 +675,7 @@ async fn start_ponder(stub: SocketAddr) -> Res<Server> {
         .map_err(|e| format!("{}: {e} (build it with `make server`)", bin.display()))?;
     let server = Server {
         target: Target::Ponder,
-        child,
+        child: Some(child),
         addr,
         key: "none".into(),
     };
@@ -718,7 +731,7 @@ async fn start_litellm(stub: SocketAddr) -> Res<Server> {
         .map_err(|e| format!("{}: {e} (make bench installs it)", bin.display()))?;
     let server = Server {
         target: Target::LiteLlm,
-        child,
+        child: Some(child),
         addr: format!("127.0.0.1:{port}")
             .parse()
             .map_err(|e| format!("{e}"))?,
@@ -1024,7 +1037,7 @@ impl Bench {
         parallel: usize,
         give_up: Duration,
     ) -> (Figures, Vec<ClientResult>) {
-        let pid = server.child.id();
+        let pid = server.pid();
         let cpu0 = cpu_secs(pid);
         let (stub0, client0) = (cpu_of(&self.stub_rt).await, cpu_of(&self.clients).await);
         let watch = RssWatch::start(pid);
@@ -1322,6 +1335,12 @@ async fn start(target: Target, bench: &Bench) -> Res<Server> {
     let server = match target {
         Target::Ponder => start_ponder(bench.stub_addr).await?,
         Target::LiteLlm => start_litellm(bench.stub_addr).await?,
+        Target::Direct => Server {
+            target,
+            child: None,
+            addr: bench.stub_addr,
+            key: "none".into(),
+        },
     };
     let warm = (0..10)
         .map(|_| (bench.script(4, 0.0, 0, 0), Behaviour::Read, Duration::ZERO))
@@ -1498,7 +1517,7 @@ async fn many_streams(bench: &Bench, targets: &[Target], count: usize, n: u32) -
                 let (f, _) = bench.run(&server, clients, count, limit).await;
                 describe(t.name(), &f);
                 tokio::time::sleep(Duration::from_secs(2)).await;
-                let pid = server.child.id();
+                let pid = server.pid();
                 println!(
                     "  2 s after the run: RSS {:.1} MiB, {} open fds",
                     rss_kib(pid) as f64 / 1024.0,
@@ -1609,11 +1628,11 @@ async fn disconnects(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     let mut rows = Vec::new();
     let mut lite: HashMap<&str, f64> = HashMap::new();
     let mut pon: HashMap<&str, f64> = HashMap::new();
-    for &t in targets {
+    for &t in targets.iter().filter(|t| **t != Target::Direct) {
         let count = match (t, bench.quick) {
             (_, true) => 1000,
             (Target::Ponder, false) => 10_000,
-            (Target::LiteLlm, false) => 1_000,
+            (_, false) => 1_000,
         };
         println!(
             "\n## {}: {count} aborted turns, before and after the first token",
@@ -1626,7 +1645,7 @@ async fn disconnects(bench: &Bench, targets: &[Target]) -> Vec<Row> {
                 continue;
             }
         };
-        let pid = server.child.id();
+        let pid = server.pid();
         // The baseline is taken after whole turns at the same concurrency as the aborts, so it
         // already holds what that concurrency needs (buffers, pooled connections, allocator).
         let parallel = if t == Target::Ponder { 200 } else { 50 };
@@ -1852,7 +1871,7 @@ async fn never_reads(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     let hold = Duration::from_secs(if bench.quick { 6 } else { 30 });
     let s = "client that never reads";
     let mut res: HashMap<Target, Held> = HashMap::new();
-    for &t in targets {
+    for &t in targets.iter().filter(|t| **t != Target::Direct) {
         println!(
             "\n## {}: {count} clients that never read, upstream sending 1 KiB events as fast as it can, held {} s",
             t.name(),
@@ -1865,7 +1884,7 @@ async fn never_reads(bench: &Bench, targets: &[Target]) -> Vec<Row> {
                 continue;
             }
         };
-        let pid = server.child.id();
+        let pid = server.pid();
         let warm: Vec<_> = (0..100)
             .map(|_| {
                 (
@@ -2040,6 +2059,7 @@ const HELP: &str = "load harness: cargo bench --no-default-features --features s
   --quick           smaller runs (for trying the harness)
   --no-litellm      Ponder only
   --only NAME       one scenario: one, side, many, abort, noread
+  --direct          also run the clients straight on the stub (the harness's floor)
 environment: PONDER_BIN (default target/release/ponder), LITELLM_BIN (default .tools/litellm/bin/litellm)";
 
 fn main() {
@@ -2062,6 +2082,9 @@ fn real_main(args: &[String]) -> Res<()> {
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1).cloned());
     let mut targets = vec![Target::Ponder];
+    if args.iter().any(|a| a == "--direct") {
+        targets.push(Target::Direct);
+    }
     if !args.iter().any(|a| a == "--no-litellm") {
         if litellm_bin().exists() {
             targets.push(Target::LiteLlm);
