@@ -21,13 +21,13 @@ WBG_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""
 BINARYEN_VERSION := 132.0.0
 ADDR ?= 127.0.0.1:3000
 
-.PHONY: help run test build site server tools tools-e2e fmt-check clippy unit e2e bench clean
+.PHONY: help run test build site server tools tools-e2e tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load clean
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size
 
 help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
 	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright, ops checks"
-	@echo "make bench  benchmarks; figures go in the README"
+	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME)"
 
 ## ---------- tools (each skipped when present) ----------
 
@@ -143,8 +143,28 @@ image-size: build
 
 ## ---------- benchmarks ----------
 
-bench: build
-	cargo bench --no-default-features --features ssr
+# The load harness (benches/load.rs) runs the release server against a stub upstream, beside
+# LiteLLM proxy at exactly this version (newer ones need a package PyPI lacks; 1.82.7/1.82.8 were
+# malware), installed into a venv under .tools/. Figures go to target/bench/load.md.
+LITELLM_VERSION := 1.108.7
+LITELLM_VENV := $(TOOLS)/litellm
+BENCH_ARGS ?= --direct
+
+tools-bench:
+	@if ! [ -x "$(LITELLM_VENV)/bin/litellm" ] || [ "$$("$(LITELLM_VENV)/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))' 2>/dev/null)" != "$(LITELLM_VERSION)" ]; then \
+	  echo "installing litellm[proxy]==$(LITELLM_VERSION) into $(LITELLM_VENV)"; \
+	  python3 -m venv "$(LITELLM_VENV)"; \
+	  "$(LITELLM_VENV)/bin/python" -m pip install -q --disable-pip-version-check "litellm[proxy]==$(LITELLM_VERSION)"; \
+	fi
+
+bench: bench-parsers bench-load
+
+bench-parsers:
+	cargo bench --no-default-features --features ssr --bench parsers
+
+bench-load: tools-bench server
+	ulimit -n 65536 2>/dev/null || ulimit -n $$(ulimit -Hn); \
+	  cargo bench --no-default-features --features ssr --bench load -- $(BENCH_ARGS)
 
 clean:
 	cargo clean

@@ -7,6 +7,10 @@ use tokio::sync::watch;
 use super::config::Config;
 use super::telemetry::Metrics;
 
+/// Idle upstream connections kept for reuse. Without a cap, a burst of 2,000 streams left 2,000
+/// idle connections open to the model server (and their buffers in Ponder) for the idle timeout.
+const MAX_IDLE_UPSTREAM_CONNECTIONS: usize = 32;
+
 /// Shared application state, provided to server functions through Leptos context.
 pub struct AppState {
     pub config: Arc<Config>,
@@ -24,6 +28,7 @@ impl AppState {
             .connect_timeout(config.connect_timeout)
             .tcp_nodelay(true)
             .pool_idle_timeout(std::time::Duration::from_secs(30))
+            .pool_max_idle_per_host(MAX_IDLE_UPSTREAM_CONNECTIONS)
             .build()?;
         Ok(AppState {
             config: Arc::new(config),
