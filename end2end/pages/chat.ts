@@ -67,6 +67,45 @@ export class ChatPage {
     await expect(bubble).toHaveAttribute("aria-busy", "false", { timeout: 20_000 });
   }
 
+  /** Starts recording every text the polite status region takes; read them with `announcements()`. */
+  async recordAnnouncements() {
+    await this.page.evaluate(() => {
+      const region = document.querySelector("[role=status][aria-live=polite]")!;
+      (window as any).__heard = [];
+      new MutationObserver(() => (window as any).__heard.push(region.textContent)).observe(region, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      });
+    });
+  }
+
+  async announcements(): Promise<string[]> {
+    return this.page.evaluate(() => (window as any).__heard);
+  }
+
+  /** The heights of a block and its summary one frame after the block collapses by itself. */
+  async heightsAfterCollapse(block: Locator): Promise<{ summary: number; block: number }> {
+    return block.evaluate(
+      (el) =>
+        new Promise<{ summary: number; block: number }>((resolve) => {
+          const details = el as HTMLDetailsElement;
+          const obs = new MutationObserver(() => {
+            if (!details.open) {
+              obs.disconnect();
+              requestAnimationFrame(() =>
+                resolve({
+                  summary: details.querySelector("summary")!.getBoundingClientRect().height,
+                  block: details.getBoundingClientRect().height,
+                }),
+              );
+            }
+          });
+          obs.observe(details, { attributes: true, attributeFilter: ["open"] });
+        }),
+    );
+  }
+
   async isOpen(block: Locator): Promise<boolean> {
     return block.evaluate((el) => (el as HTMLDetailsElement).open);
   }

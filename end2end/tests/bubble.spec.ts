@@ -152,18 +152,10 @@ test.describe("the message bubble", () => {
   });
 
   test("Generating… and Done are announced politely, nothing per token", async ({ page }) => {
-    await page.evaluate(() => {
-      const region = document.querySelector("[role=status][aria-live=polite]")!;
-      (window as any).__heard = [];
-      new MutationObserver(() => (window as any).__heard.push(region.textContent)).observe(region, {
-        childList: true,
-        subtree: true,
-        characterData: true,
-      });
-    });
+    await chat.recordAnnouncements();
     await chat.send("[long] many tokens");
     await chat.waitForTurnEnd();
-    const heard: string[] = await page.evaluate(() => (window as any).__heard);
+    const heard = await chat.announcements();
     expect(heard.join(" | ")).toContain("Generating…");
     expect(heard[heard.length - 1]).toBe("Done");
     expect(heard.length).toBeLessThan(10);

@@ -69,24 +69,7 @@ test.describe("the thinking block", () => {
     const block = chat.thinkingBlocks().first();
     await expect(block).toHaveClass(/streaming/);
     expect(await block.locator(".thinking-indicator").evaluate((el) => getComputedStyle(el).animationName)).toBe("none");
-    const heights = await block.evaluate(
-      (el) =>
-        new Promise<{ summary: number; block: number }>((resolve) => {
-          const details = el as HTMLDetailsElement;
-          const obs = new MutationObserver(() => {
-            if (!details.open) {
-              obs.disconnect();
-              requestAnimationFrame(() =>
-                resolve({
-                  summary: details.querySelector("summary")!.getBoundingClientRect().height,
-                  block: details.getBoundingClientRect().height,
-                }),
-              );
-            }
-          });
-          obs.observe(details, { attributes: true, attributeFilter: ["open"] });
-        }),
-    );
+    const heights = await chat.heightsAfterCollapse(block);
     expect(Math.abs(heights.block - heights.summary)).toBeLessThanOrEqual(3);
   });
 
@@ -94,24 +77,7 @@ test.describe("the thinking block", () => {
     await chat.send("Why is the sky blue?");
     const block = chat.thinkingBlocks().first();
     await expect(block).toHaveClass(/streaming/);
-    const heights = await block.evaluate(
-      (el) =>
-        new Promise<{ summary: number; block: number }>((resolve) => {
-          const details = el as HTMLDetailsElement;
-          const obs = new MutationObserver(() => {
-            if (!details.open) {
-              obs.disconnect();
-              requestAnimationFrame(() =>
-                resolve({
-                  summary: details.querySelector("summary")!.getBoundingClientRect().height,
-                  block: details.getBoundingClientRect().height,
-                }),
-              );
-            }
-          });
-          obs.observe(details, { attributes: true, attributeFilter: ["open"] });
-        }),
-    );
+    const heights = await chat.heightsAfterCollapse(block);
     expect(heights.block - heights.summary).toBeGreaterThan(10);
   });
 
@@ -189,18 +155,10 @@ test.describe("the thinking block", () => {
   });
 
   test("the status region announces Thinking…, then Thought for N seconds, Generating… and Done, once each", async ({ page }) => {
-    await page.evaluate(() => {
-      const region = document.querySelector("[role=status][aria-live=polite]")!;
-      (window as any).__heard = [];
-      new MutationObserver(() => (window as any).__heard.push(region.textContent)).observe(region, {
-        childList: true,
-        subtree: true,
-        characterData: true,
-      });
-    });
+    await chat.recordAnnouncements();
     await chat.send("Why is the sky blue?");
     await chat.waitForTurnEnd();
-    const heard: string[] = await page.evaluate(() => (window as any).__heard);
+    const heard = await chat.announcements();
     const joined = heard.join(" | ");
     for (const phrase of ["Thinking…", "Thought for", "Generating…", "Done"]) {
       expect(joined.split(phrase).length - 1, `${phrase} in ${joined}`).toBeGreaterThanOrEqual(1);
