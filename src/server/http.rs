@@ -279,14 +279,15 @@ pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let state = prepare(config).await?;
     let app = router(state.clone(), leptos_conf.leptos_options);
 
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr} (LEPTOS_SITE_ADDR): {e}"))?;
+    let listener =
+        listen(addr).map_err(|e| format!("cannot listen on {addr} (LEPTOS_SITE_ADDR): {e}"))?;
     tracing::info!(
         base_path = %state.config.base_path,
         "Ponder listening on http://{}",
         listener.local_addr()?
     );
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    tokio::spawn(release_memory_when_idle(state.clone()));
     let shutdown_state = state.clone();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -315,6 +316,52 @@ pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Unsent bytes the kernel queues on a client connection before a write has to wait. Without a
+/// limit, send-buffer autotuning let a client that stopped reading hold up to 4 MB of its turn in
+/// the kernel (tcp_wmem's maximum) before the upstream was paused. Bytes in flight, and so the
+/// speed of a page load over a long path, stay the kernel's to tune.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const UNSENT_LIMIT: u32 = 16 * 1024;
+
+/// The listening socket as `TcpListener::bind` makes it (address reuse, backlog 128), plus the
+/// unsent-bytes limit, which every accepted connection inherits from it.
+pub fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Err(e) = socket2::SockRef::from(&socket).set_tcp_notsent_lowat(UNSENT_LIMIT) {
+        tracing::warn!(error = %e, "TCP_NOTSENT_LOWAT not set: a client that stops reading may hold more memory");
+    }
+    socket.bind(addr)?;
+    socket.listen(128)
+}
+
+/// Gives the heap that finished turns freed back to the system once no turn is streaming.
+/// glibc keeps freed memory in its arenas for reuse: after 10,000 aborted turns the server stayed
+/// 19–30 % above its idle size (flat, not a leak). `malloc_trim` returns it, in about 4 ms; it
+/// runs when the server goes from busy to idle, which is checked once a second.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+async fn release_memory_when_idle(state: Arc<AppState>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut was_busy = false;
+    loop {
+        tick.tick().await;
+        let busy = state.metrics.active_streams() > 0;
+        if was_busy && !busy {
+            // SAFETY: malloc_trim only releases free pages of glibc's own arenas, under their locks.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+        }
+        was_busy = busy;
+    }
 }
 
 /// How long connections get to take their last `error` event once the grace period is over.
@@ -366,5 +413,24 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = terminate => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The limit is set on the listener; the design relies on accepted sockets inheriting it.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[tokio::test]
+    async fn accepted_connections_inherit_the_unsent_bytes_limit() {
+        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        let lowat = socket2::SockRef::from(&accepted)
+            .tcp_notsent_lowat()
+            .unwrap();
+        assert_eq!(lowat, UNSENT_LIMIT);
     }
 }
