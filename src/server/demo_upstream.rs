@@ -27,6 +27,7 @@ use serde_json::{json, Value};
 use super::config::{DemoConfig, ProviderKind};
 
 mod framing;
+mod perf;
 
 /// What the demo model does for one request, chosen by a tag in the last user message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,10 +78,13 @@ pub enum Scenario {
     ThinkOpen,
     /// `[redacted]`: reasons without readable text (encrypted or withheld), then answers.
     Redacted,
+    /// `[perf]`: about 100 KB of markdown reasoning, then 50 KB of answer, at 200 deltas a
+    /// second whatever the token delay: the load the UI benchmark measures.
+    Perf,
 }
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 21] = [
+    const TAGS: [(&'static str, Scenario); 22] = [
         ("[xss]", Scenario::Xss),
         ("[long-think]", Scenario::LongThink),
         ("[401]", Scenario::Unauthorized),
@@ -102,6 +106,7 @@ impl Scenario {
         ("[think-tags]", Scenario::ThinkTags),
         ("[think-open]", Scenario::ThinkOpen),
         ("[redacted]", Scenario::Redacted),
+        ("[perf]", Scenario::Perf),
     ];
 
     /// The scenario a prompt asks for; the first tag found wins.
@@ -145,6 +150,8 @@ pub struct Script {
     pub finish: &'static str,
     /// Stream every step at once, ignoring the token delay.
     pub fast: bool,
+    /// The script's own pause between chunks, in place of the configured token delay.
+    pub pace: Option<Duration>,
 }
 
 /// The default scenario's reasoning.
@@ -192,6 +199,7 @@ pub fn script(prompt: &str) -> Script {
         steps,
         finish: "stop",
         fast: false,
+        pace: None,
     };
     let think = || Step::Think(THINKING.into());
     let answer = || Step::Answer(ANSWER.into());
@@ -250,6 +258,10 @@ pub fn script(prompt: &str) -> Script {
         Scenario::ThinkTags => ok(inline_think(&["<thi", "nk>\n"])),
         Scenario::ThinkOpen => ok(inline_think(&[])),
         Scenario::Redacted => ok(vec![Step::Hidden(Duration::from_millis(1200)), answer()]),
+        Scenario::Perf => Script {
+            pace: Some(PERF_PACE),
+            ..ok(vec![Step::Think(perf::thinking()), Step::Answer(perf::answer())])
+        },
         Scenario::Unauthorized => Script {
             status: 401,
             error_body: Some(r#"{"error":{"message":"Incorrect API key provided: {key}","type":"invalid_request_error"}}"#.into()),
@@ -268,6 +280,9 @@ pub fn script(prompt: &str) -> Script {
         }
     }
 }
+
+/// `[perf]`'s pause between chunks: 200 deltas a second.
+const PERF_PACE: Duration = Duration::from_millis(5);
 
 /// The XSS corpus the renderer is tested on (records start with a `----8<---- label` line).
 fn xss_payloads() -> Vec<&'static str> {
@@ -611,7 +626,7 @@ fn reply(
     let delay = if script.fast {
         Duration::ZERO
     } else {
-        state.delay
+        script.pace.unwrap_or(state.delay)
     };
     let content_type = match provider {
         ProviderKind::Ollama => "application/x-ndjson",
@@ -678,10 +693,16 @@ impl Drop for StreamGuard {
     }
 }
 
+/// How far behind its schedule the pacer may fall and still catch up.
+const MAX_CATCH_UP: Duration = Duration::from_millis(100);
+
 struct Pacer {
     emits: std::vec::IntoIter<Emit>,
     guard: StreamGuard,
-    first: bool,
+    /// When the next chunk is due (`None` before the first one). Chunks keep to a schedule
+    /// rather than sleeping `delay` after each write: timers overshoot by up to a millisecond,
+    /// which would turn a 5 ms pace (200 deltas/s) into about 170 a second.
+    due: Option<tokio::time::Instant>,
     delay: Duration,
 }
 
@@ -694,13 +715,24 @@ impl Pacer {
                     return None;
                 }
                 Some(Emit::Chunk(bytes)) => {
-                    if !self.first && !self.delay.is_zero() {
-                        tokio::time::sleep(self.delay).await;
+                    if !self.delay.is_zero() {
+                        if let Some(due) = self.due {
+                            tokio::time::sleep_until(due).await;
+                        }
+                        let now = tokio::time::Instant::now();
+                        // Late chunks catch up, but a reader that fell far behind gets no burst.
+                        let on_time = match self.due {
+                            Some(due) if now <= due + MAX_CATCH_UP => due,
+                            _ => now,
+                        };
+                        self.due = Some(on_time + self.delay);
                     }
-                    self.first = false;
                     return Some(Ok(bytes));
                 }
-                Some(Emit::Pause(d)) => tokio::time::sleep(d).await,
+                Some(Emit::Pause(d)) => {
+                    tokio::time::sleep(d).await;
+                    self.due = self.due.map(|_| tokio::time::Instant::now() + self.delay);
+                }
                 Some(Emit::Cut) => {
                     self.guard.finished = true;
                     return Some(Err(std::io::Error::new(
@@ -729,7 +761,7 @@ pub fn stream_response(
             stats,
             finished: false,
         },
-        first: true,
+        due: None,
         delay,
     };
     let body = futures::stream::unfold(pacer, |mut pacer| async move {
@@ -806,6 +838,27 @@ mod tests {
         );
         assert_eq!(thirds("abcdef"), ["ab", "cd", "ef"]);
         assert_eq!(thirds("日本語"), ["日", "本", "語"]);
+    }
+
+    #[test]
+    fn the_perf_scenario_streams_its_texts_word_by_word_at_its_own_pace() {
+        let script = script("bench [perf]");
+        assert_eq!(script.pace, Some(Duration::from_millis(5)));
+        assert!(!script.fast);
+        assert_eq!(
+            script.steps,
+            [Step::Think(perf::thinking()), Step::Answer(perf::answer())]
+        );
+        let words = tokens(&perf::thinking()).len() + tokens(&perf::answer()).len();
+        let chunks = render_openai(&script)
+            .iter()
+            .filter(|e| matches!(e, Emit::Chunk(_)))
+            .count();
+        assert_eq!(
+            chunks,
+            words + 3,
+            "a role chunk, one per word, finish, usage"
+        );
     }
 
     #[test]
