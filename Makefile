@@ -21,13 +21,13 @@ WBG_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""
 BINARYEN_VERSION := 132.0.0
 ADDR ?= 127.0.0.1:3000
 
-.PHONY: help run test build site server tools tools-e2e tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load clean
+.PHONY: help run test build site server tools tools-e2e tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui clean
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size
 
 help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
 	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright, ops checks"
-	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME)"
+	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME), the page in Chromium (bench-ui, RUNS=5)"
 
 ## ---------- tools (each skipped when present) ----------
 
@@ -157,7 +157,7 @@ tools-bench:
 	  "$(LITELLM_VENV)/bin/python" -m pip install -q --disable-pip-version-check "litellm[proxy]==$(LITELLM_VERSION)"; \
 	fi
 
-bench: bench-parsers bench-load
+bench: bench-parsers bench-load bench-ui
 
 bench-parsers:
 	cargo bench --no-default-features --features ssr --bench parsers
@@ -165,6 +165,10 @@ bench-parsers:
 bench-load: tools-bench server
 	ulimit -n 65536 2>/dev/null || ulimit -n $$(ulimit -Hn); \
 	  cargo bench --no-default-features --features ssr --bench load -- $(BENCH_ARGS)
+
+# The page under the demo model's [perf] stream in headless Chromium: longest task, slow frames.
+bench-ui: tools-e2e build
+	cd end2end && node bench/ui-stream.mjs
 
 clean:
 	cargo clean

@@ -41,6 +41,7 @@ pub fn ChatPage() -> impl IntoView {
         });
         chat.load_saved();
         hydrated.set(true);
+        request_idle_callback(super::markdown_view::warm_up);
     });
 
     view! {

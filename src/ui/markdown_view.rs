@@ -9,6 +9,27 @@ use leptos::prelude::*;
 
 use crate::markdown::{IncrementalMarkdown, Update};
 
+/// Markdown with every kind of block the renderer handles, for [`warm_up`].
+const WARM_UP_SAMPLE: &str =
+    "## Plan\n\nSome *emphasis*, **strong**, `code` and [a link](https://example.com).\n\n\
+1. first\n2. second\n\n- a\n- [x] done\n\n> quoted\n\n```rust\nfn main() {}\n```\n\n\
+| a | b |\n|:--|--:|\n| 1 | 2 |\n\n---\n";
+
+/// Runs the renderer once over a sample, off the interaction path (call it when the page is
+/// idle). The browser compiles WebAssembly lazily, function by function, on first call: without
+/// this, the first streamed frame of the first turn pays for compiling the markdown parser and
+/// sanitizer, a 50–60 ms frame on a fresh browser.
+pub fn warm_up() {
+    let mut md = IncrementalMarkdown::new();
+    let half = WARM_UP_SAMPLE.len() / 2;
+    let cut = (0..=half)
+        .rev()
+        .find(|&i| WARM_UP_SAMPLE.is_char_boundary(i))
+        .unwrap_or(0);
+    let _ = md.update(&WARM_UP_SAMPLE[..cut]);
+    let _ = md.finish(WARM_UP_SAMPLE);
+}
+
 /// Renders `text` as sanitized markdown.
 #[component]
 pub fn MarkdownView(
