@@ -1,8 +1,13 @@
+import { readFileSync } from "fs";
+import { join } from "path";
 import { defineConfig } from "@playwright/test";
 import { SERVERS } from "./servers";
 
-// Debian's Chromium: Playwright never downloads a browser here.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+// Debian's Chromium: Playwright never downloads a browser here. The UI benchmark reads the same file.
+const BROWSER: { path: string; args: string[] } = JSON.parse(
+  readFileSync(join(__dirname, "chromium.json"), "utf8"),
+);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? BROWSER.path;
 
 export default defineConfig({
   testDir: "./tests",
@@ -19,16 +24,7 @@ export default defineConfig({
     trace: "off",
     launchOptions: {
       executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
+      args: BROWSER.args,
     },
   },
   projects: [{ name: "chromium" }],

@@ -25,7 +25,7 @@
 // target/bench-ui.json.
 
 import { spawn } from "node:child_process";
-import { writeFileSync, mkdirSync } from "node:fs";
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,18 +40,10 @@ const FRAME_BUDGET_MS = 16.7;
 const TIMER_SLACK_MS = 1;
 const LONG_TASK_TARGET_MS = 50;
 const SLOW_FRAME_TARGET = 0.05;
-// The same browser and flags as end2end/playwright.config.ts.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+// The same browser and flags as the Playwright suite (end2end/chromium.json).
+const BROWSER = JSON.parse(readFileSync(resolve(ROOT, "end2end/chromium.json"), "utf8"));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? BROWSER.path;
+const CHROMIUM_ARGS = BROWSER.args;
 
 function freePort() {
   return new Promise((ok, fail) => {
