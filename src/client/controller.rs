@@ -66,7 +66,7 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn user(text: String, now: f64) -> Self {
+    pub(crate) fn user(text: String, now: f64) -> Self {
         Entry {
             id: new_id(),
             role: Role::User,
@@ -78,7 +78,7 @@ impl Entry {
         }
     }
 
-    fn assistant(turn: RwSignal<TurnState>, now: f64) -> Self {
+    pub(crate) fn assistant(turn: RwSignal<TurnState>, now: f64) -> Self {
         Entry {
             id: new_id(),
             role: Role::Assistant,

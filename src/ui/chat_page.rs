@@ -41,7 +41,12 @@ pub fn ChatPage() -> impl IntoView {
         });
         chat.load_saved();
         hydrated.set(true);
-        request_idle_callback(super::markdown_view::warm_up);
+        let owner = Owner::current();
+        request_idle_callback(move || {
+            if let Some(owner) = &owner {
+                owner.with(super::warm_up::warm_up);
+            }
+        });
     });
 
     view! {

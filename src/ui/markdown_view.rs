@@ -15,10 +15,9 @@ const WARM_UP_SAMPLE: &str =
 1. first\n2. second\n\n- a\n- [x] done\n\n> quoted\n\n```rust\nfn main() {}\n```\n\n\
 | a | b |\n|:--|--:|\n| 1 | 2 |\n\n---\n";
 
-/// Runs the renderer once over a sample, off the interaction path (call it when the page is
-/// idle). The browser compiles WebAssembly lazily, function by function, on first call: without
-/// this, the first streamed frame of the first turn pays for compiling the markdown parser and
-/// sanitizer, a 50–60 ms frame on a fresh browser.
+/// Runs the renderer once over a sample, off the interaction path (see [`super::warm_up`]):
+/// without it the first streamed frame of a fresh page compiled the markdown parser and
+/// sanitizer, a 50–60 ms frame.
 pub fn warm_up() {
     let mut md = IncrementalMarkdown::new();
     let half = WARM_UP_SAMPLE.len() / 2;

@@ -11,3 +11,4 @@ pub mod message_bubble;
 pub mod notices;
 pub mod sidebar;
 pub mod thinking_block;
+pub mod warm_up;
