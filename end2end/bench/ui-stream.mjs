@@ -181,6 +181,9 @@ async function oneRun(browser, url, run, trace, profile) {
   await page.locator(".chat-page[data-hydrated=true]").waitFor({ state: "attached" });
   if (process.env.EXTRA_CSS) await page.addStyleTag({ content: process.env.EXTRA_CSS });
   if (process.env.EXTRA_JS) await page.evaluate(process.env.EXTRA_JS);
+  // A reader takes longer than the page's start-up to type: send once its idle-time work (the
+  // renderer warm-up) has run, as requestIdleCallback runs callbacks in order.
+  await page.evaluate(() => new Promise((ok) => requestIdleCallback(() => ok(), { timeout: 5_000 })));
   const composer = page.getByRole("textbox", { name: "Message" });
   await composer.fill(PROMPT);
   const tracing = trace ? traceWindow(browser, page, trace) : Promise.resolve();
