@@ -2,7 +2,9 @@
 //! upstream is configured). `ponder healthcheck` probes a running server, for container images
 //! that ship no HTTP client.
 
-#[tokio::main]
+/// The main thread accepts connections, runs the demo model and handles signals; the serving
+/// threads (`PONDER_THREADS`, one per core) each run a runtime of their own.
+#[tokio::main(flavor = "current_thread")]
 async fn main() {
     let code = match std::env::args().nth(1).as_deref() {
         None | Some("serve") => match ponder::server::http::serve().await {

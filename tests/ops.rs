@@ -452,6 +452,53 @@ async fn metrics_are_served_as_openmetrics_text() {
 
 // ---------- the process: logs and shutdown ----------
 
+/// CPU time (ns) of the process's serving threads (`ponder-N`), from /proc.
+#[cfg(target_os = "linux")]
+fn serving_thread_cpu(pid: u32) -> HashMap<String, u64> {
+    let mut threads = HashMap::new();
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc task list");
+    for task in tasks.map_while(Result::ok) {
+        let path = task.path();
+        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        let name = name.trim();
+        if !name.starts_with("ponder-") {
+            continue;
+        }
+        let schedstat = std::fs::read_to_string(path.join("schedstat")).unwrap_or_default();
+        let ns = schedstat
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse().ok())
+            .expect("schedstat's CPU time");
+        threads.insert(name.to_string(), ns);
+    }
+    threads
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn ponder_threads_sets_the_serving_threads_and_each_takes_a_share_of_the_connections() {
+    let process = Process::start(&[("PONDER_THREADS", "3")]);
+    let pid = process.child.id();
+    let before = serving_thread_cpu(pid);
+    let mut names: Vec<&String> = before.keys().collect();
+    names.sort();
+    assert_eq!(names, ["ponder-0", "ponder-1", "ponder-2"]);
+    // Each request comes on a new connection; the connections go to the threads in turn.
+    for _ in 0..3 {
+        let events = read_events(post(&process.url("/api/chat"), "hello").await).await;
+        assert_one_terminal(&events);
+        assert_eq!(answer_text(&events), ANSWER);
+    }
+    let after = serving_thread_cpu(pid);
+    for (name, ns) in &before {
+        assert!(
+            after.get(name).is_some_and(|later| later > ns),
+            "{name} served no turn: {before:?} then {after:?}"
+        );
+    }
+}
+
 /// The real binary, with only the variables given (and none inherited).
 struct Process {
     child: Child,

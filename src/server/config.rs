@@ -78,6 +78,8 @@ pub struct Config {
     pub pre_token_guard: Duration,
     pub base_path: String,
     pub log_json: bool,
+    /// Serving threads, each with its own connections: one per core unless set.
+    pub threads: u32,
     pub demo: DemoConfig,
 }
 
@@ -196,6 +198,7 @@ impl Config {
             pre_token_guard: parse_secs(&get, "PONDER_PRE_TOKEN_GUARD", 120.0)?,
             base_path,
             log_json,
+            threads: parse_num(&get, "PONDER_THREADS", cores(), 1, 256)?,
             demo: DemoConfig {
                 addr: get("PONDER_DEMO_ADDR").unwrap_or_else(|| "127.0.0.1:0".into()),
                 token_delay: Duration::from_millis(
@@ -209,6 +212,11 @@ impl Config {
     pub fn uses_demo(&self) -> bool {
         self.upstream_url.is_none()
     }
+}
+
+/// The cores this process may use (its CPU quota or affinity included), at most 256.
+fn cores() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(256) as u32)
 }
 
 fn default_model(provider: ProviderKind) -> &'static str {
@@ -296,6 +304,8 @@ mod tests {
         assert_eq!(c.first_byte_timeout, Duration::from_secs(120));
         assert_eq!(c.idle_timeout, Duration::from_secs(60));
         assert_eq!(c.base_path, "");
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+        assert_eq!(c.threads, cores.min(256));
     }
 
     #[test]
@@ -309,6 +319,7 @@ mod tests {
             ("PONDER_PROVIDER", "Anthropic"),
             ("PONDER_IDLE_TIMEOUT", "0.25"),
             ("PONDER_BASE_PATH", "/ponder/"),
+            ("PONDER_THREADS", "3"),
         ])
         .unwrap();
         assert_eq!(c.upstream_url.as_deref(), Some("http://localhost:11434/v1"));
@@ -319,6 +330,7 @@ mod tests {
         assert_eq!(c.provider, ProviderKind::Anthropic);
         assert_eq!(c.idle_timeout, Duration::from_millis(250));
         assert_eq!(c.base_path, "/ponder");
+        assert_eq!(c.threads, 3);
     }
 
     #[test]
@@ -331,6 +343,7 @@ mod tests {
             ("PONDER_FIRST_BYTE_TIMEOUT", "-1"),
             ("PONDER_BASE_PATH", "/a b"),
             ("PONDER_LOG_FORMAT", "xml"),
+            ("PONDER_THREADS", "0"),
         ] {
             let err = config(&[(name, value)]).unwrap_err();
             assert!(err.0.starts_with(name), "{err}");

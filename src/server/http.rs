@@ -15,6 +15,7 @@ use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 
 use super::config::Config;
+use super::shards::Shards;
 use super::state::AppState;
 use crate::api::chat::ApiError;
 use crate::app::{shell, App, PageSettings};
@@ -276,44 +277,44 @@ pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let addr: SocketAddr = leptos_conf.leptos_options.site_addr;
 
     let grace = config.shutdown_grace;
+    let threads = config.threads as usize;
     let state = prepare(config).await?;
-    let app = router(state.clone(), leptos_conf.leptos_options);
 
     let listener =
         listen(addr).map_err(|e| format!("cannot listen on {addr} (LEPTOS_SITE_ADDR): {e}"))?;
+    let local_addr = listener.local_addr()?;
+    let mut shards = Shards::start(threads, &state, &leptos_conf.leptos_options, local_addr)?;
     tracing::info!(
         base_path = %state.config.base_path,
-        "Ponder listening on http://{}",
-        listener.local_addr()?
+        threads,
+        "Ponder listening on http://{local_addr}"
     );
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     tokio::spawn(release_memory_when_idle(state.clone()));
+
+    shards.accept(listener, shutdown_signal()).await;
+    tracing::info!(
+        grace_s = grace.as_secs_f64(),
+        running_turns = state.metrics.active_streams(),
+        "shutting down: no new connections; running turns may finish"
+    );
     let shutdown_state = state.clone();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            tracing::info!(
-                grace_s = grace.as_secs_f64(),
-                running_turns = shutdown_state.metrics.active_streams(),
-                "shutting down: no new connections; running turns may finish"
-            );
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = tokio::time::sleep(grace) => {}
-                    _ = shutdown_signal() => {}
-                }
-                tracing::info!(
-                    running_turns = shutdown_state.metrics.active_streams(),
-                    "grace period over: ending the running turns with an error event"
-                );
-                shutdown_state.shutdown.end_grace();
-                // The error events are out; a client that stopped reading cannot hold us.
-                tokio::time::sleep(LAST_WORDS).await;
-                tracing::warn!("connections still open after the grace period; exiting");
-                std::process::exit(0);
-            });
-        })
-        .await?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::time::sleep(grace) => {}
+            _ = shutdown_signal() => {}
+        }
+        tracing::info!(
+            running_turns = shutdown_state.metrics.active_streams(),
+            "grace period over: ending the running turns with an error event"
+        );
+        shutdown_state.shutdown.end_grace();
+        // The error events are out; a client that stopped reading cannot hold us.
+        tokio::time::sleep(LAST_WORDS).await;
+        tracing::warn!("connections still open after the grace period; exiting");
+        std::process::exit(0);
+    });
+    shards.finish().await;
     tracing::info!("stopped");
     Ok(())
 }

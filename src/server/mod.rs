@@ -5,6 +5,7 @@ pub mod config;
 pub mod demo_upstream;
 pub mod http;
 pub mod providers;
+pub mod shards;
 pub mod state;
 pub mod telemetry;
 pub mod turn;

@@ -7,7 +7,7 @@ use tokio::sync::watch;
 use super::config::Config;
 use super::telemetry::Metrics;
 
-/// Idle upstream connections kept for reuse. Without a cap, a burst of 2,000 streams left 2,000
+/// Idle upstream connections each serving thread keeps for reuse. Without a cap, a burst of 2,000 streams left 2,000
 /// idle connections open to the model server (and their buffers in Ponder) for the idle timeout.
 const MAX_IDLE_UPSTREAM_CONNECTIONS: usize = 32;
 
@@ -17,25 +17,32 @@ pub struct AppState {
     /// Base URL turns are sent to: the configured upstream or the built-in demo model.
     pub upstream_base: String,
     pub http: reqwest::Client,
-    pub metrics: Metrics,
-    pub shutdown: Shutdown,
+    pub metrics: Arc<Metrics>,
+    pub shutdown: Arc<Shutdown>,
 }
 
 impl AppState {
     /// Builds the state. `upstream_base` is the configured upstream or the demo's address.
     pub fn new(config: Config, upstream_base: String) -> Result<Self, reqwest::Error> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .tcp_nodelay(true)
-            .pool_idle_timeout(std::time::Duration::from_secs(30))
-            .pool_max_idle_per_host(MAX_IDLE_UPSTREAM_CONNECTIONS)
-            .build()?;
         Ok(AppState {
+            http: upstream_client(&config)?,
             config: Arc::new(config),
             upstream_base,
-            http,
-            metrics: Metrics::new(),
-            shutdown: Shutdown::new(),
+            metrics: Arc::new(Metrics::new()),
+            shutdown: Arc::new(Shutdown::new()),
+        })
+    }
+
+    /// The same configuration, metrics and shutdown signal with an HTTP client of its own, for
+    /// a serving thread: a pooled upstream connection then lives on the thread whose turns read
+    /// it, instead of waking another thread for every chunk.
+    pub fn with_own_client(&self) -> Result<Self, reqwest::Error> {
+        Ok(AppState {
+            config: self.config.clone(),
+            upstream_base: self.upstream_base.clone(),
+            http: upstream_client(&self.config)?,
+            metrics: self.metrics.clone(),
+            shutdown: self.shutdown.clone(),
         })
     }
 
@@ -46,6 +53,15 @@ impl AppState {
             _ => text.to_string(),
         }
     }
+}
+
+fn upstream_client(config: &Config) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .connect_timeout(config.connect_timeout)
+        .tcp_nodelay(true)
+        .pool_idle_timeout(std::time::Duration::from_secs(30))
+        .pool_max_idle_per_host(MAX_IDLE_UPSTREAM_CONNECTIONS)
+        .build()
 }
 
 /// The end of the shutdown grace period, as a signal running turns can wait for.
