@@ -1,12 +1,14 @@
 //! One turn: the request to the upstream, its bytes through the provider's parser, and the
 //! [`TurnAssembler`] that numbers blocks, times them and guarantees exactly one terminal event.
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use futures::StreamExt;
-use tokio::time::sleep_until;
+use futures::future::{BoxFuture, Fuse};
+use futures::{FutureExt, StreamExt};
+use tokio::time::{sleep_until, Sleep};
 
 use super::providers::{self, Piece, WireParser};
 use super::state::AppState;
@@ -246,6 +248,31 @@ pub fn turn_stream(
     })
 }
 
+/// The turn's one timer, for its deadline and its next keep-alive. It is moved only when it has
+/// rung or is set later than asked, not for every chunk: a chunk pushes both times back, and
+/// re-arming a timer per chunk was a timer-wheel insert and removal for every event. A ring
+/// before the asked time is possible; callers check the clock.
+#[derive(Default)]
+struct Alarm {
+    sleep: Option<Pin<Box<Sleep>>>,
+}
+
+impl Alarm {
+    async fn ring(&mut self, at: Instant) {
+        let at = tokio::time::Instant::from_std(at);
+        let sleep = match &mut self.sleep {
+            Some(sleep) => {
+                if sleep.is_elapsed() || sleep.deadline() > at {
+                    sleep.as_mut().reset(at);
+                }
+                sleep
+            }
+            None => self.sleep.insert(Box::pin(sleep_until(at))),
+        };
+        sleep.as_mut().await
+    }
+}
+
 enum Phase {
     NotStarted,
     Connecting(futures::future::BoxFuture<'static, reqwest::Result<reqwest::Response>>),
@@ -266,6 +293,10 @@ struct TurnRun {
     events: Vec<TurnEvent>,
     first_byte_seen: bool,
     last_upstream: Instant,
+    /// When the browser last got a frame: a keep-alive is due one interval later.
+    last_sent: Instant,
+    alarm: Alarm,
+    grace_over: Fuse<BoxFuture<'static, ()>>,
     logged: bool,
 }
 
@@ -273,6 +304,8 @@ impl TurnRun {
     fn new(state: Arc<AppState>, messages: Vec<ChatMessage>) -> Self {
         let now = Instant::now();
         state.metrics.turn_started();
+        let shutdown = state.shutdown.clone();
+        let grace_over = async move { shutdown.grace_over().await }.boxed().fuse();
         TurnRun {
             asm: TurnAssembler::new(state.config.stream_thinking),
             state,
@@ -283,6 +316,9 @@ impl TurnRun {
             events: Vec::new(),
             first_byte_seen: false,
             last_upstream: now,
+            last_sent: now,
+            alarm: Alarm::default(),
+            grace_over,
             logged: false,
         }
     }
@@ -292,6 +328,14 @@ impl TurnRun {
     }
 
     async fn next_frame(&mut self) -> Option<Bytes> {
+        let frame = self.produce().await;
+        if frame.is_some() {
+            self.last_sent = Instant::now();
+        }
+        frame
+    }
+
+    async fn produce(&mut self) -> Option<Bytes> {
         loop {
             if !self.events.is_empty() {
                 let mut out = String::new();
@@ -340,21 +384,26 @@ impl TurnRun {
             return None;
         };
         let deadline = self.started + config.first_byte_timeout;
-        let keep_alive_at = Instant::now() + config.keep_alive;
-        let response = tokio::select! {
-            r = pending => r,
-            _ = sleep_until(deadline.into()) => {
-                self.fail_upstream("first_byte_timeout", format!(
-                    "The model server did not answer within {} s.", config.first_byte_timeout.as_secs_f64()
-                ), true);
-                return None;
-            }
-            _ = sleep_until(keep_alive_at.into()), if keep_alive_at < deadline => {
-                return Some(Bytes::from_static(KEEP_ALIVE.as_bytes()));
-            }
-            _ = self.state.shutdown.grace_over() => {
-                self.fail_upstream("shutdown", "Ponder is shutting down; try again in a moment.".into(), true);
-                return None;
+        let keep_alive_at = self.last_sent + config.keep_alive;
+        let response = loop {
+            tokio::select! {
+                r = &mut *pending => break r,
+                _ = self.alarm.ring(deadline.min(keep_alive_at)) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        self.fail_upstream("first_byte_timeout", format!(
+                            "The model server did not answer within {} s.", config.first_byte_timeout.as_secs_f64()
+                        ), true);
+                        return None;
+                    }
+                    if now >= keep_alive_at {
+                        return Some(Bytes::from_static(KEEP_ALIVE.as_bytes()));
+                    }
+                }
+                _ = &mut self.grace_over => {
+                    self.fail_upstream("shutdown", "Ponder is shutting down; try again in a moment.".into(), true);
+                    return None;
+                }
             }
         };
         let response = match response {
@@ -412,24 +461,29 @@ impl TurnRun {
         } else {
             self.started + config.first_byte_timeout
         };
-        let keep_alive_at = Instant::now() + config.keep_alive;
-        let chunk = tokio::select! {
-            chunk = body.next() => chunk,
-            _ = sleep_until(deadline.into()) => {
-                let (kind, message) = if self.first_byte_seen {
-                    ("idle_timeout", format!("The model server went silent for {} s in the middle of the answer.", config.idle_timeout.as_secs_f64()))
-                } else {
-                    ("first_byte_timeout", format!("The model server did not start answering within {} s.", config.first_byte_timeout.as_secs_f64()))
-                };
-                self.fail_upstream(kind, message, true);
-                return None;
-            }
-            _ = sleep_until(keep_alive_at.into()), if keep_alive_at < deadline => {
-                return Some(Bytes::from_static(KEEP_ALIVE.as_bytes()));
-            }
-            _ = self.state.shutdown.grace_over() => {
-                self.fail_upstream("shutdown", "Ponder is shutting down; this answer was cut short.".into(), true);
-                return None;
+        let keep_alive_at = self.last_sent + config.keep_alive;
+        let chunk = loop {
+            tokio::select! {
+                chunk = body.next() => break chunk,
+                _ = self.alarm.ring(deadline.min(keep_alive_at)) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        let (kind, message) = if self.first_byte_seen {
+                            ("idle_timeout", format!("The model server went silent for {} s in the middle of the answer.", config.idle_timeout.as_secs_f64()))
+                        } else {
+                            ("first_byte_timeout", format!("The model server did not start answering within {} s.", config.first_byte_timeout.as_secs_f64()))
+                        };
+                        self.fail_upstream(kind, message, true);
+                        return None;
+                    }
+                    if now >= keep_alive_at {
+                        return Some(Bytes::from_static(KEEP_ALIVE.as_bytes()));
+                    }
+                }
+                _ = &mut self.grace_over => {
+                    self.fail_upstream("shutdown", "Ponder is shutting down; this answer was cut short.".into(), true);
+                    return None;
+                }
             }
         };
         let now_ms = started.elapsed().as_millis() as u64;
