@@ -771,7 +771,7 @@ impl ChatController {
         let now = now_ms();
         let mut heard = Vec::new();
         turn.update(|t| {
-            let before = t.clone();
+            let before = labels::Milestones::of(t);
             for e in &events {
                 t.apply(e, now);
             }
@@ -786,7 +786,7 @@ impl ChatController {
         let now = now_ms();
         let mut heard = Vec::new();
         turn.update(|t| {
-            let before = t.clone();
+            let before = labels::Milestones::of(t);
             change(t);
             heard = labels::announcements(&before, t, now);
         });

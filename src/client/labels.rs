@@ -88,9 +88,26 @@ pub fn last_line(text: &str) -> &str {
         .unwrap_or("")
 }
 
+/// The part of a turn announcements compare: its phase and each block's status. Taken before
+/// a frame's events are applied, instead of a copy of the whole turn with all its text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Milestones {
+    phase: TurnPhase,
+    blocks: Vec<(u32, BlockStatus)>,
+}
+
+impl Milestones {
+    pub fn of(turn: &TurnState) -> Self {
+        Milestones {
+            phase: turn.phase,
+            blocks: turn.blocks.iter().map(|b| (b.index, b.status)).collect(),
+        }
+    }
+}
+
 /// What the polite status region says when a turn moves from `before` to `after`: each
 /// transition once, never per token.
-pub fn announcements(before: &TurnState, after: &TurnState, now: f64) -> Vec<String> {
+pub fn announcements(before: &Milestones, after: &TurnState, now: f64) -> Vec<String> {
     let mut out = Vec::new();
     if after.blocks.len() > before.blocks.len() && after.phase == TurnPhase::Thinking {
         out.push("Thinking…".to_string());
@@ -99,8 +116,8 @@ pub fn announcements(before: &TurnState, after: &TurnState, now: f64) -> Vec<Str
         let was = before
             .blocks
             .iter()
-            .find(|o| o.index == b.index)
-            .map(|o| o.status);
+            .find(|(index, _)| *index == b.index)
+            .map(|(_, status)| *status);
         if b.status == BlockStatus::Done && was != Some(BlockStatus::Done) {
             out.push(announcement(b, now));
         }
@@ -160,7 +177,7 @@ mod tests {
             },
         ];
         for e in &events {
-            let before = s.clone();
+            let before = Milestones::of(&s);
             s.apply(e, 0.0);
             heard.extend(announcements(&before, &s, 0.0));
         }

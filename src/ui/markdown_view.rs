@@ -32,9 +32,9 @@ pub fn warm_up() {
 /// Renders `text` as sanitized markdown.
 #[component]
 pub fn MarkdownView(
-    /// The markdown source.
-    #[prop(into)]
-    text: Signal<String>,
+    /// Lends the markdown source to the function it is given, reading it (and tracking it)
+    /// where it lives: a streaming answer or reasoning is not copied every frame to be shown.
+    text: impl Fn(&mut dyn FnMut(&str)) + 'static,
     /// True while `text` may still grow; when it turns false the text is rendered exactly.
     #[prop(into)]
     streaming: Signal<bool>,
@@ -51,25 +51,31 @@ pub fn MarkdownView(
             return;
         };
         let streaming = streaming.get();
-        text.with(|t| {
+        let mut update = Update::Unchanged;
+        text(&mut |t| {
             renderer.update_value(|md| {
-                let update = if streaming {
+                update = if streaming {
                     md.update(t)
                 } else {
                     md.finish(t)
                 };
-                match update {
-                    Update::Unchanged => return,
-                    Update::Appended { from } => {
-                        let added = &md.finished_html()[from..];
-                        if !added.is_empty() {
-                            let _ = done_el.insert_adjacent_html("beforeend", added);
-                        }
-                    }
-                    Update::Reset => done_el.set_inner_html(md.finished_html()),
-                }
-                tail_el.set_inner_html(md.tail_html());
             });
+        });
+        if update == Update::Unchanged {
+            return;
+        }
+        renderer.with_value(|md| {
+            match update {
+                Update::Unchanged => {}
+                Update::Appended { from } => {
+                    let added = &md.finished_html()[from..];
+                    if !added.is_empty() {
+                        let _ = done_el.insert_adjacent_html("beforeend", added);
+                    }
+                }
+                Update::Reset => done_el.set_inner_html(md.finished_html()),
+            }
+            tail_el.set_inner_html(md.tail_html());
         });
     });
 

@@ -128,7 +128,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
     let copied = RwSignal::new(false);
     let block_count = Memo::new(move |_| turn.with(|t| t.blocks.len()));
     let phase = Memo::new(move |_| turn.with(|t| t.phase));
-    let answer = Signal::derive(move || turn.with(|t| t.answer.clone()));
+    let answer = move |read: &mut dyn FnMut(&str)| turn.with(|t| read(&t.answer));
     let fallback = Memo::new(move |_| turn.with(|t| t.fallback_text()));
     let error = Memo::new(move |_| turn.with(|t| t.error.clone()));
     let wants_retry = Memo::new(move |_| turn.with(|t| t.wants_retry()));

@@ -9,7 +9,7 @@ use super::markdown_view::MarkdownView;
 use crate::client::controller::ChatController;
 use crate::client::labels;
 use crate::client::thinking_view::{auto_open, may_apply};
-use crate::client::turn_state::{BlockStatus, TurnState};
+use crate::client::turn_state::{BlockState, BlockStatus, TurnState};
 use crate::domain::ThinkingKind;
 
 /// One reasoning block of `turn`, by position.
@@ -17,17 +17,20 @@ use crate::domain::ThinkingKind;
 pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let clock = expect_context::<Clock>();
-    let block = Memo::new(move |_| turn.with(|t| t.blocks.get(index).cloned().unwrap_or_default()));
-    let status = Memo::new(move |_| block.with(|b| b.status));
-    let kind = Memo::new(move |_| block.with(|b| b.kind));
-    let has_text = Memo::new(move |_| block.with(|b| b.has_text()));
-    let reader_open = Memo::new(move |_| block.with(|b| b.reader_open));
+    // Each part of the block is read where it lives (the turn holds up to megabytes of
+    // reasoning), so a frame of answer text neither copies the block nor re-renders it.
+    let status = Memo::new(move |_| read_block(turn, index, |b| b.status));
+    let kind = Memo::new(move |_| read_block(turn, index, |b| b.kind));
+    let text_len = Memo::new(move |_| read_block(turn, index, |b| b.text.len()));
+    let has_text = Memo::new(move |_| read_block(turn, index, BlockState::has_text));
+    let reader_open = Memo::new(move |_| read_block(turn, index, |b| b.reader_open));
+    let answer_followed = Memo::new(move |_| read_block(turn, index, |b| b.answer_followed));
     let wanted = Memo::new(move |_| {
         let pref = chat.pref.get();
         let (live, running) = turn.with(|t| (t.live, t.phase.is_running()));
         reader_open
             .get()
-            .unwrap_or_else(|| auto_open(pref, live, block.with(|b| b.answer_followed), running))
+            .unwrap_or_else(|| auto_open(pref, live, answer_followed.get(), running))
     });
     let initially_open = wanted.get_untracked();
     let open = RwSignal::new(initially_open);
@@ -56,7 +59,7 @@ pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
     });
 
     Effect::new(move |_| {
-        block.with(|b| b.text.len());
+        text_len.track();
         if open.get_untracked() && stick.get_untracked() {
             if let Some(el) = scratch.get_untracked() {
                 request_animation_frame(move || el.set_scroll_top(el.scroll_height()));
@@ -80,20 +83,31 @@ pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
         }
     };
 
-    let label = move || {
+    // The header changes with the clock and with the block's status, kind, timing and text;
+    // the block itself is read untracked.
+    let timing = Memo::new(move |_| read_block(turn, index, |b| (b.duration_ms, b.ended_at)));
+    let header = Memo::new(move |_| {
         let now = clock.0.get();
-        block.with(|b| labels::header(b, now))
-    };
+        status.track();
+        kind.track();
+        timing.track();
+        text_len.track();
+        read_block_untracked(turn, index, |b| labels::header(b, now))
+    });
+    let label = move || header.get();
     let peek = move || {
         (status.get() == BlockStatus::Streaming && !open.get())
-            .then(|| block.with(|b| labels::last_line(&b.text).to_string()))
+            .then(|| {
+                text_len.track();
+                read_block_untracked(turn, index, |b| labels::last_line(&b.text).to_string())
+            })
             .filter(|l| !l.is_empty())
             .map(|line| view! { <span class="thinking-peek">" — " {line}</span> })
     };
     let note = move || {
         labels::origin_note(kind.get()).map(|n| view! { <span class="thinking-origin">{n}</span> })
     };
-    let text = Signal::derive(move || block.with(|b| b.text.clone()));
+    let text = move |read: &mut dyn FnMut(&str)| read_block(turn, index, |b| read(&b.text));
     let classes = move || {
         let mut c = String::from("thinking");
         match status.get() {
@@ -143,5 +157,31 @@ pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
                 </div>
             </details>
         </Show>
+    }
+}
+
+/// Reads part of block `index` of `turn`, tracking the turn.
+fn read_block<T>(
+    turn: RwSignal<TurnState>,
+    index: usize,
+    read: impl FnOnce(&BlockState) -> T,
+) -> T {
+    turn.with(|t| on_block(t, index, read))
+}
+
+/// [`read_block`] without tracking, for readers that track what they depend on themselves.
+fn read_block_untracked<T>(
+    turn: RwSignal<TurnState>,
+    index: usize,
+    read: impl FnOnce(&BlockState) -> T,
+) -> T {
+    turn.with_untracked(|t| on_block(t, index, read))
+}
+
+/// A block not there yet reads as an empty one.
+fn on_block<T>(turn: &TurnState, index: usize, read: impl FnOnce(&BlockState) -> T) -> T {
+    match turn.blocks.get(index) {
+        Some(b) => read(b),
+        None => read(&BlockState::default()),
     }
 }
