@@ -1,6 +1,7 @@
 //! One turn: the request to the upstream, its bytes through the provider's parser, and the
 //! [`TurnAssembler`] that numbers blocks, times them and guarantees exactly one terminal event.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,7 +12,7 @@ use futures::{FutureExt, StreamExt};
 use tokio::time::{sleep_until, Sleep};
 
 use super::providers::{self, Piece, WireParser};
-use super::state::AppState;
+use super::state::{AppState, Shutdown};
 use crate::api::chat::{ApiError, TurnStream};
 use crate::api::sse::{encode_event, KEEP_ALIVE};
 use crate::domain::{ChatMessage, ChatRequest, ThinkingKind, TurnEvent, Usage};
@@ -248,29 +249,70 @@ pub fn turn_stream(
     })
 }
 
-/// The turn's one timer, for its deadline and its next keep-alive. It is moved only when it has
-/// rung or is set later than asked, not for every chunk: a chunk pushes both times back, and
-/// re-arming a timer per chunk was a timer-wheel insert and removal for every event. A ring
-/// before the asked time is possible; callers check the clock.
-#[derive(Default)]
-struct Alarm {
-    sleep: Option<Pin<Box<Sleep>>>,
+/// What ended a wait on the upstream before the upstream did.
+enum Interrupt {
+    KeepAlive,
+    Deadline,
+    Shutdown,
 }
 
-impl Alarm {
-    async fn ring(&mut self, at: Instant) {
-        let at = tokio::time::Instant::from_std(at);
-        let sleep = match &mut self.sleep {
-            Some(sleep) => {
-                if sleep.is_elapsed() || sleep.deadline() > at {
-                    sleep.as_mut().reset(at);
-                }
-                sleep
-            }
-            None => self.sleep.insert(Box::pin(sleep_until(at))),
-        };
-        sleep.as_mut().await
+/// What a turn's waits on the upstream race against: one timer, for the turn's deadline and its
+/// next keep-alive, and the end of the shutdown grace period. The timer is moved only when it has
+/// rung or is set later than asked, not for every chunk: a chunk pushes both times back, and
+/// re-arming a timer per chunk was a timer-wheel insert and removal for every event. A ring
+/// before the asked time is checked against the clock.
+struct Waits {
+    alarm: Option<Pin<Box<Sleep>>>,
+    grace_over: Fuse<BoxFuture<'static, ()>>,
+}
+
+impl Waits {
+    fn new(shutdown: Arc<Shutdown>) -> Self {
+        Waits {
+            alarm: None,
+            grace_over: async move { shutdown.grace_over().await }.boxed().fuse(),
+        }
     }
+
+    /// Runs `work` until it finishes, unless `deadline` passes, `keep_alive_at` comes or the
+    /// grace period ends first.
+    async fn race<T>(
+        &mut self,
+        work: impl Future<Output = T>,
+        deadline: Instant,
+        keep_alive_at: Instant,
+    ) -> Result<T, Interrupt> {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return Ok(out),
+                _ = ring(&mut self.alarm, deadline.min(keep_alive_at)) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(Interrupt::Deadline);
+                    }
+                    if now >= keep_alive_at {
+                        return Err(Interrupt::KeepAlive);
+                    }
+                }
+                _ = &mut self.grace_over => return Err(Interrupt::Shutdown),
+            }
+        }
+    }
+}
+
+async fn ring(alarm: &mut Option<Pin<Box<Sleep>>>, at: Instant) {
+    let at = tokio::time::Instant::from_std(at);
+    let sleep = match alarm {
+        Some(sleep) => {
+            if sleep.is_elapsed() || sleep.deadline() > at {
+                sleep.as_mut().reset(at);
+            }
+            sleep
+        }
+        None => alarm.insert(Box::pin(sleep_until(at))),
+    };
+    sleep.as_mut().await
 }
 
 enum Phase {
@@ -295,8 +337,7 @@ struct TurnRun {
     last_upstream: Instant,
     /// When the browser last got a frame: a keep-alive is due one interval later.
     last_sent: Instant,
-    alarm: Alarm,
-    grace_over: Fuse<BoxFuture<'static, ()>>,
+    waits: Waits,
     logged: bool,
 }
 
@@ -304,8 +345,7 @@ impl TurnRun {
     fn new(state: Arc<AppState>, messages: Vec<ChatMessage>) -> Self {
         let now = Instant::now();
         state.metrics.turn_started();
-        let shutdown = state.shutdown.clone();
-        let grace_over = async move { shutdown.grace_over().await }.boxed().fuse();
+        let waits = Waits::new(state.shutdown.clone());
         TurnRun {
             asm: TurnAssembler::new(state.config.stream_thinking),
             state,
@@ -317,8 +357,7 @@ impl TurnRun {
             first_byte_seen: false,
             last_upstream: now,
             last_sent: now,
-            alarm: Alarm::default(),
-            grace_over,
+            waits,
             logged: false,
         }
     }
@@ -385,25 +424,22 @@ impl TurnRun {
         };
         let deadline = self.started + config.first_byte_timeout;
         let keep_alive_at = self.last_sent + config.keep_alive;
-        let response = loop {
-            tokio::select! {
-                r = &mut *pending => break r,
-                _ = self.alarm.ring(deadline.min(keep_alive_at)) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        self.fail_upstream("first_byte_timeout", format!(
-                            "The model server did not answer within {} s.", config.first_byte_timeout.as_secs_f64()
-                        ), true);
-                        return None;
-                    }
-                    if now >= keep_alive_at {
-                        return Some(Bytes::from_static(KEEP_ALIVE.as_bytes()));
-                    }
-                }
-                _ = &mut self.grace_over => {
-                    self.fail_upstream("shutdown", "Ponder is shutting down; try again in a moment.".into(), true);
-                    return None;
-                }
+        let response = match self
+            .waits
+            .race(&mut *pending, deadline, keep_alive_at)
+            .await
+        {
+            Ok(response) => response,
+            Err(why) => {
+                let timeout = format!(
+                    "The model server did not answer within {} s.",
+                    config.first_byte_timeout.as_secs_f64()
+                );
+                return self.interrupted(
+                    why,
+                    ("first_byte_timeout", timeout),
+                    "Ponder is shutting down; try again in a moment.",
+                );
             }
         };
         let response = match response {
@@ -462,28 +498,31 @@ impl TurnRun {
             self.started + config.first_byte_timeout
         };
         let keep_alive_at = self.last_sent + config.keep_alive;
-        let chunk = loop {
-            tokio::select! {
-                chunk = body.next() => break chunk,
-                _ = self.alarm.ring(deadline.min(keep_alive_at)) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        let (kind, message) = if self.first_byte_seen {
-                            ("idle_timeout", format!("The model server went silent for {} s in the middle of the answer.", config.idle_timeout.as_secs_f64()))
-                        } else {
-                            ("first_byte_timeout", format!("The model server did not start answering within {} s.", config.first_byte_timeout.as_secs_f64()))
-                        };
-                        self.fail_upstream(kind, message, true);
-                        return None;
-                    }
-                    if now >= keep_alive_at {
-                        return Some(Bytes::from_static(KEEP_ALIVE.as_bytes()));
-                    }
-                }
-                _ = &mut self.grace_over => {
-                    self.fail_upstream("shutdown", "Ponder is shutting down; this answer was cut short.".into(), true);
-                    return None;
-                }
+        let chunk = match self.waits.race(body.next(), deadline, keep_alive_at).await {
+            Ok(chunk) => chunk,
+            Err(why) => {
+                let timeout = if self.first_byte_seen {
+                    (
+                        "idle_timeout",
+                        format!(
+                            "The model server went silent for {} s in the middle of the answer.",
+                            config.idle_timeout.as_secs_f64()
+                        ),
+                    )
+                } else {
+                    (
+                        "first_byte_timeout",
+                        format!(
+                            "The model server did not start answering within {} s.",
+                            config.first_byte_timeout.as_secs_f64()
+                        ),
+                    )
+                };
+                return self.interrupted(
+                    why,
+                    timeout,
+                    "Ponder is shutting down; this answer was cut short.",
+                );
             }
         };
         let now_ms = started.elapsed().as_millis() as u64;
@@ -529,6 +568,28 @@ impl TurnRun {
         }
         if self.asm.is_finished() {
             self.phase = Phase::Over;
+        }
+    }
+
+    /// Ends a wait on the upstream that something else cut short: a keep-alive falls due, or
+    /// the turn fails with `timeout` or with the shutdown message.
+    fn interrupted(
+        &mut self,
+        why: Interrupt,
+        timeout: (&'static str, String),
+        shutting_down: &str,
+    ) -> Option<Bytes> {
+        match why {
+            Interrupt::KeepAlive => Some(Bytes::from_static(KEEP_ALIVE.as_bytes())),
+            Interrupt::Deadline => {
+                let (kind, message) = timeout;
+                self.fail_upstream(kind, message, true);
+                None
+            }
+            Interrupt::Shutdown => {
+                self.fail_upstream("shutdown", shutting_down.into(), true);
+                None
+            }
         }
     }
 
