@@ -92,14 +92,14 @@ pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
         kind.track();
         timing.track();
         text_len.track();
-        read_block_untracked(turn, index, |b| labels::header(b, now))
+        untrack(|| read_block(turn, index, |b| labels::header(b, now)))
     });
     let label = move || header.get();
     let peek = move || {
         (status.get() == BlockStatus::Streaming && !open.get())
             .then(|| {
                 text_len.track();
-                read_block_untracked(turn, index, |b| labels::last_line(&b.text).to_string())
+                untrack(|| read_block(turn, index, |b| labels::last_line(&b.text).to_string()))
             })
             .filter(|l| !l.is_empty())
             .map(|line| view! { <span class="thinking-peek">" — " {line}</span> })
@@ -160,28 +160,15 @@ pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
     }
 }
 
-/// Reads part of block `index` of `turn`, tracking the turn.
+/// Reads part of block `index` of `turn`, tracking the turn; a block not there yet reads as an
+/// empty one.
 fn read_block<T>(
     turn: RwSignal<TurnState>,
     index: usize,
     read: impl FnOnce(&BlockState) -> T,
 ) -> T {
-    turn.with(|t| on_block(t, index, read))
-}
-
-/// [`read_block`] without tracking, for readers that track what they depend on themselves.
-fn read_block_untracked<T>(
-    turn: RwSignal<TurnState>,
-    index: usize,
-    read: impl FnOnce(&BlockState) -> T,
-) -> T {
-    turn.with_untracked(|t| on_block(t, index, read))
-}
-
-/// A block not there yet reads as an empty one.
-fn on_block<T>(turn: &TurnState, index: usize, read: impl FnOnce(&BlockState) -> T) -> T {
-    match turn.blocks.get(index) {
+    turn.with(|t| match t.blocks.get(index) {
         Some(b) => read(b),
         None => read(&BlockState::default()),
-    }
+    })
 }
