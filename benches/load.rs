@@ -550,7 +550,8 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
             if let Some(status) = response.feed(&mut body) {
                 r.status = status;
             }
-            sse.push(&body, &mut frames);
+            sse.push(&body, &mut frames)
+                .map_err(|e| format!("an SSE line over {} bytes", e.limit))?;
         }
         for frame in frames.drain(..) {
             on_frame(cfg.target, &frame, &mut check, r, at);

@@ -6,10 +6,11 @@ mod common;
 
 use std::time::Duration;
 
+use common::raw_http::read_request;
 use common::*;
 use ponder::domain::TurnEvent;
 use ponder::server::demo_upstream::{script, Step, ANSWER, THINKING};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 const HEALTHY: &str = "a healthy turn beside the fault";
@@ -193,7 +194,8 @@ async fn a_connection_dropped_mid_stream_keeps_what_arrived_and_ends_in_one_erro
 
 #[tokio::test]
 async fn a_ten_megabyte_answer_arrives_whole() {
-    let app = TestApp::spawn(&[]).await;
+    // Above the default cap on a turn's characters (64 a token of PONDER_MAX_OUTPUT_TOKENS).
+    let app = TestApp::spawn(&[("PONDER_MAX_TURN_CHARS", "20000000")]).await;
     let expected: String = script("[big]")
         .steps
         .iter()
@@ -227,32 +229,6 @@ fn chunk(delta: serde_json::Value, finish: Option<&str>) -> Vec<u8> {
         serde_json::json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
     let frame = format!("data: {data}\n\n");
     format!("{:x}\r\n{frame}\r\n", frame.len()).into_bytes()
-}
-
-async fn read_request(socket: &mut TcpStream) -> Option<String> {
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 4096];
-    loop {
-        let n = socket.read(&mut tmp).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-        let text = String::from_utf8_lossy(&buf);
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length: usize = text[..end]
-                .lines()
-                .find_map(|l| {
-                    let (name, value) = l.split_once(':')?;
-                    name.eq_ignore_ascii_case("content-length")
-                        .then(|| value.trim().parse().ok())?
-                })
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + length {
-                return Some(text[end + 4..].to_string());
-            }
-        }
-    }
 }
 
 async fn serve_one(mut socket: TcpStream) {

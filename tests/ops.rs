@@ -5,20 +5,16 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::process::Process;
 use common::*;
 use futures::StreamExt;
-use leptos::prelude::LeptosOptions;
 use ponder::api::sse::TurnDecoder;
 use ponder::domain::TurnEvent;
-use ponder::server::config::Config;
 use ponder::server::demo_upstream::{ANSWER, THINKING};
 use ponder::server::state::AppState;
 
@@ -32,34 +28,12 @@ struct OpsApp {
 
 impl OpsApp {
     async fn spawn(vars: &[(&str, &str)]) -> OpsApp {
-        let mut map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        map.entry("PONDER_DEMO_DELAY_MS".into())
-            .or_insert_with(|| "1".into());
-        let config = Config::from_lookup(|name| map.get(name).cloned()).expect("test config");
-        let state = ponder::server::http::prepare(config).await.expect("state");
         let site = site_dir();
-        let options = LeptosOptions::builder()
-            .output_name("ponder")
-            .site_root(site.to_string_lossy().to_string())
-            .build();
-        let app = ponder::server::http::router(state.clone(), options);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let app = TestApp::spawn_in(vars, &site.to_string_lossy()).await;
         OpsApp {
-            addr,
-            state,
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .expect("client"),
+            addr: app.addr,
+            state: app.state.clone(),
+            http: app.http.clone(),
         }
     }
 
@@ -496,104 +470,6 @@ async fn ponder_threads_sets_the_serving_threads_and_each_takes_a_share_of_the_c
             after.get(name).is_some_and(|later| later > ns),
             "{name} served no turn: {before:?} then {after:?}"
         );
-    }
-}
-
-/// The real binary, with only the variables given (and none inherited).
-struct Process {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-    addr: SocketAddr,
-}
-
-impl Process {
-    fn start(vars: &[(&str, &str)]) -> Process {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ponder"));
-        command
-            .env_clear()
-            .env("LEPTOS_SITE_ADDR", "127.0.0.1:0")
-            .env("PONDER_LOG_FORMAT", "json")
-            .env("PONDER_DEMO_DELAY_MS", "1")
-            .envs(vars.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().expect("start ponder");
-        let (tx, lines) = mpsc::channel();
-        for pipe in [
-            Box::new(child.stdout.take().expect("stdout")) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().expect("stderr")),
-        ] {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        let mut seen = Vec::new();
-        let addr = loop {
-            let line = lines
-                .recv_timeout(Duration::from_secs(20))
-                .expect("ponder said where it listens");
-            seen.push(line.clone());
-            if let Some(rest) = line.split("listening on http://").nth(1) {
-                let addr = rest.split('"').next().expect("address");
-                break addr.parse().expect("socket address");
-            }
-        };
-        Process {
-            child,
-            lines,
-            seen,
-            addr,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{}", self.addr, path)
-    }
-
-    fn terminate(&self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
-    }
-
-    /// Waits for the exit, up to `limit`; the process is killed if it overstays.
-    fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return Some(status);
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Every line printed so far, and until the pipes close.
-    fn all_lines(&mut self) -> Vec<String> {
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(2)) {
-            self.seen.push(line);
-        }
-        self.seen.clone()
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

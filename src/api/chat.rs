@@ -29,6 +29,15 @@ pub struct ApiError {
     pub retryable: bool,
 }
 
+impl ApiError {
+    pub fn new(message: impl Into<String>, retryable: bool) -> Self {
+        ApiError {
+            message: message.into(),
+            retryable,
+        }
+    }
+}
+
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
@@ -92,7 +101,7 @@ where
 
 fn bad_request() {
     #[cfg(feature = "ssr")]
-    crate::server::http::set_status(http::StatusCode::BAD_REQUEST);
+    crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
 }
 
 /// Responses of type `text/event-stream`.
@@ -154,5 +163,20 @@ where
 /// as events. Only a request that is malformed gets an HTTP error (400, with an [`ApiError`]).
 #[server(prefix = "/api", endpoint = "chat", input = ChatJson, output = EventStream)]
 pub async fn chat(messages: Vec<ChatMessage>) -> Result<TurnStream, ApiError> {
-    crate::server::turn::start(messages).await
+    use crate::domain::ChatRequest;
+    use crate::server::{request, turn};
+    let Some(state) = request::app_state() else {
+        return Err(ApiError::new(
+            "the server is not set up to stream turns",
+            false,
+        ));
+    };
+    let chat = ChatRequest { messages };
+    if let Err(message) = chat.validate() {
+        state.metrics.request_refused("invalid");
+        request::set_status(http::StatusCode::BAD_REQUEST);
+        return Err(ApiError::new(message, false));
+    }
+    request::set_event_stream_headers();
+    Ok(TurnStream::new(turn::turn_stream(state, chat.messages)))
 }

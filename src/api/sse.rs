@@ -24,17 +24,60 @@ pub fn encode_event(event: &TurnEvent, out: &mut String) {
     out.push_str("\n\n");
 }
 
-/// Splits bytes into lines ended by LF, CRLF or a lone CR, across any chunking.
-#[derive(Debug, Default)]
+/// The line cap upstream decoders get unless configured: a line past it is a broken or hostile
+/// stream, not a message.
+pub const DEFAULT_LINE_LIMIT: usize = 1 << 20;
+
+/// A line (or frame, or object) grew past the decoder's limit: the stream cannot be read on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooLong {
+    pub limit: usize,
+}
+
+/// The UTF-8 byte-order mark, which some servers put before the first line of a stream.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Splits bytes into lines ended by LF, CRLF or a lone CR, across any chunking. A byte-order
+/// mark at the very start is dropped, and a line longer than the limit stops the decoder.
+#[derive(Debug)]
 pub struct LineDecoder {
     buf: Vec<u8>,
     scanned: usize,
     skip_lf: bool,
+    started: bool,
+    limit: usize,
+    overflowed: bool,
+}
+
+impl Default for LineDecoder {
+    fn default() -> Self {
+        Self::with_limit(usize::MAX)
+    }
 }
 
 impl LineDecoder {
-    /// Feeds a chunk; calls `on_line` with each complete line, without its terminator.
-    pub fn push(&mut self, mut chunk: &[u8], mut on_line: impl FnMut(&[u8])) {
+    /// A decoder that refuses lines over `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        LineDecoder {
+            buf: Vec::new(),
+            scanned: 0,
+            skip_lf: false,
+            started: false,
+            limit,
+            overflowed: false,
+        }
+    }
+
+    /// Feeds a chunk; calls `on_line` with each complete line, without its terminator. Once a
+    /// line has outgrown the limit, nothing more is read and every call answers [`TooLong`].
+    pub fn push(
+        &mut self,
+        mut chunk: &[u8],
+        mut on_line: impl FnMut(&[u8]),
+    ) -> Result<(), TooLong> {
+        if self.overflowed {
+            return Err(TooLong { limit: self.limit });
+        }
         if self.skip_lf {
             self.skip_lf = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
@@ -42,15 +85,30 @@ impl LineDecoder {
             }
         }
         self.buf.extend_from_slice(chunk);
+        if !self.started {
+            if self.buf.len() < BOM.len() && BOM.starts_with(&self.buf) {
+                return Ok(());
+            }
+            self.started = true;
+            if self.buf.starts_with(BOM) {
+                self.buf.drain(..BOM.len());
+            }
+        }
         let mut start = 0;
         let mut i = self.scanned;
         while i < self.buf.len() {
             match self.buf[i] {
                 b'\n' => {
+                    if i - start > self.limit {
+                        return self.overflow();
+                    }
                     on_line(&self.buf[start..i]);
                     start = i + 1;
                 }
                 b'\r' => {
+                    if i - start > self.limit {
+                        return self.overflow();
+                    }
                     on_line(&self.buf[start..i]);
                     if i + 1 == self.buf.len() {
                         self.skip_lf = true;
@@ -65,11 +123,22 @@ impl LineDecoder {
         }
         self.buf.drain(..start);
         self.scanned = self.buf.len();
+        if self.buf.len() > self.limit {
+            return self.overflow();
+        }
+        Ok(())
+    }
+
+    fn overflow(&mut self) -> Result<(), TooLong> {
+        self.overflowed = true;
+        self.buf = Vec::new();
+        self.scanned = 0;
+        Err(TooLong { limit: self.limit })
     }
 
     /// Ends the input: a last line without a terminator is still a line.
     pub fn finish(&mut self, mut on_line: impl FnMut(&[u8])) {
-        if !self.buf.is_empty() {
+        if !self.buf.is_empty() && !self.overflowed {
             on_line(&self.buf);
         }
         self.buf.clear();
@@ -81,6 +150,11 @@ impl LineDecoder {
     pub fn buffered(&self) -> usize {
         self.buf.len()
     }
+
+    /// The longest line this decoder accepts.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
 }
 
 /// One dispatched SSE event: its `event:` name, if any, and its `data:` lines joined by `\n`.
@@ -91,7 +165,8 @@ pub struct SseFrame {
 }
 
 /// Turns SSE lines into frames, following the WHATWG event-stream rules: comments are
-/// skipped, `data:` lines accumulate, a blank line dispatches.
+/// skipped, `data:` lines accumulate, a blank line dispatches. The line limit also bounds a
+/// frame's data, however many lines it is made of.
 #[derive(Debug, Default)]
 pub struct SseDecoder {
     lines: LineDecoder,
@@ -105,8 +180,17 @@ impl SseDecoder {
         Self::default()
     }
 
+    /// A decoder that refuses lines and frames over `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        SseDecoder {
+            lines: LineDecoder::with_limit(limit),
+            ..Self::default()
+        }
+    }
+
     /// Feeds a chunk and appends every frame it completes to `out`.
-    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseFrame>) {
+    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseFrame>) -> Result<(), TooLong> {
+        let limit = self.lines.limit();
         let Self {
             lines,
             event,
@@ -115,7 +199,13 @@ impl SseDecoder {
         } = self;
         lines.push(chunk, |line| {
             Self::on_line(line, event, data, has_data, out)
-        });
+        })?;
+        if data.len() > limit {
+            *data = String::new();
+            *has_data = false;
+            return Err(TooLong { limit });
+        }
+        Ok(())
     }
 
     /// Ends the input. A frame not followed by a blank line is still dispatched: some servers
@@ -193,7 +283,8 @@ impl TurnDecoder {
     /// Feeds a chunk and appends the events it completes. A frame that is not a known event is
     /// skipped, so a newer server can add event types without breaking an older page.
     pub fn push(&mut self, chunk: &[u8], out: &mut Vec<TurnEvent>) {
-        self.sse.push(chunk, &mut self.frames);
+        // Ponder's own stream has no line limit: the decoder never refuses it.
+        let _ = self.sse.push(chunk, &mut self.frames);
         self.drain(out);
     }
 
@@ -222,10 +313,11 @@ mod tests {
         let mut lines = Vec::new();
         for chunk in chunks {
             dec.push(chunk, |l| {
-                lines.push(String::from_utf8(l.to_vec()).unwrap())
-            });
+                lines.push(String::from_utf8_lossy(l).into_owned())
+            })
+            .unwrap();
         }
-        dec.finish(|l| lines.push(String::from_utf8(l.to_vec()).unwrap()));
+        dec.finish(|l| lines.push(String::from_utf8_lossy(l).into_owned()));
         lines
     }
 
@@ -238,13 +330,74 @@ mod tests {
     }
 
     #[test]
+    fn a_byte_order_mark_at_the_start_is_dropped_even_when_split() {
+        assert_eq!(lines_of(&[b"\xEF\xBB\xBFdata: a\n"]), ["data: a"]);
+        assert_eq!(lines_of(&[b"\xEF", b"\xBB", b"\xBFa\nb"]), ["a", "b"]);
+        assert_eq!(
+            lines_of(&[b"\xEF\xBBx\n"]),
+            ["\u{FFFD}x"],
+            "not a whole mark: kept"
+        );
+        assert_eq!(
+            lines_of(&[b"a\n\xEF\xBB\xBFb\n"]),
+            ["a", "\u{FEFF}b"],
+            "only at the start"
+        );
+    }
+
+    #[test]
+    fn a_line_over_the_limit_stops_the_decoder_with_bounded_memory() {
+        let mut dec = LineDecoder::with_limit(1024);
+        let mut lines = 0;
+        assert!(dec.push(b"short\n", |_| lines += 1).is_ok());
+        let chunk = [b'x'; 512];
+        let mut result = Ok(());
+        for _ in 0..10 {
+            result = dec.push(&chunk, |_| lines += 1);
+            assert!(dec.buffered() <= 1024 + chunk.len());
+            if result.is_err() {
+                break;
+            }
+        }
+        assert_eq!(result, Err(TooLong { limit: 1024 }));
+        assert_eq!(dec.buffered(), 0);
+        assert_eq!(
+            dec.push(b"\nmore\n", |_| lines += 1),
+            Err(TooLong { limit: 1024 })
+        );
+        assert_eq!(lines, 1);
+        // A long line inside one chunk, terminated, is refused too.
+        let mut dec = LineDecoder::with_limit(8);
+        assert!(dec.push(b"123456789\n", |_| {}).is_err());
+        let mut dec = LineDecoder::with_limit(8);
+        assert!(dec.push(b"12345678\n", |_| {}).is_ok());
+    }
+
+    #[test]
+    fn a_frame_of_many_short_data_lines_is_bounded_too() {
+        let mut dec = SseDecoder::with_limit(1000);
+        let mut out = Vec::new();
+        let mut failed = false;
+        for _ in 0..200 {
+            if dec.push(b"data: 0123456789\n", &mut out).is_err() {
+                failed = true;
+                break;
+            }
+        }
+        assert!(failed);
+        assert!(out.is_empty());
+        assert!(dec.buffered() < 2000);
+    }
+
+    #[test]
     fn sse_frames_follow_the_event_stream_rules() {
         let mut dec = SseDecoder::new();
         let mut out = Vec::new();
         dec.push(
             b": comment\nevent: ping\ndata: {}\n\ndata:one\ndata: two\nid: 7\n\nevent: lonely\n\n",
             &mut out,
-        );
+        )
+        .unwrap();
         assert_eq!(
             out,
             [
@@ -264,7 +417,7 @@ mod tests {
     fn a_last_frame_without_blank_line_is_dispatched_at_the_end() {
         let mut dec = SseDecoder::new();
         let mut out = Vec::new();
-        dec.push(b"data: [DONE]", &mut out);
+        dec.push(b"data: [DONE]", &mut out).unwrap();
         assert!(out.is_empty());
         dec.finish(&mut out);
         assert_eq!(out[0].data, "[DONE]");

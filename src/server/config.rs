@@ -1,5 +1,6 @@
 //! Configuration, read once at start from the environment. Handlers never read it again.
 
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 /// The wire format Ponder speaks to its upstream.
@@ -81,13 +82,94 @@ pub struct Config {
     /// Serving threads, each with its own connections: one per core unless set.
     pub threads: u32,
     pub demo: DemoConfig,
+    /// Where Ponder listens (`LEPTOS_SITE_ADDR`); loopback decides some safe defaults.
+    pub listen: SocketAddr,
+    pub limits: Limits,
+    /// Origins besides the server's own that may send requests that change something.
+    pub allowed_origins: Vec<String>,
+    /// Peers whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed.
+    pub trusted_proxies: Vec<Cidr>,
+    /// Turns a client may start per minute, and how many at once; `None`: no limit.
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// Bounds on what a client or an upstream can make the server hold or do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limits {
+    /// Longest line (SSE field, NDJSON line, JSON object) read from an upstream.
+    pub max_line_bytes: usize,
+    /// Characters of reasoning and answer together that one turn may stream.
+    pub max_turn_chars: u64,
+    /// Largest request body accepted.
+    pub max_request_bytes: usize,
+    /// Time a client has to send a request's headers, counted from when its connection
+    /// opened or its last response ended (so also the idle keep-alive timeout).
+    pub header_timeout: Duration,
+    /// Time a client has to send a request's whole body.
+    pub body_timeout: Duration,
+    /// Client connections served at once; `0`: derived from the open-files limit at start.
+    pub max_connections: usize,
+}
+
+/// A token bucket per client: `per_minute` turns a minute on average, `burst` at once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateLimit {
+    pub per_minute: u32,
+    pub burst: u32,
+}
+
+/// An address block such as `10.0.0.0/8` or `::1/128`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cidr {
+    net: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// Parses `addr/prefix`, or a bare address (a block of one).
+    pub fn parse(text: &str) -> Option<Cidr> {
+        let (addr, prefix) = match text.split_once('/') {
+            Some((a, p)) => (a, Some(p.parse::<u8>().ok()?)),
+            None => (text, None),
+        };
+        let net: IpAddr = addr.trim().parse().ok()?;
+        let max = if net.is_ipv4() { 32 } else { 128 };
+        let prefix = prefix.unwrap_or(max);
+        (prefix <= max).then_some(Cidr { net, prefix })
+    }
+
+    /// Whether `ip` is in the block (an IPv4-mapped IPv6 address counts as IPv4).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+            v4 => v4,
+        };
+        match (self.net, ip) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => {
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u32::from(net) & mask == u32::from(ip) & mask
+            }
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(net) & mask == u128::from(ip) & mask
+            }
+            _ => false,
+        }
+    }
 }
 
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
             .field("provider", &self.provider)
-            .field("upstream_url", &self.upstream_url)
+            .field(
+                "upstream_url",
+                &self.upstream_url.as_deref().map(without_userinfo),
+            )
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("model", &self.model)
             .field("max_output_tokens", &self.max_output_tokens)
@@ -96,6 +178,9 @@ impl std::fmt::Debug for Config {
             .field("first_byte_timeout", &self.first_byte_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .field("base_path", &self.base_path)
+            .field("listen", &self.listen)
+            .field("limits", &self.limits)
+            .field("rate_limit", &self.rate_limit)
             .finish_non_exhaustive()
     }
 }
@@ -171,6 +256,71 @@ impl Config {
                 }
             }
         };
+        let listen = match get("LEPTOS_SITE_ADDR") {
+            None => SocketAddr::from(([127, 0, 0, 1], 3000)),
+            Some(v) => v.parse().map_err(|_| {
+                ConfigError(format!(
+                    "LEPTOS_SITE_ADDR={v:?} must be an address and port like 127.0.0.1:3000 or 0.0.0.0:3000"
+                ))
+            })?,
+        };
+        let max_output_tokens = parse_num(&get, "PONDER_MAX_OUTPUT_TOKENS", 32_768, 1, 10_000_000)?;
+        let limits = Limits {
+            max_line_bytes: parse_num(&get, "PONDER_MAX_LINE_BYTES", 1 << 20, 1024, 1 << 30)?
+                as usize,
+            max_turn_chars: match get("PONDER_MAX_TURN_CHARS") {
+                None => (u64::from(max_output_tokens) * CHARS_PER_TOKEN).max(65_536),
+                Some(_) => parse_num(&get, "PONDER_MAX_TURN_CHARS", 0, 1, u32::MAX)?.into(),
+            },
+            max_request_bytes: parse_num(&get, "PONDER_MAX_REQUEST_BYTES", 2 << 20, 1024, 1 << 30)?
+                as usize,
+            header_timeout: parse_secs(&get, "PONDER_HEADER_TIMEOUT", 15.0)?,
+            body_timeout: parse_secs(&get, "PONDER_BODY_TIMEOUT", 30.0)?,
+            max_connections: parse_num(&get, "PONDER_MAX_CONNECTIONS", 0, 0, 10_000_000)? as usize,
+        };
+        let allowed_origins = match get("PONDER_ALLOWED_ORIGINS") {
+            None => Vec::new(),
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty())
+                .map(|o| {
+                    let origin = o.trim_end_matches('/').to_ascii_lowercase();
+                    let valid = (origin.starts_with("http://") || origin.starts_with("https://"))
+                        && !origin.split("://").nth(1).unwrap_or("").contains('/');
+                    valid.then_some(origin).ok_or_else(|| {
+                        ConfigError(format!(
+                            "PONDER_ALLOWED_ORIGINS: {o:?} must be an origin like https://chat.example.com (scheme, host, optional port)"
+                        ))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let trusted_proxies = match get("PONDER_TRUSTED_PROXIES") {
+            None => Vec::new(),
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(|c| {
+                    Cidr::parse(c).ok_or_else(|| {
+                        ConfigError(format!(
+                            "PONDER_TRUSTED_PROXIES: {c:?} must be an address or a block like 10.0.0.0/8"
+                        ))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let default_rate = if listen.ip().is_loopback() { 0 } else { 30 };
+        let per_minute = parse_num(&get, "PONDER_RATE_LIMIT", default_rate, 0, 1_000_000)?;
+        let rate_limit = (per_minute > 0)
+            .then(|| -> Result<RateLimit, ConfigError> {
+                Ok(RateLimit {
+                    per_minute,
+                    burst: parse_num(&get, "PONDER_RATE_BURST", 10, 1, 1_000_000)?,
+                })
+            })
+            .transpose()?;
         let log_json = match get("PONDER_LOG_FORMAT").as_deref() {
             None | Some("text") => false,
             Some("json") => true,
@@ -186,7 +336,7 @@ impl Config {
             upstream_url,
             api_key: get("PONDER_API_KEY"),
             model,
-            max_output_tokens: parse_num(&get, "PONDER_MAX_OUTPUT_TOKENS", 32_768, 1, 10_000_000)?,
+            max_output_tokens,
             stream_thinking: parse_bool(&get, "PONDER_STREAM_THINKING", true)?,
             think_start: parse_bool(&get, "PONDER_THINK_START", false)?,
             thinking_budget: parse_num(&get, "PONDER_THINKING_BUDGET", 8_192, 1_024, 10_000_000)?,
@@ -205,6 +355,11 @@ impl Config {
                     parse_num(&get, "PONDER_DEMO_DELAY_MS", 40, 0, 60_000)?.into(),
                 ),
             },
+            listen,
+            limits,
+            allowed_origins,
+            trusted_proxies,
+            rate_limit,
         })
     }
 
@@ -212,6 +367,68 @@ impl Config {
     pub fn uses_demo(&self) -> bool {
         self.upstream_url.is_none()
     }
+
+    /// The texts that must never leave the server: the API key, and the password of the
+    /// upstream URL (as written and percent-decoded).
+    pub fn secrets(&self) -> Vec<String> {
+        let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
+        if let Some(password) = self.upstream_url.as_deref().and_then(url_password) {
+            secrets.push(percent_decode(password));
+            secrets.push(password.to_string());
+        }
+        secrets
+    }
+}
+
+/// Characters per token the turn cap allows by default: real tokens average about four, and
+/// runs of spaces in code are single tokens of dozens.
+const CHARS_PER_TOKEN: u64 = 64;
+
+/// The userinfo part of `url` (`user:password@`), if any.
+fn userinfo(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    authority.rsplit_once('@').map(|(info, _)| info)
+}
+
+fn url_password(url: &str) -> Option<&str> {
+    userinfo(url)?
+        .split_once(':')
+        .map(|(_, p)| p)
+        .filter(|p| !p.is_empty())
+}
+
+/// `url` without its userinfo, for messages and logs.
+pub fn without_userinfo(url: &str) -> String {
+    match (url.split_once("://"), userinfo(url)) {
+        (Some((scheme, rest)), Some(info)) => {
+            format!("{scheme}://{}", &rest[info.len() + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// `%XY` escapes read as the bytes they stand for (invalid UTF-8 becomes U+FFFD).
+pub fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' {
+            if let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            ) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The cores this process may use (its CPU quota or affinity included), at most 256.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::{OriginalUri, Request, State};
-use axum::http::{header, HeaderValue, StatusCode, Uri};
+use axum::http::{header, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
@@ -15,74 +15,11 @@ use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 
 use super::config::Config;
-use super::shards::Shards;
+use super::guard::Guard;
+use super::request::set_security_headers;
+use super::serve::{self, ConnectionLimits, Shards};
 use super::state::AppState;
-use crate::api::chat::ApiError;
 use crate::app::{shell, App, PageSettings};
-
-/// The shared state, as server functions see it.
-pub fn app_state() -> Result<Arc<AppState>, ApiError> {
-    use_context::<Arc<AppState>>().ok_or_else(|| ApiError {
-        message: "the server is not set up to stream turns".into(),
-        retryable: false,
-    })
-}
-
-/// Sets the status of the server-function response being built.
-pub fn set_status(status: StatusCode) {
-    if let Some(opts) = use_context::<leptos_axum::ResponseOptions>() {
-        opts.set_status(status);
-    }
-}
-
-/// Headers that keep proxies from buffering or caching an event stream.
-pub fn set_event_stream_headers() {
-    if let Some(opts) = use_context::<leptos_axum::ResponseOptions>() {
-        opts.insert_header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        opts.insert_header(
-            header::HeaderName::from_static("x-accel-buffering"),
-            HeaderValue::from_static("no"),
-        );
-    }
-}
-
-/// The Content-Security-Policy of every page: scripts only from this origin plus the one inline
-/// hydration bootstrap (by its per-request nonce) and WebAssembly compilation; no plugins, no
-/// base-URL or framing tricks; images only from this origin or `data:`. Model output is already
-/// sanitized; this is the second wall.
-pub fn content_security_policy(nonce: &str) -> String {
-    format!(
-        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
-         img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; \
-         frame-ancestors 'none'; form-action 'self'"
-    )
-}
-
-/// Sets the CSP (with this request's nonce) and the other security headers on the response
-/// being built.
-fn set_security_headers() {
-    let Some(opts) = use_context::<leptos_axum::ResponseOptions>() else {
-        return;
-    };
-    let nonce = leptos::nonce::use_nonce()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    if let Ok(csp) = HeaderValue::from_str(&content_security_policy(&nonce)) {
-        opts.insert_header(header::CONTENT_SECURITY_POLICY, csp);
-    }
-    opts.insert_header(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    opts.insert_header(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    opts.insert_header(
-        header::X_DNS_PREFETCH_CONTROL,
-        HeaderValue::from_static("off"),
-    );
-}
 
 /// The whole application, as `main` serves it and the tests call it.
 ///
@@ -137,17 +74,26 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
     let fallback = leptos_axum::file_and_error_handler_with_context(context, move |options| {
         shell(options, page.clone())
     });
+    let site_root = std::path::PathBuf::from(leptos_options.site_root.as_ref());
     let app = app
         .fallback(
             move |uri: Uri, options: State<LeptosOptions>, req: Request<Body>| {
-                fallback(uri, options, with_full_uri(req))
+                let allowed = only_the_built_site(&site_root, uri.path());
+                let serve = fallback(uri, options, with_full_uri(req));
+                async move {
+                    match allowed {
+                        Ok(()) => serve.await,
+                        Err(()) => (StatusCode::NOT_FOUND, "not found\n").into_response(),
+                    }
+                }
             },
         )
         .with_state(leptos_options)
         .merge(ops.clone());
 
+    let guard = Arc::new(Guard::new(&state.config, state.metrics.clone()));
     if base.is_empty() {
-        return app;
+        return with_guard(app, guard);
     }
     let mut outer = Router::new()
         .merge(ops)
@@ -160,7 +106,34 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
             get(move |req: Request<Body>| render(with_full_uri(req))),
         );
     }
-    outer.nest(&base, app)
+    with_guard(outer.nest(&base, app), guard)
+}
+
+fn with_guard(app: Router, guard: Arc<Guard>) -> Router {
+    app.layer(axum::middleware::from_fn_with_state(
+        guard,
+        super::guard::guard,
+    ))
+}
+
+/// Refuses what the static files must never show: a path with a segment that starts with a dot
+/// (`.env`, `.git/`), and anything reached through a symbolic link inside the site root.
+fn only_the_built_site(root: &std::path::Path, path: &str) -> Result<(), ()> {
+    let decoded = super::config::percent_decode(path);
+    let mut at = root.to_path_buf();
+    for segment in decoded.split(['/', '\\']).filter(|s| !s.is_empty()) {
+        if segment.starts_with('.') {
+            return Err(());
+        }
+        at.push(segment);
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => return Err(()),
+            Ok(_) => {}
+            // Past the files that exist: what is left is a page route.
+            Err(_) => return Ok(()),
+        }
+    }
+    Ok(())
 }
 
 fn ops_router(state: &Arc<AppState>) -> Router {
@@ -267,80 +240,86 @@ pub async fn prepare(config: Config) -> Result<Arc<AppState>, Box<dyn std::error
 }
 
 /// Reads the configuration, starts the demo model if no upstream is set, and serves until
-/// SIGTERM or Ctrl-C. Then it stops accepting connections and running turns get the grace
-/// period to finish; those still running after it end with an `error` event, so the browser
-/// shows why the answer stopped. A second signal ends the grace period at once.
+/// SIGTERM or Ctrl-C (see [`run`]).
 pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::from_env()?;
-    super::telemetry::init_tracing(config.log_json);
+    let redactor = Arc::new(super::redact::Redactor::new(
+        config.secrets().iter().map(String::as_str),
+    ));
+    super::telemetry::init_tracing(config.log_json, redactor);
     let leptos_conf = get_configuration(None)?;
     let addr: SocketAddr = leptos_conf.leptos_options.site_addr;
-
-    let grace = config.shutdown_grace;
-    let threads = config.threads as usize;
     let state = prepare(config).await?;
+    let listener = serve::listen(addr)
+        .map_err(|e| format!("cannot listen on {addr} (LEPTOS_SITE_ADDR): {e}"))?;
+    run(state, leptos_conf.leptos_options, listener, shutdown_signal).await
+}
 
-    let listener =
-        listen(addr).map_err(|e| format!("cannot listen on {addr} (LEPTOS_SITE_ADDR): {e}"))?;
+/// Serves on `listener` until `signal` resolves. Then it stops accepting connections and running
+/// turns get the grace period to finish; those still running after it end with an `error` event,
+/// so the browser shows why the answer stopped, and this returns at most [`LAST_WORDS`] later
+/// even if a connection lingers. A second signal ends the grace period at once.
+pub async fn run<F>(
+    state: Arc<AppState>,
+    options: LeptosOptions,
+    listener: tokio::net::TcpListener,
+    signal: impl Fn() -> F,
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    F: std::future::Future<Output = ()>,
+{
+    let open_files = serve::raise_open_files_limit();
+    let limits = ConnectionLimits {
+        header_timeout: state.config.limits.header_timeout,
+        max_connections: match state.config.limits.max_connections {
+            0 => serve::connections_for(open_files),
+            n => n,
+        },
+    };
+    let threads = state.config.threads as usize;
+    let grace = state.config.shutdown_grace;
     let local_addr = listener.local_addr()?;
-    let mut shards = Shards::start(threads, &state, &leptos_conf.leptos_options, local_addr)?;
+    let mut shards = Shards::start(threads, limits, |_| {
+        Ok(router(Arc::new(state.with_own_client()?), options.clone()))
+    })?;
     tracing::info!(
         base_path = %state.config.base_path,
         threads,
+        open_files,
+        max_connections = limits.max_connections,
         "Ponder listening on http://{local_addr}"
     );
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    tokio::spawn(release_memory_when_idle(state.clone()));
+    let trim = tokio::spawn(release_memory_when_idle(state.clone()));
 
-    shards.accept(listener, shutdown_signal()).await;
+    shards.accept(listener, signal()).await;
     tracing::info!(
         grace_s = grace.as_secs_f64(),
         running_turns = state.metrics.active_streams(),
         "shutting down: no new connections; running turns may finish"
     );
-    let shutdown_state = state.clone();
-    tokio::spawn(async move {
+    let finished = shards.finish();
+    tokio::pin!(finished);
+    let out_of_time = async {
         tokio::select! {
             _ = tokio::time::sleep(grace) => {}
-            _ = shutdown_signal() => {}
+            _ = signal() => {}
         }
         tracing::info!(
-            running_turns = shutdown_state.metrics.active_streams(),
+            running_turns = state.metrics.active_streams(),
             "grace period over: ending the running turns with an error event"
         );
-        shutdown_state.shutdown.end_grace();
+        state.shutdown.end_grace();
         // The error events are out; a client that stopped reading cannot hold us.
         tokio::time::sleep(LAST_WORDS).await;
-        tracing::warn!("connections still open after the grace period; exiting");
-        std::process::exit(0);
-    });
-    shards.finish().await;
-    tracing::info!("stopped");
-    Ok(())
-}
-
-/// Unsent bytes the kernel queues on a client connection before a write has to wait. Without a
-/// limit, send-buffer autotuning let a client that stopped reading hold up to 4 MB of its turn in
-/// the kernel (tcp_wmem's maximum) before the upstream was paused. Bytes in flight, and so the
-/// speed of a page load over a long path, stay the kernel's to tune.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-const UNSENT_LIMIT: u32 = 16 * 1024;
-
-/// The listening socket as `TcpListener::bind` makes it (address reuse, backlog 128), plus the
-/// unsent-bytes limit, which every accepted connection inherits from it.
-pub fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
-    let socket = if addr.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
     };
-    socket.set_reuseaddr(true)?;
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    if let Err(e) = socket2::SockRef::from(&socket).set_tcp_notsent_lowat(UNSENT_LIMIT) {
-        tracing::warn!(error = %e, "TCP_NOTSENT_LOWAT not set: a client that stops reading may hold more memory");
+    tokio::select! {
+        _ = &mut finished => tracing::info!("stopped"),
+        _ = out_of_time => tracing::warn!("connections still open after the grace period; stopping anyway"),
     }
-    socket.bind(addr)?;
-    socket.listen(128)
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    trim.abort();
+    Ok(())
 }
 
 /// Gives the heap that finished turns freed back to the system once no turn is streaming.
@@ -414,24 +393,5 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = terminate => {},
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The limit is set on the listener; the design relies on accepted sockets inheriting it.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    #[tokio::test]
-    async fn accepted_connections_inherit_the_unsent_bytes_limit() {
-        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let (accepted, _) = listener.accept().await.unwrap();
-        let lowat = socket2::SockRef::from(&accepted)
-            .tcp_notsent_lowat()
-            .unwrap();
-        assert_eq!(lowat, UNSENT_LIMIT);
     }
 }

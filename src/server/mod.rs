@@ -3,9 +3,13 @@
 
 pub mod config;
 pub mod demo_upstream;
+pub mod guard;
 pub mod http;
 pub mod providers;
-pub mod shards;
+pub mod rate_limit;
+pub mod redact;
+pub mod request;
+pub mod serve;
 pub mod state;
 pub mod telemetry;
 pub mod turn;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::config::Config;
+use super::redact::Redactor;
 use super::telemetry::Metrics;
 
 /// Idle upstream connections each serving thread keeps for reuse. Without a cap, a burst of 2,000 streams left 2,000
@@ -19,13 +20,17 @@ pub struct AppState {
     pub http: reqwest::Client,
     pub metrics: Arc<Metrics>,
     pub shutdown: Arc<Shutdown>,
+    /// Masks the API key and the upstream URL's password in everything that leaves the server.
+    pub redactor: Arc<Redactor>,
 }
 
 impl AppState {
     /// Builds the state. `upstream_base` is the configured upstream or the demo's address.
     pub fn new(config: Config, upstream_base: String) -> Result<Self, reqwest::Error> {
+        let secrets = config.secrets();
         Ok(AppState {
             http: upstream_client(&config)?,
+            redactor: Arc::new(Redactor::new(secrets.iter().map(String::as_str))),
             config: Arc::new(config),
             upstream_base,
             metrics: Arc::new(Metrics::new()),
@@ -43,20 +48,21 @@ impl AppState {
             http: upstream_client(&self.config)?,
             metrics: self.metrics.clone(),
             shutdown: self.shutdown.clone(),
+            redactor: self.redactor.clone(),
         })
     }
 
-    /// Removes the API key from a text that may echo it (upstream error bodies, URLs).
+    /// The text with every secret masked, for texts that leave the server outside a turn.
     pub fn redact(&self, text: &str) -> String {
-        match self.config.api_key.as_deref() {
-            Some(key) if key.len() >= 4 => text.replace(key, "[redacted]"),
-            _ => text.to_string(),
-        }
+        self.redactor.redact(text).into_owned()
     }
 }
 
+/// The client for the upstream. It follows no redirect: a redirect to another origin would
+/// carry the key header and the conversation there.
 fn upstream_client(config: &Config) -> Result<reqwest::Client, reqwest::Error> {
     reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(config.connect_timeout)
         .tcp_nodelay(true)
         .pool_idle_timeout(std::time::Duration::from_secs(30))

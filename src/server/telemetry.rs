@@ -1,6 +1,7 @@
 //! Logs and metrics: tracing set-up, and the Prometheus registry behind `/metrics`.
 
-use std::sync::Mutex;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -10,17 +11,20 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use super::redact::Redactor;
 use super::turn::Outcome;
 
 /// Starts the log subscriber on stdout: human-readable lines (coloured only on a terminal, so
 /// `docker logs` stays clean), or one JSON object per line when `json` is set, with the event's
 /// fields at the top level for log shippers. `RUST_LOG` filters as usual (default `info`).
-pub fn init_tracing(json: bool) {
+/// Every line goes through `redactor`, so no secret reaches the log, whatever a message holds.
+pub fn init_tracing(json: bool, redactor: Arc<Redactor>) {
     use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_writer(RedactingStdout { redactor })
         .with_target(false);
     let _ = if json {
         builder
@@ -35,9 +39,48 @@ pub fn init_tracing(json: bool) {
     };
 }
 
+/// Standard output, with every secret masked. The formatter writes each log line in one call,
+/// so a secret is never split between two writes.
+struct RedactingStdout {
+    redactor: Arc<Redactor>,
+}
+
+struct RedactingWriter<'a> {
+    redactor: &'a Redactor,
+}
+
+impl Write for RedactingWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stdout()
+            .lock()
+            .write_all(self.redactor.redact(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stdout().flush()
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactingStdout {
+    type Writer = RedactingWriter<'a>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        RedactingWriter {
+            redactor: &self.redactor,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabel {
     outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -56,6 +99,7 @@ pub struct Metrics {
     registry: Mutex<Registry>,
     turns: Family<OutcomeLabel, Counter>,
     upstream_errors: Family<KindLabel, Counter>,
+    refused: Family<ReasonLabel, Counter>,
     active: Gauge,
     first_thinking: Histogram,
     first_answer: Histogram,
@@ -76,6 +120,7 @@ impl Metrics {
             registry: Mutex::new(Registry::with_prefix("ponder")),
             turns: Family::default(),
             upstream_errors: Family::default(),
+            refused: Family::default(),
             active: Gauge::default(),
             first_thinking: latency_buckets(),
             first_answer: latency_buckets(),
@@ -100,6 +145,11 @@ impl Metrics {
                 "upstream_errors",
                 "Upstream failures by kind",
                 m.upstream_errors.clone(),
+            );
+            r.register(
+                "requests_refused",
+                "Requests refused before any work, by reason (origin, content_type, too_large, body_timeout, body_broken, rate_limited, invalid)",
+                m.refused.clone(),
             );
             r.register(
                 "active_streams",
@@ -168,6 +218,15 @@ impl Metrics {
     /// Turns streaming right now, for the shutdown log lines.
     pub fn active_streams(&self) -> i64 {
         self.active.get()
+    }
+
+    /// A request the guard or the validation turned away.
+    pub fn request_refused(&self, reason: &str) {
+        self.refused
+            .get_or_create(&ReasonLabel {
+                reason: reason.into(),
+            })
+            .inc();
     }
 
     pub fn upstream_error(&self, kind: &str) {

@@ -12,10 +12,10 @@ use futures::{FutureExt, StreamExt};
 use tokio::time::{sleep_until, Sleep};
 
 use super::providers::{self, Piece, WireParser};
+use super::redact::TurnRedactor;
 use super::state::{AppState, Shutdown};
-use crate::api::chat::{ApiError, TurnStream};
 use crate::api::sse::{encode_event, KEEP_ALIVE};
-use crate::domain::{ChatMessage, ChatRequest, ThinkingKind, TurnEvent, Usage};
+use crate::domain::{ChatMessage, ThinkingKind, TurnEvent, Usage};
 
 /// How a turn ended, for the log line and the metrics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +58,10 @@ pub struct TurnAssembler {
     pub first_thinking_ms: Option<u64>,
     /// Time of the first answer piece, in ms since the turn began.
     pub first_answer_ms: Option<u64>,
+    /// Characters of reasoning and answer together the turn may stream.
+    max_chars: u64,
+    /// The turn was ended by the character cap.
+    pub capped: bool,
     outcome: Option<Outcome>,
 }
 
@@ -73,8 +77,40 @@ impl TurnAssembler {
             answer_chars: 0,
             first_thinking_ms: None,
             first_answer_ms: None,
+            max_chars: u64::MAX,
+            capped: false,
             outcome: None,
         }
+    }
+
+    /// Ends the turn as `done` with `finish_reason: "length"` once `max_chars` characters of
+    /// reasoning and answer have streamed: an upstream that ignores `max_tokens` cannot stream
+    /// forever.
+    pub fn with_char_limit(mut self, max_chars: u64) -> Self {
+        self.max_chars = max_chars;
+        self
+    }
+
+    /// Cuts `text` to what the character cap still allows; true when the cap is reached.
+    fn take_allowance(&mut self, text: &mut String) -> bool {
+        let used = self.thinking_chars + self.answer_chars;
+        let left = self.max_chars.saturating_sub(used);
+        let count = text.chars().count() as u64;
+        if count <= left {
+            return false;
+        }
+        let cut = text
+            .char_indices()
+            .nth(left as usize)
+            .map_or(text.len(), |(i, _)| i);
+        text.truncate(cut);
+        true
+    }
+
+    fn cap(&mut self, now_ms: u64, out: &mut Vec<TurnEvent>) {
+        self.capped = true;
+        self.finish_reason = Some("length".into());
+        self.done(now_ms, out);
     }
 
     /// How the turn ended, once it has.
@@ -135,14 +171,18 @@ impl TurnAssembler {
             Piece::BlockStart { kind } => {
                 self.open_block(kind, now_ms, out);
             }
-            Piece::Reasoning { text, kind } => {
+            Piece::Reasoning { mut text, kind } => {
                 let block = match self.open {
                     Some(open) if open.kind == kind => open.index,
                     _ => self.open_block(kind, now_ms, out),
                 };
+                let capped = self.take_allowance(&mut text);
                 if !text.is_empty() {
                     self.thinking_chars += text.chars().count() as u64;
                     self.emit(TurnEvent::Thinking { block, text }, out);
+                }
+                if capped {
+                    self.cap(now_ms, out);
                 }
             }
             Piece::BlockKind { kind } => {
@@ -153,14 +193,20 @@ impl TurnAssembler {
                 }
             }
             Piece::BlockEnd => self.close_block(now_ms, out),
-            Piece::Answer(text) => {
+            Piece::Answer(mut text) => {
                 if text.is_empty() {
                     return;
                 }
                 self.close_block(now_ms, out);
-                self.first_answer_ms.get_or_insert(now_ms);
-                self.answer_chars += text.chars().count() as u64;
-                out.push(TurnEvent::Delta { text });
+                let capped = self.take_allowance(&mut text);
+                if !text.is_empty() {
+                    self.first_answer_ms.get_or_insert(now_ms);
+                    self.answer_chars += text.chars().count() as u64;
+                    out.push(TurnEvent::Delta { text });
+                }
+                if capped {
+                    self.cap(now_ms, out);
+                }
             }
             Piece::Reclassify => {
                 let started = self.first_answer_ms.take().unwrap_or(now_ms);
@@ -178,6 +224,14 @@ impl TurnAssembler {
             Piece::Finish(reason) => self.finish_reason = Some(reason),
             Piece::End => self.done(now_ms, out),
             Piece::Error { message, retryable } => self.fail(message, retryable, out),
+            Piece::TooLong { limit } => self.fail(
+                format!(
+                    "The model server sent a line over {}; Ponder stopped reading its stream.",
+                    human_bytes(limit)
+                ),
+                false,
+                out,
+            ),
         }
     }
 
@@ -220,20 +274,19 @@ impl TurnAssembler {
     }
 }
 
-/// Validates the request and starts streaming the turn. Only a malformed request is refused
-/// with an HTTP error; anything later is an event.
-pub async fn start(messages: Vec<ChatMessage>) -> Result<TurnStream, ApiError> {
-    let state = super::http::app_state()?;
-    let request = ChatRequest { messages };
-    if let Err(message) = request.validate() {
-        super::http::set_status(http::StatusCode::BAD_REQUEST);
-        return Err(ApiError {
-            message,
-            retryable: false,
-        });
+/// A byte count as people read it: `1 MiB`, `512 KiB`, `900 bytes`.
+pub fn human_bytes(n: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * 1024;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else if n >= MIB {
+        format!("{:.1} MiB", n as f64 / MIB as f64)
+    } else if n >= KIB && n.is_multiple_of(KIB) {
+        format!("{} KiB", n / KIB)
+    } else {
+        format!("{n} bytes")
     }
-    super::http::set_event_stream_headers();
-    Ok(TurnStream::new(turn_stream(state, request.messages)))
 }
 
 /// The SSE bytes of one turn, pulled by the HTTP response: when the browser stops reading or
@@ -333,6 +386,8 @@ struct TurnRun {
     asm: TurnAssembler,
     pieces: Vec<Piece>,
     events: Vec<TurnEvent>,
+    redactor: TurnRedactor,
+    redacted: Vec<TurnEvent>,
     first_byte_seen: bool,
     last_upstream: Instant,
     /// When the browser last got a frame: a keep-alive is due one interval later.
@@ -347,7 +402,10 @@ impl TurnRun {
         state.metrics.turn_started();
         let waits = Waits::new(state.shutdown.clone());
         TurnRun {
-            asm: TurnAssembler::new(state.config.stream_thinking),
+            asm: TurnAssembler::new(state.config.stream_thinking)
+                .with_char_limit(state.config.limits.max_turn_chars),
+            redactor: TurnRedactor::new(state.redactor.clone()),
+            redacted: Vec::new(),
             state,
             messages,
             started: now,
@@ -377,8 +435,14 @@ impl TurnRun {
     async fn produce(&mut self) -> Option<Bytes> {
         loop {
             if !self.events.is_empty() {
-                let mut out = String::new();
                 for event in self.events.drain(..) {
+                    self.redactor.push(event, &mut self.redacted);
+                }
+                if self.redacted.is_empty() {
+                    continue;
+                }
+                let mut out = String::new();
+                for event in self.redacted.drain(..) {
                     encode_event(&event, &mut out);
                 }
                 return Some(Bytes::from(out));
@@ -446,11 +510,24 @@ impl TurnRun {
             Ok(r) => r,
             Err(e) => {
                 let (kind, message) = describe_request_error(&e, &self.state.upstream_base);
-                self.fail_upstream(kind, self.state.redact(&message), true);
+                self.fail_upstream(kind, message, true);
                 return None;
             }
         };
         let status = response.status();
+        if status.is_redirection() {
+            let to = response
+                .headers()
+                .get(http::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(origin_of)
+                .unwrap_or_else(|| "another address".into());
+            let message = format!(
+                "The model server answered {status}, a redirect to {to}. Ponder follows no redirects, so the key and the conversation only ever go to PONDER_UPSTREAM_URL: set it to the address the server redirects to."
+            );
+            self.fail_upstream("redirect", message, false);
+            return None;
+        }
         if !status.is_success() {
             let retry_after = response
                 .headers()
@@ -474,7 +551,7 @@ impl TurnRun {
             } else {
                 "http_4xx"
             };
-            self.fail_upstream(kind, self.state.redact(&message), retryable);
+            self.fail_upstream(kind, message, retryable);
             return None;
         }
         self.phase = Phase::Streaming {
@@ -539,7 +616,7 @@ impl TurnRun {
                 );
                 parser.finish(&mut self.pieces);
                 self.apply_pieces(now_ms);
-                self.fail_upstream("connection_reset", self.state.redact(&message), true);
+                self.fail_upstream("connection_reset", message, true);
                 return None;
             }
             None => {
@@ -561,10 +638,24 @@ impl TurnRun {
 
     fn apply_pieces(&mut self, now_ms: u64) {
         for piece in self.pieces.drain(..) {
-            if let Piece::Error { .. } = piece {
-                self.state.metrics.upstream_error("in_stream");
+            match piece {
+                Piece::Error { .. } => self.state.metrics.upstream_error("in_stream"),
+                Piece::TooLong { limit } => {
+                    self.state.metrics.upstream_error("line_too_long");
+                    tracing::warn!(kind = "line_too_long", limit, "upstream failure");
+                }
+                _ => {}
             }
             self.asm.push(piece, now_ms, &mut self.events);
+        }
+        if self.asm.capped {
+            self.asm.capped = false;
+            self.state.metrics.upstream_error("turn_too_long");
+            tracing::warn!(
+                kind = "turn_too_long",
+                limit = self.state.config.limits.max_turn_chars,
+                "upstream failure: the turn reached PONDER_MAX_TURN_CHARS; ended as length"
+            );
         }
         if self.asm.is_finished() {
             self.phase = Phase::Over;
@@ -649,7 +740,20 @@ async fn read_error_body(response: reqwest::Response) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
-fn describe_request_error(e: &reqwest::Error, base: &str) -> (&'static str, String) {
+/// `scheme://host[:port]` of a URL, for messages that must not repeat its path or query.
+fn origin_of(url: &str) -> String {
+    let url = super::config::without_userinfo(url);
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+            format!("{scheme}://{host}")
+        }
+        None => "another address".into(),
+    }
+}
+
+fn describe_request_error(e: &reqwest::Error, raw_base: &str) -> (&'static str, String) {
+    let base = &super::config::without_userinfo(raw_base);
     let host = base
         .split("://")
         .nth(1)
@@ -676,7 +780,7 @@ fn describe_request_error(e: &reqwest::Error, base: &str) -> (&'static str, Stri
             "request",
             format!(
                 "The request to the model server at {host} failed: {}",
-                e.to_string().replace(base, host)
+                e.to_string().replace(raw_base, host).replace(base, host)
             ),
         )
     }

@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod fixtures;
+pub mod process;
+pub mod raw_http;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -24,6 +26,12 @@ pub struct TestApp {
 impl TestApp {
     /// Starts Ponder with these variables (the demo model paced at 1 ms unless set).
     pub async fn spawn(vars: &[(&str, &str)]) -> TestApp {
+        Self::spawn_in(vars, "target/site").await
+    }
+
+    /// Starts Ponder serving the site in `site_root`, over the same connection handling as the
+    /// serving threads (header deadline, peer address for the guard).
+    pub async fn spawn_in(vars: &[(&str, &str)], site_root: &str) -> TestApp {
         let mut map: HashMap<String, String> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -31,23 +39,30 @@ impl TestApp {
         map.entry("PONDER_DEMO_DELAY_MS".into())
             .or_insert_with(|| "1".into());
         let config = Config::from_lookup(|name| map.get(name).cloned()).expect("test config");
+        let header_timeout = config.limits.header_timeout;
         let state = ponder::server::http::prepare(config).await.expect("state");
         let options = LeptosOptions::builder()
             .output_name("ponder")
-            .site_root("target/site")
+            .site_root(site_root.to_string())
             .build();
         let app = ponder::server::http::router(state.clone(), options);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        tokio::spawn(ponder::server::serve::serve_in_place(
+            listener,
+            app,
+            header_timeout,
+            std::future::pending(),
+        ));
         TestApp {
             addr,
             state,
-            http: reqwest::Client::new(),
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
         }
     }
 

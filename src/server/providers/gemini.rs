@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{Piece, UpstreamRequest, WireParser};
-use crate::api::sse::{SseDecoder, SseFrame};
+use crate::api::sse::{SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 use crate::domain::{ChatMessage, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
 
@@ -228,7 +228,8 @@ impl GeminiChunks {
 
 /// Splits a streamed JSON array (or any run of JSON objects) into whole top-level objects,
 /// whatever the chunking: only ASCII braces and quotes are looked at, so UTF-8 is never cut.
-#[derive(Debug, Default)]
+/// An object larger than the limit stops it.
+#[derive(Debug)]
 pub struct JsonObjects {
     buf: Vec<u8>,
     scanned: usize,
@@ -236,11 +237,31 @@ pub struct JsonObjects {
     in_string: bool,
     escaped: bool,
     start: usize,
+    limit: usize,
+}
+
+impl Default for JsonObjects {
+    fn default() -> Self {
+        Self::with_limit(DEFAULT_LINE_LIMIT)
+    }
 }
 
 impl JsonObjects {
+    /// A splitter that refuses objects over `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        JsonObjects {
+            buf: Vec::new(),
+            scanned: 0,
+            depth: 0,
+            in_string: false,
+            escaped: false,
+            start: 0,
+            limit,
+        }
+    }
+
     /// Feeds a chunk; calls `on_object` with each complete top-level object.
-    pub fn push(&mut self, chunk: &[u8], mut on_object: impl FnMut(&[u8])) {
+    pub fn push(&mut self, chunk: &[u8], mut on_object: impl FnMut(&[u8])) -> Result<(), TooLong> {
         self.buf.extend_from_slice(chunk);
         let mut consumed = 0;
         for i in self.scanned..self.buf.len() {
@@ -266,6 +287,11 @@ impl JsonObjects {
                 b'}' if self.depth > 0 => {
                     self.depth -= 1;
                     if self.depth == 0 {
+                        if i + 1 - self.start > self.limit {
+                            self.buf = Vec::new();
+                            self.scanned = 0;
+                            return Err(TooLong { limit: self.limit });
+                        }
                         on_object(&self.buf[self.start..=i]);
                         consumed = i + 1;
                     }
@@ -280,6 +306,12 @@ impl JsonObjects {
         self.buf.drain(..consumed);
         self.start = self.start.saturating_sub(consumed);
         self.scanned = self.buf.len();
+        if self.buf.len() > self.limit {
+            self.buf = Vec::new();
+            self.scanned = 0;
+            return Err(TooLong { limit: self.limit });
+        }
+        Ok(())
     }
 
     /// Bytes held while waiting for the end of an object.
@@ -294,17 +326,39 @@ enum Framing {
     JsonArray,
 }
 
-/// Parser for one Gemini stream; the framing is recognised from the first byte.
-#[derive(Default)]
+/// Parser for one Gemini stream; the framing is recognised from the first byte (after a
+/// byte-order mark, if any).
 pub struct GeminiParser {
     framing: Option<Framing>,
     sse: SseDecoder,
     frames: Vec<SseFrame>,
     objects: JsonObjects,
     chunks: GeminiChunks,
+    /// Bytes of a byte-order mark seen at the start so far.
+    bom_seen: usize,
+    too_long: bool,
+}
+
+impl Default for GeminiParser {
+    fn default() -> Self {
+        Self::with_limit(DEFAULT_LINE_LIMIT)
+    }
 }
 
 impl GeminiParser {
+    /// A parser that gives up on a line, frame or object over `max_line` bytes.
+    pub fn with_limit(max_line: usize) -> Self {
+        GeminiParser {
+            framing: None,
+            sse: SseDecoder::with_limit(max_line),
+            frames: Vec::new(),
+            objects: JsonObjects::with_limit(max_line),
+            chunks: GeminiChunks::default(),
+            bom_seen: 0,
+            too_long: false,
+        }
+    }
+
     fn drain_frames(&mut self, out: &mut Vec<Piece>) {
         for frame in self.frames.drain(..) {
             let data = frame.data.trim();
@@ -317,7 +371,20 @@ impl GeminiParser {
 
 impl WireParser for GeminiParser {
     fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<Piece>) {
+        if self.too_long {
+            return;
+        }
+        const BOM: &[u8] = b"\xEF\xBB\xBF";
         if self.framing.is_none() {
+            while self.bom_seen < BOM.len() && !chunk.is_empty() {
+                if chunk[0] != BOM[self.bom_seen] {
+                    // Not a mark after all: the SSE decoder keeps what it sees from here.
+                    self.bom_seen = BOM.len();
+                    break;
+                }
+                self.bom_seen += 1;
+                chunk = &chunk[1..];
+            }
             let Some(first) = chunk.iter().position(|b| !b.is_ascii_whitespace()) else {
                 return;
             };
@@ -328,22 +395,27 @@ impl WireParser for GeminiParser {
                 Framing::Sse
             });
         }
-        match self.framing {
+        let pushed = match self.framing {
             Some(Framing::JsonArray) => {
                 let chunks = &mut self.chunks;
                 self.objects.push(chunk, |object| {
                     chunks.on_json(&String::from_utf8_lossy(object), out)
-                });
+                })
             }
             _ => {
-                self.sse.push(chunk, &mut self.frames);
+                let pushed = self.sse.push(chunk, &mut self.frames);
                 self.drain_frames(out);
+                pushed
             }
+        };
+        if let Err(e) = pushed {
+            self.too_long = true;
+            out.push(Piece::TooLong { limit: e.limit });
         }
     }
 
     fn finish(&mut self, out: &mut Vec<Piece>) {
-        if self.framing == Some(Framing::Sse) {
+        if self.framing == Some(Framing::Sse) && !self.too_long {
             self.sse.finish(&mut self.frames);
             self.drain_frames(out);
         }

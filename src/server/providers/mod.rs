@@ -13,7 +13,7 @@ pub mod think_tags;
 
 use serde_json::Value;
 
-use crate::api::sse::{LineDecoder, SseDecoder, SseFrame};
+use crate::api::sse::{LineDecoder, SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 use crate::domain::{ChatMessage, ThinkingKind, Usage};
 
 use super::config::{Config, ProviderKind};
@@ -42,6 +42,8 @@ pub enum Piece {
     End,
     /// The provider reported a failure inside the stream.
     Error { message: String, retryable: bool },
+    /// A line, frame or object grew past the limit: the stream is not read any further.
+    TooLong { limit: usize },
 }
 
 /// Turns the bytes of one upstream response into pieces, whatever the chunk boundaries.
@@ -77,21 +79,40 @@ pub fn build_request(config: &Config, base_url: &str, messages: &[ChatMessage]) 
 /// Completions and Ollama) go through the inline-tag splitter; the others have typed
 /// reasoning and never need it.
 pub fn parser(config: &Config) -> Box<dyn WireParser> {
-    parser_for(config.provider, config.think_start)
+    parser_with_limit(
+        config.provider,
+        config.think_start,
+        config.limits.max_line_bytes,
+    )
 }
 
 /// The parser for `provider`, without a whole [`Config`] (benchmarks and fixture replays).
 pub fn parser_for(provider: ProviderKind, think_start: bool) -> Box<dyn WireParser> {
+    parser_with_limit(provider, think_start, DEFAULT_LINE_LIMIT)
+}
+
+/// The parser for `provider` that refuses lines, frames and objects over `max_line` bytes.
+pub fn parser_with_limit(
+    provider: ProviderKind,
+    think_start: bool,
+    max_line: usize,
+) -> Box<dyn WireParser> {
     match provider {
         ProviderKind::OpenAi => Box::new(think_tags::WithThinkTags::new(
-            openai::ChatCompletionsParser::default(),
+            openai::ChatCompletionsParser::with_limit(Default::default(), max_line),
             think_start,
         )),
-        ProviderKind::Anthropic => Box::new(anthropic::MessagesParser::default()),
-        ProviderKind::Responses => Box::new(responses::ResponsesParser::default()),
-        ProviderKind::Gemini => Box::new(gemini::GeminiParser::default()),
+        ProviderKind::Anthropic => Box::new(anthropic::MessagesParser::with_limit(
+            Default::default(),
+            max_line,
+        )),
+        ProviderKind::Responses => Box::new(responses::ResponsesParser::with_limit(
+            Default::default(),
+            max_line,
+        )),
+        ProviderKind::Gemini => Box::new(gemini::GeminiParser::with_limit(max_line)),
         ProviderKind::Ollama => Box::new(think_tags::WithThinkTags::new(
-            ollama::OllamaParser::default(),
+            ollama::OllamaParser::with_limit(Default::default(), max_line),
             think_start,
         )),
     }
@@ -112,6 +133,7 @@ pub struct Sse<H> {
     decoder: SseDecoder,
     frames: Vec<SseFrame>,
     handler: H,
+    too_long: bool,
 }
 
 impl<H: FrameHandler + Default> Default for Sse<H> {
@@ -122,10 +144,16 @@ impl<H: FrameHandler + Default> Default for Sse<H> {
 
 impl<H: FrameHandler> Sse<H> {
     pub fn new(handler: H) -> Self {
+        Self::with_limit(handler, DEFAULT_LINE_LIMIT)
+    }
+
+    /// A parser that gives up on a line or frame over `max_line` bytes.
+    pub fn with_limit(handler: H, max_line: usize) -> Self {
         Sse {
-            decoder: SseDecoder::new(),
+            decoder: SseDecoder::with_limit(max_line),
             frames: Vec::new(),
             handler,
+            too_long: false,
         }
     }
 
@@ -144,17 +172,28 @@ impl<H: FrameHandler> Sse<H> {
 
 impl<H: FrameHandler> WireParser for Sse<H> {
     fn feed(&mut self, chunk: &[u8], out: &mut Vec<Piece>) {
-        if self.handler.is_over() {
+        if self.handler.is_over() || self.too_long {
             return;
         }
-        self.decoder.push(chunk, &mut self.frames);
+        let pushed = self.decoder.push(chunk, &mut self.frames);
         self.drain(out);
+        if let Err(e) = pushed {
+            self.too_long = true;
+            out.push(too_long(e));
+        }
     }
 
     fn finish(&mut self, out: &mut Vec<Piece>) {
+        if self.too_long {
+            return;
+        }
         self.decoder.finish(&mut self.frames);
         self.drain(out);
     }
+}
+
+fn too_long(e: TooLong) -> Piece {
+    Piece::TooLong { limit: e.limit }
 }
 
 /// What a newline-delimited JSON format does with each line; [`Ndjson`] splits the lines.
@@ -166,6 +205,7 @@ pub trait LineHandler: Send {
 pub struct Ndjson<H> {
     lines: LineDecoder,
     handler: H,
+    too_long: bool,
 }
 
 impl<H: LineHandler + Default> Default for Ndjson<H> {
@@ -176,21 +216,38 @@ impl<H: LineHandler + Default> Default for Ndjson<H> {
 
 impl<H: LineHandler> Ndjson<H> {
     pub fn new(handler: H) -> Self {
+        Self::with_limit(handler, DEFAULT_LINE_LIMIT)
+    }
+
+    /// A parser that gives up on a line over `max_line` bytes.
+    pub fn with_limit(handler: H, max_line: usize) -> Self {
         Ndjson {
-            lines: LineDecoder::default(),
+            lines: LineDecoder::with_limit(max_line),
             handler,
+            too_long: false,
         }
     }
 }
 
 impl<H: LineHandler> WireParser for Ndjson<H> {
     fn feed(&mut self, chunk: &[u8], out: &mut Vec<Piece>) {
+        if self.too_long {
+            return;
+        }
         let handler = &mut self.handler;
-        self.lines
-            .push(chunk, |line| on_ndjson_line(handler, line, out));
+        if let Err(e) = self
+            .lines
+            .push(chunk, |line| on_ndjson_line(handler, line, out))
+        {
+            self.too_long = true;
+            out.push(too_long(e));
+        }
     }
 
     fn finish(&mut self, out: &mut Vec<Piece>) {
+        if self.too_long {
+            return;
+        }
         let handler = &mut self.handler;
         self.lines.finish(|line| on_ndjson_line(handler, line, out));
     }

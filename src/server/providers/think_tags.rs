@@ -27,6 +27,10 @@ enum Mode {
     After,
 }
 
+/// Leading whitespace kept before the first tag or text: what a model writes there carries no
+/// meaning, and an upstream sending nothing else must not grow the buffer without end.
+const MAX_LEADING_WS: usize = 1024;
+
 /// The inline-tag state machine over the answer text of one message. Pure.
 #[derive(Debug)]
 pub struct ThinkTags {
@@ -150,6 +154,14 @@ impl ThinkTags {
                 Mode::Start | Mode::StartThinking => {
                     let trimmed = self.held.trim_start();
                     if trimmed.is_empty() {
+                        // Only whitespace so far: keep a little of it, not an endless run.
+                        if self.held.len() > MAX_LEADING_WS {
+                            let cut = (0..=MAX_LEADING_WS)
+                                .rev()
+                                .find(|&i| self.held.is_char_boundary(i))
+                                .unwrap_or(0);
+                            self.held.truncate(cut);
+                        }
                         return;
                     }
                     if let Some(rest) = trimmed.strip_prefix(OPEN) {

@@ -1,0 +1,380 @@
+//! The guard in front of every request: what a request to the API must be before any of it is
+//! read, and the headers that depend on how the request reached Ponder.
+//!
+//! A request that changes something (any method but GET, HEAD and OPTIONS) under `/api/` must
+//! come from this server's own origin (or one in `PONDER_ALLOWED_ORIGINS`), be JSON, and bring a
+//! body of at most `PONDER_MAX_REQUEST_BYTES` within `PONDER_BODY_TIMEOUT`; `/api/chat` is also
+//! rate-limited per client when a limit is set. A browser cannot send a cross-origin JSON POST
+//! without a CORS preflight, which Ponder never grants, and a `text/plain` form post is refused
+//! by its type: so no web page a user visits can spend the operator's key. Refusals answer with
+//! the same JSON shape as the stream's `error` event.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
+
+use super::config::{Cidr, Config};
+use super::rate_limit::RateLimiter;
+use super::telemetry::Metrics;
+use super::turn::human_bytes;
+use crate::domain::TurnEvent;
+
+/// `Strict-Transport-Security` sent when a trusted proxy says the request came over https: a
+/// year, this host only (subdomains may serve other things over http).
+const HSTS: &str = "max-age=31536000";
+
+/// What the guard checks, read once from the configuration.
+pub struct Guard {
+    base_path: String,
+    allowed_origins: Vec<String>,
+    trusted_proxies: Vec<Cidr>,
+    max_body: usize,
+    body_timeout: Duration,
+    rate: Option<RateLimiter>,
+    metrics: Arc<Metrics>,
+}
+
+impl Guard {
+    pub fn new(config: &Config, metrics: Arc<Metrics>) -> Self {
+        Guard {
+            base_path: config.base_path.clone(),
+            allowed_origins: config.allowed_origins.clone(),
+            trusted_proxies: config.trusted_proxies.clone(),
+            max_body: config.limits.max_request_bytes,
+            body_timeout: config.limits.body_timeout,
+            rate: config.rate_limit.map(RateLimiter::new),
+            metrics,
+        }
+    }
+
+    fn trusts(&self, peer: Option<IpAddr>) -> bool {
+        peer.is_some_and(|ip| self.trusted_proxies.iter().any(|c| c.contains(ip)))
+    }
+
+    fn refuse(&self, reason: &'static str, status: StatusCode, message: String) -> Response {
+        self.metrics.request_refused(reason);
+        refusal(status, message, status == StatusCode::TOO_MANY_REQUESTS)
+    }
+
+    /// Checks an API request and reads its body; the request handed on has the whole body.
+    async fn api(&self, req: Request, peer: Option<IpAddr>, next: Next) -> Response {
+        let headers = req.headers();
+        let forwarded_host = self
+            .trusts(peer)
+            .then(|| header_str(headers, "x-forwarded-host"))
+            .flatten();
+        if let Some(origin) = header_str(headers, "origin") {
+            if !origin_allowed(
+                origin,
+                header_str(headers, "host"),
+                forwarded_host,
+                &self.allowed_origins,
+            ) {
+                return self.refuse(
+                    "origin",
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "requests from {origin} are not accepted: only pages served by this Ponder may use its API (see PONDER_ALLOWED_ORIGINS)"
+                    ),
+                );
+            }
+        }
+        if matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH)
+            && !is_json(header_str(headers, "content-type"))
+        {
+            return self.refuse(
+                "content_type",
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "the body must be JSON, sent with Content-Type: application/json".into(),
+            );
+        }
+        let declared = header_str(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.max_body as u64) {
+            return self.too_large();
+        }
+        if let Some(rate) = &self.rate {
+            if req.uri().path() == format!("{}/api/chat", self.base_path) {
+                let client = client_ip(peer, headers, &self.trusted_proxies);
+                if let Some(ip) = client {
+                    if let Err(wait) = rate.check(ip, Instant::now()) {
+                        return self.rate_limited(wait);
+                    }
+                }
+            }
+        }
+        let (parts, body) = req.into_parts();
+        let collected = tokio::time::timeout(
+            self.body_timeout,
+            http_body_util::Limited::new(body, self.max_body).collect(),
+        )
+        .await;
+        let bytes = match collected {
+            Err(_) => {
+                return self.refuse(
+                    "body_timeout",
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body did not arrive within {} s",
+                        self.body_timeout.as_secs_f64()
+                    ),
+                )
+            }
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return self.too_large(),
+            Ok(Err(_)) => {
+                return self.refuse(
+                    "body_broken",
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read".into(),
+                )
+            }
+            Ok(Ok(collected)) => collected.to_bytes(),
+        };
+        next.run(Request::from_parts(parts, Body::from(bytes)))
+            .await
+    }
+
+    fn too_large(&self) -> Response {
+        self.refuse(
+            "too_large",
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the request body is larger than {} (PONDER_MAX_REQUEST_BYTES)",
+                human_bytes(self.max_body)
+            ),
+        )
+    }
+
+    fn rate_limited(&self, wait: Duration) -> Response {
+        let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+        let mut response = self.refuse(
+            "rate_limited",
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("too many turns from this address: try again in {secs} s"),
+        );
+        if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        response
+    }
+}
+
+/// The middleware: the API checks for requests under `/api/` that change something, and HSTS
+/// on every response to a request a trusted proxy says came over https.
+pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    let https = guard.trusts(peer)
+        && header_str(req.headers(), "x-forwarded-proto")
+            .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"));
+    let changes_something = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let is_api = req
+        .uri()
+        .path()
+        .strip_prefix(guard.base_path.as_str())
+        .is_some_and(|p| p.starts_with("/api/"));
+    let mut response = if is_api && changes_something {
+        guard.api(req, peer, next).await
+    } else {
+        next.run(req).await
+    };
+    if https {
+        response.headers_mut().insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static(HSTS),
+        );
+    }
+    response
+}
+
+/// A refusal in the JSON shape of the stream's `error` event.
+pub fn refusal(status: StatusCode, message: String, retryable: bool) -> Response {
+    let body = serde_json::to_string(&TurnEvent::Error { message, retryable })
+        .unwrap_or_else(|_| r#"{"type":"error","message":"refused","retryable":false}"#.into());
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// `application/json`, with or without parameters such as a charset.
+pub fn is_json(content_type: Option<&str>) -> bool {
+    content_type
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Whether a request with this `Origin` came from this server's own pages: its host and port
+/// are the `Host` the request was sent to (or the one a trusted proxy forwarded), or it is one
+/// of the allowed origins. `null` (sandboxed frames, files) is never this server.
+pub fn origin_allowed(
+    origin: &str,
+    host: Option<&str>,
+    forwarded_host: Option<&str>,
+    allowed: &[String],
+) -> bool {
+    let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+    if allowed.contains(&origin) {
+        return true;
+    }
+    let Some(authority) = origin
+        .strip_prefix("http://")
+        .map(|a| (a, "80"))
+        .or_else(|| origin.strip_prefix("https://").map(|a| (a, "443")))
+    else {
+        return false;
+    };
+    let (authority, default_port) = authority;
+    let normalize = |h: &str| {
+        let h = h.trim().to_ascii_lowercase();
+        let bracketed_end = h.rfind(']');
+        let has_port = h
+            .rfind(':')
+            .is_some_and(|c| bracketed_end.is_none_or(|b| c > b));
+        if has_port {
+            h
+        } else {
+            format!("{h}:{default_port}")
+        }
+    };
+    let origin_authority = normalize(authority);
+    [host, forwarded_host.and_then(|f| f.split(',').next())]
+        .into_iter()
+        .flatten()
+        .any(|h| normalize(h) == origin_authority)
+}
+
+/// The client a request is from: the peer, or, when the peer is a trusted proxy, the last
+/// address in `X-Forwarded-For` that is not itself a trusted proxy.
+pub fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[Cidr]) -> Option<IpAddr> {
+    let peer = peer?;
+    let is_trusted = |ip: IpAddr| trusted.iter().any(|c| c.contains(ip));
+    if !is_trusted(peer) {
+        return Some(peer);
+    }
+    let forwarded: Vec<IpAddr> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|a| a.trim().parse().ok())
+        .collect();
+    Some(
+        forwarded
+            .into_iter()
+            .rev()
+            .find(|ip| !is_trusted(*ip))
+            .unwrap_or(peer),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_with_any_parameters_is_json() {
+        assert!(is_json(Some("application/json")));
+        assert!(is_json(Some("Application/JSON; charset=utf-8")));
+        assert!(!is_json(Some("text/plain")));
+        assert!(!is_json(Some("application/x-www-form-urlencoded")));
+        assert!(!is_json(Some("application/jsonp")));
+        assert!(!is_json(None));
+    }
+
+    #[test]
+    fn only_the_servers_own_origin_or_an_allowed_one_passes() {
+        let none: &[String] = &[];
+        assert!(origin_allowed(
+            "http://127.0.0.1:3000",
+            Some("127.0.0.1:3000"),
+            None,
+            none
+        ));
+        assert!(origin_allowed(
+            "https://chat.example.com",
+            Some("chat.example.com"),
+            None,
+            none
+        ));
+        assert!(origin_allowed(
+            "https://chat.example.com",
+            Some("chat.example.com:443"),
+            None,
+            none
+        ));
+        assert!(origin_allowed(
+            "http://[::1]:3000",
+            Some("[::1]:3000"),
+            None,
+            none
+        ));
+        assert!(!origin_allowed(
+            "https://evil.example",
+            Some("127.0.0.1:3000"),
+            None,
+            none
+        ));
+        assert!(!origin_allowed(
+            "http://127.0.0.1:3001",
+            Some("127.0.0.1:3000"),
+            None,
+            none
+        ));
+        assert!(!origin_allowed(
+            "https://chat.example.com",
+            Some("chat.example.com:80"),
+            None,
+            none
+        ));
+        assert!(!origin_allowed("null", Some("127.0.0.1:3000"), None, none));
+        assert!(!origin_allowed("http://127.0.0.1:3000", None, None, none));
+        assert!(origin_allowed(
+            "https://chat.example.com",
+            Some("ponder:3000"),
+            Some("chat.example.com"),
+            none
+        ));
+        let allowed = vec!["https://tools.example.com".to_string()];
+        assert!(origin_allowed(
+            "https://tools.example.com/",
+            Some("x:1"),
+            None,
+            &allowed
+        ));
+    }
+
+    #[test]
+    fn forwarded_addresses_count_only_behind_a_trusted_proxy() {
+        let trusted = vec![Cidr::parse("10.0.0.0/8").unwrap()];
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "x-forwarded-for",
+            "203.0.113.9, 198.51.100.7, 10.0.0.3".parse().unwrap(),
+        );
+        let proxy: IpAddr = "10.0.0.2".parse().unwrap();
+        let stranger: IpAddr = "192.0.2.5".parse().unwrap();
+        assert_eq!(
+            client_ip(Some(proxy), &headers, &trusted),
+            Some("198.51.100.7".parse().unwrap()),
+            "the last untrusted hop, not the first (which the client wrote itself)"
+        );
+        assert_eq!(
+            client_ip(Some(stranger), &headers, &trusted),
+            Some(stranger)
+        );
+        assert_eq!(
+            client_ip(Some(proxy), &HeaderMap::new(), &trusted),
+            Some(proxy)
+        );
+    }
+}

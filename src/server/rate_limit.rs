@@ -1,0 +1,140 @@
+//! A token bucket per client, for the endpoints that spend the operator's API key.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::config::RateLimit;
+
+/// Buckets kept before full ones (clients that came back to their allowance) are dropped.
+const SWEEP_AT: usize = 10_000;
+
+/// One client's allowance: `tokens` left as of `at`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+impl Bucket {
+    /// A client seen for the first time starts with the whole burst.
+    pub fn full(limit: RateLimit, now: Instant) -> Self {
+        Bucket {
+            tokens: f64::from(limit.burst),
+            at: now,
+        }
+    }
+
+    fn refill(&mut self, limit: RateLimit, now: Instant) {
+        let per_sec = f64::from(limit.per_minute) / 60.0;
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * per_sec).min(f64::from(limit.burst));
+        self.at = now;
+    }
+
+    /// Takes one token, or says how long until one is there.
+    pub fn take(&mut self, limit: RateLimit, now: Instant) -> Result<(), Duration> {
+        self.refill(limit, now);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            return Ok(());
+        }
+        let per_sec = f64::from(limit.per_minute) / 60.0;
+        Err(Duration::from_secs_f64((1.0 - self.tokens) / per_sec))
+    }
+
+    fn is_full(&self, limit: RateLimit, now: Instant) -> bool {
+        let mut probe = *self;
+        probe.refill(limit, now);
+        probe.tokens >= f64::from(limit.burst)
+    }
+}
+
+/// The buckets of every client, by address (an IPv6 client by its /64, which one host holds).
+#[derive(Debug)]
+pub struct RateLimiter {
+    limit: RateLimit,
+    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+}
+
+impl RateLimiter {
+    pub fn new(limit: RateLimit) -> Self {
+        RateLimiter {
+            limit,
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Lets `client` start one more turn, or says how long it has to wait.
+    pub fn check(&self, client: IpAddr, now: Instant) -> Result<(), Duration> {
+        let key = match client {
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => IpAddr::V4(v4),
+                None => IpAddr::V6((u128::from(v6) & (u128::MAX << 64)).into()),
+            },
+            v4 => v4,
+        };
+        let Ok(mut buckets) = self.buckets.lock() else {
+            return Ok(());
+        };
+        if buckets.len() >= SWEEP_AT {
+            let limit = self.limit;
+            buckets.retain(|_, b| !b.is_full(limit, now));
+        }
+        buckets
+            .entry(key)
+            .or_insert_with(|| Bucket::full(self.limit, now))
+            .take(self.limit, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMIT: RateLimit = RateLimit {
+        per_minute: 6,
+        burst: 2,
+    };
+
+    #[test]
+    fn a_burst_then_one_token_per_interval() {
+        let t0 = Instant::now();
+        let mut b = Bucket::full(LIMIT, t0);
+        assert!(b.take(LIMIT, t0).is_ok());
+        assert!(b.take(LIMIT, t0).is_ok());
+        let wait = b.take(LIMIT, t0).unwrap_err();
+        assert_eq!(wait.as_secs(), 10, "6 a minute: one every 10 s");
+        assert!(b.take(LIMIT, t0 + Duration::from_secs(5)).is_err());
+        assert!(b.take(LIMIT, t0 + Duration::from_secs(10)).is_ok());
+        // A long pause refills to the burst, never beyond.
+        let later = t0 + Duration::from_secs(3600);
+        assert!(b.take(LIMIT, later).is_ok());
+        assert!(b.take(LIMIT, later).is_ok());
+        assert!(b.take(LIMIT, later).is_err());
+    }
+
+    #[test]
+    fn clients_have_their_own_buckets_and_ipv6_counts_by_its_64() {
+        let limiter = RateLimiter::new(LIMIT);
+        let now = Instant::now();
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        assert!(limiter.check(a, now).is_ok());
+        assert!(limiter.check(a, now).is_ok());
+        assert!(limiter.check(a, now).is_err());
+        assert!(limiter.check(b, now).is_ok());
+        let v6a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        let v6b: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        assert!(limiter.check(v6a, now).is_ok());
+        assert!(limiter.check(v6b, now).is_ok());
+        assert!(limiter.check(v6a, now).is_err(), "same /64, same bucket");
+        let mapped: IpAddr = "::ffff:192.0.2.2".parse().unwrap();
+        assert!(limiter.check(mapped, now).is_ok());
+        assert!(
+            limiter.check(mapped, now).is_err(),
+            "mapped IPv4 is that IPv4"
+        );
+    }
+}
