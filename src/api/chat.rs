@@ -89,7 +89,9 @@ where
 {
     async fn from_req(req: R) -> Result<Self, E> {
         let body = req.try_into_bytes().await?;
-        serde_json::from_slice(&body).map_err(|e| {
+        // Read as the documented body, whose message list is bounded while it is parsed.
+        let parsed: Result<crate::domain::ChatRequest, _> = serde_json::from_slice(&body);
+        parsed.map(|r| Chat { messages: r.messages }).map_err(|e| {
             bad_request();
             ServerFnErrorErr::Args(format!(
                 "the body must be JSON like {{\"messages\":[{{\"role\":\"user\",\"content\":\"…\"}}]}}: {e}"

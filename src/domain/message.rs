@@ -1,6 +1,6 @@
 //! Chat messages as the browser sends them to `POST /api/chat`.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// Who wrote a message. Only two roles reach the model from the browser; a system prompt, if
 /// any, is the server's business.
@@ -37,12 +37,48 @@ impl ChatMessage {
 /// The body of `POST /api/chat`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatRequest {
+    /// Read with a bound: a body of too many messages stops parsing at the first one too many,
+    /// before the rest is ever allocated.
+    #[serde(deserialize_with = "at_most_max_messages")]
     pub messages: Vec<ChatMessage>,
+}
+
+fn at_most_max_messages<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ChatMessage>, D::Error> {
+    struct Bounded;
+    impl<'de> serde::de::Visitor<'de> for Bounded {
+        type Value = Vec<ChatMessage>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a list of at most {MAX_MESSAGES} messages")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+            while let Some(message) = seq.next_element()? {
+                if out.len() == MAX_MESSAGES {
+                    return Err(serde::de::Error::custom(format!(
+                        "more than {MAX_MESSAGES} messages; the limit is {MAX_MESSAGES}"
+                    )));
+                }
+                out.push(message);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Bounded)
 }
 
 /// Upper bound on the characters of one request's messages together, so a single request
 /// cannot make the server buffer an unbounded body.
 pub const MAX_REQUEST_CHARS: usize = 1_000_000;
+
+/// Upper bound on the messages of one request: each costs the server a few hundred bytes to
+/// forward, so 67,000 tiny messages in a 2 MB body cost 110 MB. A thousand is about five
+/// hundred exchanges, longer than any model's context.
+pub const MAX_MESSAGES: usize = 1_000;
 
 impl ChatRequest {
     /// Checks what serde cannot: a turn needs a last message from the user, and the history has
@@ -56,6 +92,12 @@ impl ChatRequest {
         }
         if last.content.trim().is_empty() {
             return Err("the last user message is empty".into());
+        }
+        if self.messages.len() > MAX_MESSAGES {
+            return Err(format!(
+                "the conversation has {} messages; the limit is {MAX_MESSAGES}",
+                self.messages.len()
+            ));
         }
         let total: usize = self.messages.iter().map(|m| m.content.len()).sum();
         if total > MAX_REQUEST_CHARS {
@@ -99,6 +141,20 @@ mod tests {
         }
         .validate()
         .is_err());
+    }
+
+    #[test]
+    fn rejects_too_many_messages() {
+        let messages = vec![ChatMessage::user("x"); MAX_MESSAGES + 1];
+        assert!(ChatRequest { messages }
+            .validate()
+            .unwrap_err()
+            .contains("the limit is 1000"));
+        let messages = vec![ChatMessage::user("x"); MAX_MESSAGES];
+        assert!(ChatRequest { messages }.validate().is_ok());
+        let body = serde_json::json!({"messages": vec![ChatMessage::user("x"); MAX_MESSAGES + 5]});
+        let err = serde_json::from_value::<ChatRequest>(body).unwrap_err();
+        assert!(err.to_string().contains("the limit is 1000"), "{err}");
     }
 
     #[test]

@@ -638,11 +638,14 @@ impl TurnRun {
 
     fn apply_pieces(&mut self, now_ms: u64) {
         for piece in self.pieces.drain(..) {
-            match piece {
-                Piece::Error { .. } => self.state.metrics.upstream_error("in_stream"),
+            match &piece {
+                Piece::Error { message, .. } => {
+                    self.state.metrics.upstream_error("in_stream");
+                    tracing::warn!(kind = "in_stream", detail = %message, "upstream failure");
+                }
                 Piece::TooLong { limit } => {
                     self.state.metrics.upstream_error("line_too_long");
-                    tracing::warn!(kind = "line_too_long", limit, "upstream failure");
+                    tracing::warn!(kind = "line_too_long", limit = *limit, "upstream failure");
                 }
                 _ => {}
             }

@@ -100,9 +100,9 @@ impl RawUpstream {
     }
 }
 
-/// The head of a streamed 200 response, chunked.
-pub const STREAM_HEAD: &str =
-    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+/// The head of a streamed 200 response, chunked; these upstreams answer one request per
+/// connection.
+pub const STREAM_HEAD: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
 
 /// Writes `head` and then each piece as its own chunk; false once the peer has gone.
 pub async fn write_chunks(socket: &mut TcpStream, head: &str, pieces: &[Vec<u8>]) -> bool {
