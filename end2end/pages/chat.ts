@@ -106,6 +106,30 @@ export class ChatPage {
     );
   }
 
+  /**
+   * Resolves once the page is settled: no transition or finite animation is running (an
+   * infinite one, like the thinking pulse, never ends and is not waited for). Checks that look
+   * at what is on screen (axe, geometry) run on a settled page.
+   */
+  async settled() {
+    await this.page.waitForFunction(() =>
+      document
+        .getAnimations()
+        .every((a) => a.playState !== "running" || a.effect?.getComputedTiming().iterations === Infinity),
+    );
+  }
+
+  /** Resolves once the saved record of the open chat holds `text`. */
+  async savedContains(text: string) {
+    await this.page.waitForFunction(
+      (needle) =>
+        Object.keys(localStorage).some(
+          (key) => key.startsWith("ponder.chat.v1.") && (localStorage.getItem(key) ?? "").includes(needle),
+        ),
+      text,
+    );
+  }
+
   async isOpen(block: Locator): Promise<boolean> {
     return block.evaluate((el) => (el as HTMLDetailsElement).open);
   }

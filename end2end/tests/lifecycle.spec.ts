@@ -86,6 +86,8 @@ test.describe("the turn lifecycle", () => {
     await expect(block).toHaveClass(/interrupted/);
     await expect(chat.summary(block)).toContainText("Thinking stopped");
     const label = await chat.summary(block).textContent();
+    // Not a synchronisation: the check is that the label stays frozen across two of the
+    // page's one-second ticks, so time has to pass.
     await page.waitForTimeout(2_200);
     expect(await chat.summary(block).textContent()).toBe(label);
     await expect(chat.summary(block)).not.toContainText("Thinking…");

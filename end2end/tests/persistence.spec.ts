@@ -43,7 +43,7 @@ test.describe("saved chats", () => {
     await chat.goto();
     await chat.send("[long] cut me off");
     await expect(chat.answer()).toContainText("Part 2");
-    await page.waitForTimeout(1_200);
+    await chat.savedContains("Part 2");
     await page.reload();
     await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
     await expect(chat.userBubbles().first()).toContainText("cut me off");

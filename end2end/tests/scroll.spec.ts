@@ -17,7 +17,8 @@ test.describe("scrolling", () => {
     await page.mouse.wheel(0, -50);
     const before = (await target.boundingBox())!.y;
     await expect(chat.answer()).toContainText("Here is what I found");
-    await page.waitForTimeout(500);
+    await expect.poll(() => chat.isOpen(block)).toBe(false);
+    await chat.settled();
     const after = (await target.boundingBox())!.y;
     expect(Math.abs(after - before)).toBeLessThanOrEqual(2);
     await expect(page.getByRole("button", { name: "↓ Jump to latest" })).toBeVisible();
@@ -46,7 +47,8 @@ test.describe("scrolling", () => {
     await chat.waitForTurnEnd();
     expect(await chat.conversation().evaluate((el) => el.scrollTop)).toBeLessThan(100);
     await jump.click();
-    const gap = await chat.conversation().evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
-    expect(gap).toBeLessThan(50);
+    await expect
+      .poll(() => chat.conversation().evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight))
+      .toBeLessThan(50);
   });
 });

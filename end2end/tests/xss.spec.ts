@@ -32,7 +32,8 @@ test("hostile model output: no dialog, no script, no dangerous markup, no reques
   await expect(chat.answer()).toContainText("alert(1)");
   await expect(chat.thinkingBlocks().first()).toBeAttached();
   await chat.summary(chat.thinkingBlocks().first()).click();
-  await page.waitForTimeout(500);
+  await expect.poll(() => chat.isOpen(chat.thinkingBlocks().first())).toBe(true);
+  await chat.settled();
 
   const found = await page.evaluate(() => {
     const bad: string[] = [];
