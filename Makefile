@@ -22,7 +22,7 @@ BINARYEN_VERSION := 132.0.0
 ADDR ?= 127.0.0.1:3000
 
 .PHONY: help run test build site server tools tools-e2e tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui clean
-.PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size
+.PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
 help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
@@ -140,6 +140,25 @@ ops-check: compose-check dockerfile-lint container-smoke proxy-check
 # The image's size without a Docker engine (downloads Debian's base packages; not in make test).
 image-size: build
 	.ci/image-size.sh
+
+## ---------- fuzzing (not in make test) ----------
+
+# cargo-fuzz (libFuzzer) on the decoders, the provider parsers with the turn assembler, the
+# redactor and the markdown renderer: FUZZ_SECONDS each, corpora kept in fuzz/corpus/.
+# The machine's stable toolchain builds it (no sanitizer; RUSTC_BOOTSTRAP for libFuzzer's flags).
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS := sse_decoder providers redactor markdown
+
+tools-fuzz:
+	@cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+
+fuzz: tools-fuzz
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
+	  mkdir -p fuzz/corpus/$$t; \
+	  RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --fuzz-dir fuzz $$t fuzz/corpus/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 2>&1 | tail -n 15; \
+	done
 
 ## ---------- benchmarks ----------
 

@@ -1624,6 +1624,86 @@ async fn many_streams(bench: &Bench, targets: &[Target], count: usize, n: u32) -
     ]
 }
 
+/// 1,000 clients connecting at the same instant, each for a short turn: the time to the first
+/// event shows whether the listen backlog held them all (those that do not fit wait for SYN
+/// retransmits, a second or more). The clients straight on the stub always run beside, as the
+/// reference under the same conditions.
+async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
+    let count = if bench.quick { 300 } else { 1000 };
+    println!("\n## a burst of {count} clients connecting at once, 10 events each at 50/s");
+    let mut figs = HashMap::new();
+    let mut order: Vec<Target> = targets.to_vec();
+    if !order.contains(&Target::Direct) {
+        order.push(Target::Direct);
+    }
+    for &t in &order {
+        match start(t, bench).await {
+            Ok(server) => {
+                let clients = spread(bench, count, Duration::ZERO, 10, 50.0);
+                let (f, _) = bench
+                    .run(&server, clients, count, Duration::from_secs(120))
+                    .await;
+                describe(t.name(), &f);
+                figs.insert(t, f);
+            }
+            Err(e) => println!("  {}: {e}", t.name()),
+        }
+    }
+    let p = figs.get(&Target::Ponder).cloned().unwrap_or_default();
+    let d = figs.get(&Target::Direct).cloned().unwrap_or_default();
+    let s = format!("burst of {count} connections");
+    let within = p.ttfe(99.0) <= 2.0 * d.ttfe(99.0);
+    println!(
+        "  first event p99: Ponder {:.1} ms, clients on the stub {:.1} ms ({:.2}×)",
+        p.ttfe(99.0),
+        d.ttfe(99.0),
+        p.ttfe(99.0) / d.ttfe(99.0)
+    );
+    // The table's second column is LiteLLM's: the clients-on-the-stub figure goes in the label.
+    let runs = (&p, figs.get(&Target::LiteLlm));
+    let vs = |f: fn(&Figures) -> f64| format!("{:.1} ms with no proxy", f(&d));
+    let faults =
+        |f: &Figures| (f.lost + f.corrupted + f.duplicated + f.bad_terminal + f.errors) as f64;
+    vec![
+        compare(
+            &s,
+            &format!("time to first event p50 ({})", vs(|f| f.ttfe(50.0))),
+            "",
+            runs,
+            |f| f.ttfe(50.0),
+            "ms",
+            None,
+        ),
+        compare(
+            &s,
+            &format!("time to first event p95 ({})", vs(|f| f.ttfe(95.0))),
+            "",
+            runs,
+            |f| f.ttfe(95.0),
+            "ms",
+            None,
+        ),
+        compare(
+            &s,
+            &format!("time to first event p99 ({})", vs(|f| f.ttfe(99.0))),
+            "≤ 2× no proxy",
+            runs,
+            |f| f.ttfe(99.0),
+            "ms",
+            Some(within),
+        ),
+        compare(
+            &s,
+            "lost / corrupted / errors",
+            "0",
+            runs,
+            faults,
+            "",
+            Some(faults(&p) == 0.0 && p.events > 0),
+        ),
+    ]
+}
+
 async fn disconnects(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     let s = "random client disconnects";
     let mut rows = Vec::new();
@@ -2059,7 +2139,7 @@ fn machine_conditions() -> String {
 const HELP: &str = "load harness: cargo bench --no-default-features --features ssr --bench load -- [options]
   --quick           smaller runs (for trying the harness)
   --no-litellm      Ponder only
-  --only NAME       one scenario: one, side, many, abort, noread
+  --only NAME       one scenario: one, side, many, burst, abort, noread
   --direct          also run the clients straight on the stub (the harness's floor)
 environment: PONDER_BIN (default target/release/ponder), LITELLM_BIN (default .tools/litellm/bin/litellm)";
 
@@ -2140,6 +2220,9 @@ fn real_main(args: &[String]) -> Res<()> {
         }
         if want("many") {
             rows.extend(many_streams(&bench, &targets, 2000, if quick { 40 } else { 100 }).await);
+        }
+        if want("burst") {
+            rows.extend(burst(&bench, &targets).await);
         }
         if want("abort") {
             rows.extend(disconnects(&bench, &targets).await);
