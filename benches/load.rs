@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use ponder::api::sse::{SseDecoder, SseFrame};
-use ponder::domain::TurnEvent;
+use ponder::domain::{Failure, TurnEvent};
+use ponder::wire::sse::{SseDecoder, SseFrame};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::{Handle, Runtime};
@@ -583,7 +583,7 @@ fn on_frame(target: Target, frame: &SseFrame, check: &mut Check, r: &mut ClientR
                 r.terminals += 1;
                 r.done = true;
             }
-            Ok(TurnEvent::Error { message, .. }) => {
+            Ok(TurnEvent::Error(Failure { message, .. })) => {
                 r.terminals += 1;
                 r.error.get_or_insert(message);
             }

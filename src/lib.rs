@@ -2,7 +2,8 @@
 //! Ponder: a self-hostable web chat for reasoning models that shows the model's thinking live.
 //!
 //! - [`domain`]: the turn event model and messages, shared by server and browser.
-//! - [`api`]: the `POST /api/chat` server function and SSE framing.
+//! - [`api`]: the `POST /api/chat` server function, its codecs and error.
+//! - [`wire`]: SSE framing and line decoding, shared by both sides.
 //! - [`server`]: config, provider adapters, the turn pipeline and the demo model (`ssr` only).
 //! - [`client`]: the pure turn reducer and the controller that binds it to signals.
 //! - [`markdown`]: the one sanitizing renderer.
@@ -16,6 +17,7 @@ pub mod markdown;
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod ui;
+pub mod wire;
 
 /// Entry point of the browser build: hydrates the server-rendered page.
 #[cfg(feature = "hydrate")]

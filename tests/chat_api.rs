@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use ponder::domain::{ThinkingKind, TurnEvent};
+use ponder::domain::{Failure, ThinkingKind, TurnEvent};
 use ponder::server::demo_upstream::{ANSWER, THINKING};
 
 #[tokio::test]
@@ -124,7 +124,7 @@ async fn an_upstream_500_is_one_retryable_error() {
     let events = app.turn("[500]").await;
     assert_eq!(events.len(), 1);
     match &events[0] {
-        TurnEvent::Error { message, retryable } => {
+        TurnEvent::Error(Failure { message, retryable }) => {
             assert!(message.contains("500"), "{message}");
             assert!(message.contains("bad day"), "{message}");
             assert!(retryable);
@@ -138,7 +138,7 @@ async fn a_429_is_retryable_and_says_when() {
     let app = TestApp::spawn(&[]).await;
     let events = app.turn("[429]").await;
     assert!(
-        matches!(&events[..], [TurnEvent::Error { message, retryable: true }] if message.contains("retry after 7"))
+        matches!(&events[..], [TurnEvent::Error(Failure { message, retryable: true })] if message.contains("retry after 7"))
     );
 }
 
@@ -148,10 +148,10 @@ async fn an_upstream_401_is_final_and_never_echoes_the_key() {
     let app = TestApp::spawn(&[("PONDER_API_KEY", key)]).await;
     let events = app.turn("[401]").await;
     match &events[..] {
-        [TurnEvent::Error {
+        [TurnEvent::Error(Failure {
             message,
             retryable: false,
-        }] => {
+        })] => {
             assert!(message.contains("401"), "{message}");
             assert!(!message.contains(key), "{message}");
             assert!(message.contains("[redacted]"), "{message}");
@@ -167,10 +167,10 @@ async fn a_dropped_connection_keeps_what_arrived_and_ends_in_error() {
     assert!(answer_text(&events).starts_with("Here is the beginning"));
     assert!(matches!(
         events.last(),
-        Some(TurnEvent::Error {
+        Some(TurnEvent::Error(Failure {
             retryable: true,
             ..
-        })
+        }))
     ));
     assert_one_terminal(&events);
 }
@@ -181,7 +181,7 @@ async fn an_error_payload_mid_stream_is_an_error_event() {
     let events = app.turn("[error]").await;
     assert_eq!(answer_text(&events), "Partial answer");
     assert!(
-        matches!(events.last(), Some(TurnEvent::Error { message, .. }) if message.contains("overloaded"))
+        matches!(events.last(), Some(TurnEvent::Error(Failure { message, .. })) if message.contains("overloaded"))
     );
     assert_one_terminal(&events);
 }
@@ -235,10 +235,10 @@ async fn an_unreachable_upstream_is_one_clear_error() {
     let app = TestApp::spawn(&[("PONDER_UPSTREAM_URL", &url)]).await;
     let events = app.turn("hello").await;
     match &events[..] {
-        [TurnEvent::Error {
+        [TurnEvent::Error(Failure {
             message,
             retryable: true,
-        }] => assert!(message.contains("Could not reach"), "{message}"),
+        })] => assert!(message.contains("Could not reach"), "{message}"),
         other => panic!("{other:?}"),
     }
 }
@@ -248,7 +248,7 @@ async fn a_silent_upstream_hits_the_first_byte_timeout() {
     let app = TestApp::spawn(&[("PONDER_FIRST_BYTE_TIMEOUT", "0.3")]).await;
     let events = app.turn("[stall]").await;
     assert!(
-        matches!(&events[..], [TurnEvent::Error { message, retryable: true }] if message.contains("did not start"))
+        matches!(&events[..], [TurnEvent::Error(Failure { message, retryable: true })] if message.contains("did not start"))
     );
 }
 
@@ -258,7 +258,7 @@ async fn an_upstream_that_stalls_mid_stream_hits_the_idle_timeout() {
     let events = app.turn("[stall-mid]").await;
     assert_eq!(thinking_text(&events), "Let me think about");
     assert!(
-        matches!(events.last(), Some(TurnEvent::Error { message, .. }) if message.contains("went silent"))
+        matches!(events.last(), Some(TurnEvent::Error(Failure { message, .. })) if message.contains("went silent"))
     );
     assert_one_terminal(&events);
 }

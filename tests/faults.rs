@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::raw_http::read_request;
 use common::*;
-use ponder::domain::TurnEvent;
+use ponder::domain::{Failure, TurnEvent};
 use ponder::server::demo_upstream::{script, Step, ANSWER, THINKING};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -42,7 +42,7 @@ fn assert_demo_healthy(events: &[TurnEvent]) {
 
 fn error_of(events: &[TurnEvent]) -> (&str, bool) {
     match events.last() {
-        Some(TurnEvent::Error { message, retryable }) => (message.as_str(), *retryable),
+        Some(TurnEvent::Error(Failure { message, retryable })) => (message.as_str(), *retryable),
         other => panic!("expected an error event last, got {other:?}"),
     }
 }

@@ -14,7 +14,7 @@ use base64::Engine;
 use common::process::Process;
 use common::raw_http::{http_chunk, RawUpstream, Received, STREAM_HEAD};
 use common::*;
-use ponder::domain::TurnEvent;
+use ponder::domain::{Failure, TurnEvent};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -70,7 +70,7 @@ fn assert_healthy(events: &[TurnEvent]) {
 
 fn error_of(events: &[TurnEvent]) -> (&str, bool) {
     match events.last() {
-        Some(TurnEvent::Error { message, retryable }) => (message.as_str(), *retryable),
+        Some(TurnEvent::Error(Failure { message, retryable })) => (message.as_str(), *retryable),
         other => panic!("expected an error event last, got {other:?}"),
     }
 }
@@ -501,7 +501,7 @@ async fn no_copy_of_the_key_reaches_the_browser_in_any_event() {
         let raw = response.bytes().await.expect("body");
         let raw = String::from_utf8_lossy(&raw).into_owned();
         assert_no_key(&raw, &format!("the raw stream for {echo}"));
-        let mut decoder = ponder::api::sse::TurnDecoder::new();
+        let mut decoder = ponder::wire::sse::TurnDecoder::new();
         let mut events = Vec::new();
         decoder.push(raw.as_bytes(), &mut events);
         decoder.finish(&mut events);
@@ -509,7 +509,7 @@ async fn no_copy_of_the_key_reaches_the_browser_in_any_event() {
         assert_no_key(&format!("{events:?}"), &format!("the events for {echo}"));
         let shown = format!("{}{}", answer_text(&events), {
             match events.last() {
-                Some(TurnEvent::Error { message, .. }) => message.clone(),
+                Some(TurnEvent::Error(Failure { message, .. })) => message.clone(),
                 _ => String::new(),
             }
         });

@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 use common::process::Process;
 use common::*;
 use futures::StreamExt;
-use ponder::api::sse::TurnDecoder;
-use ponder::domain::TurnEvent;
+use ponder::domain::{Failure, TurnEvent};
 use ponder::server::demo_upstream::{ANSWER, THINKING};
 use ponder::server::state::AppState;
+use ponder::wire::sse::TurnDecoder;
 
 /// A Ponder server like [`TestApp`], but with its own site directory holding a `pkg/` asset,
 /// so the asset routes are checked whether or not the site was built.
@@ -158,7 +158,7 @@ async fn keep_alive_comments_flow_mid_stream_while_the_model_stalls() {
     let events = decode(&raw);
     assert_one_terminal(&events);
     match events.last() {
-        Some(TurnEvent::Error { message, .. }) => {
+        Some(TurnEvent::Error(Failure { message, .. })) => {
             assert!(message.contains("went silent"), "{message}")
         }
         other => panic!("expected the idle timeout's error, got {other:?}"),
@@ -195,7 +195,7 @@ async fn keep_alive_comments_flow_while_the_upstream_has_not_sent_its_headers() 
     let events = decode(&raw);
     assert_eq!(events.len(), 1, "{events:?}");
     assert!(
-        matches!(&events[0], TurnEvent::Error { retryable: true, message } if message.contains("did not answer")),
+        matches!(&events[0], TurnEvent::Error(Failure { retryable: true, message }) if message.contains("did not answer")),
         "{events:?}"
     );
 }
@@ -320,7 +320,10 @@ async fn metrics_count_a_turn_of_each_outcome() {
     let done = decode(&raw_body(app.post_turn("/api/chat", "hello").await).await);
     assert!(matches!(done.last(), Some(TurnEvent::Done { .. })));
     let error = decode(&raw_body(app.post_turn("/api/chat", "[500] hello").await).await);
-    assert!(matches!(error.last(), Some(TurnEvent::Error { .. })));
+    assert!(matches!(
+        error.last(),
+        Some(TurnEvent::Error(Failure { .. }))
+    ));
 
     // The browser goes away while the model is still silent.
     let closed = app.post_turn("/api/chat", "[slow] hello").await;
@@ -491,10 +494,10 @@ async fn json_logs_are_one_object_per_line_and_never_hold_the_api_key() {
     let events = read_events(post(&process.url("/api/chat"), "[401] hello").await).await;
     assert!(matches!(
         events.last(),
-        Some(TurnEvent::Error {
+        Some(TurnEvent::Error(Failure {
             retryable: false,
             ..
-        })
+        }))
     ));
     assert!(!format!("{events:?}").contains(key));
     let events = read_events(post(&process.url("/api/chat"), "hello").await).await;
@@ -596,7 +599,7 @@ async fn sigterm_ends_a_turn_that_outlasts_the_grace_period_with_an_error_event(
     decoder.finish(&mut events);
     assert_one_terminal(&events);
     match events.last() {
-        Some(TurnEvent::Error { message, retryable }) => {
+        Some(TurnEvent::Error(Failure { message, retryable })) => {
             assert!(message.contains("shutting down"), "{message}");
             assert!(retryable);
         }

@@ -10,7 +10,7 @@ mod common;
 
 use common::{fixtures, reader_view};
 
-use ponder::domain::{ThinkingKind, TurnEvent};
+use ponder::domain::{Failure, ThinkingKind, TurnEvent};
 use ponder::server::config::ProviderKind;
 use ponder::server::providers::parser_for;
 use ponder::server::turn::TurnAssembler;
@@ -431,10 +431,10 @@ fn problems(case: &Case, events: &[TurnEvent]) -> Vec<String> {
         }
         (
             End::Error { retryable },
-            Some(TurnEvent::Error {
+            Some(TurnEvent::Error(Failure {
                 retryable: r,
                 message,
-            }),
+            })),
         ) => {
             if *r != retryable {
                 bad.push(format!("{name}: retryable {r} ({message})"));
@@ -689,7 +689,7 @@ fn a_stream_cut_in_the_middle_ends_in_a_retryable_error_never_done() {
     for case in cases() {
         let body = case.body();
         let events = replay(&case, [&body[..body.len() / 2]]);
-        if !matches!(events.last(), Some(TurnEvent::Error { .. })) {
+        if !matches!(events.last(), Some(TurnEvent::Error(Failure { .. }))) {
             bad.push(format!(
                 "{}: cut stream ended {:?}",
                 case.name(),

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ponder::domain::{ThinkingKind, TurnEvent};
+use ponder::domain::{Failure, ThinkingKind, TurnEvent};
 use ponder::server::config::ProviderKind;
 use ponder::server::demo_upstream::{ANSWER, THINKING};
 use ponder::server::providers::parser_for;
@@ -149,7 +149,7 @@ async fn a_mid_stream_error_in_each_provider_shape_is_one_error_event() {
         let events = app.turn("[error]").await;
         assert_eq!(answer_text(&events), "Partial answer", "{provider}");
         assert!(
-            matches!(events.last(), Some(TurnEvent::Error { message, retryable: true }) if message.contains("overloaded")),
+            matches!(events.last(), Some(TurnEvent::Error(Failure { message, retryable: true })) if message.contains("overloaded")),
             "{provider}: {events:?}"
         );
         assert_one_terminal(&events);
@@ -165,10 +165,10 @@ async fn a_stream_cut_before_its_end_marker_is_an_error_never_done() {
         assert!(
             matches!(
                 events.last(),
-                Some(TurnEvent::Error {
+                Some(TurnEvent::Error(Failure {
                     retryable: true,
                     ..
-                })
+                }))
             ),
             "{provider}: {events:?}"
         );
@@ -188,10 +188,10 @@ async fn pre_stream_failures_are_one_error_and_never_echo_the_key() {
         ] {
             let events = app.turn(tag).await;
             match &events[..] {
-                [TurnEvent::Error {
+                [TurnEvent::Error(Failure {
                     message,
                     retryable: r,
-                }] => {
+                })] => {
                     assert!(message.contains(status), "{provider} {tag}: {message}");
                     assert_eq!(*r, retryable, "{provider} {tag}: {message}");
                     assert!(!message.contains(key), "{provider} {tag}: {message}");
@@ -201,7 +201,7 @@ async fn pre_stream_failures_are_one_error_and_never_echo_the_key() {
         }
         let events = app.turn("[401]").await;
         assert!(
-            matches!(&events[0], TurnEvent::Error { message, .. } if message.contains("[redacted]")),
+            matches!(&events[0], TurnEvent::Error(Failure { message, .. }) if message.contains("[redacted]")),
             "{provider}: the key reached the demo in the provider's header and was redacted: {events:?}"
         );
     }

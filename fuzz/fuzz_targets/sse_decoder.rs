@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ponder::api::sse::{LineDecoder, SseDecoder, TurnDecoder};
+use ponder::wire::sse::{LineDecoder, SseDecoder, TurnDecoder};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&cut, body)) = data.split_first() else {

@@ -1,74 +1,18 @@
 //! `POST /api/chat`: a Leptos server function that answers with the turn as server-sent events.
-//!
-//! server_fn ships no SSE encoding and its text stream decodes each network chunk on its own,
-//! so this module brings two small codecs: [`ChatJson`] (the documented JSON body, with a 400
-//! for a body that does not parse) and [`EventStream`] (`text/event-stream` bytes that the
-//! browser decodes with [`super::sse::TurnDecoder`]).
+//! Its body hands over to the server's turn pipeline; the codecs are in [`super::codec`].
 
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
 use leptos::server;
 use leptos::server_fn::{
-    codec::{Encoding, FromReq, FromRes, IntoReq, IntoRes, JsonEncoding},
+    codec::{FromReq, IntoReq},
     error::{FromServerFnError, IntoAppError, ServerFnErrorErr},
     request::{ClientReq, Req},
-    response::{ClientRes, TryRes},
     ContentType,
 };
-use serde::{Deserialize, Serialize};
-use std::pin::Pin;
 
+use super::codec::{ChatJson, EventStream, TurnStream};
+use super::error::ApiError;
 use crate::domain::ChatMessage;
-
-/// The error a request to `/api/chat` gets before any event was streamed. Its JSON has the same
-/// shape as the stream's `error` event, so clients read one format.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "error")]
-pub struct ApiError {
-    pub message: String,
-    pub retryable: bool,
-}
-
-impl ApiError {
-    pub fn new(message: impl Into<String>, retryable: bool) -> Self {
-        ApiError {
-            message: message.into(),
-            retryable,
-        }
-    }
-}
-
-impl std::fmt::Display for ApiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl FromServerFnError for ApiError {
-    type Encoder = JsonEncoding;
-
-    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
-        let retryable = matches!(
-            value,
-            ServerFnErrorErr::Request(_) | ServerFnErrorErr::Response(_)
-        );
-        ApiError {
-            message: value.to_string(),
-            retryable,
-        }
-    }
-}
-
-/// JSON request bodies whose parse errors are the caller's fault (HTTP 400), not the server's.
-pub struct ChatJson;
-
-impl ContentType for ChatJson {
-    const CONTENT_TYPE: &'static str = "application/json";
-}
-
-impl Encoding for ChatJson {
-    const METHOD: http::Method = http::Method::POST;
-}
 
 impl<E, R> IntoReq<ChatJson, R, E> for Chat
 where
@@ -104,59 +48,6 @@ where
 fn bad_request() {
     #[cfg(feature = "ssr")]
     crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
-}
-
-/// Responses of type `text/event-stream`.
-pub struct EventStream;
-
-impl ContentType for EventStream {
-    const CONTENT_TYPE: &'static str = "text/event-stream";
-}
-
-impl Encoding for EventStream {
-    const METHOD: http::Method = http::Method::POST;
-}
-
-/// The raw SSE bytes of one turn. On the server each item is already a whole frame; in the
-/// browser items are network chunks, to be decoded with [`super::sse::TurnDecoder`].
-pub struct TurnStream(Pin<Box<dyn Stream<Item = Result<Bytes, Bytes>> + Send>>);
-
-impl TurnStream {
-    /// Wraps a stream of already-framed SSE bytes.
-    pub fn new(frames: impl Stream<Item = Bytes> + Send + 'static) -> Self {
-        TurnStream(Box::pin(frames.map(Ok)))
-    }
-
-    /// The bytes as they arrive; an `Err` is a transport failure.
-    pub fn into_inner(self) -> Pin<Box<dyn Stream<Item = Result<Bytes, Bytes>> + Send>> {
-        self.0
-    }
-}
-
-impl std::fmt::Debug for TurnStream {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("TurnStream")
-    }
-}
-
-impl<E, R> IntoRes<EventStream, R, E> for TurnStream
-where
-    R: TryRes<E>,
-    E: FromServerFnError + Send,
-{
-    async fn into_res(self) -> Result<R, E> {
-        R::try_from_stream(EventStream::CONTENT_TYPE, self.0)
-    }
-}
-
-impl<E, R> FromRes<EventStream, R, E> for TurnStream
-where
-    R: ClientRes<E> + Send,
-    E: FromServerFnError,
-{
-    async fn from_res(res: R) -> Result<Self, E> {
-        Ok(TurnStream(Box::pin(res.try_into_stream()?)))
-    }
 }
 
 /// Streams one assistant turn for the conversation in `messages`.

@@ -2,4 +2,5 @@
 //! the server runs them.
 
 pub mod chat;
-pub mod sse;
+pub mod codec;
+pub mod error;

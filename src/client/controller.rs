@@ -18,8 +18,8 @@ use super::persistence::{self, SaveError};
 use super::storage::{self, ConversationRecord, ConversationSummary, MessageRecord};
 use super::thinking_view::ThinkingPref;
 use super::turn_state::{TurnPhase, TurnState};
-use crate::api::sse::TurnDecoder;
 use crate::domain::{ChatMessage, Role, TurnEvent};
+use crate::wire::sse::TurnDecoder;
 
 /// Milliseconds on the client's clock (0 on the server, where turns never run).
 pub fn now_ms() -> f64 {
@@ -848,7 +848,7 @@ async fn run_turn(
     let mut bytes = match stream {
         Ok(stream) => stream.into_inner(),
         Err(e) => {
-            chat.transition(turn, |t| t.fail(e.message, e.retryable, now_ms()));
+            chat.transition(turn, |t| t.fail(e.0.message, e.0.retryable, now_ms()));
             return;
         }
     };

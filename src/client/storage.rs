@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::labels;
-use super::turn_state::{BlockState, BlockStatus, TurnError, TurnPhase, TurnState};
-use crate::domain::{Role, ThinkingKind};
+use super::turn_state::{BlockState, BlockStatus, TurnPhase, TurnState};
+use crate::domain::{Failure, Role, ThinkingKind};
 
 /// Prefix of every conversation key.
 pub const CHAT_PREFIX: &str = "ponder.chat.v1.";
@@ -248,7 +248,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         MessageStatus::Stopped => (TurnPhase::Stopped, None),
         MessageStatus::Error | MessageStatus::Interrupted => (
             TurnPhase::Error,
-            Some(TurnError {
+            Some(Failure {
                 message: v.error.clone().unwrap_or_else(|| INTERRUPTED.into()),
                 retryable: true,
             }),

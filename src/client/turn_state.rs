@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{ThinkingKind, TurnEvent, Usage};
+use crate::domain::{Failure, ThinkingKind, TurnEvent, Usage};
 
 /// Where a turn is in its life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,13 +82,6 @@ impl BlockState {
     }
 }
 
-/// A failure shown in the bubble.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TurnError {
-    pub message: String,
-    pub retryable: bool,
-}
-
 /// Text shown when the stream ends with neither `done` nor `error` after some frames.
 pub const STREAM_DROPPED: &str = "The stream ended before my answer finished — try again?";
 /// Text shown when the model thought but wrote no answer.
@@ -108,7 +101,7 @@ pub struct TurnState {
     pub answer: String,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
-    pub error: Option<TurnError>,
+    pub error: Option<Failure>,
     /// At least one event arrived.
     pub saw_frame: bool,
     pub total_ms: Option<u64>,
@@ -213,10 +206,10 @@ impl TurnState {
                 self.usage = usage.clone();
                 self.total_ms = Some(*total_ms);
             }
-            TurnEvent::Error { message, retryable } => {
+            TurnEvent::Error(Failure { message, retryable }) => {
                 self.interrupt_open_blocks(now);
                 self.phase = TurnPhase::Error;
-                self.error = Some(TurnError {
+                self.error = Some(Failure {
                     message: message.clone(),
                     retryable: *retryable,
                 });
@@ -241,7 +234,7 @@ impl TurnState {
         if self.phase.is_running() {
             self.interrupt_open_blocks(now);
             self.phase = TurnPhase::Error;
-            self.error = Some(TurnError { message, retryable });
+            self.error = Some(Failure { message, retryable });
         }
     }
 

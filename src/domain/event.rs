@@ -55,6 +55,24 @@ impl Usage {
     }
 }
 
+/// Why a turn or a request failed, as the reader is told it: what happened, and whether trying
+/// again may help. The one error shape of the whole app: the stream's `error` event, the body
+/// of an HTTP refusal, a provider's in-stream error and the bubble's error state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub message: String,
+    pub retryable: bool,
+}
+
+impl Failure {
+    pub fn new(message: impl Into<String>, retryable: bool) -> Self {
+        Failure {
+            message: message.into(),
+            retryable,
+        }
+    }
+}
+
 /// One event of a turn. Every turn ends with exactly one [`TurnEvent::Done`] or
 /// [`TurnEvent::Error`], and nothing follows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -85,22 +103,22 @@ pub enum TurnEvent {
         thinking_chars: u64,
         total_ms: u64,
     },
-    /// The turn failed. `retryable` says whether trying again may help.
-    Error { message: String, retryable: bool },
+    /// The turn failed.
+    Error(Failure),
 }
 
 impl TurnEvent {
     /// True for the two events that end a turn.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, TurnEvent::Done { .. } | TurnEvent::Error { .. })
+        matches!(
+            self,
+            TurnEvent::Done { .. } | TurnEvent::Error(Failure { .. })
+        )
     }
 
     /// A convenience constructor for the error event.
     pub fn error(message: impl Into<String>, retryable: bool) -> Self {
-        TurnEvent::Error {
-            message: message.into(),
-            retryable,
-        }
+        TurnEvent::Error(Failure::new(message, retryable))
     }
 }
 

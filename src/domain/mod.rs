@@ -6,5 +6,5 @@
 pub mod event;
 pub mod message;
 
-pub use event::{FinishReason, ThinkingKind, TurnEvent, Usage};
+pub use event::{Failure, FinishReason, ThinkingKind, TurnEvent, Usage};
 pub use message::{ChatMessage, ChatRequest, Role};

@@ -23,8 +23,8 @@ use http_body_util::BodyExt;
 use super::config::{Cidr, Config};
 use super::rate_limit::RateLimiter;
 use super::telemetry::Metrics;
-use super::turn::human_bytes;
-use crate::domain::TurnEvent;
+use super::turn::wording::human_bytes;
+use crate::domain::{Failure, TurnEvent};
 
 /// `Strict-Transport-Security` sent when a trusted proxy says the request came over https: a
 /// year, this host only (subdomains may serve other things over http).
@@ -197,7 +197,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
 
 /// A refusal in the JSON shape of the stream's `error` event.
 pub fn refusal(status: StatusCode, message: String, retryable: bool) -> Response {
-    let body = serde_json::to_string(&TurnEvent::Error { message, retryable })
+    let body = serde_json::to_string(&TurnEvent::Error(Failure { message, retryable }))
         .unwrap_or_else(|_| r#"{"type":"error","message":"refused","retryable":false}"#.into());
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }

@@ -5,6 +5,7 @@ pub mod config;
 pub mod demo_upstream;
 pub mod guard;
 pub mod http;
+pub mod outcome;
 pub mod providers;
 pub mod rate_limit;
 pub mod redact;

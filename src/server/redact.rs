@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 
-use crate::domain::TurnEvent;
+use crate::domain::{Failure, TurnEvent};
 
 /// What a secret is replaced with.
 pub const MASK: &str = "[redacted]";
@@ -245,12 +245,12 @@ impl TurnRedactor {
                     out.push(TurnEvent::Delta { text });
                 }
             }
-            TurnEvent::Error { message, retryable } => {
+            TurnEvent::Error(Failure { message, retryable }) => {
                 self.flush_all(out);
-                out.push(TurnEvent::Error {
+                out.push(TurnEvent::Error(Failure {
                     message: self.redactor.redact(&message).into_owned(),
                     retryable,
-                });
+                }));
             }
             TurnEvent::Done {
                 finish_reason,
@@ -482,10 +482,10 @@ mod tests {
             TurnEvent::Delta {
                 text: format!("Answer {a}"),
             },
-            TurnEvent::Error {
+            TurnEvent::Error(Failure {
                 message: format!("upstream said {KEY}"),
                 retryable: true,
-            },
+            }),
         ];
         let mut turn = TurnRedactor::new(Arc::new(redactor()));
         let mut out = Vec::new();
@@ -513,7 +513,7 @@ mod tests {
         assert!(matches!(&out[end - 1], TurnEvent::Thinking { text, .. } if text.ends_with('s')));
         assert!(matches!(&out[out.len() - 2], TurnEvent::Delta { .. }));
         assert!(
-            matches!(out.last(), Some(TurnEvent::Error { message, .. }) if message == "upstream said [redacted]")
+            matches!(out.last(), Some(TurnEvent::Error(Failure { message, .. })) if message == "upstream said [redacted]")
         );
     }
 }

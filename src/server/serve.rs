@@ -172,6 +172,7 @@ impl Shards {
             refused: AtomicUsize::new(0),
         });
         let mut queues = Vec::with_capacity(count);
+        let (ready_tx, ready) = std::sync::mpsc::channel::<()>();
         for index in 0..count.max(1) {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -180,14 +181,20 @@ impl Shards {
             let (queue, handed) = mpsc::unbounded_channel();
             let stopped = stop.subscribe();
             let finished_tx = finished_tx.clone();
+            let ready_tx = ready_tx.clone();
             std::thread::Builder::new()
                 .name(format!("ponder-{index}"))
                 .spawn(move || {
+                    let _ = ready_tx.send(());
+                    drop(ready_tx);
                     runtime.block_on(serve_handed(handed, app, limits, stopped));
                     drop(finished_tx);
                 })?;
             queues.push(queue);
         }
+        drop(ready_tx);
+        // Every thread is running (and named) before the server says it listens.
+        while ready.recv().is_ok() {}
         Ok(Shards {
             queues,
             next: 0,

@@ -11,8 +11,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use super::outcome::{Outcome, UpstreamFailure};
 use super::redact::Redactor;
-use super::turn::Outcome;
 
 /// Starts the log subscriber on stdout: human-readable lines (coloured only on a terminal, so
 /// `docker logs` stays clean), or one JSON object per line when `json` is set, with the event's
@@ -135,6 +135,11 @@ impl Metrics {
                 outcome: outcome.name().into(),
             });
         }
+        for kind in UpstreamFailure::ALL {
+            let _ = m.upstream_errors.get_or_create(&KindLabel {
+                kind: kind.name().into(),
+            });
+        }
         if let Ok(mut r) = m.registry.lock() {
             r.register(
                 "turns",
@@ -229,9 +234,11 @@ impl Metrics {
             .inc();
     }
 
-    pub fn upstream_error(&self, kind: &str) {
+    pub fn upstream_error(&self, kind: UpstreamFailure) {
         self.upstream_errors
-            .get_or_create(&KindLabel { kind: kind.into() })
+            .get_or_create(&KindLabel {
+                kind: kind.name().into(),
+            })
             .inc();
     }
 

@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use leptos::prelude::LeptosOptions;
-use ponder::api::sse::TurnDecoder;
 use ponder::domain::TurnEvent;
 use ponder::server::config::Config;
 use ponder::server::state::AppState;
+use ponder::wire::sse::TurnDecoder;
 
 pub struct TestApp {
     pub addr: SocketAddr,

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{FrameHandler, Piece, Sse, UpstreamRequest};
-use crate::domain::{ChatMessage, ThinkingKind, Usage};
+use crate::domain::{ChatMessage, Failure, ThinkingKind, Usage};
 use crate::server::config::Config;
 
 /// The API version Ponder speaks; the header is required.
@@ -244,10 +244,10 @@ impl FrameHandler for MessagesFrames {
             Err(e) => {
                 super::skip_unparseable("anthropic", &e, data.len());
                 if event == Some("error") {
-                    out.push(Piece::Error {
+                    out.push(Piece::Error(Failure {
                         message: "The model server reported an error.".into(),
                         retryable: true,
-                    });
+                    }));
                 }
                 return;
             }
@@ -459,10 +459,10 @@ mod tests {
         .concat();
         assert_eq!(
             parse(&body),
-            [Piece::Error {
+            [Piece::Error(Failure {
                 message: "The model server reported an error: Overloaded".into(),
                 retryable: true
-            }]
+            })]
         );
         let out = parse(&frame(
             "error",
@@ -470,10 +470,10 @@ mod tests {
         ));
         assert!(matches!(
             out.as_slice(),
-            [Piece::Error {
+            [Piece::Error(Failure {
                 retryable: false,
                 ..
-            }]
+            })]
         ));
     }
 

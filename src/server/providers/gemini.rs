@@ -12,9 +12,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{Piece, UpstreamRequest, WireParser};
-use crate::api::sse::{SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
-use crate::domain::{ChatMessage, Role, ThinkingKind, Usage};
+use crate::domain::{ChatMessage, Failure, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
+use crate::wire::sse::{SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 
 /// The request: SSE framing, thoughts included; the key travels in a header, never in the URL.
 pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
@@ -172,10 +172,10 @@ impl GeminiChunks {
         }
         if chunk.candidates.is_empty() {
             if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
-                out.push(Piece::Error {
+                out.push(Piece::Error(Failure {
                     message: format!("The model refused the prompt ({reason})."),
                     retryable: false,
-                });
+                }));
                 self.done = true;
                 return;
             }
@@ -499,18 +499,18 @@ mod tests {
         ]);
         assert!(matches!(
             out.as_slice(),
-            [Piece::Error {
+            [Piece::Error(Failure {
                 retryable: true,
                 ..
-            }]
+            })]
         ));
         let out = parse_chunks(&[br#"[{"promptFeedback":{"blockReason":"SAFETY"}}]"#]);
         assert!(matches!(
             out.as_slice(),
-            [Piece::Error {
+            [Piece::Error(Failure {
                 retryable: false,
                 ..
-            }]
+            })]
         ));
     }
 

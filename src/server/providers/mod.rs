@@ -1,5 +1,5 @@
 //! Upstream adapters: one pure parser per wire format (bytes in, [`Piece`]s out) over the
-//! shared framer in [`crate::api::sse`], and the request each provider expects.
+//! shared framer in [`crate::wire::sse`], and the request each provider expects.
 //!
 //! Parsers know nothing of time, blocks numbering or the browser: [`super::turn::TurnAssembler`]
 //! turns their pieces into the turn contract, the same way for every provider.
@@ -13,8 +13,8 @@ pub mod think_tags;
 
 use serde_json::Value;
 
-use crate::api::sse::{LineDecoder, SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
-use crate::domain::{ChatMessage, ThinkingKind, Usage};
+use crate::domain::{ChatMessage, Failure, ThinkingKind, Usage};
+use crate::wire::sse::{LineDecoder, SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 
 use super::config::{Config, ProviderKind};
 
@@ -41,7 +41,7 @@ pub enum Piece {
     /// The provider's own end-of-stream marker: nothing useful follows.
     End,
     /// The provider reported a failure inside the stream.
-    Error { message: String, retryable: bool },
+    Error(Failure),
     /// A line, frame or object grew past the limit: the stream is not read any further.
     TooLong { limit: usize },
 }
@@ -309,10 +309,10 @@ pub(crate) fn error_piece(error: &Value) -> Piece {
         .filter(|m| !m.trim().is_empty())
         .map(shorten)
         .unwrap_or_else(|| "no details given".to_string());
-    Piece::Error {
+    Piece::Error(Failure {
         message: format!("The model server reported an error: {message}"),
         retryable: retryable_error(error),
-    }
+    })
 }
 
 fn shorten(text: &str) -> String {

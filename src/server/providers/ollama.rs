@@ -117,6 +117,7 @@ impl LineHandler for OllamaLines {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::Failure;
 
     fn parse(body: &str) -> Vec<Piece> {
         crate::server::providers::parse_whole(OllamaParser::default(), body.as_bytes())
@@ -156,10 +157,10 @@ mod tests {
         );
         assert_eq!(
             out,
-            [Piece::Error {
+            [Piece::Error(Failure {
                 message: "The model server reported an error: an error was encountered while running the model".into(),
                 retryable: true
-            }]
+            })]
         );
     }
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{FrameHandler, Piece, Sse, UpstreamRequest};
-use crate::domain::{ChatMessage, Role, ThinkingKind, Usage};
+use crate::domain::{ChatMessage, Failure, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
 
 /// The request body: streaming, with usage in the last chunk.
@@ -324,10 +324,10 @@ impl FrameHandler for ChatFrames {
             Err(e) => {
                 super::skip_unparseable("openai", &e, data.len());
                 if event == Some("error") {
-                    out.push(Piece::Error {
+                    out.push(Piece::Error(Failure {
                         message: "The model server reported an error.".into(),
                         retryable: true,
-                    });
+                    }));
                 }
                 return;
             }
@@ -351,10 +351,10 @@ impl FrameHandler for ChatFrames {
             Some(error) => {
                 out.push(super::error_piece(&error));
             }
-            None if event == Some("error") => out.push(Piece::Error {
+            None if event == Some("error") => out.push(Piece::Error(Failure {
                 message: "The model server reported an error.".into(),
                 retryable: true,
-            }),
+            })),
             None => {}
         }
     }
@@ -427,18 +427,18 @@ mod tests {
         let out = parse("data: {\"error\":{\"message\":\"overloaded\"}}\n\n");
         assert_eq!(
             out,
-            [Piece::Error {
+            [Piece::Error(Failure {
                 message: "The model server reported an error: overloaded".into(),
                 retryable: true
-            }]
+            })]
         );
         let out = parse("data: {\"error\":{\"code\":400,\"message\":\"Token limit reached\"},\"choices\":[{\"delta\":{\"content\":\"\"}}]}\n\n");
         assert!(matches!(
             out.as_slice(),
-            [Piece::Error {
+            [Piece::Error(Failure {
                 retryable: false,
                 ..
-            }]
+            })]
         ));
     }
 
@@ -447,21 +447,21 @@ mod tests {
         let out = parse("event: error\ndata: {\"error\":{\"message\":\"bad tool\",\"type\":\"invalid_request_error\",\"status_code\":400}}\n\n");
         assert_eq!(
             out,
-            [Piece::Error {
+            [Piece::Error(Failure {
                 message: "The model server reported an error: bad tool".into(),
                 retryable: false
-            }]
+            })]
         );
         let out = parse("event: error\ndata: {oops\n\n");
-        assert!(matches!(out.as_slice(), [Piece::Error { .. }]));
+        assert!(matches!(out.as_slice(), [Piece::Error(Failure { .. })]));
         let out =
             parse("data: {\"object\":\"error\",\"message\":\"engine dead\",\"code\":500}\n\n");
         assert_eq!(
             out,
-            [Piece::Error {
+            [Piece::Error(Failure {
                 message: "The model server reported an error: engine dead".into(),
                 retryable: true
-            }]
+            })]
         );
     }
 

@@ -345,6 +345,7 @@ impl FrameHandler for ResponsesFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::Failure;
 
     fn parse(events: &[Value]) -> Vec<Piece> {
         let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
@@ -475,28 +476,28 @@ mod tests {
         ]);
         assert_eq!(
             nested,
-            [Piece::Error {
+            [Piece::Error(Failure {
                 message: "The model server reported an error: quota".into(),
                 retryable: false
-            }]
+            })]
         );
         let flat = parse(&[json!({"type":"error","code":"server_is_overloaded","message":"busy"})]);
         assert!(matches!(
             flat.as_slice(),
-            [Piece::Error {
+            [Piece::Error(Failure {
                 retryable: true,
                 ..
-            }]
+            })]
         ));
         let failed = parse(&[
             json!({"type":"response.failed","response":{"error":{"code":"server_error","message":"boom"}}}),
         ]);
         assert!(matches!(
             failed.as_slice(),
-            [Piece::Error {
+            [Piece::Error(Failure {
                 retryable: true,
                 ..
-            }]
+            })]
         ));
     }
 

@@ -8,7 +8,7 @@
 //! it is reasoning; without, the text already sent as answer is reclassified.
 
 use super::{Piece, WireParser};
-use crate::domain::ThinkingKind;
+use crate::domain::{Failure, ThinkingKind};
 
 const OPEN: &str = "<think>";
 const CLOSE: &str = "</think>";
@@ -250,7 +250,7 @@ impl<P: WireParser> WithThinkTags<P> {
         for piece in self.scratch.drain(..) {
             match piece {
                 Piece::Answer(text) => self.tags.push(text, out),
-                Piece::Finish(_) | Piece::End | Piece::Error { .. } => {
+                Piece::Finish(_) | Piece::End | Piece::Error(Failure { .. }) => {
                     self.tags.flush(out);
                     out.push(piece);
                 }

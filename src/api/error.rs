@@ -1,0 +1,84 @@
+//! The one error a request to the API gets before any event was streamed.
+
+use leptos::server_fn::{
+    codec::JsonEncoding,
+    error::{FromServerFnError, ServerFnErrorErr},
+};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::{Failure, TurnEvent};
+
+/// A refused request. Its JSON is the stream's `error` event (`{"type":"error","message":…,
+/// "retryable":…}`), so clients read one format whether a turn failed before or after it began.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "TurnEvent", try_from = "TurnEvent")]
+pub struct ApiError(pub Failure);
+
+impl ApiError {
+    pub fn new(message: impl Into<String>, retryable: bool) -> Self {
+        ApiError(Failure::new(message, retryable))
+    }
+}
+
+impl std::ops::Deref for ApiError {
+    type Target = Failure;
+
+    fn deref(&self) -> &Failure {
+        &self.0
+    }
+}
+
+impl From<ApiError> for TurnEvent {
+    fn from(error: ApiError) -> Self {
+        TurnEvent::Error(error.0)
+    }
+}
+
+impl TryFrom<TurnEvent> for ApiError {
+    type Error = String;
+
+    fn try_from(event: TurnEvent) -> Result<Self, String> {
+        match event {
+            TurnEvent::Error(failure) => Ok(ApiError(failure)),
+            other => Err(format!("expected an error, got {other:?}")),
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+impl FromServerFnError for ApiError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        let retryable = matches!(
+            value,
+            ServerFnErrorErr::Request(_) | ServerFnErrorErr::Response(_)
+        );
+        ApiError::new(value.to_string(), retryable)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_has_the_error_events_shape() {
+        let json = serde_json::to_value(ApiError::new("no", false)).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"type": "error", "message": "no", "retryable": false})
+        );
+        let back: ApiError = serde_json::from_value(json).unwrap();
+        assert_eq!(back.message, "no");
+        assert!(serde_json::from_value::<ApiError>(
+            serde_json::json!({"type": "delta", "text": "x"})
+        )
+        .is_err());
+    }
+}

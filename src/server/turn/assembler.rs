@@ -1,0 +1,518 @@
+//! The pure core of a turn: provider pieces in, numbered and timed turn events out, with
+//! exactly one terminal event. No I/O and no clock: the caller passes the time in.
+
+use super::wording;
+use crate::domain::{Failure, ThinkingKind, TurnEvent, Usage};
+use crate::server::outcome::Outcome;
+use crate::server::providers::Piece;
+
+#[derive(Clone, Copy, Debug)]
+struct OpenBlock {
+    index: u32,
+    kind: ThinkingKind,
+    started_ms: u64,
+}
+
+/// Turns provider pieces into turn events. Pure: the caller passes the clock in.
+#[derive(Debug)]
+pub struct TurnAssembler {
+    stream_thinking: bool,
+    next_block: u32,
+    open: Option<OpenBlock>,
+    finish_reason: Option<String>,
+    usage: Usage,
+    /// Characters of reasoning, counted even when thinking is not streamed.
+    pub thinking_chars: u64,
+    /// Characters of answer.
+    pub answer_chars: u64,
+    /// Time of the first reasoning piece, in ms since the turn began.
+    pub first_thinking_ms: Option<u64>,
+    /// Time of the first answer piece, in ms since the turn began.
+    pub first_answer_ms: Option<u64>,
+    /// Characters of reasoning and answer together the turn may stream.
+    max_chars: u64,
+    /// The turn was ended by the character cap.
+    pub capped: bool,
+    outcome: Option<Outcome>,
+}
+
+impl TurnAssembler {
+    pub fn new(stream_thinking: bool) -> Self {
+        TurnAssembler {
+            stream_thinking,
+            next_block: 0,
+            open: None,
+            finish_reason: None,
+            usage: Usage::default(),
+            thinking_chars: 0,
+            answer_chars: 0,
+            first_thinking_ms: None,
+            first_answer_ms: None,
+            max_chars: u64::MAX,
+            capped: false,
+            outcome: None,
+        }
+    }
+
+    /// Ends the turn as `done` with `finish_reason: "length"` once `max_chars` characters of
+    /// reasoning and answer have streamed: an upstream that ignores `max_tokens` cannot stream
+    /// forever.
+    pub fn with_char_limit(mut self, max_chars: u64) -> Self {
+        self.max_chars = max_chars;
+        self
+    }
+
+    /// Cuts `text` to what the character cap still allows; true when the cap is reached.
+    fn take_allowance(&mut self, text: &mut String) -> bool {
+        let used = self.thinking_chars + self.answer_chars;
+        let left = self.max_chars.saturating_sub(used);
+        let count = text.chars().count() as u64;
+        if count <= left {
+            return false;
+        }
+        let cut = text
+            .char_indices()
+            .nth(left as usize)
+            .map_or(text.len(), |(i, _)| i);
+        text.truncate(cut);
+        true
+    }
+
+    fn cap(&mut self, now_ms: u64, out: &mut Vec<TurnEvent>) {
+        self.capped = true;
+        self.finish_reason = Some("length".into());
+        self.done(now_ms, out);
+    }
+
+    /// How the turn ended, once it has.
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.outcome
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.outcome.is_some()
+    }
+
+    fn emit(&self, event: TurnEvent, out: &mut Vec<TurnEvent>) {
+        let thinking_event = matches!(
+            event,
+            TurnEvent::ThinkingStart { .. }
+                | TurnEvent::Thinking { .. }
+                | TurnEvent::ThinkingEnd { .. }
+                | TurnEvent::Reclassify { .. }
+        );
+        if self.stream_thinking || !thinking_event {
+            out.push(event);
+        }
+    }
+
+    fn open_block(&mut self, kind: ThinkingKind, now_ms: u64, out: &mut Vec<TurnEvent>) -> u32 {
+        self.close_block(now_ms, out);
+        let index = self.next_block;
+        self.next_block += 1;
+        self.open = Some(OpenBlock {
+            index,
+            kind,
+            started_ms: now_ms,
+        });
+        self.first_thinking_ms.get_or_insert(now_ms);
+        self.emit(TurnEvent::ThinkingStart { block: index, kind }, out);
+        index
+    }
+
+    fn close_block(&mut self, now_ms: u64, out: &mut Vec<TurnEvent>) {
+        if let Some(block) = self.open.take() {
+            let duration_ms = now_ms.saturating_sub(block.started_ms);
+            self.emit(
+                TurnEvent::ThinkingEnd {
+                    block: block.index,
+                    duration_ms: Some(duration_ms),
+                },
+                out,
+            );
+        }
+    }
+
+    /// Feeds one piece at `now_ms` (milliseconds since the turn began).
+    pub fn push(&mut self, piece: Piece, now_ms: u64, out: &mut Vec<TurnEvent>) {
+        if self.is_finished() {
+            return;
+        }
+        match piece {
+            Piece::BlockStart { kind } => {
+                self.open_block(kind, now_ms, out);
+            }
+            Piece::Reasoning { mut text, kind } => {
+                let block = match self.open {
+                    Some(open) if open.kind == kind => open.index,
+                    _ => self.open_block(kind, now_ms, out),
+                };
+                let capped = self.take_allowance(&mut text);
+                if !text.is_empty() {
+                    self.thinking_chars += text.chars().count() as u64;
+                    self.emit(TurnEvent::Thinking { block, text }, out);
+                }
+                if capped {
+                    self.cap(now_ms, out);
+                }
+            }
+            Piece::BlockKind { kind } => {
+                if let Some(open) = self.open.as_mut().filter(|o| o.kind != kind) {
+                    open.kind = kind;
+                    let block = open.index;
+                    self.emit(TurnEvent::ThinkingStart { block, kind }, out);
+                }
+            }
+            Piece::BlockEnd => self.close_block(now_ms, out),
+            Piece::Answer(mut text) => {
+                if text.is_empty() {
+                    return;
+                }
+                self.close_block(now_ms, out);
+                let capped = self.take_allowance(&mut text);
+                if !text.is_empty() {
+                    self.first_answer_ms.get_or_insert(now_ms);
+                    self.answer_chars += text.chars().count() as u64;
+                    out.push(TurnEvent::Delta { text });
+                }
+                if capped {
+                    self.cap(now_ms, out);
+                }
+            }
+            Piece::Reclassify => {
+                let started = self.first_answer_ms.take().unwrap_or(now_ms);
+                let block = self.open_block(ThinkingKind::Raw, started, out);
+                self.emit(TurnEvent::Reclassify { block }, out);
+                self.thinking_chars += self.answer_chars;
+                self.answer_chars = 0;
+                self.close_block(now_ms, out);
+            }
+            Piece::Usage(u) => {
+                self.usage.input_tokens = u.input_tokens.or(self.usage.input_tokens);
+                self.usage.output_tokens = u.output_tokens.or(self.usage.output_tokens);
+                self.usage.reasoning_tokens = u.reasoning_tokens.or(self.usage.reasoning_tokens);
+            }
+            Piece::Finish(reason) => self.finish_reason = Some(reason),
+            Piece::End => self.done(now_ms, out),
+            Piece::Error(Failure { message, retryable }) => self.fail(message, retryable, out),
+            Piece::TooLong { limit } => self.fail(wording::line_too_long(limit), false, out),
+        }
+    }
+
+    fn done(&mut self, now_ms: u64, out: &mut Vec<TurnEvent>) {
+        self.close_block(now_ms, out);
+        let usage = (!self.usage.is_empty()).then(|| self.usage.clone());
+        out.push(TurnEvent::Done {
+            finish_reason: self.finish_reason.clone().unwrap_or_else(|| "stop".into()),
+            usage,
+            thinking_chars: self.thinking_chars,
+            total_ms: now_ms,
+        });
+        self.outcome = Some(Outcome::Done);
+    }
+
+    /// The upstream body ended. Without a finish reason or end marker the stream was cut.
+    pub fn end_of_stream(&mut self, now_ms: u64, out: &mut Vec<TurnEvent>) {
+        if self.is_finished() {
+            return;
+        }
+        if self.finish_reason.is_some() {
+            self.done(now_ms, out);
+        } else {
+            self.fail(wording::stream_cut(), true, out);
+        }
+    }
+
+    /// Ends the turn with an error. An open block gets no `thinking_end`: it was interrupted.
+    pub fn fail(&mut self, message: String, retryable: bool, out: &mut Vec<TurnEvent>) {
+        if self.is_finished() {
+            return;
+        }
+        self.open = None;
+        out.push(TurnEvent::Error(Failure { message, retryable }));
+        self.outcome = Some(Outcome::Error);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pieces: Vec<(u64, Piece)>, stream_thinking: bool) -> Vec<TurnEvent> {
+        let mut asm = TurnAssembler::new(stream_thinking);
+        let mut out = Vec::new();
+        let mut last = 0;
+        for (t, p) in pieces {
+            asm.push(p, t, &mut out);
+            last = t;
+        }
+        asm.end_of_stream(last, &mut out);
+        out
+    }
+
+    fn reasoning(t: &str) -> Piece {
+        Piece::Reasoning {
+            text: t.into(),
+            kind: ThinkingKind::Raw,
+        }
+    }
+
+    #[test]
+    fn thinking_then_answer_is_one_timed_block_then_deltas() {
+        let out = run(
+            vec![
+                (10, reasoning("a")),
+                (20, reasoning("b")),
+                (50, Piece::Answer("x".into())),
+                (60, Piece::Finish("stop".into())),
+            ],
+            true,
+        );
+        assert_eq!(
+            out,
+            [
+                TurnEvent::ThinkingStart {
+                    block: 0,
+                    kind: ThinkingKind::Raw
+                },
+                TurnEvent::Thinking {
+                    block: 0,
+                    text: "a".into()
+                },
+                TurnEvent::Thinking {
+                    block: 0,
+                    text: "b".into()
+                },
+                TurnEvent::ThinkingEnd {
+                    block: 0,
+                    duration_ms: Some(40)
+                },
+                TurnEvent::Delta { text: "x".into() },
+                TurnEvent::Done {
+                    finish_reason: "stop".into(),
+                    usage: None,
+                    thinking_chars: 2,
+                    total_ms: 60
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn reasoning_after_answer_opens_the_next_block() {
+        let out = run(
+            vec![
+                (0, reasoning("a")),
+                (1, Piece::Answer("x".into())),
+                (2, reasoning("b")),
+                (3, Piece::End),
+            ],
+            true,
+        );
+        assert!(out.contains(&TurnEvent::ThinkingStart {
+            block: 1,
+            kind: ThinkingKind::Raw
+        }));
+        assert!(out.contains(&TurnEvent::ThinkingEnd {
+            block: 1,
+            duration_ms: Some(1)
+        }));
+    }
+
+    #[test]
+    fn a_stream_without_finish_is_an_error_and_the_block_stays_open() {
+        let out = run(vec![(0, reasoning("a"))], true);
+        assert!(matches!(
+            out.last(),
+            Some(TurnEvent::Error(Failure {
+                retryable: true,
+                ..
+            }))
+        ));
+        assert!(!out
+            .iter()
+            .any(|e| matches!(e, TurnEvent::ThinkingEnd { .. })));
+    }
+
+    #[test]
+    fn exactly_one_terminal_event_whatever_follows() {
+        let out = run(
+            vec![
+                (
+                    0,
+                    Piece::Error(Failure {
+                        message: "x".into(),
+                        retryable: false,
+                    }),
+                ),
+                (1, Piece::Answer("late".into())),
+                (2, Piece::End),
+            ],
+            true,
+        );
+        assert_eq!(out, [TurnEvent::error("x", false)]);
+    }
+
+    #[test]
+    fn the_kill_switch_drops_thinking_but_counts_it() {
+        let out = run(
+            vec![
+                (0, reasoning("abc")),
+                (5, Piece::Answer("x".into())),
+                (6, Piece::End),
+            ],
+            false,
+        );
+        assert_eq!(
+            out,
+            [
+                TurnEvent::Delta { text: "x".into() },
+                TurnEvent::Done {
+                    finish_reason: "stop".into(),
+                    usage: None,
+                    thinking_chars: 3,
+                    total_ms: 6
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn reclassify_moves_the_answer_so_far_into_a_block() {
+        let out = run(
+            vec![
+                (5, Piece::Answer("think".into())),
+                (9, Piece::Reclassify),
+                (10, Piece::Answer("ans".into())),
+                (11, Piece::End),
+            ],
+            true,
+        );
+        assert_eq!(
+            out,
+            [
+                TurnEvent::Delta {
+                    text: "think".into()
+                },
+                TurnEvent::ThinkingStart {
+                    block: 0,
+                    kind: ThinkingKind::Raw
+                },
+                TurnEvent::Reclassify { block: 0 },
+                TurnEvent::ThinkingEnd {
+                    block: 0,
+                    duration_ms: Some(4)
+                },
+                TurnEvent::Delta { text: "ans".into() },
+                TurnEvent::Done {
+                    finish_reason: "stop".into(),
+                    usage: None,
+                    thinking_chars: 5,
+                    total_ms: 11
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_block_whose_kind_is_corrected_restarts_with_the_same_index() {
+        let out = run(
+            vec![
+                (
+                    0,
+                    Piece::BlockStart {
+                        kind: ThinkingKind::Summary,
+                    },
+                ),
+                (
+                    20,
+                    Piece::BlockKind {
+                        kind: ThinkingKind::Redacted,
+                    },
+                ),
+                (
+                    20,
+                    Piece::BlockKind {
+                        kind: ThinkingKind::Redacted,
+                    },
+                ),
+                (20, Piece::BlockEnd),
+                (30, Piece::End),
+            ],
+            true,
+        );
+        assert_eq!(
+            &out[..3],
+            [
+                TurnEvent::ThinkingStart {
+                    block: 0,
+                    kind: ThinkingKind::Summary
+                },
+                TurnEvent::ThinkingStart {
+                    block: 0,
+                    kind: ThinkingKind::Redacted
+                },
+                TurnEvent::ThinkingEnd {
+                    block: 0,
+                    duration_ms: Some(20)
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn redacted_blocks_start_and_end_with_no_text() {
+        let out = run(
+            vec![
+                (
+                    0,
+                    Piece::BlockStart {
+                        kind: ThinkingKind::Redacted,
+                    },
+                ),
+                (30, Piece::BlockEnd),
+                (
+                    31,
+                    Piece::Usage(Usage {
+                        input_tokens: Some(1),
+                        output_tokens: None,
+                        reasoning_tokens: None,
+                    }),
+                ),
+                (
+                    32,
+                    Piece::Usage(Usage {
+                        input_tokens: None,
+                        output_tokens: Some(2),
+                        reasoning_tokens: None,
+                    }),
+                ),
+                (40, Piece::End),
+            ],
+            true,
+        );
+        assert_eq!(
+            out,
+            [
+                TurnEvent::ThinkingStart {
+                    block: 0,
+                    kind: ThinkingKind::Redacted
+                },
+                TurnEvent::ThinkingEnd {
+                    block: 0,
+                    duration_ms: Some(30)
+                },
+                TurnEvent::Done {
+                    finish_reason: "stop".into(),
+                    usage: Some(Usage {
+                        input_tokens: Some(1),
+                        output_tokens: Some(2),
+                        reasoning_tokens: None
+                    }),
+                    thinking_chars: 0,
+                    total_ms: 40,
+                },
+            ]
+        );
+    }
+}

@@ -1,0 +1,459 @@
+//! One turn: the request to the upstream, its bytes through the provider's parser and the
+//! [`TurnAssembler`], redaction, and the frames the browser pulls. The I/O lives here; the
+//! events are decided by the pure [`assembler`], the words by [`wording`].
+
+pub mod assembler;
+pub mod wording;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures::future::{BoxFuture, Fuse};
+use futures::{FutureExt, StreamExt};
+use tokio::time::{sleep_until, Sleep};
+
+pub use super::outcome::Outcome;
+pub use assembler::TurnAssembler;
+
+use super::outcome::UpstreamFailure;
+use super::providers::{self, Piece, WireParser};
+use super::redact::TurnRedactor;
+use super::state::{AppState, Shutdown};
+use crate::domain::{ChatMessage, Failure, TurnEvent};
+use crate::wire::sse::{encode_event, KEEP_ALIVE};
+
+/// The SSE bytes of one turn, pulled by the HTTP response: when the browser stops reading or
+/// goes away, the upstream is no longer read or is dropped with it.
+pub fn turn_stream(
+    state: Arc<AppState>,
+    messages: Vec<ChatMessage>,
+) -> impl futures::Stream<Item = Bytes> + Send {
+    let run = TurnRun::new(state, messages);
+    futures::stream::unfold(run, |mut run| async move {
+        let frame = run.next_frame().await?;
+        Some((frame, run))
+    })
+}
+
+/// What ended a wait on the upstream before the upstream did.
+enum Interrupt {
+    KeepAlive,
+    Deadline,
+    Shutdown,
+}
+
+/// What a turn's waits on the upstream race against: one timer, for the turn's deadline and its
+/// next keep-alive, and the end of the shutdown grace period. The timer is moved only when it has
+/// rung or is set later than asked, not for every chunk: a chunk pushes both times back, and
+/// re-arming a timer per chunk was a timer-wheel insert and removal for every event. A ring
+/// before the asked time is checked against the clock.
+struct Waits {
+    alarm: Option<Pin<Box<Sleep>>>,
+    grace_over: Fuse<BoxFuture<'static, ()>>,
+}
+
+impl Waits {
+    fn new(shutdown: Arc<Shutdown>) -> Self {
+        Waits {
+            alarm: None,
+            grace_over: async move { shutdown.grace_over().await }.boxed().fuse(),
+        }
+    }
+
+    /// Runs `work` until it finishes, unless `deadline` passes, `keep_alive_at` comes or the
+    /// grace period ends first.
+    async fn race<T>(
+        &mut self,
+        work: impl Future<Output = T>,
+        deadline: Instant,
+        keep_alive_at: Instant,
+    ) -> Result<T, Interrupt> {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return Ok(out),
+                _ = ring(&mut self.alarm, deadline.min(keep_alive_at)) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(Interrupt::Deadline);
+                    }
+                    if now >= keep_alive_at {
+                        return Err(Interrupt::KeepAlive);
+                    }
+                }
+                _ = &mut self.grace_over => return Err(Interrupt::Shutdown),
+            }
+        }
+    }
+}
+
+async fn ring(alarm: &mut Option<Pin<Box<Sleep>>>, at: Instant) {
+    let at = tokio::time::Instant::from_std(at);
+    let sleep = match alarm {
+        Some(sleep) => {
+            if sleep.is_elapsed() || sleep.deadline() > at {
+                sleep.as_mut().reset(at);
+            }
+            sleep
+        }
+        None => alarm.insert(Box::pin(sleep_until(at))),
+    };
+    sleep.as_mut().await
+}
+
+enum Phase {
+    NotStarted,
+    Connecting(futures::future::BoxFuture<'static, reqwest::Result<reqwest::Response>>),
+    Streaming {
+        body: futures::stream::BoxStream<'static, reqwest::Result<Bytes>>,
+        parser: Box<dyn WireParser>,
+    },
+    Over,
+}
+
+struct TurnRun {
+    state: Arc<AppState>,
+    messages: Vec<ChatMessage>,
+    started: Instant,
+    phase: Phase,
+    asm: TurnAssembler,
+    pieces: Vec<Piece>,
+    events: Vec<TurnEvent>,
+    redactor: TurnRedactor,
+    redacted: Vec<TurnEvent>,
+    first_byte_seen: bool,
+    last_upstream: Instant,
+    /// When the browser last got a frame: a keep-alive is due one interval later.
+    last_sent: Instant,
+    waits: Waits,
+    logged: bool,
+}
+
+impl TurnRun {
+    fn new(state: Arc<AppState>, messages: Vec<ChatMessage>) -> Self {
+        let now = Instant::now();
+        state.metrics.turn_started();
+        let waits = Waits::new(state.shutdown.clone());
+        TurnRun {
+            asm: TurnAssembler::new(state.config.stream_thinking)
+                .with_char_limit(state.config.limits.max_turn_chars),
+            redactor: TurnRedactor::new(state.redactor.clone()),
+            redacted: Vec::new(),
+            state,
+            messages,
+            started: now,
+            phase: Phase::NotStarted,
+            pieces: Vec::new(),
+            events: Vec::new(),
+            first_byte_seen: false,
+            last_upstream: now,
+            last_sent: now,
+            waits,
+            logged: false,
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        let frame = self.produce().await;
+        if frame.is_some() {
+            self.last_sent = Instant::now();
+        }
+        frame
+    }
+
+    async fn produce(&mut self) -> Option<Bytes> {
+        loop {
+            if !self.events.is_empty() {
+                for event in self.events.drain(..) {
+                    self.redactor.push(event, &mut self.redacted);
+                }
+                if self.redacted.is_empty() {
+                    continue;
+                }
+                let mut out = String::new();
+                for event in self.redacted.drain(..) {
+                    encode_event(&event, &mut out);
+                }
+                return Some(Bytes::from(out));
+            }
+            if self.asm.is_finished() {
+                self.phase = Phase::Over;
+                self.log();
+                return None;
+            }
+            match &mut self.phase {
+                Phase::Over => return None,
+                Phase::NotStarted => self.send_request(),
+                Phase::Connecting(_) => {
+                    if let Some(keep_alive) = self.connect().await {
+                        return Some(keep_alive);
+                    }
+                }
+                Phase::Streaming { .. } => {
+                    if let Some(keep_alive) = self.read().await {
+                        return Some(keep_alive);
+                    }
+                }
+            }
+        }
+    }
+
+    fn send_request(&mut self) {
+        let config = &self.state.config;
+        let req = providers::build_request(config, &self.state.upstream_base, &self.messages);
+        let mut builder = self.state.http.post(&req.url).json(&req.body);
+        for (name, value) in &req.headers {
+            builder = builder.header(*name, value);
+        }
+        self.phase = Phase::Connecting(Box::pin(builder.send()));
+    }
+
+    /// Waits for the upstream's response headers. A server that loads the model first can take
+    /// minutes to send them, so this too returns keep-alive comments while it waits.
+    async fn connect(&mut self) -> Option<Bytes> {
+        let config = self.state.config.clone();
+        let Phase::Connecting(pending) = &mut self.phase else {
+            return None;
+        };
+        let deadline = self.started + config.first_byte_timeout;
+        let keep_alive_at = self.last_sent + config.keep_alive;
+        let response = match self
+            .waits
+            .race(&mut *pending, deadline, keep_alive_at)
+            .await
+        {
+            Ok(response) => response,
+            Err(why) => {
+                let timeout = wording::no_answer_within(config.first_byte_timeout.as_secs_f64());
+                return self.interrupted(why, (UpstreamFailure::FirstByteTimeout, timeout), false);
+            }
+        };
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => {
+                let (kind, message) =
+                    wording::describe_request_error(&e, &self.state.upstream_base);
+                self.fail_upstream(kind, message, true);
+                return None;
+            }
+        };
+        let status = response.status();
+        if status.is_redirection() {
+            let to = response
+                .headers()
+                .get(http::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(wording::origin_of)
+                .unwrap_or_else(|| "another address".into());
+            let message = wording::redirected(status, &to);
+            self.fail_upstream(UpstreamFailure::Redirect, message, false);
+            return None;
+        }
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let body = read_error_body(response).await;
+            let detail = providers::error_message_from_body(&body);
+            let message = wording::http_status(status, &detail, retry_after.as_deref());
+            let retryable =
+                status.as_u16() == 429 || status.is_server_error() || status.as_u16() == 408;
+            let kind = if status.is_server_error() {
+                UpstreamFailure::Http5xx
+            } else {
+                UpstreamFailure::Http4xx
+            };
+            self.fail_upstream(kind, message, retryable);
+            return None;
+        }
+        self.phase = Phase::Streaming {
+            body: response.bytes_stream().boxed(),
+            parser: providers::parser(&config),
+        };
+        None
+    }
+
+    /// Reads the next upstream chunk into events. Returns a keep-alive comment when the upstream
+    /// has been silent for the keep-alive interval.
+    async fn read(&mut self) -> Option<Bytes> {
+        let config = self.state.config.clone();
+        let started = self.started;
+        let Phase::Streaming { body, parser } = &mut self.phase else {
+            return None;
+        };
+        let deadline = if self.first_byte_seen {
+            self.last_upstream + config.idle_timeout
+        } else {
+            self.started + config.first_byte_timeout
+        };
+        let keep_alive_at = self.last_sent + config.keep_alive;
+        let chunk = match self.waits.race(body.next(), deadline, keep_alive_at).await {
+            Ok(chunk) => chunk,
+            Err(why) => {
+                let timeout = if self.first_byte_seen {
+                    (
+                        UpstreamFailure::IdleTimeout,
+                        wording::silent_for(config.idle_timeout.as_secs_f64()),
+                    )
+                } else {
+                    (
+                        UpstreamFailure::FirstByteTimeout,
+                        wording::no_start_within(config.first_byte_timeout.as_secs_f64()),
+                    )
+                };
+                return self.interrupted(why, timeout, true);
+            }
+        };
+        let now_ms = started.elapsed().as_millis() as u64;
+        match chunk {
+            Some(Ok(bytes)) => {
+                self.first_byte_seen = true;
+                self.last_upstream = Instant::now();
+                parser.feed(&bytes, &mut self.pieces);
+            }
+            Some(Err(e)) => {
+                let message = wording::connection_broke(&e.without_url().to_string());
+                parser.finish(&mut self.pieces);
+                self.apply_pieces(now_ms);
+                self.fail_upstream(UpstreamFailure::ConnectionReset, message, true);
+                return None;
+            }
+            None => {
+                parser.finish(&mut self.pieces);
+                self.apply_pieces(now_ms);
+                if !self.asm.is_finished() {
+                    let before = self.events.len();
+                    self.asm.end_of_stream(now_ms, &mut self.events);
+                    if self.asm.outcome() == Some(Outcome::Error) && self.events.len() > before {
+                        self.state
+                            .metrics
+                            .upstream_error(UpstreamFailure::Truncated);
+                    }
+                }
+                return None;
+            }
+        }
+        self.apply_pieces(now_ms);
+        None
+    }
+
+    fn apply_pieces(&mut self, now_ms: u64) {
+        for piece in self.pieces.drain(..) {
+            match &piece {
+                Piece::Error(Failure { message, .. }) => {
+                    let kind = UpstreamFailure::InStream;
+                    self.state.metrics.upstream_error(kind);
+                    tracing::warn!(kind = kind.name(), detail = %message, "upstream failure");
+                }
+                Piece::TooLong { limit } => {
+                    let kind = UpstreamFailure::LineTooLong;
+                    self.state.metrics.upstream_error(kind);
+                    tracing::warn!(kind = kind.name(), limit = *limit, "upstream failure");
+                }
+                _ => {}
+            }
+            self.asm.push(piece, now_ms, &mut self.events);
+        }
+        if self.asm.capped {
+            self.asm.capped = false;
+            let kind = UpstreamFailure::TurnTooLong;
+            self.state.metrics.upstream_error(kind);
+            tracing::warn!(
+                kind = kind.name(),
+                limit = self.state.config.limits.max_turn_chars,
+                "upstream failure: the turn reached PONDER_MAX_TURN_CHARS; ended as length"
+            );
+        }
+        if self.asm.is_finished() {
+            self.phase = Phase::Over;
+        }
+    }
+
+    /// Ends a wait on the upstream that something else cut short: a keep-alive falls due, or
+    /// the turn fails with `timeout` or because Ponder shuts down (`streaming`: its stream had
+    /// begun).
+    fn interrupted(
+        &mut self,
+        why: Interrupt,
+        timeout: (UpstreamFailure, String),
+        streaming: bool,
+    ) -> Option<Bytes> {
+        match why {
+            Interrupt::KeepAlive => Some(Bytes::from_static(KEEP_ALIVE.as_bytes())),
+            Interrupt::Deadline => {
+                let (kind, message) = timeout;
+                self.fail_upstream(kind, message, true);
+                None
+            }
+            Interrupt::Shutdown => {
+                let message = wording::shutting_down(streaming);
+                self.fail_upstream(UpstreamFailure::Shutdown, message, true);
+                None
+            }
+        }
+    }
+
+    fn fail_upstream(&mut self, kind: UpstreamFailure, message: String, retryable: bool) {
+        self.state.metrics.upstream_error(kind);
+        tracing::warn!(kind = kind.name(), detail = %message, "upstream failure");
+        self.asm.fail(message, retryable, &mut self.events);
+        self.phase = Phase::Over;
+    }
+
+    fn log(&mut self) {
+        if self.logged {
+            return;
+        }
+        self.logged = true;
+        let outcome = self.asm.outcome().unwrap_or(Outcome::ClientClosed);
+        let total_ms = self.now_ms();
+        let ttft_ms = self.asm.first_thinking_ms.or(self.asm.first_answer_ms);
+        self.state.metrics.turn_finished(
+            outcome,
+            self.asm.first_thinking_ms,
+            self.asm.first_answer_ms,
+            Duration::from_millis(total_ms),
+            self.asm.thinking_chars,
+            self.asm.answer_chars,
+        );
+        tracing::info!(
+            model = %self.state.config.model,
+            thinking_chars = self.asm.thinking_chars,
+            answer_chars = self.asm.answer_chars,
+            ttft_ms = ttft_ms.map(|v| v as i64).unwrap_or(-1),
+            total_ms,
+            outcome = outcome.name(),
+            "turn"
+        );
+    }
+}
+
+impl Drop for TurnRun {
+    fn drop(&mut self) {
+        self.log();
+    }
+}
+
+async fn read_error_body(response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    let read = async {
+        while let Some(Ok(chunk)) = stream.next().await {
+            body.extend_from_slice(&chunk);
+            if body.len() > 64 * 1024 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
+    String::from_utf8_lossy(&body).into_owned()
+}
