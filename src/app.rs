@@ -1,20 +1,13 @@
 //! The HTML shell, the root component and its routes.
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, Title};
+use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes, A};
 use leptos_router::StaticSegment;
 
+pub use crate::client::browser::PageSettings;
+use crate::client::browser::{base_path, meta_content, set_not_found};
 use crate::ui::chat_page::ChatPage;
-
-/// What the server tells the page at render time, through `<meta>` tags the client reads once.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PageSettings {
-    /// The path prefix the app is served under ("" or "/ponder").
-    pub base_path: String,
-    /// Seconds the page waits for a first frame before giving up on a turn.
-    pub guard_secs: u64,
-}
 
 /// The document around the app, rendered on the server only.
 pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
@@ -41,50 +34,11 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
     }
 }
 
-use leptos_meta::MetaTags;
-
-fn meta_content(name: &str) -> Option<String> {
-    #[cfg(feature = "hydrate")]
-    {
-        let doc = web_sys::window()?.document()?;
-        doc.query_selector(&format!("meta[name=\"{name}\"]"))
-            .ok()??
-            .get_attribute("content")
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        let _ = name;
-        None
-    }
-}
-
 /// Reads the server's page settings before hydration: server functions are called under the
 /// base path.
 pub fn configure_client() {
     if let Some(base) = meta_content("ponder-base").filter(|b| !b.is_empty()) {
         leptos::server_fn::client::set_server_url(Box::leak(base.into_boxed_str()));
-    }
-}
-
-/// The pre-token guard length the server asked for (120 s unless configured).
-pub fn guard_secs() -> u64 {
-    meta_content("ponder-guard-secs")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(120)
-}
-
-/// The base path the page is served under, the Leptos router's base. The server renders with
-/// the same base as the browser hydrates with, so links match on both sides.
-pub fn base_path() -> String {
-    #[cfg(feature = "ssr")]
-    {
-        use_context::<PageSettings>()
-            .map(|page| page.base_path)
-            .unwrap_or_default()
-    }
-    #[cfg(not(feature = "ssr"))]
-    {
-        meta_content("ponder-base").unwrap_or_default()
     }
 }
 
@@ -104,10 +58,7 @@ pub fn App() -> impl IntoView {
 /// The page for any path that is not the chat.
 #[component]
 fn NotFound() -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    if let Some(opts) = use_context::<leptos_axum::ResponseOptions>() {
-        opts.set_status(http::StatusCode::NOT_FOUND);
-    }
+    set_not_found();
     view! {
         <main class="not-found">
             <h1>"Page not found"</h1>

@@ -13,34 +13,22 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::{Map, Value};
 
+use super::decisions;
 use super::labels;
-use super::persistence::{self, SaveError};
-use super::storage::{self, ConversationRecord, ConversationSummary, MessageRecord};
+use super::local_store::{self, SaveError};
+use super::saved_chat::{self, ConversationRecord, ConversationSummary, MessageRecord};
 use super::thinking_view::ThinkingPref;
-use super::turn_state::{TurnPhase, TurnState};
+use super::turn_state::TurnState;
 use crate::domain::{ChatMessage, Role, TurnEvent};
 use crate::wire::sse::TurnDecoder;
 
-/// Milliseconds on the client's clock (0 on the server, where turns never run).
-pub fn now_ms() -> f64 {
-    #[cfg(feature = "hydrate")]
-    {
-        js_sys::Date::now()
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        0.0
-    }
-}
+pub use super::browser::now_ms;
 
 static COUNTER: AtomicU64 = AtomicU64::new(1);
 
 /// A fresh id for a conversation or message: time, a counter and (in the browser) randomness.
 pub fn new_id() -> String {
-    #[cfg(feature = "hydrate")]
-    let noise = (js_sys::Math::random() * 1e9) as u64;
-    #[cfg(not(feature = "hydrate"))]
-    let noise = 0u64;
+    let noise = super::browser::random_u64();
     format!(
         "{:x}{:x}{:x}",
         now_ms() as u64,
@@ -93,21 +81,52 @@ impl Entry {
     /// The turn shown now (assistant entries only).
     pub fn turn(&self) -> Option<RwSignal<TurnState>> {
         let active = self.active.get();
-        self.versions.with(|v| v.get(active).or(v.last()).copied())
+        self.versions
+            .with(|v| decisions::shown_version(v.len(), active).map(|i| v[i]))
     }
 
     fn turn_untracked(&self) -> Option<RwSignal<TurnState>> {
         let active = self.active.get_untracked();
         self.versions
-            .with_untracked(|v| v.get(active).or(v.last()).copied())
+            .with_untracked(|v| decisions::shown_version(v.len(), active).map(|i| v[i]))
+    }
+}
+
+/// What a notice is about. Notices of one kind are shown once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NoticeKind {
+    /// Browser storage cannot be used at all.
+    Storage,
+    /// A write failed (storage full, or another error).
+    Save,
+    /// Saved data could not be read and was set aside.
+    Corrupt,
+    /// Another tab changed the same chat at the same time.
+    Conflict,
+    /// The chat asked for is no longer saved.
+    Missing,
+    /// The open chat was deleted in another tab.
+    DeletedElsewhere,
+}
+
+impl NoticeKind {
+    /// The name the page carries in `data-kind`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NoticeKind::Storage => "storage",
+            NoticeKind::Save => "save",
+            NoticeKind::Corrupt => "corrupt",
+            NoticeKind::Conflict => "conflict",
+            NoticeKind::Missing => "missing",
+            NoticeKind::DeletedElsewhere => "deleted-elsewhere",
+        }
     }
 }
 
 /// A non-blocking message at the top of the page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
-    /// Notices of one kind are shown once.
-    pub kind: &'static str,
+    pub kind: NoticeKind,
     pub text: String,
 }
 
@@ -235,7 +254,7 @@ impl ChatController {
     // ---------- notices and announcements ----------
 
     /// Shows a notice unless one of its kind is already shown.
-    pub fn notify(&self, kind: &'static str, text: String) {
+    pub fn notify(&self, kind: NoticeKind, text: String) {
         self.notices.update(|n| {
             if !n.iter().any(|x| x.kind == kind) {
                 n.push(Notice { kind, text });
@@ -243,7 +262,7 @@ impl ChatController {
         });
     }
 
-    pub fn dismiss(&self, kind: &'static str) {
+    pub fn dismiss(&self, kind: NoticeKind) {
         self.notices.update(|n| n.retain(|x| x.kind != kind));
     }
 
@@ -257,14 +276,14 @@ impl ChatController {
 
     /// Reads settings and saved chats. Called once, after hydration.
     pub fn load_saved(&self) {
-        if !persistence::available() {
-            self.notify("storage", SaveError::Unavailable.notice());
+        if !local_store::available() {
+            self.notify(NoticeKind::Storage, SaveError::Unavailable.notice());
         }
-        let settings = persistence::load_settings();
+        let settings = local_store::load_settings();
         self.pref.set(settings.thinking);
         self.refresh_list();
         if let Some(id) = settings.last_conversation {
-            if let Some(record) = persistence::load(&id) {
+            if let Some(record) = local_store::load(&id) {
                 self.show(record);
             }
         }
@@ -273,10 +292,10 @@ impl ChatController {
 
     /// Re-reads the list of saved conversations.
     pub fn refresh_list(&self) {
-        let (records, set_aside) = persistence::load_all(now_ms());
+        let (records, set_aside) = local_store::load_all(now_ms());
         if !set_aside.is_empty() {
             self.notify(
-                "corrupt",
+                NoticeKind::Corrupt,
                 format!(
                     "Some saved chat data could not be read, so Ponder started clean. The unreadable data was kept aside under {}.",
                     set_aside.join(", ")
@@ -285,16 +304,16 @@ impl ChatController {
         }
         let mut list: Vec<ConversationSummary> =
             records.iter().map(ConversationRecord::summary).collect();
-        storage::sort_newest_first(&mut list);
+        saved_chat::sort_newest_first(&mut list);
         self.conversations.set(list);
     }
 
     fn remember_current(&self) {
-        let mut settings = persistence::load_settings();
+        let mut settings = local_store::load_settings();
         settings.thinking = self.pref.get_untracked();
         settings.last_conversation = self.meta.with_value(|m| m.stored.then(|| m.id.clone()));
-        if let Err(e) = persistence::save_settings(&settings) {
-            self.notify("save", e.notice());
+        if let Err(e) = local_store::save_settings(&settings) {
+            self.notify(NoticeKind::Save, e.notice());
         }
     }
 
@@ -311,12 +330,12 @@ impl ChatController {
                 .messages
                 .iter()
                 .map(|m| {
-                    let (versions, active) = storage::versions_of(m);
+                    let (versions, active) = saved_chat::versions_of(m);
                     let turns: Vec<RwSignal<TurnState>> = match m.role {
                         Role::User => Vec::new(),
                         Role::Assistant => versions
                             .iter()
-                            .map(|v| RwSignal::new(storage::turn_from_version(v)))
+                            .map(|v| RwSignal::new(saved_chat::turn_from_version(v)))
                             .collect(),
                     };
                     Entry {
@@ -359,14 +378,14 @@ impl ChatController {
             return;
         }
         self.stop();
-        match persistence::load(id) {
+        match local_store::load(id) {
             Some(record) => {
                 self.show(record);
                 self.remember_current();
             }
             None => {
                 self.notify(
-                    "missing",
+                    NoticeKind::Missing,
                     "That chat is no longer saved (deleted in another tab?).".into(),
                 );
                 self.refresh_list();
@@ -401,18 +420,18 @@ impl ChatController {
             self.title.set(title.clone());
             self.meta.update_value(|m| m.title = title);
             self.save();
-        } else if let Some(mut record) = persistence::load(id) {
+        } else if let Some(mut record) = local_store::load(id) {
             record.title = title;
             record.rev += 1;
-            if let Err(e) = persistence::save(&record) {
-                self.notify("save", e.notice());
+            if let Err(e) = local_store::save(&record) {
+                self.notify(NoticeKind::Save, e.notice());
             }
         }
         self.refresh_list();
     }
 
     pub fn delete(&self, id: &str) {
-        persistence::remove(id);
+        local_store::remove(id);
         if id == self.conversation_id.get_untracked() {
             self.new_chat();
         }
@@ -423,16 +442,16 @@ impl ChatController {
     /// conversation when nothing runs here.
     pub fn on_storage_changed(&self, key: Option<String>) {
         self.refresh_list();
-        let current = storage::key_for(&self.conversation_id.get_untracked());
+        let current = saved_chat::key_for(&self.conversation_id.get_untracked());
         if key.as_deref() != Some(current.as_str()) || self.is_running() {
             return;
         }
         let id = self.conversation_id.get_untracked();
-        match persistence::load(&id) {
+        match local_store::load(&id) {
             Some(record) if record.rev > self.meta.with_value(|m| m.rev) => self.show(record),
             None if self.meta.with_value(|m| m.stored) => {
                 self.notify(
-                    "deleted-elsewhere",
+                    NoticeKind::DeletedElsewhere,
                     "This chat was deleted in another tab; it is still here until you leave it."
                         .into(),
                 );
@@ -466,10 +485,12 @@ impl ChatController {
                     Role::Assistant => {
                         let versions = e.versions.with_untracked(|v| {
                             v.iter()
-                                .map(|t| t.with_untracked(|t| storage::version_from_turn(t, now)))
+                                .map(|t| {
+                                    t.with_untracked(|t| saved_chat::version_from_turn(t, now))
+                                })
                                 .collect()
                         });
-                        let mut m = storage::assistant_record(
+                        let mut m = saved_chat::assistant_record(
                             e.id.clone(),
                             e.created_at,
                             versions,
@@ -501,43 +522,41 @@ impl ChatController {
         let now = now_ms();
         self.save_state.update_value(|s| s.last_at = now);
         let mut record = self.record(now);
-        let stored_rev = persistence::load(&record.id).map(|r| r.rev);
-        if let Some(theirs) = stored_rev.filter(|&r| r > record.rev) {
-            let _ = theirs;
-            record.id = new_id();
-            record.title = format!("{} (copy)", record.title);
-            record.rev = 0;
-            self.meta.update_value(|m| {
-                m.id = record.id.clone();
-                m.title = record.title.clone();
-                m.rev = 0;
-            });
-            self.conversation_id.set(record.id.clone());
-            self.title.set(record.title.clone());
-            self.notify(
-                "conflict",
-                "This chat was changed in another tab at the same time; your version was saved as a copy.".into(),
-            );
+        let stored_rev = local_store::load(&record.id).map(|r| r.rev);
+        match decisions::save_plan(stored_rev, record.rev) {
+            decisions::SavePlan::Write { rev } => record.rev = rev,
+            decisions::SavePlan::KeepAsCopy => {
+                record = decisions::as_copy(record, new_id());
+                self.meta.update_value(|m| {
+                    m.id = record.id.clone();
+                    m.title = record.title.clone();
+                });
+                self.conversation_id.set(record.id.clone());
+                self.title.set(record.title.clone());
+                self.notify(
+                    NoticeKind::Conflict,
+                    "This chat was changed in another tab at the same time; your version was saved as a copy.".into(),
+                );
+            }
         }
-        record.rev += 1;
-        match persistence::save(&record) {
+        match local_store::save(&record) {
             Ok(()) => {
                 let first = !self.meta.with_value(|m| m.stored);
                 self.meta.update_value(|m| {
                     m.rev = record.rev;
                     m.stored = true;
                 });
-                self.dismiss("save");
+                self.dismiss(NoticeKind::Save);
                 if first {
                     self.remember_current();
                 }
                 self.conversations.update(|list| {
                     list.retain(|c| c.id != record.id);
                     list.push(record.summary());
-                    storage::sort_newest_first(list);
+                    saved_chat::sort_newest_first(list);
                 });
             }
-            Err(e) => self.notify("save", e.notice()),
+            Err(e) => self.notify(NoticeKind::Save, e.notice()),
         }
     }
 
@@ -552,36 +571,28 @@ impl ChatController {
 
     // ---------- turns ----------
 
-    /// The history sent upstream for the entries before `upto`: user texts and finished
-    /// answers, thinking excluded; consecutive user messages are joined.
+    /// The history sent upstream for `entries` (see [`decisions::history`]).
     fn history(entries: &[Entry]) -> Vec<ChatMessage> {
-        let mut out: Vec<ChatMessage> = Vec::new();
-        for e in entries {
-            let message = match e.role {
-                Role::User => ChatMessage::user(e.text.clone()),
-                Role::Assistant => {
-                    let Some(turn) = e.turn_untracked() else {
-                        continue;
-                    };
-                    let answer = turn.with_untracked(|t| {
-                        matches!(t.phase, TurnPhase::Done | TurnPhase::Stopped)
-                            .then(|| t.answer.clone())
-                    });
-                    match answer.filter(|a| !a.trim().is_empty()) {
-                        Some(a) => ChatMessage::assistant(a),
-                        None => continue,
-                    }
-                }
-            };
-            match out.last_mut() {
-                Some(last) if last.role == message.role => {
-                    last.content.push_str("\n\n");
-                    last.content.push_str(&message.content);
-                }
-                _ => out.push(message),
-            }
-        }
-        out
+        let turns: Vec<Option<TurnState>> = entries
+            .iter()
+            .map(|e| match e.role {
+                Role::User => None,
+                Role::Assistant => e.turn_untracked().map(|t| t.get_untracked()),
+            })
+            .collect();
+        decisions::history(
+            entries
+                .iter()
+                .zip(&turns)
+                .map(|(e, turn)| match (e.role, turn) {
+                    (Role::User, _) => decisions::Said::User(&e.text),
+                    (Role::Assistant, Some(t)) => decisions::Said::Assistant {
+                        phase: t.phase,
+                        answer: &t.answer,
+                    },
+                    (Role::Assistant, None) => decisions::Said::Nothing,
+                }),
+        )
     }
 
     /// Sends the draft (or `text`) as a user message and streams the assistant's turn. While
@@ -597,7 +608,8 @@ impl ChatController {
         let mut messages = Vec::new();
         let editing = self.editing.get_untracked();
         self.entries.update(|entries| {
-            if let Some(pos) = editing.and_then(|id| entries.iter().position(|e| e.id == id)) {
+            let ids = entries.iter().map(|e| e.id.as_str());
+            if let Some(pos) = decisions::cut_for_edit(ids, editing.as_deref()) {
                 entries.truncate(pos);
             }
             entries.push(user);
@@ -606,7 +618,7 @@ impl ChatController {
         });
         self.editing.set(None);
         if self.title.get_untracked().is_empty() {
-            let title = storage::title_from(&text);
+            let title = saved_chat::title_from(&text);
             self.title.set(title.clone());
             self.meta.update_value(|m| {
                 m.title = title;
@@ -636,10 +648,15 @@ impl ChatController {
         let messages = self.history_before(&entry.id);
         let turn = self.turn_signal(TurnState::started(now_ms()));
         let active = entry.active.get_untracked();
-        entry.versions.update(|v| match v.get_mut(active) {
-            Some(slot) => *slot = turn,
-            None => v.push(turn),
-        });
+        entry
+            .versions
+            .update(|v| match decisions::retry_slot(v.len(), active) {
+                decisions::Slot::Replace(i) => v[i] = turn,
+                decisions::Slot::Push(i) => {
+                    v.push(turn);
+                    entry.active.set(i);
+                }
+            });
         self.start(messages, turn);
     }
 
@@ -650,16 +667,17 @@ impl ChatController {
         }
         let messages = self.history_before(&entry.id);
         let turn = self.turn_signal(TurnState::started(now_ms()));
+        let slot = decisions::regenerate_slot(entry.versions.with_untracked(Vec::len));
         entry.versions.update(|v| v.push(turn));
-        entry
-            .active
-            .set(entry.versions.with_untracked(Vec::len) - 1);
+        let (decisions::Slot::Push(shown) | decisions::Slot::Replace(shown)) = slot;
+        entry.active.set(shown);
         self.start(messages, turn);
     }
 
     /// Shows another version of an assistant answer.
     pub fn show_version(&self, entry: &Entry, index: usize) {
-        if index < entry.versions.with_untracked(Vec::len) && !self.is_running() {
+        let count = entry.versions.with_untracked(Vec::len);
+        if let Some(index) = decisions::switch_version(count, index, self.is_running()) {
             entry.active.set(index);
             self.save();
         }
@@ -685,34 +703,14 @@ impl ChatController {
             return;
         }
         let now = now_ms();
-        let mut record = self.record(now);
-        if let Some(pos) = record.messages.iter().position(|m| m.id == entry.id) {
-            record.messages.truncate(pos + 1);
-        }
-        let title = format!(
-            "{} (branch)",
-            if record.title.is_empty() {
-                "Chat"
-            } else {
-                record.title.as_str()
-            }
-        );
-        let branched = ConversationRecord {
-            id: new_id(),
-            title,
-            created_at: now,
-            updated_at: now,
-            rev: 1,
-            messages: record.messages,
-            extra: Map::new(),
-        };
-        match persistence::save(&branched) {
+        let branched = decisions::branch(&self.record(now), &entry.id, new_id(), now);
+        match local_store::save(&branched) {
             Ok(()) => {
                 self.refresh_list();
                 self.show(branched);
                 self.remember_current();
             }
-            Err(e) => self.notify("save", e.notice()),
+            Err(e) => self.notify(NoticeKind::Save, e.notice()),
         }
     }
 

@@ -1,9 +1,17 @@
-//! Client state: the pure turn reducer, the labels it derives, and the controller that binds
-//! the chat server function to signals. Compiled on both sides; browser APIs only in effects.
+//! Client state, compiled on both sides:
+//! - [`turn_state`]: the pure turn reducer; [`labels`] what a block says and announces;
+//!   [`thinking_view`] when a block opens or closes by itself.
+//! - [`decisions`]: the controller's pure rules (the history sent, the save-conflict rule,
+//!   versions, edit, branch, regenerate), tested natively.
+//! - [`saved_chat`]: the saved-chat format; [`local_store`] its localStorage shell.
+//! - [`controller`]: binds the server function, the reducer and storage to signals.
+//! - [`browser`]: the one place the browser and server builds differ (DOM, clock, request).
 
+pub mod browser;
 pub mod controller;
+pub mod decisions;
 pub mod labels;
-pub mod persistence;
-pub mod storage;
+pub mod local_store;
+pub mod saved_chat;
 pub mod thinking_view;
 pub mod turn_state;

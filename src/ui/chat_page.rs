@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use super::clock::Clock;
 use super::composer::Composer;
 use super::conversation::Conversation;
 use super::menus::{ExpandAll, ExportMenu, SettingsMenu};
@@ -10,10 +11,9 @@ use super::notices::Notices;
 use super::sidebar::Sidebar;
 use crate::client::controller::{now_ms, ChatController};
 
-/// A clock that ticks every second while the page is open, for live elapsed times.
-#[derive(Clone, Copy)]
-pub struct Clock(pub RwSignal<f64>);
-
+/// The whole chat: it owns the page's controller and clock, reads saved chats once hydrated,
+/// and lays out the conversation list, the top bar, notices, the conversation, the status
+/// region and the composer.
 #[component]
 pub fn ChatPage() -> impl IntoView {
     let chat = ChatController::new();
@@ -24,7 +24,7 @@ pub fn ChatPage() -> impl IntoView {
     let drawer = RwSignal::new(false);
 
     Effect::new(move |_| {
-        chat.guard_secs.set(crate::app::guard_secs());
+        chat.guard_secs.set(crate::client::browser::guard_secs());
         clock.0.set(now_ms());
         let ticker = set_interval_with_handle(
             move || clock.0.set(now_ms()),

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::dom;
 use crate::client::controller::{now_ms, ChatController};
-use crate::client::storage;
+use crate::client::saved_chat;
 use crate::client::thinking_view::ThinkingPref;
 
 /// The reader's thinking preference, kept in localStorage.
@@ -66,13 +66,13 @@ pub fn ExportMenu() -> impl IntoView {
             dom::download(
                 &format!("{base}.json"),
                 "application/json",
-                &storage::export_json(&record, with_thinking.get_untracked()),
+                &saved_chat::export_json(&record, with_thinking.get_untracked()),
             );
         } else {
             dom::download(
                 &format!("{base}.md"),
                 "text/markdown",
-                &storage::export_markdown(&record, with_thinking.get_untracked()),
+                &saved_chat::export_markdown(&record, with_thinking.get_untracked()),
             );
         }
     };

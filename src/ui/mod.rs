@@ -2,6 +2,7 @@
 //! beyond what the DOM needs (focus, scrolling, open/closed, clipboard, downloads).
 
 pub mod chat_page;
+pub mod clock;
 pub mod composer;
 pub mod conversation;
 pub mod dom;

@@ -10,7 +10,7 @@ pub fn Notices() -> impl IntoView {
     view! {
         <div class="notices" role="region" aria-label="Notices">
             <For each=move || chat.notices.get() key=|n| n.kind let:notice>
-                <div class="notice" role="status" data-kind=notice.kind>
+                <div class="notice" role="status" data-kind=notice.kind.name()>
                     <p>{notice.text.clone()}</p>
                     <button type="button" class="action" aria-label="Dismiss notice" on:click=move |_| chat.dismiss(notice.kind)>
                         "Dismiss"

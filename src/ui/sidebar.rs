@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::client::controller::ChatController;
-use crate::client::storage::ConversationSummary;
+use crate::client::saved_chat::ConversationSummary;
 
 #[component]
 pub fn Sidebar(open: RwSignal<bool>) -> impl IntoView {

@@ -4,7 +4,7 @@
 use leptos::html::{Details, Div};
 use leptos::prelude::*;
 
-use super::chat_page::Clock;
+use super::clock::Clock;
 use super::markdown_view::MarkdownView;
 use crate::client::controller::ChatController;
 use crate::client::labels;

@@ -170,9 +170,16 @@ pub struct SseFrame {
 #[derive(Debug, Default)]
 pub struct SseDecoder {
     lines: LineDecoder,
+    frame: PendingFrame,
+}
+
+/// The frame being read: its fields so far, and whether it outgrew the limit.
+#[derive(Debug, Default)]
+struct PendingFrame {
     event: Option<String>,
     data: String,
     has_data: bool,
+    too_long: bool,
 }
 
 impl SseDecoder {
@@ -188,21 +195,21 @@ impl SseDecoder {
         }
     }
 
-    /// Feeds a chunk and appends every frame it completes to `out`.
+    /// Feeds a chunk and appends every frame it completes to `out`. A frame whose data
+    /// outgrows the limit is never dispatched, and the decoder stops.
     pub fn push(&mut self, chunk: &[u8], out: &mut Vec<SseFrame>) -> Result<(), TooLong> {
         let limit = self.lines.limit();
-        let Self {
-            lines,
-            event,
-            data,
-            has_data,
-        } = self;
-        lines.push(chunk, |line| {
-            Self::on_line(line, event, data, has_data, out)
-        })?;
-        if data.len() > limit {
-            *data = String::new();
-            *has_data = false;
+        if self.frame.too_long {
+            return Err(TooLong { limit });
+        }
+        let frame = &mut self.frame;
+        self.lines
+            .push(chunk, |line| frame.on_line(line, limit, out))?;
+        if self.frame.too_long {
+            self.frame = PendingFrame {
+                too_long: true,
+                ..PendingFrame::default()
+            };
             return Err(TooLong { limit });
         }
         Ok(())
@@ -211,37 +218,32 @@ impl SseDecoder {
     /// Ends the input. A frame not followed by a blank line is still dispatched: some servers
     /// close the body right after their last `data:` line.
     pub fn finish(&mut self, out: &mut Vec<SseFrame>) {
-        let Self {
-            lines,
-            event,
-            data,
-            has_data,
-        } = self;
-        lines.finish(|line| Self::on_line(line, event, data, has_data, out));
-        Self::on_line(b"", event, data, has_data, out);
+        let limit = self.lines.limit();
+        let frame = &mut self.frame;
+        self.lines.finish(|line| frame.on_line(line, limit, out));
+        self.frame.on_line(b"", limit, out);
     }
 
     /// Bytes held while waiting for the end of a line.
     pub fn buffered(&self) -> usize {
-        self.lines.buffered() + self.data.len()
+        self.lines.buffered() + self.frame.data.len()
     }
+}
 
-    fn on_line(
-        line: &[u8],
-        event: &mut Option<String>,
-        data: &mut String,
-        has_data: &mut bool,
-        out: &mut Vec<SseFrame>,
-    ) {
+impl PendingFrame {
+    fn on_line(&mut self, line: &[u8], limit: usize, out: &mut Vec<SseFrame>) {
+        if self.too_long {
+            return;
+        }
         if line.is_empty() {
-            if *has_data {
+            if self.has_data {
                 out.push(SseFrame {
-                    event: event.take(),
-                    data: std::mem::take(data),
+                    event: self.event.take(),
+                    data: std::mem::take(&mut self.data),
                 });
             }
-            *event = None;
-            *has_data = false;
+            self.event = None;
+            self.has_data = false;
             return;
         }
         if line[0] == b':' {
@@ -256,13 +258,17 @@ impl SseDecoder {
         };
         match field {
             b"data" => {
-                if *has_data {
-                    data.push('\n');
+                if self.has_data {
+                    self.data.push('\n');
                 }
-                data.push_str(&String::from_utf8_lossy(value));
-                *has_data = true;
+                self.data.push_str(&String::from_utf8_lossy(value));
+                self.has_data = true;
+                if self.data.len() > limit {
+                    self.data = String::new();
+                    self.too_long = true;
+                }
             }
-            b"event" => *event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
             _ => {}
         }
     }
@@ -371,6 +377,24 @@ mod tests {
         assert!(dec.push(b"123456789\n", |_| {}).is_err());
         let mut dec = LineDecoder::with_limit(8);
         assert!(dec.push(b"12345678\n", |_| {}).is_ok());
+    }
+
+    #[test]
+    fn a_frame_over_the_limit_in_one_chunk_is_never_dispatched() {
+        let mut dec = SseDecoder::with_limit(16);
+        let mut out = Vec::new();
+        let result = dec.push(
+            b"data: 0123456789\ndata: 0123456789\n\ndata: x\n\n",
+            &mut out,
+        );
+        assert_eq!(result, Err(TooLong { limit: 16 }));
+        assert!(out.is_empty(), "{out:?}");
+        // Replacement characters count: invalid bytes grow three times when decoded.
+        let mut dec = SseDecoder::with_limit(16);
+        assert!(dec
+            .push(b"data: \xff\xff\xff\xff\xff\xff\n\n", &mut out)
+            .is_err());
+        assert!(out.is_empty());
     }
 
     #[test]

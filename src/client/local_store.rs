@@ -1,4 +1,4 @@
-//! localStorage, through gloo-storage: the browser side of [`super::storage`].
+//! localStorage, through gloo-storage: the browser side of [`super::saved_chat`].
 //!
 //! Called only from effects and event handlers, so only after hydration. Every failure is a
 //! value: a full or disabled storage must never stop the chat.
@@ -6,7 +6,7 @@
 use gloo_storage::errors::StorageError;
 use gloo_storage::{LocalStorage, Storage};
 
-use super::storage::{
+use super::saved_chat::{
     self, ConversationRecord, Settings, BACKUP_PREFIX, CHAT_PREFIX, SETTINGS_KEY,
 };
 
@@ -72,8 +72,8 @@ pub fn load_all(now: f64) -> (Vec<ConversationRecord>, Vec<String>) {
         let Ok(Some(value)) = raw.get_item(&key) else {
             continue;
         };
-        match storage::parse_conversation(&value) {
-            Ok(record) if storage::key_for(&record.id) == key => records.push(record),
+        match saved_chat::parse_conversation(&value) {
+            Ok(record) if saved_chat::key_for(&record.id) == key => records.push(record),
             _ => {
                 let backup = format!("{BACKUP_PREFIX}{key}.{}", now as u64);
                 let _ = raw.set_item(&backup, &value);
@@ -91,10 +91,10 @@ pub fn load(id: &str) -> Option<ConversationRecord> {
         return None;
     }
     let value = LocalStorage::raw()
-        .get_item(&storage::key_for(id))
+        .get_item(&saved_chat::key_for(id))
         .ok()
         .flatten()?;
-    storage::parse_conversation(&value).ok()
+    saved_chat::parse_conversation(&value).ok()
 }
 
 /// Writes a conversation whole.
@@ -107,7 +107,7 @@ pub fn save(record: &ConversationRecord) -> Result<(), SaveError> {
 
 pub fn remove(id: &str) {
     if available() {
-        LocalStorage::delete(storage::key_for(id));
+        LocalStorage::delete(saved_chat::key_for(id));
     }
 }
 

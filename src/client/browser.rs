@@ -1,0 +1,86 @@
+//! What the page asks of the world around it, and the one place where the two builds differ:
+//! in the browser (`hydrate`) the DOM, the clock and randomness; when rendered on the server
+//! (`ssr`), the request being answered. Everything else in `client/` and `ui/` is the same code
+//! on both sides.
+
+#[cfg(feature = "ssr")]
+use leptos::prelude::use_context;
+
+/// What the server tells the page at render time, through `<meta>` tags the client reads once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageSettings {
+    /// The path prefix the app is served under ("" or "/ponder").
+    pub base_path: String,
+    /// Seconds the page waits for a first frame before giving up on a turn.
+    pub guard_secs: u64,
+}
+
+/// The `content` of the page's `<meta name=…>` tag (none while rendering on the server).
+pub fn meta_content(name: &str) -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        let doc = web_sys::window()?.document()?;
+        doc.query_selector(&format!("meta[name=\"{name}\"]"))
+            .ok()??
+            .get_attribute("content")
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = name;
+        None
+    }
+}
+
+/// Milliseconds on the client's clock (0 on the server, where turns never run).
+pub fn now_ms() -> f64 {
+    #[cfg(feature = "hydrate")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        0.0
+    }
+}
+
+/// Random bits for fresh ids (0 on the server, which makes none that last).
+pub fn random_u64() -> u64 {
+    #[cfg(feature = "hydrate")]
+    {
+        (js_sys::Math::random() * 1e9) as u64
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        0
+    }
+}
+
+/// The base path the page is served under, the Leptos router's base. The server renders with
+/// the same base as the browser hydrates with, so links match on both sides.
+pub fn base_path() -> String {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<PageSettings>()
+            .map(|page| page.base_path)
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        meta_content("ponder-base").unwrap_or_default()
+    }
+}
+
+/// The pre-token guard length the server asked for (120 s unless configured).
+pub fn guard_secs() -> u64 {
+    meta_content("ponder-guard-secs")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120)
+}
+
+/// Marks the response being rendered as 404 (a no-op in the browser).
+pub fn set_not_found() {
+    #[cfg(feature = "ssr")]
+    if let Some(opts) = use_context::<leptos_axum::ResponseOptions>() {
+        opts.set_status(http::StatusCode::NOT_FOUND);
+    }
+}

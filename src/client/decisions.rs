@@ -1,0 +1,298 @@
+//! The controller's decisions as plain functions over plain data: what history a turn sends,
+//! what a save does when another tab wrote the same chat, which version is shown, where an edit
+//! cuts the conversation, what retry and regenerate do to the versions, and what a branch
+//! holds. The controller only reads its signals into these and writes the results back.
+
+use super::saved_chat::ConversationRecord;
+use super::turn_state::TurnPhase;
+use crate::domain::{ChatMessage, Role};
+
+/// One message of the conversation as the history sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Said<'a> {
+    /// What the reader wrote.
+    User(&'a str),
+    /// The shown version of an assistant message: how it ended and its answer.
+    Assistant { phase: TurnPhase, answer: &'a str },
+    /// An assistant message without any version.
+    Nothing,
+}
+
+/// The history sent upstream: the reader's texts and the finished answers (done, or stopped
+/// with some text), thinking excluded. A failed or empty answer is left out, and messages of one
+/// role that end up next to each other are joined by a blank line, since providers want turns
+/// to alternate.
+pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::new();
+    for s in said {
+        let message = match s {
+            Said::User(text) => ChatMessage::user(text),
+            Said::Assistant { phase, answer }
+                if matches!(phase, TurnPhase::Done | TurnPhase::Stopped)
+                    && !answer.trim().is_empty() =>
+            {
+                ChatMessage::assistant(answer)
+            }
+            Said::Assistant { .. } | Said::Nothing => continue,
+        };
+        match out.last_mut() {
+            Some(last) if last.role == message.role => {
+                last.content.push_str("\n\n");
+                last.content.push_str(&message.content);
+            }
+            _ => out.push(message),
+        }
+    }
+    out
+}
+
+/// What a save does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SavePlan {
+    /// Write over the stored record, as revision `rev`.
+    Write { rev: u64 },
+    /// Another tab wrote a newer revision since this tab last did: keep theirs and save this
+    /// tab's version as a copy.
+    KeepAsCopy,
+}
+
+/// The revision rule: `stored` is the revision in storage now (none if the chat is not
+/// stored), `ours` the one this tab last read or wrote.
+pub fn save_plan(stored: Option<u64>, ours: u64) -> SavePlan {
+    match stored {
+        Some(theirs) if theirs > ours => SavePlan::KeepAsCopy,
+        _ => SavePlan::Write { rev: ours + 1 },
+    }
+}
+
+/// This tab's version of a chat, saved beside another tab's newer one: a new id, the title
+/// marked as a copy, counting revisions afresh.
+pub fn as_copy(mut record: ConversationRecord, new_id: String) -> ConversationRecord {
+    record.id = new_id;
+    record.title = format!("{} (copy)", record.title);
+    record.rev = 1;
+    record
+}
+
+/// The version shown of an answer with `count` versions when `active` was chosen: the chosen
+/// one, or the latest when the choice is out of range; none without versions.
+pub fn shown_version(count: usize, active: usize) -> Option<usize> {
+    if active < count {
+        Some(active)
+    } else {
+        count.checked_sub(1)
+    }
+}
+
+/// The version to switch to when the reader asks for `requested`: only an existing one, and
+/// not while a turn runs (its version must stay in view).
+pub fn switch_version(count: usize, requested: usize, running: bool) -> Option<usize> {
+    (requested < count && !running).then_some(requested)
+}
+
+/// Where sending cuts the conversation: at the message being edited (it and everything after
+/// it are replaced), or nowhere.
+pub fn cut_for_edit<'a>(
+    ids: impl IntoIterator<Item = &'a str>,
+    editing: Option<&str>,
+) -> Option<usize> {
+    let editing = editing?;
+    ids.into_iter().position(|id| id == editing)
+}
+
+/// Where a new version goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// In place of the version at this index.
+    Replace(usize),
+    /// After the last one, as the version at this index.
+    Push(usize),
+}
+
+/// Retry runs the failed turn again in place of the version shown.
+pub fn retry_slot(count: usize, active: usize) -> Slot {
+    match shown_version(count, active) {
+        Some(i) if i == active => Slot::Replace(i),
+        _ => Slot::Push(count),
+    }
+}
+
+/// Regenerate keeps every version and shows the new one.
+pub fn regenerate_slot(count: usize) -> Slot {
+    Slot::Push(count)
+}
+
+/// A new conversation with the history up to and including `message_id` (all of it if the
+/// message is not there), titled as a branch of `record`.
+pub fn branch(
+    record: &ConversationRecord,
+    message_id: &str,
+    new_id: String,
+    now: f64,
+) -> ConversationRecord {
+    let mut messages = record.messages.clone();
+    if let Some(pos) = messages.iter().position(|m| m.id == message_id) {
+        messages.truncate(pos + 1);
+    }
+    let title = if record.title.is_empty() {
+        "Chat"
+    } else {
+        record.title.as_str()
+    };
+    ConversationRecord {
+        id: new_id,
+        title: format!("{title} (branch)"),
+        created_at: now,
+        updated_at: now,
+        rev: 1,
+        messages,
+        extra: serde_json::Map::new(),
+    }
+}
+
+/// True when the message list could be sent at all: it must end with the reader's message.
+pub fn ends_with_user(history: &[ChatMessage]) -> bool {
+    history.last().is_some_and(|m| m.role == Role::User)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::saved_chat::MessageRecord;
+
+    fn answer(phase: TurnPhase, text: &str) -> Said<'_> {
+        Said::Assistant {
+            phase,
+            answer: text,
+        }
+    }
+
+    #[test]
+    fn history_holds_finished_answers_only_and_alternates() {
+        let h = history([
+            Said::User("hi"),
+            answer(TurnPhase::Done, "hello"),
+            Said::User("and?"),
+            answer(TurnPhase::Error, "partial"),
+            Said::User("again"),
+            answer(TurnPhase::Stopped, "half"),
+            Said::User("ok"),
+            answer(TurnPhase::Done, "   "),
+            Said::Nothing,
+            Said::User("last"),
+        ]);
+        assert_eq!(
+            h,
+            [
+                ChatMessage::user("hi"),
+                ChatMessage::assistant("hello"),
+                ChatMessage::user("and?\n\nagain"),
+                ChatMessage::assistant("half"),
+                ChatMessage::user("ok\n\nlast"),
+            ]
+        );
+        assert!(ends_with_user(&h));
+        assert!(!ends_with_user(&[]));
+    }
+
+    #[test]
+    fn history_never_carries_a_streaming_answer() {
+        let h = history([
+            Said::User("q"),
+            answer(TurnPhase::Streaming, "so far"),
+            Said::User("next"),
+        ]);
+        assert_eq!(h, [ChatMessage::user("q\n\nnext")]);
+    }
+
+    #[test]
+    fn a_newer_revision_elsewhere_is_never_overwritten() {
+        assert_eq!(save_plan(None, 0), SavePlan::Write { rev: 1 });
+        assert_eq!(save_plan(Some(3), 3), SavePlan::Write { rev: 4 });
+        assert_eq!(save_plan(Some(2), 5), SavePlan::Write { rev: 6 });
+        assert_eq!(save_plan(Some(4), 3), SavePlan::KeepAsCopy);
+    }
+
+    fn record(ids: &[&str]) -> ConversationRecord {
+        ConversationRecord {
+            id: "c1".into(),
+            title: "Sky".into(),
+            created_at: 1.0,
+            updated_at: 2.0,
+            rev: 7,
+            messages: ids
+                .iter()
+                .map(|id| MessageRecord {
+                    id: id.to_string(),
+                    role: Role::User,
+                    content: format!("text {id}"),
+                    created_at: 0.0,
+                    thinking: None,
+                    status: None,
+                    error: None,
+                    versions: Vec::new(),
+                    active_version: None,
+                    extra: serde_json::Map::new(),
+                })
+                .collect(),
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    #[test]
+    fn a_copy_keeps_every_message_under_a_new_id() {
+        let original = record(&["a", "b"]);
+        let copy = as_copy(original.clone(), "c2".into());
+        assert_eq!(copy.id, "c2");
+        assert_eq!(copy.title, "Sky (copy)");
+        assert_eq!(copy.rev, 1);
+        assert_eq!(copy.messages, original.messages);
+    }
+
+    #[test]
+    fn exactly_one_version_is_shown_and_switching_needs_one_that_exists() {
+        assert_eq!(shown_version(0, 0), None);
+        assert_eq!(shown_version(3, 1), Some(1));
+        assert_eq!(shown_version(3, 9), Some(2));
+        assert_eq!(switch_version(3, 2, false), Some(2));
+        assert_eq!(switch_version(3, 3, false), None);
+        assert_eq!(switch_version(3, 0, true), None, "not while a turn runs");
+    }
+
+    #[test]
+    fn retry_replaces_the_shown_version_and_regenerate_adds_one() {
+        assert_eq!(retry_slot(2, 1), Slot::Replace(1));
+        assert_eq!(retry_slot(2, 0), Slot::Replace(0));
+        assert_eq!(retry_slot(0, 0), Slot::Push(0));
+        assert_eq!(retry_slot(2, 5), Slot::Push(2));
+        assert_eq!(regenerate_slot(2), Slot::Push(2));
+    }
+
+    #[test]
+    fn an_edit_cuts_at_the_edited_message() {
+        let ids = ["u1", "a1", "u2", "a2"];
+        assert_eq!(cut_for_edit(ids, Some("u2")), Some(2));
+        assert_eq!(cut_for_edit(ids, Some("gone")), None);
+        assert_eq!(cut_for_edit(ids, None), None);
+    }
+
+    #[test]
+    fn a_branch_holds_the_history_up_to_its_message() {
+        let r = record(&["u1", "a1", "u2", "a2"]);
+        let b = branch(&r, "a1", "b1".into(), 9.0);
+        assert_eq!(b.id, "b1");
+        assert_eq!(b.title, "Sky (branch)");
+        let ids: Vec<&str> = b.messages.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["u1", "a1"]);
+        assert_eq!((b.created_at, b.rev), (9.0, 1));
+        let untitled = ConversationRecord {
+            title: String::new(),
+            ..r.clone()
+        };
+        assert_eq!(
+            branch(&untitled, "x", "b2".into(), 0.0).title,
+            "Chat (branch)"
+        );
+        assert_eq!(branch(&r, "missing", "b3".into(), 0.0).messages.len(), 4);
+    }
+}
