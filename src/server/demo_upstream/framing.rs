@@ -7,7 +7,8 @@ use std::time::Duration;
 use axum::body::Bytes;
 use serde_json::{json, Value};
 
-use super::{tokens, Emit, Script, Step};
+use super::pacer::Emit;
+use super::scenarios::{tokens, Script, Step};
 use crate::server::config::ProviderKind;
 
 /// Stands for raw bytes in a rendered chunk, replaced after rendering (invalid UTF-8 cannot
@@ -628,5 +629,148 @@ impl Framing for Ollama {
             json!({"role": "assistant", "content": ""}),
             Some((finish, counts)),
         ));
+    }
+}
+
+/// Renders a script as an OpenAI Chat Completions stream.
+pub fn render_openai(script: &Script) -> Vec<Emit> {
+    render(ProviderKind::OpenAi, script, true)
+}
+
+/// Splits a chunk holding a multi-byte character into two writes in the middle of it.
+pub fn split_multibyte(emits: Vec<Emit>) -> Vec<Emit> {
+    let mut out = Vec::new();
+    for emit in emits {
+        match emit {
+            Emit::Chunk(bytes) => match bytes.iter().position(|b| *b >= 0xC0) {
+                Some(at) => {
+                    out.push(Emit::Chunk(bytes.slice(..at + 1)));
+                    out.push(Emit::Chunk(bytes.slice(at + 1..)));
+                }
+                None => out.push(Emit::Chunk(bytes)),
+            },
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::demo_upstream::scenarios::{script, ANSWER, THINKING};
+    use crate::server::providers::{parser_for, Piece};
+
+    #[test]
+    fn openai_rendering_ends_with_finish_usage_and_done() {
+        let emits = render_openai(&script("hi"));
+        let Some(Emit::Chunk(last)) = emits.last() else {
+            panic!("no chunk")
+        };
+        let last = String::from_utf8(last.to_vec()).unwrap();
+        assert!(last.contains("\"usage\"") && last.ends_with("data: [DONE]\n\n"));
+    }
+
+    #[test]
+    fn splitting_really_cuts_inside_a_character() {
+        let emits = split_multibyte(vec![Emit::Chunk(Bytes::from("é"))]);
+        assert_eq!(emits.len(), 2);
+        let Emit::Chunk(first) = &emits[0] else {
+            panic!()
+        };
+        assert!(std::str::from_utf8(first).is_err());
+    }
+
+    /// What a provider's parser reads back from a rendering: reasoning, answer, and whether it
+    /// ended properly.
+    fn read_back(provider: ProviderKind, emits: &[Emit]) -> (String, String, bool) {
+        let mut parser = parser_for(provider, false);
+        let mut pieces = Vec::new();
+        for emit in emits {
+            if let Emit::Chunk(bytes) = emit {
+                parser.feed(bytes, &mut pieces);
+            }
+        }
+        parser.finish(&mut pieces);
+        let (mut thinking, mut answer, mut ended) = (String::new(), String::new(), false);
+        for piece in pieces {
+            match piece {
+                Piece::Reasoning { text, .. } => thinking.push_str(&text),
+                Piece::Answer(text) => answer.push_str(&text),
+                Piece::Finish(_) | Piece::End => ended = true,
+                _ => {}
+            }
+        }
+        (thinking, answer, ended)
+    }
+
+    #[test]
+    fn every_format_reads_back_as_the_script_through_its_parser() {
+        let providers = [
+            ProviderKind::OpenAi,
+            ProviderKind::Anthropic,
+            ProviderKind::Responses,
+            ProviderKind::Gemini,
+            ProviderKind::Ollama,
+        ];
+        for provider in providers {
+            let (thinking, answer, ended) =
+                read_back(provider, &render(provider, &script("hi"), true));
+            assert_eq!(thinking, THINKING, "{provider:?}");
+            assert_eq!(answer, ANSWER, "{provider:?}");
+            assert!(ended, "{provider:?} ended without its end marker");
+        }
+        let (thinking, answer, _) = read_back(
+            ProviderKind::Gemini,
+            &render(ProviderKind::Gemini, &script("hi"), false),
+        );
+        assert_eq!(
+            (thinking.as_str(), answer.as_str()),
+            (THINKING, ANSWER),
+            "Gemini's JSON array"
+        );
+    }
+
+    #[test]
+    fn a_cut_and_a_stall_are_control_steps_not_bytes() {
+        let cut = render_openai(&script("[drop]"));
+        assert_eq!(cut.last(), Some(&Emit::Cut));
+        let stall = render_openai(&script("[stall]"));
+        assert!(stall.contains(&Emit::Stall));
+        let (_, _, ended) = read_back(ProviderKind::OpenAi, &cut);
+        assert!(!ended, "a cut stream has no end marker");
+    }
+
+    #[test]
+    fn a_gemini_array_is_one_json_value_when_whole() {
+        let emits = render(ProviderKind::Gemini, &script("hi"), false);
+        let body: Vec<u8> = emits
+            .iter()
+            .filter_map(|e| match e {
+                Emit::Chunk(b) => Some(b.to_vec()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let value: serde_json::Value = serde_json::from_slice(&body).expect("a JSON array");
+        assert!(value.as_array().is_some_and(|a| !a.is_empty()));
+    }
+
+    #[test]
+    fn ollama_lines_are_json_each_and_the_last_is_done() {
+        let emits = render(ProviderKind::Ollama, &script("hi"), true);
+        let body: String = emits
+            .iter()
+            .filter_map(|e| match e {
+                Emit::Chunk(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                _ => None,
+            })
+            .collect();
+        let lines: Vec<serde_json::Value> = body
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        assert_eq!(lines.last().and_then(|l| l["done"].as_bool()), Some(true));
+        assert!(lines[..lines.len() - 1].iter().all(|l| l["done"] == false));
     }
 }

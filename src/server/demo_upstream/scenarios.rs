@@ -1,0 +1,403 @@
+//! The demo model's scenarios: which one a prompt asks for, and the script each one plays,
+//! independent of any wire format.
+
+use std::time::Duration;
+
+use super::perf;
+
+/// What the demo model does for one request, chosen by a tag in the last user message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scenario {
+    /// Thinks, then answers (no tag).
+    ThinkThenAnswer,
+    /// `[no-think]`: answers with no reasoning.
+    NoThink,
+    /// `[long]`: thinks briefly, then a long markdown answer.
+    Long,
+    /// `[slow]`: three seconds of silence before the first token.
+    Slow,
+    /// `[think-only]`: thinks until the token limit, never answers (`finish_reason: length`).
+    ThinkOnly,
+    /// `[drop]`: the connection drops in the middle of the answer.
+    Drop,
+    /// `[500]`: HTTP 500 before any byte of stream.
+    Http500,
+    /// `[429]`: HTTP 429 with `Retry-After`.
+    Http429,
+    /// `[error]`: an error payload in the middle of the stream.
+    MidStreamError,
+    /// `[two-blocks]`: thinks, answers, thinks again, answers again.
+    TwoBlocks,
+    /// `[utf8-split]`: multi-byte characters split across network chunks.
+    Utf8Split,
+    /// `[stall]`: headers, then silence forever (first-byte timeout).
+    Stall,
+    /// `[stall-mid]`: thinks a little, then silence forever (idle timeout).
+    StallMid,
+    /// `[garbage]`: lines that are not JSON between valid chunks.
+    Garbage,
+    /// `[bad-utf8]`: invalid UTF-8 bytes inside the answer.
+    BadUtf8,
+    /// `[big]`: a 10 MB answer, as fast as possible.
+    Big,
+    /// `[401]`: HTTP 401 whose body echoes the API key it was sent, as some servers do.
+    Unauthorized,
+    /// `[long-think]`: a long reasoning (taller than the block), then the answer.
+    LongThink,
+    /// `[xss]`: every payload of the XSS corpus, split across deltas, as thinking and as answer.
+    Xss,
+    /// `[think-tags]`: reasoning inline in the answer text as `<think>…</think>`, the tags
+    /// split across chunks.
+    ThinkTags,
+    /// `[think-open]`: inline reasoning whose `<think>` the chat template opened, so only
+    /// `</think>` arrives.
+    ThinkOpen,
+    /// `[redacted]`: reasons without readable text (encrypted or withheld), then answers.
+    Redacted,
+    /// `[perf]`: about 100 KB of markdown reasoning, then 50 KB of answer, at 200 deltas a
+    /// second whatever the token delay: the load the UI benchmark measures.
+    Perf,
+}
+
+impl Scenario {
+    const TAGS: [(&'static str, Scenario); 22] = [
+        ("[xss]", Scenario::Xss),
+        ("[long-think]", Scenario::LongThink),
+        ("[401]", Scenario::Unauthorized),
+        ("[no-think]", Scenario::NoThink),
+        ("[long]", Scenario::Long),
+        ("[slow]", Scenario::Slow),
+        ("[think-only]", Scenario::ThinkOnly),
+        ("[drop]", Scenario::Drop),
+        ("[500]", Scenario::Http500),
+        ("[429]", Scenario::Http429),
+        ("[error]", Scenario::MidStreamError),
+        ("[two-blocks]", Scenario::TwoBlocks),
+        ("[utf8-split]", Scenario::Utf8Split),
+        ("[stall-mid]", Scenario::StallMid),
+        ("[stall]", Scenario::Stall),
+        ("[garbage]", Scenario::Garbage),
+        ("[bad-utf8]", Scenario::BadUtf8),
+        ("[big]", Scenario::Big),
+        ("[think-tags]", Scenario::ThinkTags),
+        ("[think-open]", Scenario::ThinkOpen),
+        ("[redacted]", Scenario::Redacted),
+        ("[perf]", Scenario::Perf),
+    ];
+
+    /// The scenario a prompt asks for; the first tag found wins.
+    pub fn from_prompt(prompt: &str) -> Scenario {
+        let lower = prompt.to_ascii_lowercase();
+        Self::TAGS
+            .iter()
+            .filter_map(|(tag, s)| lower.find(tag).map(|at| (at, *s)))
+            .min_by_key(|(at, _)| *at)
+            .map(|(_, s)| s)
+            .unwrap_or(Scenario::ThinkThenAnswer)
+    }
+}
+
+/// One step of a scripted reply.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Think(String),
+    Answer(String),
+    Pause(Duration),
+    /// Reasoning the provider does not show (encrypted, withheld), lasting this long.
+    Hidden(Duration),
+    /// Answer text given as bytes that may not be UTF-8, inside the provider's chunk shape.
+    AnswerBytes(Vec<u8>),
+    /// Bytes written as they are, outside any chunk shape.
+    Raw(Vec<u8>),
+    /// An in-stream error payload.
+    ErrorPayload(String),
+    /// Stop writing and break the connection.
+    Cut,
+    /// Stop writing and keep the connection open forever.
+    Stall,
+}
+
+/// A scripted reply: an HTTP status (and body) for failures, or steps ending in a finish reason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Script {
+    pub status: u16,
+    pub error_body: Option<String>,
+    pub steps: Vec<Step>,
+    pub finish: &'static str,
+    /// Stream every step at once, ignoring the token delay.
+    pub fast: bool,
+    /// The script's own pause between chunks, in place of the configured token delay.
+    pub pace: Option<Duration>,
+}
+
+/// The default scenario's reasoning.
+pub const THINKING: &str =
+    "The user wants a clear answer, so first I should pin down what is really being asked. \
+Let me restate it in my own words and check the assumptions.\n\n\
+1. What is known: the question itself and the context of the conversation.\n\
+2. What is missing: nothing essential, so I can answer directly.\n\
+3. Risks: being too long. A short explanation with one concrete example should do.\n\n\
+Let me double-check the reasoning once more… yes, that holds. Now I'll write the answer.";
+
+/// The default scenario's answer.
+pub const ANSWER: &str = "Here is what I found, step by step.\n\n\
+**Short answer:** yes — and the reasoning above shows why.\n\n\
+- First, the question has a direct answer.\n\
+- Second, one example makes it concrete: `2 + 2 = 4`.\n\n\
+Let me know if you want more detail.";
+
+const SECOND_THINKING: &str =
+    "Wait — before I finish, let me verify the example. 2 + 2 is indeed 4, so the answer stands.";
+
+fn long_answer() -> String {
+    let mut s = String::from(
+        "# A longer answer\n\nThis answer is long on purpose, to show scrolling and rendering.\n\n",
+    );
+    for i in 1..=12 {
+        s.push_str(&format!(
+            "## Part {i}\n\nParagraph {i} explains one more aspect in plain words, with *emphasis* and a list:\n\n- point {i}.a\n- point {i}.b\n\n"
+        ));
+        if i % 4 == 0 {
+            s.push_str(&format!(
+                "```rust\nfn part_{i}() -> u32 {{\n    {i}\n}}\n```\n\n"
+            ));
+        }
+    }
+    s.push_str("| part | status |\n|---|---|\n| 1–12 | done |\n");
+    s
+}
+
+/// The script for a prompt.
+pub fn script(prompt: &str) -> Script {
+    Scenario::from_prompt(prompt).script()
+}
+
+impl Scenario {
+    /// The script this scenario plays.
+    pub fn script(self) -> Script {
+        let ok = |steps: Vec<Step>| Script {
+            status: 200,
+            error_body: None,
+            steps,
+            finish: "stop",
+            fast: false,
+            pace: None,
+        };
+        let think = || Step::Think(THINKING.into());
+        let answer = || Step::Answer(ANSWER.into());
+        match self {
+        Scenario::ThinkThenAnswer => ok(vec![think(), answer()]),
+        Scenario::NoThink => ok(vec![answer()]),
+        Scenario::Long => ok(vec![Step::Think("A long answer is wanted; I'll structure it in parts.".into()), Step::Answer(long_answer())]),
+        Scenario::Slow => ok(vec![Step::Pause(Duration::from_secs(3)), think(), answer()]),
+        Scenario::ThinkOnly => Script { finish: "length", ..ok(vec![think(), Step::Think(" And more, and more…".into())]) },
+        Scenario::Drop => ok(vec![think(), Step::Answer("Here is the beginning of the answer, and then".into()), Step::Cut]),
+        Scenario::Http500 => Script {
+            status: 500,
+            error_body: Some(r#"{"error":{"message":"the demo model is having a bad day","type":"server_error"}}"#.into()),
+            ..ok(vec![])
+        },
+        Scenario::Http429 => Script {
+            status: 429,
+            error_body: Some(r#"{"error":{"message":"rate limit reached for the demo model","type":"rate_limit"}}"#.into()),
+            ..ok(vec![])
+        },
+        Scenario::MidStreamError => ok(vec![think(), Step::Answer("Partial answer".into()), Step::ErrorPayload("the demo model overloaded mid-answer".into())]),
+        Scenario::TwoBlocks => ok(vec![think(), answer(), Step::Think(SECOND_THINKING.into()), Step::Answer("\n\nVerified: the answer stands.".into())]),
+        Scenario::Utf8Split => ok(vec![Step::Think("Thinking in UTF-8: ünïcødé, 日本語, emoji 🤔.".into()), Step::Answer("Café ☕ — 日本語 — 🎉 done.".into())]),
+        Scenario::Stall => ok(vec![Step::Stall]),
+        Scenario::StallMid => ok(vec![Step::Think("Let me think about".into()), Step::Stall]),
+        Scenario::Garbage => ok(vec![
+            Step::Raw(b"data: {this is not json\n\n".to_vec()),
+            think(),
+            Step::Raw(b"garbage without a field name\n\ndata: \x00\x01\n\n".to_vec()),
+            answer(),
+        ]),
+        Scenario::BadUtf8 => ok(vec![
+            Step::Answer("Before the bad bytes.".into()),
+            Step::AnswerBytes(b" bad \xff\xfe bytes".to_vec()),
+            Step::Answer(" After.".into()),
+        ]),
+        Scenario::Xss => {
+            let payloads = xss_payloads();
+            let mut steps = Vec::new();
+            for p in &payloads {
+                steps.extend(thirds(p).into_iter().map(|piece| Step::Think(piece.to_string())));
+                steps.push(Step::Think("\n\n".into()));
+            }
+            for p in &payloads {
+                steps.extend(thirds(p).into_iter().map(|piece| Step::Answer(piece.to_string())));
+                steps.push(Step::Answer("\n\n".into()));
+            }
+            Script { fast: true, ..ok(steps) }
+        }
+        Scenario::LongThink => {
+            let steps: String = (1..=12)
+                .map(|i| format!("Step {i}: I check one more angle of the question and note what it changes.\n\n"))
+                .collect();
+            ok(vec![Step::Think(format!("{THINKING}\n\n{steps}")), answer()])
+        }
+        Scenario::ThinkTags => ok(inline_think(&["<thi", "nk>\n"])),
+        Scenario::ThinkOpen => ok(inline_think(&[])),
+        Scenario::Redacted => ok(vec![Step::Hidden(Duration::from_millis(1200)), answer()]),
+        Scenario::Perf => Script {
+            pace: Some(PERF_PACE),
+            ..ok(vec![Step::Think(perf::thinking()), Step::Answer(perf::answer())])
+        },
+        Scenario::Unauthorized => Script {
+            status: 401,
+            error_body: Some(r#"{"error":{"message":"Incorrect API key provided: {key}","type":"invalid_request_error"}}"#.into()),
+            ..ok(vec![])
+        },
+        Scenario::Big => {
+            let line = "This sentence is one of many in a ten megabyte answer, streamed as fast as possible.\n";
+            let mut steps = Vec::new();
+            let mut total = 0;
+            while total < 10 * 1024 * 1024 {
+                let piece = line.repeat(16);
+                total += piece.len();
+                steps.push(Step::Answer(piece));
+            }
+            Script { fast: true, ..ok(steps) }
+        }
+    }
+    }
+}
+
+/// `[perf]`'s pause between chunks: 200 deltas a second.
+const PERF_PACE: Duration = Duration::from_millis(5);
+
+/// The XSS corpus the renderer is tested on (records start with a `----8<---- label` line).
+fn xss_payloads() -> Vec<&'static str> {
+    const CORPUS: &str = include_str!("../../../tests/fixtures/xss-payloads.txt");
+    CORPUS
+        .split("----8<---- ")
+        .filter_map(|record| {
+            record
+                .split_once('\n')
+                .map(|(_, payload)| payload.trim_end_matches('\n'))
+        })
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// A text cut in three at character boundaries, so a payload arrives in several deltas.
+fn thirds(text: &str) -> Vec<&str> {
+    let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    if cuts.len() < 3 {
+        return vec![text];
+    }
+    let (a, b) = (cuts[cuts.len() / 3], cuts[2 * cuts.len() / 3]);
+    vec![&text[..a], &text[a..b], &text[b..]]
+}
+
+/// The default reply with its reasoning written inline in the answer text, after `open` (the
+/// opening tag, split in two, or nothing when the template opened it), closed by a split
+/// `</think>`.
+fn inline_think(open: &[&str]) -> Vec<Step> {
+    let mut steps: Vec<Step> = open.iter().map(|t| Step::Answer(t.to_string())).collect();
+    steps.extend([
+        Step::Answer(THINKING.into()),
+        Step::Answer("</th".into()),
+        Step::Answer("ink>\n\n".into()),
+        Step::Answer(ANSWER.into()),
+    ]);
+    steps
+}
+
+/// Splits text into token-sized pieces (a word with its leading space), as a model streams.
+pub fn tokens(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_word = false;
+    for (i, c) in text.char_indices() {
+        let space = c.is_whitespace();
+        if in_word && space {
+            out.push(&text[start..i]);
+            start = i;
+        }
+        in_word = !space;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::demo_upstream::framing::render_openai;
+    use crate::server::demo_upstream::Emit;
+
+    #[test]
+    fn tags_pick_scenarios_and_the_first_tag_wins() {
+        assert_eq!(Scenario::from_prompt("hello"), Scenario::ThinkThenAnswer);
+        assert_eq!(
+            Scenario::from_prompt("please [No-Think] now"),
+            Scenario::NoThink
+        );
+        assert_eq!(Scenario::from_prompt("[stall-mid]"), Scenario::StallMid);
+        assert_eq!(Scenario::from_prompt("[drop] then [500]"), Scenario::Drop);
+    }
+
+    #[test]
+    fn tokens_reassemble_to_the_text() {
+        for text in [
+            THINKING,
+            ANSWER,
+            "  leading",
+            "trailing  ",
+            "日本語 の テキスト",
+        ] {
+            assert_eq!(tokens(text).concat(), text);
+        }
+        assert_eq!(tokens("a bc  d"), ["a", " bc", "  d"]);
+    }
+
+    #[test]
+    fn the_xss_scenario_streams_the_whole_corpus_in_pieces() {
+        let payloads = xss_payloads();
+        assert!(payloads.len() >= 100);
+        assert_eq!(payloads[0], "<script>alert(1)</script>");
+        let script = script("[xss]");
+        let answer: String = script
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Answer(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            answer,
+            payloads
+                .iter()
+                .map(|p| format!("{p}\n\n"))
+                .collect::<String>()
+        );
+        assert_eq!(thirds("abcdef"), ["ab", "cd", "ef"]);
+        assert_eq!(thirds("日本語"), ["日", "本", "語"]);
+    }
+
+    #[test]
+    fn the_perf_scenario_streams_its_texts_word_by_word_at_its_own_pace() {
+        let script = script("bench [perf]");
+        assert_eq!(script.pace, Some(Duration::from_millis(5)));
+        assert!(!script.fast);
+        assert_eq!(
+            script.steps,
+            [Step::Think(perf::thinking()), Step::Answer(perf::answer())]
+        );
+        let words = tokens(&perf::thinking()).len() + tokens(&perf::answer()).len();
+        let chunks = render_openai(&script)
+            .iter()
+            .filter(|e| matches!(e, Emit::Chunk(_)))
+            .count();
+        assert_eq!(
+            chunks,
+            words + 3,
+            "a role chunk, one per word, finish, usage"
+        );
+    }
+}
