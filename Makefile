@@ -69,7 +69,7 @@ site:
 	  target/$(WASM_TARGET)/wasm-release/ponder.wasm
 	mv $(PKG)/ponder_bg.wasm $(PKG)/ponder.wasm
 	wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int $(PKG)/ponder.wasm -o $(PKG)/ponder.wasm
-	cp style/main.css $(PKG)/ponder.css
+	sed -n 's/^@import "\(.*\)";$$/style\/\1/p' style/main.css | xargs cat > $(PKG)/ponder.css
 	cp -r public/. $(SITE)/
 
 server:

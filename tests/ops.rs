@@ -542,6 +542,39 @@ async fn json_logs_are_one_object_per_line_and_never_hold_the_api_key() {
 }
 
 #[tokio::test]
+async fn each_request_has_a_span_with_its_method_path_status_and_duration() {
+    let mut process = Process::start(&[("RUST_LOG", "ponder=debug")]);
+    let events = read_events(post(&process.url("/api/chat"), "[no-think] hi").await).await;
+    assert!(matches!(events.last(), Some(TurnEvent::Done { .. })));
+    process.terminate();
+    assert!(process.wait_exit(Duration::from_secs(10)).is_some());
+    let lines: Vec<serde_json::Value> = process
+        .all_lines()
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let response = lines
+        .iter()
+        .find(|v| v["message"] == "response")
+        .unwrap_or_else(|| panic!("a response line: {lines:#?}"));
+    assert_eq!(response["status"], 200);
+    assert!(response["duration_ms"].as_f64().is_some(), "{response}");
+    assert_eq!(response["span"]["method"], "POST", "{response}");
+    assert_eq!(response["span"]["path"], "/api/chat", "{response}");
+    let turn = lines
+        .iter()
+        .find(|v| v["message"] == "turn")
+        .unwrap_or_else(|| panic!("a turn line: {lines:#?}"));
+    assert_eq!(
+        turn["span"]["path"], "/api/chat",
+        "the turn's line is in its request's span"
+    );
+    assert!(lines
+        .iter()
+        .any(|v| v["message"] == "response body ended" && v["duration_ms"].as_f64().is_some()));
+}
+
+#[tokio::test]
 async fn sigterm_lets_a_short_turn_finish_and_exits_zero() {
     let mut process = Process::start(&[
         ("PONDER_SHUTDOWN_GRACE", "20"),

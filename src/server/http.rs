@@ -109,11 +109,48 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
     with_guard(outer.nest(&base, app), guard)
 }
 
+/// The guard in front of every request, and around it one tracing span per request: method
+/// and path when it starts, status and duration when its response ends (logged at `debug`, so
+/// `RUST_LOG=ponder=debug` shows every request). Lines logged while a request is served, a
+/// turn's included, carry the span in the text format.
 fn with_guard(app: Router, guard: Arc<Guard>) -> Router {
+    use tower_http::trace::TraceLayer;
+    let traced = TraceLayer::new_for_http()
+        .make_span_with(|req: &Request<Body>| {
+            tracing::info_span!(
+                "request",
+                method = %req.method(),
+                path = %req.uri().path(),
+                status = tracing::field::Empty,
+                duration_ms = tracing::field::Empty,
+            )
+        })
+        .on_request(())
+        .on_response(|res: &Response, latency: Duration, span: &tracing::Span| {
+            span.record("status", res.status().as_u16());
+            span.record("duration_ms", latency.as_secs_f64() * 1000.0);
+            tracing::debug!(
+                status = res.status().as_u16(),
+                duration_ms = latency.as_secs_f64() * 1000.0,
+                "response"
+            );
+        })
+        .on_body_chunk(())
+        .on_eos(
+            |_: Option<&axum::http::HeaderMap>, whole: Duration, span: &tracing::Span| {
+                span.record("duration_ms", whole.as_secs_f64() * 1000.0);
+                tracing::debug!(
+                    duration_ms = whole.as_secs_f64() * 1000.0,
+                    "response body ended"
+                );
+            },
+        )
+        .on_failure(());
     app.layer(axum::middleware::from_fn_with_state(
         guard,
         super::guard::guard,
     ))
+    .layer(traced)
 }
 
 /// Refuses what the static files must never show: a path with a segment that starts with a dot

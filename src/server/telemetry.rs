@@ -30,7 +30,8 @@ pub fn init_tracing(json: bool, redactor: Arc<Redactor>) {
         builder
             .json()
             .flatten_event(true)
-            .with_current_span(false)
+            .with_current_span(true)
+            .with_span_list(false)
             .try_init()
     } else {
         builder

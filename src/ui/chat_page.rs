@@ -67,12 +67,12 @@ pub fn ChatPage() -> impl IntoView {
                     <h1 class="brand">"Ponder"</h1>
                     <span class="chat-title">{move || chat.title.get()}</span>
                     <div class="top-actions">
-                        <ExpandAll/>
+                        <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>
                         <ExportMenu/>
                         <SettingsMenu/>
                     </div>
                 </header>
-                <Notices/>
+                <Notices notices=chat.notices on_dismiss=Callback::new(move |kind| chat.dismiss(kind))/>
                 <Conversation/>
                 <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true">
                     {move || chat.status.get()}

@@ -4,6 +4,8 @@ use leptos::prelude::*;
 
 use crate::client::controller::ChatController;
 
+/// Where the reader writes: Enter sends, Shift+Enter breaks the line, and while a turn runs
+/// the button stops it; while editing a message it says so and can be cancelled.
 #[component]
 pub fn Composer() -> impl IntoView {
     let chat = expect_context::<ChatController>();

@@ -21,6 +21,9 @@ struct Keeper {
     last_top: i32,
 }
 
+/// The messages of the open chat, in a scrolling region that follows new text only while the
+/// reader is at the bottom (otherwise "Jump to latest" appears) and never moves what the reader
+/// is looking at when a block collapses.
 #[component]
 pub fn Conversation() -> impl IntoView {
     let chat = expect_context::<ChatController>();

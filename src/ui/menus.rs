@@ -42,14 +42,17 @@ pub fn SettingsMenu() -> impl IntoView {
     }
 }
 
-/// Shows every block of the conversation in detail, or as one-line summaries.
+/// Shows every block of the conversation in detail, or as one-line summaries, for a reader who
+/// wants to read (or skip) all the reasoning at once.
 #[component]
-pub fn ExpandAll() -> impl IntoView {
-    let chat = expect_context::<ChatController>();
+pub fn ExpandAll(
+    /// Every block is to be open (`true`) or closed, as the reader's own choice.
+    on_set_all: Callback<bool>,
+) -> impl IntoView {
     view! {
         <div class="expand-all" role="group" aria-label="All thinking blocks">
-            <button type="button" class="action" on:click=move |_| chat.set_all_blocks(true)>"Expand all"</button>
-            <button type="button" class="action" on:click=move |_| chat.set_all_blocks(false)>"Collapse all"</button>
+            <button type="button" class="action" on:click=move |_| on_set_all.run(true)>"Expand all"</button>
+            <button type="button" class="action" on:click=move |_| on_set_all.run(false)>"Collapse all"</button>
         </div>
     }
 }

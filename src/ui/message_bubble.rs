@@ -13,6 +13,8 @@ use crate::domain::Role;
 /// The disclaimer every assistant bubble carries. One string, in one place.
 pub const AI_DISCLAIMER: &str = "AI-generated — verify";
 
+/// One message: the reader's, end-aligned, or the assistant's, with its thinking blocks, its
+/// answer, its state (streaming, stopped, failed) and its actions.
 #[component]
 pub fn MessageBubble(entry: Entry) -> impl IntoView {
     match entry.role {
@@ -154,7 +156,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
     view! {
         <div class="bubble-main">
             <For each=move || 0..block_count.get() key=|i| *i let:index>
-                <ThinkingBlock turn index/>
+                <ThinkingBlock turn index pref=chat.pref on_choice=Callback::new(move |_| chat.save())/>
             </For>
             <Show when=move || waiting.get()>
                 <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div>

@@ -2,17 +2,24 @@
 
 use leptos::prelude::*;
 
-use crate::client::controller::ChatController;
+use crate::client::controller::{Notice, NoticeKind};
 
+/// The notices at the top of the page: what went wrong with saving or reading chats, shown
+/// without blocking the chat, each until the reader dismisses it.
 #[component]
-pub fn Notices() -> impl IntoView {
-    let chat = expect_context::<ChatController>();
+pub fn Notices(
+    /// The notices shown, one per kind.
+    #[prop(into)]
+    notices: Signal<Vec<Notice>>,
+    /// The reader dismissed the notice of this kind.
+    on_dismiss: Callback<NoticeKind>,
+) -> impl IntoView {
     view! {
         <div class="notices" role="region" aria-label="Notices">
-            <For each=move || chat.notices.get() key=|n| n.kind let:notice>
+            <For each=move || notices.get() key=|n| n.kind let:notice>
                 <div class="notice" role="status" data-kind=notice.kind.name()>
                     <p>{notice.text.clone()}</p>
-                    <button type="button" class="action" aria-label="Dismiss notice" on:click=move |_| chat.dismiss(notice.kind)>
+                    <button type="button" class="action" aria-label="Dismiss notice" on:click=move |_| on_dismiss.run(notice.kind)>
                         "Dismiss"
                     </button>
                 </div>

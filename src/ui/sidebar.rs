@@ -6,8 +6,12 @@ use leptos::prelude::*;
 use crate::client::controller::ChatController;
 use crate::client::saved_chat::ConversationSummary;
 
+/// The saved conversations (a drawer on narrow screens): new chat, open, rename, delete.
 #[component]
-pub fn Sidebar(open: RwSignal<bool>) -> impl IntoView {
+pub fn Sidebar(
+    /// Whether the drawer is open on a narrow screen.
+    open: RwSignal<bool>,
+) -> impl IntoView {
     let chat = expect_context::<ChatController>();
     view! {
         <div class="drawer-backdrop" class:open=move || open.get() on:click=move |_| open.set(false)></div>

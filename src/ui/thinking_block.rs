@@ -6,16 +6,25 @@ use leptos::prelude::*;
 
 use super::clock::Clock;
 use super::markdown_view::MarkdownView;
-use crate::client::controller::ChatController;
 use crate::client::labels;
-use crate::client::thinking_view::{auto_open, may_apply};
+use crate::client::thinking_view::{auto_open, may_apply, ThinkingPref};
 use crate::client::turn_state::{BlockState, BlockStatus, TurnState};
 use crate::domain::ThinkingKind;
 
-/// One reasoning block of `turn`, by position.
+/// One reasoning block of an assistant turn: the reader sees that the model is thinking, for
+/// how long, and (when the provider shows it) what it thinks, without it crowding the answer.
 #[component]
-pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
-    let chat = expect_context::<ChatController>();
+pub fn ThinkingBlock(
+    /// The turn the block belongs to.
+    turn: RwSignal<TurnState>,
+    /// The block's position in the turn.
+    index: usize,
+    /// What blocks do by themselves: open while thinking, stay open, or stay closed.
+    #[prop(into)]
+    pref: Signal<ThinkingPref>,
+    /// The reader opened or closed the block: their choice is to be kept.
+    on_choice: Callback<()>,
+) -> impl IntoView {
     let clock = expect_context::<Clock>();
     // Each part of the block is read where it lives (the turn holds up to megabytes of
     // reasoning), so a frame of answer text neither copies the block nor re-renders it.
@@ -26,7 +35,7 @@ pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
     let reader_open = Memo::new(move |_| read_block(turn, index, |b| b.reader_open));
     let answer_followed = Memo::new(move |_| read_block(turn, index, |b| b.answer_followed));
     let wanted = Memo::new(move |_| {
-        let pref = chat.pref.get();
+        let pref = pref.get();
         let (live, running) = turn.with(|t| (t.live, t.phase.is_running()));
         reader_open
             .get()
@@ -79,7 +88,7 @@ pub fn ThinkingBlock(turn: RwSignal<TurnState>, index: usize) -> impl IntoView {
                     b.reader_open = Some(now_open);
                 }
             });
-            chat.save();
+            on_choice.run(());
         }
     };
 
