@@ -153,12 +153,17 @@ tools-fuzz:
 	@cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 
 fuzz: tools-fuzz
-	@for t in $(FUZZ_TARGETS); do \
+	@failed=""; for t in $(FUZZ_TARGETS); do \
 	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
 	  mkdir -p fuzz/corpus/$$t; \
-	  RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --fuzz-dir fuzz $$t fuzz/corpus/$$t -- \
-	    -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 2>&1 | tail -n 15; \
-	done
+	  if RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none --fuzz-dir fuzz $$t fuzz/corpus/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 > fuzz/$$t.log 2>&1; then \
+	    grep -E "^Done|stat::number_of_executed_units|stat::peak_rss_mb" fuzz/$$t.log; \
+	  else \
+	    failed="$$failed $$t"; grep -E "panicked|assertion|left|right" -A2 fuzz/$$t.log | head -20; \
+	  fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "crashes in:$$failed (inputs in fuzz/artifacts/)"; exit 1; fi
 
 ## ---------- benchmarks ----------
 

@@ -1,5 +1,5 @@
-//! The redactor on any text, whole and split in two: no panic, and the secret never survives,
-//! in any ASCII case.
+//! The redactor on any text, whole and split in two: no panic, the secret never survives (in
+//! any ASCII case), and text that holds no secret comes out unchanged.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     shown.push_str(&stream.push(&redactor, text[cut..].to_string()));
     shown.push_str(&stream.flush(&redactor));
     assert!(!shown.to_ascii_lowercase().contains(&SECRET.to_ascii_lowercase()));
-    if !text.to_ascii_lowercase().contains("sk-") && !text.contains('%') {
-        assert_eq!(shown, text, "text with no part of a secret passes unchanged");
+    if whole == text {
+        assert_eq!(shown, text, "text that holds no secret passes unchanged, split or not");
     }
 });
