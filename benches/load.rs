@@ -1630,7 +1630,7 @@ async fn many_streams(bench: &Bench, targets: &[Target], count: usize, n: u32) -
 /// reference under the same conditions.
 async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     let count = if bench.quick { 300 } else { 1000 };
-    println!("\n## a burst of {count} clients connecting at once, 10 events each at 50/s");
+    println!("\n## a burst of {count} clients connecting at once, 10 events each at 5/s");
     let mut figs = HashMap::new();
     let mut order: Vec<Target> = targets.to_vec();
     if !order.contains(&Target::Direct) {
@@ -1639,7 +1639,7 @@ async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     for &t in &order {
         match start(t, bench).await {
             Ok(server) => {
-                let clients = spread(bench, count, Duration::ZERO, 10, 50.0);
+                let clients = spread(bench, count, Duration::ZERO, 10, 5.0);
                 let (f, _) = bench
                     .run(&server, clients, count, Duration::from_secs(120))
                     .await;

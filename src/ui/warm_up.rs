@@ -2,7 +2,9 @@
 //! function on its first call, so the keystroke that sent a fresh page's first message paid for
 //! compiling the bubble, the thinking block and the markdown renderer (22–69 ms of script, the
 //! longest task of a whole turn). Once the page is idle after hydration, [`warm_up`] renders a
-//! sample exchange into an element that is never attached, then throws it away.
+//! sample exchange into an element that is never attached, then throws it away, and runs the
+//! send's own first steps (the saved record and the request body as JSON, the stream decoder)
+//! on a sample: the task after the first keystroke saves and sends (58 ms once, compiling them).
 
 use leptos::prelude::*;
 use leptos::tachys::view::{Mountable, Render};
@@ -10,8 +12,10 @@ use leptos::tachys::view::{Mountable, Render};
 use super::markdown_view;
 use super::message_bubble::MessageBubble;
 use crate::client::controller::{now_ms, Entry};
+use crate::client::saved_chat::{self, ConversationRecord};
 use crate::client::turn_state::TurnState;
-use crate::domain::{ThinkingKind, TurnEvent};
+use crate::domain::{ChatMessage, ChatRequest, ThinkingKind, TurnEvent};
+use crate::wire::sse::TurnDecoder;
 
 /// Renders a sample user message and a streaming assistant turn off the document. Call it
 /// inside the chat page's owner (the bubbles read its context) when the page is idle.
@@ -39,6 +43,7 @@ pub fn warm_up() {
         ] {
             turn.apply(&event, now);
         }
+        warm_up_sending(&turn, now);
         let user = Entry::user("Warm up".into(), now);
         let assistant = Entry::assistant(RwSignal::new(turn), now);
         let mut state = view! {
@@ -50,4 +55,36 @@ pub fn warm_up() {
         state.unmount();
     });
     owner.cleanup();
+}
+
+/// The send path on a sample: what is written to storage, the request body, and the decoding of
+/// a few frames. Nothing is stored or sent.
+fn warm_up_sending(turn: &TurnState, now: f64) {
+    let version = saved_chat::version_from_turn(turn, now);
+    let record = ConversationRecord {
+        id: "warm-up".into(),
+        title: "Warm up".into(),
+        created_at: now,
+        updated_at: now,
+        rev: 1,
+        messages: vec![saved_chat::assistant_record(
+            "w".into(),
+            now,
+            vec![version],
+            0,
+        )],
+        extra: Default::default(),
+    };
+    let _ = serde_json::to_string(&record);
+    let request = ChatRequest {
+        messages: vec![ChatMessage::user("Warm up")],
+    };
+    let _ = serde_json::to_vec(&request);
+    let mut events = Vec::new();
+    let mut decoder = TurnDecoder::new();
+    decoder.push(
+        b"data: {\"type\":\"thinking_start\",\"block\":0,\"kind\":\"raw\"}\n\ndata: {\"type\":\"delta\",\"text\":\"x\"}\n\n",
+        &mut events,
+    );
+    decoder.finish(&mut events);
 }
