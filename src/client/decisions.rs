@@ -18,32 +18,17 @@ pub enum Said<'a> {
     Nothing,
 }
 
-/// The history sent upstream: the reader's texts and the finished answers (done, or stopped
-/// with some text), thinking excluded. A failed or empty answer is left out, and messages of one
-/// role that end up next to each other are joined by a blank line, since providers want turns
-/// to alternate.
+/// The history sent upstream (the rule is [`crate::domain::message::history`]): an answer
+/// counts as finished when it is done, or stopped with text kept.
 pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage> {
-    let mut out: Vec<ChatMessage> = Vec::new();
-    for s in said {
-        let message = match s {
-            Said::User(text) => ChatMessage::user(text),
-            Said::Assistant { phase, answer }
-                if matches!(phase, TurnPhase::Done | TurnPhase::Stopped)
-                    && !answer.trim().is_empty() =>
-            {
-                ChatMessage::assistant(answer)
-            }
-            Said::Assistant { .. } | Said::Nothing => continue,
-        };
-        match out.last_mut() {
-            Some(last) if last.role == message.role => {
-                last.content.push_str("\n\n");
-                last.content.push_str(&message.content);
-            }
-            _ => out.push(message),
-        }
-    }
-    out
+    crate::domain::message::history(said.into_iter().filter_map(|s| match s {
+        Said::User(text) => Some(crate::domain::message::Said::User(text)),
+        Said::Assistant { phase, answer } => Some(crate::domain::message::Said::Answer {
+            finished: matches!(phase, TurnPhase::Done | TurnPhase::Stopped),
+            text: answer,
+        }),
+        Said::Nothing => None,
+    }))
 }
 
 /// What a save does.

@@ -34,6 +34,41 @@ impl ChatMessage {
     }
 }
 
+/// One message of a conversation as the history sent upstream sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Said<'a> {
+    /// What the reader wrote.
+    User(&'a str),
+    /// An answer; `finished` when it ended normally or was stopped with some text kept.
+    Answer { finished: bool, text: &'a str },
+}
+
+/// The history sent upstream: the reader's texts and the finished answers, thinking excluded.
+/// A failed, unfinished or empty answer is left out, and messages of one role that end up next
+/// to each other are joined by a blank line, since providers want turns to alternate. The
+/// browser and the server build it by this one rule.
+pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage> {
+    let mut out: Vec<ChatMessage> = Vec::new();
+    for s in said {
+        let message = match s {
+            Said::User(text) => ChatMessage::user(text),
+            Said::Answer {
+                finished: true,
+                text,
+            } if !text.trim().is_empty() => ChatMessage::assistant(text),
+            Said::Answer { .. } => continue,
+        };
+        match out.last_mut() {
+            Some(last) if last.role == message.role => {
+                last.content.push_str("\n\n");
+                last.content.push_str(&message.content);
+            }
+            _ => out.push(message),
+        }
+    }
+    out
+}
+
 /// The body of `POST /api/chat`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatRequest {

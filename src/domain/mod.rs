@@ -4,6 +4,7 @@
 //! tests use the very same definitions of what travels on the wire.
 
 pub mod event;
+pub mod history;
 pub mod message;
 
 pub use event::{Failure, FinishReason, ThinkingKind, TurnEvent, Usage};

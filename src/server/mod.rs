@@ -12,5 +12,6 @@ pub mod redact;
 pub mod request;
 pub mod serve;
 pub mod state;
+pub mod store;
 pub mod telemetry;
 pub mod turn;

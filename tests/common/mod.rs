@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fixtures;
+pub mod postgres;
 pub mod process;
 pub mod raw_http;
 

@@ -1,0 +1,154 @@
+//! Server-side history as the browser (or any client) reads it: workspaces, conversations,
+//! messages with their versions, and thinking blocks as headers whose text loads on demand.
+
+use serde::{Deserialize, Serialize};
+
+use super::event::{Failure, ThinkingKind};
+use super::message::Role;
+
+/// A workspace: each conversation belongs to one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workspace {
+    pub id: String,
+    pub name: String,
+}
+
+/// A conversation in the list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationSummary {
+    pub id: String,
+    pub title: String,
+    pub workspace_id: String,
+    pub updated_at: i64,
+    /// Set when it was deleted: it can be restored until the grace period ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<i64>,
+}
+
+/// How a stored message version ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionStatus {
+    /// The reader's own text, or an answer that finished.
+    Done,
+    /// Finished without answer text.
+    NoAnswer,
+    Error,
+    Stopped,
+    /// Still being written by a running turn.
+    Streaming,
+    /// Cut before it finished (the server stopped, or the stream broke).
+    Interrupted,
+}
+
+impl VersionStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            VersionStatus::Done => "done",
+            VersionStatus::NoAnswer => "no_answer",
+            VersionStatus::Error => "error",
+            VersionStatus::Stopped => "stopped",
+            VersionStatus::Streaming => "streaming",
+            VersionStatus::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(name: &str) -> VersionStatus {
+        match name {
+            "no_answer" => VersionStatus::NoAnswer,
+            "error" => VersionStatus::Error,
+            "stopped" => VersionStatus::Stopped,
+            "streaming" => VersionStatus::Streaming,
+            "interrupted" => VersionStatus::Interrupted,
+            _ => VersionStatus::Done,
+        }
+    }
+}
+
+/// A reasoning block: its header always, its text only once asked for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockHeader {
+    pub id: String,
+    pub kind: ThinkingKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    pub words: u64,
+    pub chars: u64,
+    /// The reader's own open/closed choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader_open: Option<bool>,
+    #[serde(default)]
+    pub interrupted: bool,
+    /// The reasoning, when it was loaded with the header (an export, a small block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// One version of a message: an edit of the reader's text, or one answer of the assistant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Version {
+    pub id: String,
+    pub content: String,
+    pub status: VersionStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Failure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub created_at: i64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<BlockHeader>,
+}
+
+/// One message with every version; `active` is the one shown.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: String,
+    pub role: Role,
+    pub created_at: i64,
+    pub active: usize,
+    pub versions: Vec<Version>,
+}
+
+impl Message {
+    /// The version shown.
+    pub fn shown(&self) -> Option<&Version> {
+        self.versions.get(self.active).or(self.versions.last())
+    }
+
+    /// The reader edited this message (it has more than one version).
+    pub fn edited(&self) -> bool {
+        self.role == Role::User && self.versions.len() > 1
+    }
+}
+
+/// A conversation opened: its messages with block headers, not the reasoning text.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    pub id: String,
+    pub title: String,
+    pub workspace_id: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub rev: i64,
+    pub messages: Vec<Message>,
+}
+
+/// Where a search found its words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HitKind {
+    Answer,
+    Question,
+    Thinking,
+}
+
+/// One search result: the match in context, and where to open it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub conversation_id: String,
+    pub conversation_title: String,
+    pub message_id: String,
+    pub kind: HitKind,
+    /// The words around the match; the matched words are between `[` and `]`.
+    pub snippet: String,
+}

@@ -1,0 +1,198 @@
+//! Where chats live on the server: an embedded SQLite file by default, PostgreSQL to scale out,
+//! one schema for both through versioned migrations (`migrations/sqlite`, `migrations/postgres`,
+//! the same versions in each) run at start.
+//!
+//! Nothing outside this module touches the pool. Identity lookups ([`identity`]) find who is
+//! asking; everything a user owns is reached through a [`scope::Scoped`], which can only be
+//! made from a signed-in identity, so a query that is not scoped to its user does not compile.
+
+pub mod identity;
+pub mod ids;
+pub mod scope;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, ConnectOptions, Executor};
+
+/// Which engine the pool speaks; the few statements that differ branch on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A failure of the store, as the rest of the server sees it. The detail is for the log; the
+/// reader is told only that the history could not be read or written.
+#[derive(Debug)]
+pub enum StoreError {
+    /// The database is unreachable, locked, full or broken.
+    Unavailable(String),
+    /// What was asked for is not there (or not the caller's: the same answer).
+    NotFound,
+    /// The request conflicts with what is stored (a name taken, a stale revision).
+    Conflict(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Unavailable(detail) => write!(f, "the history database failed: {detail}"),
+            StoreError::NotFound => f.write_str("not found"),
+            StoreError::Conflict(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        match e {
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::Conflict("that name is taken".into())
+            }
+            other => StoreError::Unavailable(other.to_string()),
+        }
+    }
+}
+
+/// The connection pool and the engine behind it.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+/// How long a statement waits for SQLite's write lock before it fails (a busy database).
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Store {
+    /// Opens the database at `url` (`sqlite://path`, `postgres://…`), creating an SQLite file
+    /// and its directory on first use, and brings its schema up to date.
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres
+        } else if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else {
+            return Err(StoreError::Unavailable(format!(
+                "PONDER_DATABASE_URL must start with sqlite:// or postgres:// (got {})",
+                url.split(':').next().unwrap_or("")
+            )));
+        };
+        let connect_url = match backend {
+            Backend::Sqlite => sqlite_url(url)?,
+            Backend::Postgres => url.to_string(),
+        };
+        let options = AnyConnectOptions::from_str(&connect_url)
+            .map_err(|e| StoreError::Unavailable(e.to_string()))?
+            .disable_statement_logging();
+        let pool = AnyPoolOptions::new()
+            .max_connections(match backend {
+                Backend::Sqlite => 8,
+                Backend::Postgres => 16,
+            })
+            .acquire_timeout(Duration::from_secs(5))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        conn.execute("PRAGMA foreign_keys = ON").await?;
+                        conn.execute(
+                            format!("PRAGMA busy_timeout = {}", SQLITE_BUSY_TIMEOUT.as_millis())
+                                .as_str(),
+                        )
+                        .await?;
+                        conn.execute("PRAGMA synchronous = NORMAL").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        if backend == Backend::Sqlite {
+            pool.execute("PRAGMA journal_mode = WAL").await?;
+        }
+        let store = Store { pool, backend };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let migrator = match self.backend {
+            Backend::Sqlite => sqlx::migrate!("migrations/sqlite"),
+            Backend::Postgres => sqlx::migrate!("migrations/postgres"),
+        };
+        migrator
+            .run(&self.pool)
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("migrating the schema: {e}")))
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// True when the database answers a trivial query now.
+    pub async fn is_up(&self) -> bool {
+        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+    }
+}
+
+/// The connection URL for an SQLite file: the directory is created, and the file with it
+/// (`mode=rwc`).
+fn sqlite_url(url: &str) -> Result<String, StoreError> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if path == ":memory:" || path.is_empty() {
+        return Ok("sqlite::memory:".into());
+    }
+    if let Some(dir) = std::path::Path::new(path).parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
+            })?;
+        }
+    }
+    let mut query: Vec<&str> = query.split('&').filter(|q| !q.is_empty()).collect();
+    if !query.iter().any(|q| q.starts_with("mode=")) {
+        query.push("mode=rwc");
+    }
+    Ok(format!("sqlite://{path}?{}", query.join("&")))
+}
+
+/// Milliseconds since the Unix epoch, the store's clock.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls_create_their_file_and_keep_their_options() {
+        let dir = std::env::temp_dir().join(format!("ponder-url-{}", std::process::id()));
+        let url = format!("sqlite://{}/sub/p.db", dir.display());
+        let out = sqlite_url(&url).unwrap();
+        assert!(out.ends_with("/sub/p.db?mode=rwc"), "{out}");
+        assert!(dir.join("sub").is_dir());
+        assert_eq!(
+            sqlite_url("sqlite://x.db?mode=ro").unwrap(),
+            "sqlite://x.db?mode=ro"
+        );
+        assert_eq!(sqlite_url("sqlite::memory:").unwrap(), "sqlite::memory:");
+    }
+}

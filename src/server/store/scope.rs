@@ -1,0 +1,1138 @@
+//! Everything a user owns, reached only through [`Scoped`], which can only be made from an
+//! [`Identity`]: every query below names the user, so another user's conversation, message,
+//! block or workspace is simply not found (the same answer as a missing one).
+
+use sqlx::Row;
+
+use super::identity::Identity;
+use super::ids::{digest, new_id, new_secret};
+use super::{now_ms, Backend, Store, StoreError};
+use crate::domain::history::{
+    BlockHeader, Conversation, ConversationSummary, HitKind, Message, SearchHit, Version,
+    VersionStatus, Workspace,
+};
+use crate::domain::{ChatMessage, Failure, Role, ThinkingKind};
+
+/// The store, as one user sees it.
+pub struct Scoped<'s> {
+    store: &'s Store,
+    user: &'s str,
+}
+
+impl Store {
+    /// The store as `who` sees it.
+    pub fn scoped<'s>(&'s self, who: &'s Identity) -> Scoped<'s> {
+        Scoped {
+            store: self,
+            user: who.user_id(),
+        }
+    }
+
+    /// Removes for good the conversations deleted before `before` (ms), with their messages,
+    /// versions, thinking and search entries. Run by the background purge.
+    pub async fn purge_deleted(&self, before: i64) -> Result<u64, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(
+            "DELETE FROM search_index WHERE conversation_id IN \
+             (SELECT id FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at < $1)",
+        )
+        .bind(before)
+        .execute(&mut *tx)
+        .await?;
+        let done = sqlx::query(
+            "DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at < $1",
+        )
+        .bind(before)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+}
+
+/// One reasoning block as the turn writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockRecord {
+    pub kind: ThinkingKind,
+    pub text: String,
+    pub started_at: Option<i64>,
+    pub duration_ms: Option<u64>,
+    pub interrupted: bool,
+}
+
+/// The state of an answer being written, saved as the turn streams and at its end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnswerRecord {
+    pub content: String,
+    pub blocks: Vec<BlockRecord>,
+    pub status: VersionStatus,
+    pub error: Option<Failure>,
+    pub finish_reason: Option<String>,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub reasoning_tokens: Option<u64>,
+}
+
+/// Where a turn's answer is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnswerSlot {
+    pub conversation_id: String,
+    pub message_id: String,
+    pub version_id: String,
+    pub version: usize,
+}
+
+/// A personal API token as listed (its secret is shown only once, when made).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TokenInfo {
+    pub id: String,
+    pub name: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+}
+
+fn kind_name(kind: ThinkingKind) -> &'static str {
+    kind.label()
+}
+
+fn kind_of(name: &str) -> ThinkingKind {
+    match name {
+        "summary" => ThinkingKind::Summary,
+        "redacted" => ThinkingKind::Redacted,
+        _ => ThinkingKind::Raw,
+    }
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    }
+}
+
+fn role_of(name: &str) -> Role {
+    if name == "assistant" {
+        Role::Assistant
+    } else {
+        Role::User
+    }
+}
+
+fn words(text: &str) -> i64 {
+    text.split_whitespace().count() as i64
+}
+
+fn title_from(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    if title.is_empty() {
+        "New chat".into()
+    } else {
+        title
+    }
+}
+
+/// The longest text a PostgreSQL search entry indexes (a tsvector holds at most 1 MB).
+const PG_INDEXED_CHARS: usize = 256 * 1024;
+
+impl Scoped<'_> {
+    fn pool(&self) -> &sqlx::AnyPool {
+        self.store.pool()
+    }
+
+    // ---------- workspaces ----------
+
+    pub async fn workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, name FROM workspaces WHERE user_id = $1 ORDER BY created_at, id",
+        )
+        .bind(self.user)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Workspace {
+                    id: r.try_get("id")?,
+                    name: r.try_get("name")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(Into::into)
+    }
+
+    /// The user's first workspace, made if they have none.
+    pub async fn default_workspace(&self) -> Result<Workspace, StoreError> {
+        if let Some(first) = self.workspaces().await?.into_iter().next() {
+            return Ok(first);
+        }
+        self.create_workspace("Personal").await
+    }
+
+    pub async fn create_workspace(&self, name: &str) -> Result<Workspace, StoreError> {
+        let name = clean_name(name)?;
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO workspaces (id, user_id, name, created_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&id)
+        .bind(self.user)
+        .bind(&name)
+        .bind(now_ms())
+        .execute(self.pool())
+        .await?;
+        Ok(Workspace { id, name })
+    }
+
+    pub async fn rename_workspace(&self, id: &str, name: &str) -> Result<(), StoreError> {
+        let name = clean_name(name)?;
+        let done = sqlx::query("UPDATE workspaces SET name = $1 WHERE id = $2 AND user_id = $3")
+            .bind(&name)
+            .bind(id)
+            .bind(self.user)
+            .execute(self.pool())
+            .await?;
+        found(done.rows_affected())
+    }
+
+    async fn own_workspace(&self, id: Option<&str>) -> Result<Workspace, StoreError> {
+        match id {
+            None => self.default_workspace().await,
+            Some(id) => self
+                .workspaces()
+                .await?
+                .into_iter()
+                .find(|w| w.id == id)
+                .ok_or(StoreError::NotFound),
+        }
+    }
+
+    // ---------- conversations ----------
+
+    /// The conversations of a workspace (the default one when none is named), newest first.
+    /// Deleted ones are listed only with `deleted`, for Undo.
+    pub async fn conversations(
+        &self,
+        workspace: Option<&str>,
+        deleted: bool,
+    ) -> Result<Vec<ConversationSummary>, StoreError> {
+        let workspace = self.own_workspace(workspace).await?;
+        let sql = if deleted {
+            "SELECT id, title, workspace_id, updated_at, deleted_at FROM conversations \
+             WHERE user_id = $1 AND workspace_id = $2 AND deleted_at IS NOT NULL ORDER BY deleted_at DESC"
+        } else {
+            "SELECT id, title, workspace_id, updated_at, deleted_at FROM conversations \
+             WHERE user_id = $1 AND workspace_id = $2 AND deleted_at IS NULL ORDER BY updated_at DESC, id DESC"
+        };
+        let rows = sqlx::query(sql)
+            .bind(self.user)
+            .bind(&workspace.id)
+            .fetch_all(self.pool())
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(ConversationSummary {
+                    id: r.try_get("id")?,
+                    title: r.try_get("title")?,
+                    workspace_id: r.try_get("workspace_id")?,
+                    updated_at: r.try_get("updated_at")?,
+                    deleted_at: r.try_get("deleted_at")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(Into::into)
+    }
+
+    pub async fn create_conversation(
+        &self,
+        workspace: Option<&str>,
+        title: &str,
+    ) -> Result<ConversationSummary, StoreError> {
+        let workspace = self.own_workspace(workspace).await?;
+        let id = new_id();
+        let now = now_ms();
+        let title = title_from(title);
+        sqlx::query(
+            "INSERT INTO conversations (id, user_id, workspace_id, title, created_at, updated_at, rev) \
+             VALUES ($1, $2, $3, $4, $5, $5, 0)",
+        )
+        .bind(&id)
+        .bind(self.user)
+        .bind(&workspace.id)
+        .bind(&title)
+        .bind(now)
+        .execute(self.pool())
+        .await?;
+        Ok(ConversationSummary {
+            id,
+            title,
+            workspace_id: workspace.id,
+            updated_at: now,
+            deleted_at: None,
+        })
+    }
+
+    async fn touch(&self, conversation: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE conversations SET updated_at = $1, rev = rev + 1 WHERE id = $2 AND user_id = $3")
+            .bind(now_ms())
+            .bind(conversation)
+            .bind(self.user)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn rename_conversation(&self, id: &str, title: &str) -> Result<(), StoreError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(StoreError::Conflict("a title cannot be empty".into()));
+        }
+        let title: String = title.chars().take(200).collect();
+        let done = sqlx::query(
+            "UPDATE conversations SET title = $1, updated_at = $2, rev = rev + 1 WHERE id = $3 AND user_id = $4 AND deleted_at IS NULL",
+        )
+        .bind(&title)
+        .bind(now_ms())
+        .bind(id)
+        .bind(self.user)
+        .execute(self.pool())
+        .await?;
+        found(done.rows_affected())
+    }
+
+    /// Deletes a conversation, restorable until the purge; returns when it was deleted.
+    pub async fn delete_conversation(&self, id: &str) -> Result<i64, StoreError> {
+        let now = now_ms();
+        let done = sqlx::query(
+            "UPDATE conversations SET deleted_at = $1 WHERE id = $2 AND user_id = $3 AND deleted_at IS NULL",
+        )
+        .bind(now)
+        .bind(id)
+        .bind(self.user)
+        .execute(self.pool())
+        .await?;
+        found(done.rows_affected()).map(|()| now)
+    }
+
+    pub async fn restore_conversation(&self, id: &str) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE conversations SET deleted_at = NULL, updated_at = $1 WHERE id = $2 AND user_id = $3 AND deleted_at IS NOT NULL",
+        )
+        .bind(now_ms())
+        .bind(id)
+        .bind(self.user)
+        .execute(self.pool())
+        .await?;
+        found(done.rows_affected())
+    }
+
+    /// A conversation with its messages, every version and the block headers, but no
+    /// reasoning text (`with_text` for exports).
+    pub async fn conversation(
+        &self,
+        id: &str,
+        with_text: bool,
+    ) -> Result<Conversation, StoreError> {
+        let head = sqlx::query(
+            "SELECT id, title, workspace_id, created_at, updated_at, rev FROM conversations \
+             WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(self.user)
+        .fetch_optional(self.pool())
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        let messages = sqlx::query(
+            "SELECT id, role, created_at, active_version FROM messages WHERE conversation_id = $1 AND user_id = $2 ORDER BY position",
+        )
+        .bind(id)
+        .bind(self.user)
+        .fetch_all(self.pool())
+        .await?;
+        let versions = sqlx::query(
+            "SELECT v.id, v.message_id, v.idx, v.content, v.status, v.error, v.retryable, v.model, v.created_at \
+             FROM message_versions v JOIN messages m ON m.id = v.message_id \
+             WHERE m.conversation_id = $1 AND v.user_id = $2 ORDER BY v.message_id, v.idx",
+        )
+        .bind(id)
+        .bind(self.user)
+        .fetch_all(self.pool())
+        .await?;
+        let text_column = if with_text { "b.text" } else { "NULL" };
+        let blocks = sqlx::query(&format!(
+            "SELECT b.id, b.version_id, b.idx, b.kind, b.chars, b.words, b.duration_ms, b.reader_open, b.interrupted, {text_column} AS text \
+             FROM thinking_blocks b JOIN message_versions v ON v.id = b.version_id JOIN messages m ON m.id = v.message_id \
+             WHERE m.conversation_id = $1 AND b.user_id = $2 ORDER BY b.version_id, b.idx"
+        ))
+        .bind(id)
+        .bind(self.user)
+        .fetch_all(self.pool())
+        .await?;
+
+        let mut by_version: std::collections::HashMap<String, Vec<BlockHeader>> =
+            Default::default();
+        for b in &blocks {
+            let version: String = b.try_get("version_id")?;
+            let duration: Option<i64> = b.try_get("duration_ms")?;
+            let text: Option<String> = b.try_get("text")?;
+            by_version.entry(version).or_default().push(BlockHeader {
+                id: b.try_get("id")?,
+                kind: kind_of(&b.try_get::<String, _>("kind")?),
+                duration_ms: duration.map(|d| d.max(0) as u64),
+                words: b.try_get::<i64, _>("words")?.max(0) as u64,
+                chars: b.try_get::<i64, _>("chars")?.max(0) as u64,
+                reader_open: b.try_get::<Option<i64>, _>("reader_open")?.map(|v| v != 0),
+                interrupted: b.try_get::<i64, _>("interrupted")? != 0,
+                text,
+            });
+        }
+        let mut by_message: std::collections::HashMap<String, Vec<Version>> = Default::default();
+        for v in &versions {
+            let message: String = v.try_get("message_id")?;
+            let id: String = v.try_get("id")?;
+            let error: Option<String> = v.try_get("error")?;
+            let retryable: Option<i64> = v.try_get("retryable")?;
+            by_message.entry(message).or_default().push(Version {
+                blocks: by_version.remove(&id).unwrap_or_default(),
+                id,
+                content: v.try_get("content")?,
+                status: VersionStatus::parse(&v.try_get::<String, _>("status")?),
+                error: error.map(|message| Failure {
+                    message,
+                    retryable: retryable.is_none_or(|r| r != 0),
+                }),
+                model: v.try_get("model")?,
+                created_at: v.try_get("created_at")?,
+            });
+        }
+        let messages = messages
+            .iter()
+            .map(|m| {
+                let id: String = m.try_get("id")?;
+                Ok(Message {
+                    role: role_of(&m.try_get::<String, _>("role")?),
+                    created_at: m.try_get("created_at")?,
+                    active: m.try_get::<i64, _>("active_version")?.max(0) as usize,
+                    versions: by_message.remove(&id).unwrap_or_default(),
+                    id,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        Ok(Conversation {
+            id: head.try_get("id")?,
+            title: head.try_get("title")?,
+            workspace_id: head.try_get("workspace_id")?,
+            created_at: head.try_get("created_at")?,
+            updated_at: head.try_get("updated_at")?,
+            rev: head.try_get("rev")?,
+            messages,
+        })
+    }
+
+    /// A block's reasoning text, loaded when the reader opens it.
+    pub async fn block_text(&self, block: &str) -> Result<String, StoreError> {
+        let row = sqlx::query("SELECT text FROM thinking_blocks WHERE id = $1 AND user_id = $2")
+            .bind(block)
+            .bind(self.user)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        Ok(row.try_get("text")?)
+    }
+
+    /// Keeps the reader's open/closed choice for a block.
+    pub async fn set_block_open(&self, block: &str, open: Option<bool>) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE thinking_blocks SET reader_open = $1 WHERE id = $2 AND user_id = $3",
+        )
+        .bind(open.map(i64::from))
+        .bind(block)
+        .bind(self.user)
+        .execute(self.pool())
+        .await?;
+        found(done.rows_affected())
+    }
+
+    /// Shows another version of a message.
+    pub async fn set_active_version(
+        &self,
+        message: &str,
+        version: usize,
+    ) -> Result<(), StoreError> {
+        let count = sqlx::query(
+            "SELECT COUNT(*) AS n FROM message_versions WHERE message_id = $1 AND user_id = $2",
+        )
+        .bind(message)
+        .bind(self.user)
+        .fetch_one(self.pool())
+        .await?
+        .try_get::<i64, _>("n")?;
+        if count == 0 {
+            return Err(StoreError::NotFound);
+        }
+        if version as i64 >= count {
+            return Err(StoreError::Conflict(format!(
+                "that message has {count} versions"
+            )));
+        }
+        sqlx::query("UPDATE messages SET active_version = $1 WHERE id = $2 AND user_id = $3")
+            .bind(version as i64)
+            .bind(message)
+            .bind(self.user)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    // ---------- turns ----------
+
+    async fn message_position(
+        &self,
+        conversation: &str,
+        message: &str,
+    ) -> Result<(i64, Role), StoreError> {
+        let row = sqlx::query("SELECT position, role FROM messages WHERE id = $1 AND conversation_id = $2 AND user_id = $3")
+            .bind(message)
+            .bind(conversation)
+            .bind(self.user)
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        Ok((
+            row.try_get("position")?,
+            role_of(&row.try_get::<String, _>("role")?),
+        ))
+    }
+
+    async fn owns_conversation(&self, conversation: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "SELECT id FROM conversations WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
+        )
+        .bind(conversation)
+        .bind(self.user)
+        .fetch_optional(self.pool())
+        .await?
+        .map(|_| ())
+        .ok_or(StoreError::NotFound)
+    }
+
+    /// Stores the reader's message at the end of the conversation, or as a new version of the
+    /// message `edit_of` (what followed it is dropped: history stays linear). Returns its id.
+    pub async fn add_user_message(
+        &self,
+        conversation: &str,
+        content: &str,
+        edit_of: Option<&str>,
+    ) -> Result<String, StoreError> {
+        self.owns_conversation(conversation).await?;
+        let now = now_ms();
+        let mut tx = self.pool().begin().await?;
+        let message_id = match edit_of {
+            Some(message) => {
+                let (position, role) = self.message_position(conversation, message).await?;
+                if role != Role::User {
+                    return Err(StoreError::Conflict(
+                        "only your own messages can be edited".into(),
+                    ));
+                }
+                let next =
+                    sqlx::query("SELECT COUNT(*) AS n FROM message_versions WHERE message_id = $1")
+                        .bind(message)
+                        .fetch_one(&mut *tx)
+                        .await?
+                        .try_get::<i64, _>("n")?;
+                insert_version(
+                    &mut tx,
+                    message,
+                    self.user,
+                    next,
+                    content,
+                    VersionStatus::Done,
+                    now,
+                )
+                .await?;
+                sqlx::query("UPDATE messages SET active_version = $1 WHERE id = $2")
+                    .bind(next)
+                    .bind(message)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(
+                    "DELETE FROM search_index WHERE message_id IN \
+                     (SELECT id FROM messages WHERE conversation_id = $1 AND position > $2)",
+                )
+                .bind(conversation)
+                .bind(position)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND position > $2")
+                    .bind(conversation)
+                    .bind(position)
+                    .execute(&mut *tx)
+                    .await?;
+                message.to_string()
+            }
+            None => {
+                let id = new_id();
+                insert_message(&mut tx, conversation, self.user, &id, Role::User, now).await?;
+                insert_version(
+                    &mut tx,
+                    &id,
+                    self.user,
+                    0,
+                    content,
+                    VersionStatus::Done,
+                    now,
+                )
+                .await?;
+                id
+            }
+        };
+        tx.commit().await?;
+        self.index_text(
+            &message_id,
+            &message_id,
+            HitKind::Question,
+            conversation,
+            content,
+        )
+        .await?;
+        self.touch(conversation).await?;
+        Ok(message_id)
+    }
+
+    /// Opens the answer to the conversation's last message, or a new version of the assistant
+    /// message `regenerate` (earlier versions are kept).
+    pub async fn start_answer(
+        &self,
+        conversation: &str,
+        regenerate: Option<&str>,
+        model: &str,
+    ) -> Result<AnswerSlot, StoreError> {
+        self.owns_conversation(conversation).await?;
+        let now = now_ms();
+        let mut tx = self.pool().begin().await?;
+        let (message_id, version) = match regenerate {
+            Some(message) => {
+                let (_, role) = self.message_position(conversation, message).await?;
+                if role != Role::Assistant {
+                    return Err(StoreError::Conflict(
+                        "only an answer can be regenerated".into(),
+                    ));
+                }
+                let next =
+                    sqlx::query("SELECT COUNT(*) AS n FROM message_versions WHERE message_id = $1")
+                        .bind(message)
+                        .fetch_one(&mut *tx)
+                        .await?
+                        .try_get::<i64, _>("n")?;
+                sqlx::query("UPDATE messages SET active_version = $1 WHERE id = $2")
+                    .bind(next)
+                    .bind(message)
+                    .execute(&mut *tx)
+                    .await?;
+                (message.to_string(), next)
+            }
+            None => {
+                let id = new_id();
+                insert_message(&mut tx, conversation, self.user, &id, Role::Assistant, now).await?;
+                (id, 0)
+            }
+        };
+        let version_id = insert_version(
+            &mut tx,
+            &message_id,
+            self.user,
+            version,
+            "",
+            VersionStatus::Streaming,
+            now,
+        )
+        .await?;
+        sqlx::query("UPDATE message_versions SET model = $1 WHERE id = $2")
+            .bind(model)
+            .bind(&version_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.touch(conversation).await?;
+        Ok(AnswerSlot {
+            conversation_id: conversation.to_string(),
+            message_id,
+            version_id,
+            version: version as usize,
+        })
+    }
+
+    /// What the model is sent to answer `answer` (an assistant message of the conversation):
+    /// the shown versions of every message before it, thinking excluded, unfinished answers
+    /// left out, turns of one role joined.
+    pub async fn history_before(
+        &self,
+        conversation: &str,
+        answer: &str,
+    ) -> Result<Vec<ChatMessage>, StoreError> {
+        let (position, _) = self.message_position(conversation, answer).await?;
+        let rows = sqlx::query(
+            "SELECT m.role, v.content, v.status FROM messages m \
+             JOIN message_versions v ON v.message_id = m.id AND v.idx = m.active_version \
+             WHERE m.conversation_id = $1 AND m.user_id = $2 AND m.position < $3 ORDER BY m.position",
+        )
+        .bind(conversation)
+        .bind(self.user)
+        .bind(position)
+        .fetch_all(self.pool())
+        .await?;
+        let said = rows
+            .iter()
+            .map(|r| {
+                let role = role_of(&r.try_get::<String, _>("role")?);
+                let content: String = r.try_get("content")?;
+                let status = VersionStatus::parse(&r.try_get::<String, _>("status")?);
+                Ok((role, content, status))
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        Ok(crate::domain::message::history(said.iter().map(
+            |(role, content, status)| match role {
+                Role::User => crate::domain::message::Said::User(content),
+                Role::Assistant => crate::domain::message::Said::Answer {
+                    finished: matches!(status, VersionStatus::Done | VersionStatus::Stopped),
+                    text: content,
+                },
+            },
+        )))
+    }
+
+    /// Writes an answer's state as it streams and at its end; a final state also enters the
+    /// search index.
+    pub async fn save_answer(
+        &self,
+        slot: &AnswerSlot,
+        answer: &AnswerRecord,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let done = sqlx::query(
+            "UPDATE message_versions SET content = $1, status = $2, error = $3, retryable = $4, finish_reason = $5, \
+             input_tokens = $6, output_tokens = $7, reasoning_tokens = $8 WHERE id = $9 AND user_id = $10",
+        )
+        .bind(&answer.content)
+        .bind(answer.status.name())
+        .bind(answer.error.as_ref().map(|e| e.message.as_str()))
+        .bind(answer.error.as_ref().map(|e| i64::from(e.retryable)))
+        .bind(answer.finish_reason.as_deref())
+        .bind(answer.input_tokens.map(|n| n as i64))
+        .bind(answer.output_tokens.map(|n| n as i64))
+        .bind(answer.reasoning_tokens.map(|n| n as i64))
+        .bind(&slot.version_id)
+        .bind(self.user)
+        .execute(&mut *tx)
+        .await?;
+        found(done.rows_affected())?;
+        for (idx, block) in answer.blocks.iter().enumerate() {
+            let updated = sqlx::query(
+                "UPDATE thinking_blocks SET kind = $1, text = $2, chars = $3, words = $4, started_at = $5, duration_ms = $6, interrupted = $7 \
+                 WHERE version_id = $8 AND idx = $9",
+            )
+            .bind(kind_name(block.kind))
+            .bind(&block.text)
+            .bind(block.text.chars().count() as i64)
+            .bind(words(&block.text))
+            .bind(block.started_at)
+            .bind(block.duration_ms.map(|d| d as i64))
+            .bind(i64::from(block.interrupted))
+            .bind(&slot.version_id)
+            .bind(idx as i64)
+            .execute(&mut *tx)
+            .await?;
+            if updated.rows_affected() == 0 {
+                sqlx::query(
+                    "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, started_at, duration_ms, interrupted) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                )
+                .bind(new_id())
+                .bind(&slot.version_id)
+                .bind(self.user)
+                .bind(idx as i64)
+                .bind(kind_name(block.kind))
+                .bind(&block.text)
+                .bind(block.text.chars().count() as i64)
+                .bind(words(&block.text))
+                .bind(block.started_at)
+                .bind(block.duration_ms.map(|d| d as i64))
+                .bind(i64::from(block.interrupted))
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        if answer.status != VersionStatus::Streaming {
+            self.index_text(
+                &slot.version_id,
+                &slot.message_id,
+                HitKind::Answer,
+                &slot.conversation_id,
+                &answer.content,
+            )
+            .await?;
+            let ids = sqlx::query(
+                "SELECT id, text FROM thinking_blocks WHERE version_id = $1 AND user_id = $2",
+            )
+            .bind(&slot.version_id)
+            .bind(self.user)
+            .fetch_all(self.pool())
+            .await?;
+            for row in ids {
+                let id: String = row.try_get("id")?;
+                let text: String = row.try_get("text")?;
+                self.index_text(
+                    &id,
+                    &slot.message_id,
+                    HitKind::Thinking,
+                    &slot.conversation_id,
+                    &text,
+                )
+                .await?;
+            }
+            self.touch(&slot.conversation_id).await?;
+        }
+        Ok(())
+    }
+
+    async fn index_text(
+        &self,
+        ref_id: &str,
+        message: &str,
+        kind: HitKind,
+        conversation: &str,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        let kind_name = match kind {
+            HitKind::Answer => "answer",
+            HitKind::Question => "question",
+            HitKind::Thinking => "thinking",
+        };
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM search_index WHERE ref_id = $1 AND user_id = $2")
+            .bind(ref_id)
+            .bind(self.user)
+            .execute(&mut *tx)
+            .await?;
+        if !text.trim().is_empty() {
+            match self.store.backend() {
+                Backend::Sqlite => {
+                    sqlx::query(
+                        "INSERT INTO search_index (body, kind, ref_id, message_id, conversation_id, user_id) VALUES ($1, $2, $3, $4, $5, $6)",
+                    )
+                    .bind(text)
+                    .bind(kind_name)
+                    .bind(ref_id)
+                    .bind(message)
+                    .bind(conversation)
+                    .bind(self.user)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                Backend::Postgres => {
+                    let indexed: String = text.chars().take(PG_INDEXED_CHARS).collect();
+                    sqlx::query(
+                        "INSERT INTO search_index (ref_id, kind, message_id, conversation_id, user_id, body, document) \
+                         VALUES ($1, $2, $3, $4, $5, $6, to_tsvector('simple', $6))",
+                    )
+                    .bind(ref_id)
+                    .bind(kind_name)
+                    .bind(message)
+                    .bind(conversation)
+                    .bind(self.user)
+                    .bind(&indexed)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The user's messages that hold every word of `query`: answers and questions, and with
+    /// `thinking` the reasoning too; newest conversations first.
+    pub async fn search(
+        &self,
+        query: &str,
+        thinking: bool,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>, StoreError> {
+        let words: Vec<String> = query
+            .split_whitespace()
+            .map(|w| {
+                w.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .collect::<String>()
+            })
+            .filter(|w| !w.is_empty())
+            .take(16)
+            .collect();
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let kinds = if thinking {
+            "('answer', 'question', 'thinking')"
+        } else {
+            "('answer', 'question')"
+        };
+        let rows = match self.store.backend() {
+            Backend::Sqlite => {
+                let fts: String = words
+                    .iter()
+                    .map(|w| format!("\"{w}\""))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                sqlx::query(&format!(
+                    "SELECT s.kind, s.message_id, s.conversation_id, c.title, snippet(search_index, 0, '[', ']', '…', 12) AS snippet \
+                     FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
+                     WHERE search_index MATCH $1 AND s.user_id = $2 AND c.user_id = $2 AND c.deleted_at IS NULL AND s.kind IN {kinds} \
+                     ORDER BY c.updated_at DESC LIMIT $3"
+                ))
+                .bind(fts)
+                .bind(self.user)
+                .bind(limit as i64)
+                .fetch_all(self.pool())
+                .await?
+            }
+            Backend::Postgres => {
+                sqlx::query(&format!(
+                    "SELECT s.kind, s.message_id, s.conversation_id, c.title, \
+                     ts_headline('simple', s.body, plainto_tsquery('simple', $1), 'StartSel=[, StopSel=], MaxWords=24, MinWords=8') AS snippet \
+                     FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
+                     WHERE s.document @@ plainto_tsquery('simple', $1) AND s.user_id = $2 AND c.user_id = $2 AND c.deleted_at IS NULL AND s.kind IN {kinds} \
+                     ORDER BY c.updated_at DESC LIMIT $3"
+                ))
+                .bind(words.join(" "))
+                .bind(self.user)
+                .bind(limit as i64)
+                .fetch_all(self.pool())
+                .await?
+            }
+        };
+        rows.iter()
+            .map(|r| {
+                let kind: String = r.try_get("kind")?;
+                Ok(SearchHit {
+                    conversation_id: r.try_get("conversation_id")?,
+                    conversation_title: r.try_get("title")?,
+                    message_id: r.try_get("message_id")?,
+                    kind: match kind.as_str() {
+                        "thinking" => HitKind::Thinking,
+                        "question" => HitKind::Question,
+                        _ => HitKind::Answer,
+                    },
+                    snippet: r.try_get("snippet")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(Into::into)
+    }
+
+    // ---------- tokens and sessions ----------
+
+    /// A new personal API token; its secret is returned once and stored only as a digest.
+    pub async fn create_token(&self, name: &str) -> Result<(TokenInfo, String), StoreError> {
+        let name = clean_name(name)?;
+        let secret = new_secret("pt_");
+        let id = new_id();
+        let now = now_ms();
+        sqlx::query("INSERT INTO api_tokens (id, user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
+            .bind(&id)
+            .bind(self.user)
+            .bind(&name)
+            .bind(digest(&secret))
+            .bind(now)
+            .execute(self.pool())
+            .await?;
+        Ok((
+            TokenInfo {
+                id,
+                name,
+                created_at: now,
+                last_used_at: None,
+            },
+            secret,
+        ))
+    }
+
+    pub async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, name, created_at, last_used_at FROM api_tokens WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at",
+        )
+        .bind(self.user)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(TokenInfo {
+                    id: r.try_get("id")?,
+                    name: r.try_get("name")?,
+                    created_at: r.try_get("created_at")?,
+                    last_used_at: r.try_get("last_used_at")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(Into::into)
+    }
+
+    pub async fn revoke_token(&self, id: &str) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND user_id = $3 AND revoked_at IS NULL")
+            .bind(now_ms())
+            .bind(id)
+            .bind(self.user)
+            .execute(self.pool())
+            .await?;
+        found(done.rows_affected())
+    }
+
+    /// Ends every session of the user, on every device.
+    pub async fn sign_out_everywhere(&self) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
+        )
+        .bind(now_ms())
+        .bind(self.user)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    // ---------- preferences ----------
+
+    /// The thinking preference, locale, theme and default model for a workspace.
+    pub async fn preferences(&self, workspace: &str) -> Result<Preferences, StoreError> {
+        let row = sqlx::query(
+            "SELECT thinking, locale, theme, default_model FROM preferences WHERE user_id = $1 AND workspace_id = $2",
+        )
+        .bind(self.user)
+        .bind(workspace)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(match row {
+            None => Preferences::default(),
+            Some(r) => Preferences {
+                thinking: r.try_get("thinking")?,
+                locale: r.try_get("locale")?,
+                theme: r.try_get("theme")?,
+                default_model: r.try_get("default_model")?,
+            },
+        })
+    }
+
+    pub async fn set_preferences(
+        &self,
+        workspace: &str,
+        prefs: &Preferences,
+    ) -> Result<(), StoreError> {
+        self.own_workspace(Some(workspace)).await?;
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM preferences WHERE user_id = $1 AND workspace_id = $2")
+            .bind(self.user)
+            .bind(workspace)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO preferences (user_id, workspace_id, thinking, locale, theme, default_model) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(self.user)
+        .bind(workspace)
+        .bind(prefs.thinking.as_deref())
+        .bind(prefs.locale.as_deref())
+        .bind(prefs.theme.as_deref())
+        .bind(prefs.default_model.as_deref())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+/// What a user chose for a workspace; unset fields keep the defaults.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Preferences {
+    pub thinking: Option<String>,
+    pub locale: Option<String>,
+    pub theme: Option<String>,
+    pub default_model: Option<String>,
+}
+
+fn clean_name(name: &str) -> Result<String, StoreError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 80 || name.chars().any(char::is_control) {
+        return Err(StoreError::Conflict(
+            "a name is 1 to 80 characters, with no control characters".into(),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+fn found(rows: u64) -> Result<(), StoreError> {
+    if rows == 0 {
+        Err(StoreError::NotFound)
+    } else {
+        Ok(())
+    }
+}
+
+async fn insert_message(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    conversation: &str,
+    user: &str,
+    id: &str,
+    role: Role,
+    now: i64,
+) -> Result<(), StoreError> {
+    let next = sqlx::query(
+        "SELECT COALESCE(MAX(position), -1) + 1 AS next FROM messages WHERE conversation_id = $1",
+    )
+    .bind(conversation)
+    .fetch_one(&mut **tx)
+    .await?
+    .try_get::<i64, _>("next")?;
+    sqlx::query(
+        "INSERT INTO messages (id, conversation_id, user_id, position, role, active_version, created_at) VALUES ($1, $2, $3, $4, $5, 0, $6)",
+    )
+    .bind(id)
+    .bind(conversation)
+    .bind(user)
+    .bind(next)
+    .bind(role_name(role))
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+async fn insert_version(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    message: &str,
+    user: &str,
+    idx: i64,
+    content: &str,
+    status: VersionStatus,
+    now: i64,
+) -> Result<String, StoreError> {
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO message_versions (id, message_id, user_id, idx, content, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&id)
+    .bind(message)
+    .bind(user)
+    .bind(idx)
+    .bind(content)
+    .bind(status.name())
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(id)
+}

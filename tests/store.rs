@@ -1,0 +1,628 @@
+//! The history store on a real SQLite file and a real PostgreSQL: the schema, a turn written
+//! as it streams, versions, deletion with its grace and purge, search, and above all that no
+//! user ever reaches another user's rows.
+
+mod common;
+
+use ponder::domain::history::{HitKind, VersionStatus};
+use ponder::domain::{ChatMessage, Failure, ThinkingKind};
+use ponder::server::store::identity::Identity;
+use ponder::server::store::scope::{AnswerRecord, BlockRecord};
+use ponder::server::store::{Store, StoreError};
+
+static NEXT_FILE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn sqlite_url() -> String {
+    let n = NEXT_FILE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("ponder-store-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    format!("sqlite://{}/ponder.db", dir.display())
+}
+
+/// Both engines, each on a fresh database.
+async fn stores() -> Vec<(&'static str, Store)> {
+    vec![
+        ("sqlite", Store::open(&sqlite_url()).await.expect("sqlite")),
+        (
+            "postgres",
+            Store::open(&common::postgres::database().await)
+                .await
+                .expect("postgres"),
+        ),
+    ]
+}
+
+async fn two_users(store: &Store) -> (Identity, Identity) {
+    (
+        store.identity_for_name("alice", true).await.expect("alice"),
+        store.identity_for_name("bob", true).await.expect("bob"),
+    )
+}
+
+fn answer(content: &str, thinking: &str, status: VersionStatus) -> AnswerRecord {
+    AnswerRecord {
+        content: content.into(),
+        blocks: vec![BlockRecord {
+            kind: ThinkingKind::Raw,
+            text: thinking.into(),
+            started_at: Some(1),
+            duration_ms: (status != VersionStatus::Streaming).then_some(4200),
+            interrupted: false,
+        }],
+        status,
+        error: None,
+        finish_reason: None,
+        input_tokens: Some(3),
+        output_tokens: Some(9),
+        reasoning_tokens: None,
+    }
+}
+
+#[tokio::test]
+async fn the_schema_is_created_once_and_sqlite_uses_wal() {
+    let url = sqlite_url();
+    let first = Store::open(&url).await.expect("first open");
+    let _ = first.identity_for_name("alice", true).await.expect("user");
+    drop(first);
+    let again = Store::open(&url)
+        .await
+        .expect("second open migrates nothing new");
+    assert_eq!(again.user_count().await.expect("count"), 1);
+    let path = url.trim_start_matches("sqlite://");
+    assert!(
+        std::path::Path::new(&format!("{path}-wal")).exists(),
+        "the database runs in WAL mode"
+    );
+    let pg = Store::open(&common::postgres::database().await)
+        .await
+        .expect("pg");
+    assert!(pg.is_up().await);
+}
+
+#[tokio::test]
+async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
+    for (engine, store) in stores().await {
+        let (alice, _) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let conv = me
+            .create_conversation(None, "Why is the sky blue?")
+            .await
+            .expect("create");
+        assert_eq!(conv.title, "Why is the sky blue?");
+        me.add_user_message(&conv.id, "Why is the sky blue?", None)
+            .await
+            .expect("user message");
+        let slot = me
+            .start_answer(&conv.id, None, "demo")
+            .await
+            .expect("answer");
+        me.save_answer(
+            &slot,
+            &answer("Rayleigh", "scattering, so far", VersionStatus::Streaming),
+        )
+        .await
+        .expect("progress");
+        let mid = me
+            .conversation(&conv.id, false)
+            .await
+            .expect("open mid-stream");
+        assert_eq!(mid.messages.len(), 2, "{engine}");
+        assert_eq!(
+            mid.messages[1].shown().map(|v| v.status),
+            Some(VersionStatus::Streaming)
+        );
+        me.save_answer(
+            &slot,
+            &answer(
+                "Rayleigh scattering.",
+                "Short wavelengths scatter more.",
+                VersionStatus::Done,
+            ),
+        )
+        .await
+        .expect("final");
+        let opened = me.conversation(&conv.id, false).await.expect("open");
+        let shown = opened.messages[1].shown().expect("a version");
+        assert_eq!(shown.content, "Rayleigh scattering.", "{engine}");
+        assert_eq!(shown.status, VersionStatus::Done);
+        assert_eq!(shown.model.as_deref(), Some("demo"));
+        let block = &shown.blocks[0];
+        assert_eq!(
+            block.text, None,
+            "{engine}: opening loads headers, not reasoning"
+        );
+        assert_eq!((block.words, block.duration_ms), (4, Some(4200)));
+        assert_eq!(
+            me.block_text(&block.id).await.expect("text"),
+            "Short wavelengths scatter more."
+        );
+        me.set_block_open(&block.id, Some(true))
+            .await
+            .expect("open choice");
+        let again = me.conversation(&conv.id, true).await.expect("with text");
+        let block = &again.messages[1].versions[0].blocks[0];
+        assert_eq!(block.reader_open, Some(true));
+        assert_eq!(
+            block.text.as_deref(),
+            Some("Short wavelengths scatter more.")
+        );
+        assert!(again.rev > opened.rev - 1);
+    }
+}
+
+#[tokio::test]
+async fn history_is_built_from_the_store_and_versions_are_kept() {
+    for (engine, store) in stores().await {
+        let (alice, _) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let conv = me.create_conversation(None, "q").await.expect("create");
+        let q1 = me
+            .add_user_message(&conv.id, "first question", None)
+            .await
+            .expect("q1");
+        let a1 = me.start_answer(&conv.id, None, "m").await.expect("a1");
+        me.save_answer(&a1, &answer("first answer", "t", VersionStatus::Done))
+            .await
+            .expect("a1 done");
+        me.add_user_message(&conv.id, "second question", None)
+            .await
+            .expect("q2");
+        let a2 = me.start_answer(&conv.id, None, "m").await.expect("a2");
+        assert_eq!(
+            me.history_before(&conv.id, &a2.message_id)
+                .await
+                .expect("history"),
+            [
+                ChatMessage::user("first question"),
+                ChatMessage::assistant("first answer"),
+                ChatMessage::user("second question"),
+            ],
+            "{engine}"
+        );
+        // A failed answer is not sent back to the model.
+        let mut failed = answer("partial", "t", VersionStatus::Error);
+        failed.error = Some(Failure::new("boom", true));
+        me.save_answer(&a2, &failed).await.expect("failed");
+        // Regenerate keeps the failed version and shows the new one.
+        let again = me
+            .start_answer(&conv.id, Some(&a2.message_id), "m")
+            .await
+            .expect("regenerate");
+        assert_eq!(again.version, 1);
+        me.save_answer(&again, &answer("second answer", "t", VersionStatus::Done))
+            .await
+            .expect("done");
+        let opened = me.conversation(&conv.id, false).await.expect("open");
+        let m = &opened.messages[3];
+        assert_eq!(m.versions.len(), 2);
+        assert_eq!(m.active, 1);
+        assert_eq!(
+            m.versions[0].error.as_ref().map(|e| e.message.as_str()),
+            Some("boom")
+        );
+        me.set_active_version(&m.id, 0).await.expect("switch");
+        assert!(matches!(
+            me.set_active_version(&m.id, 5).await,
+            Err(StoreError::Conflict(_))
+        ));
+        // Editing the first question keeps its earlier version and drops what followed.
+        me.add_user_message(&conv.id, "first question, better", Some(&q1))
+            .await
+            .expect("edit");
+        let edited = me.conversation(&conv.id, false).await.expect("open");
+        assert_eq!(edited.messages.len(), 1, "{engine}");
+        assert!(edited.messages[0].edited());
+        assert_eq!(
+            edited.messages[0].shown().map(|v| v.content.as_str()),
+            Some("first question, better")
+        );
+        assert_eq!(edited.messages[0].versions[0].content, "first question");
+        let a = me
+            .start_answer(&conv.id, None, "m")
+            .await
+            .expect("answer the edit");
+        assert_eq!(
+            me.history_before(&conv.id, &a.message_id)
+                .await
+                .expect("history"),
+            [ChatMessage::user("first question, better")]
+        );
+    }
+}
+
+#[tokio::test]
+async fn another_users_rows_answer_not_found_everywhere() {
+    for (engine, store) in stores().await {
+        let (alice, bob) = two_users(&store).await;
+        let a = store.scoped(&alice);
+        let b = store.scoped(&bob);
+        let conv = a
+            .create_conversation(None, "private")
+            .await
+            .expect("create");
+        let q = a
+            .add_user_message(&conv.id, "my secret question", None)
+            .await
+            .expect("q");
+        let slot = a.start_answer(&conv.id, None, "m").await.expect("answer");
+        a.save_answer(
+            &slot,
+            &answer("my secret answer", "secret thinking", VersionStatus::Done),
+        )
+        .await
+        .expect("save");
+        let block = a
+            .conversation(&conv.id, false)
+            .await
+            .expect("open")
+            .messages[1]
+            .versions[0]
+            .blocks[0]
+            .id
+            .clone();
+        let workspace = a.default_workspace().await.expect("workspace");
+        let (token, _) = a.create_token("script").await.expect("token");
+
+        let nf = |r: Result<(), StoreError>, what: &str| {
+            assert!(
+                matches!(r, Err(StoreError::NotFound)),
+                "{engine}: {what}: {r:?}"
+            );
+        };
+        nf(b.conversation(&conv.id, false).await.map(|_| ()), "open");
+        nf(b.conversation(&conv.id, true).await.map(|_| ()), "export");
+        nf(b.rename_conversation(&conv.id, "mine").await, "rename");
+        nf(b.delete_conversation(&conv.id).await.map(|_| ()), "delete");
+        nf(b.restore_conversation(&conv.id).await, "restore");
+        nf(b.block_text(&block).await.map(|_| ()), "block text");
+        nf(b.set_block_open(&block, Some(true)).await, "block choice");
+        nf(b.set_active_version(&q, 0).await, "version");
+        nf(
+            b.add_user_message(&conv.id, "hi", None).await.map(|_| ()),
+            "append",
+        );
+        nf(
+            b.add_user_message(&conv.id, "hi", Some(&q))
+                .await
+                .map(|_| ()),
+            "edit",
+        );
+        nf(
+            b.start_answer(&conv.id, None, "m").await.map(|_| ()),
+            "answer",
+        );
+        nf(
+            b.start_answer(&conv.id, Some(&slot.message_id), "m")
+                .await
+                .map(|_| ()),
+            "regenerate",
+        );
+        nf(
+            b.history_before(&conv.id, &slot.message_id)
+                .await
+                .map(|_| ()),
+            "history",
+        );
+        nf(
+            b.save_answer(&slot, &answer("overwritten", "x", VersionStatus::Done))
+                .await,
+            "save",
+        );
+        nf(b.rename_workspace(&workspace.id, "mine").await, "workspace");
+        nf(
+            b.conversations(Some(&workspace.id), false)
+                .await
+                .map(|_| ()),
+            "list",
+        );
+        nf(b.revoke_token(&token.id).await, "token");
+        assert!(b
+            .conversations(None, false)
+            .await
+            .expect("own list")
+            .is_empty());
+        assert!(
+            b.search("secret", true, 10)
+                .await
+                .expect("search")
+                .is_empty(),
+            "{engine}"
+        );
+        // And Alice's data is untouched.
+        let mine = a.conversation(&conv.id, false).await.expect("still there");
+        assert_eq!(
+            mine.messages[1].shown().map(|v| v.content.as_str()),
+            Some("my secret answer")
+        );
+        assert_eq!(mine.title, "private");
+    }
+}
+
+#[tokio::test]
+async fn search_finds_answers_and_questions_and_thinking_only_when_asked() {
+    for (engine, store) in stores().await {
+        let (alice, _) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let conv = me
+            .create_conversation(None, "Colours")
+            .await
+            .expect("create");
+        me.add_user_message(&conv.id, "why is the sky blue", None)
+            .await
+            .expect("q");
+        let slot = me.start_answer(&conv.id, None, "m").await.expect("a");
+        me.save_answer(
+            &slot,
+            &answer(
+                "Because of Rayleigh scattering.",
+                "The wavelength dependence of scattering matters.",
+                VersionStatus::Done,
+            ),
+        )
+        .await
+        .expect("save");
+        let hits = me.search("rayleigh", false, 10).await.expect("search");
+        assert_eq!(hits.len(), 1, "{engine}: {hits:?}");
+        assert_eq!(hits[0].kind, HitKind::Answer);
+        assert_eq!(hits[0].conversation_title, "Colours");
+        assert!(
+            hits[0].snippet.contains("[Rayleigh]"),
+            "{engine}: {}",
+            hits[0].snippet
+        );
+        assert!(me
+            .search("wavelength", false, 10)
+            .await
+            .expect("search")
+            .is_empty());
+        let thinking = me.search("wavelength", true, 10).await.expect("search");
+        assert_eq!(thinking.len(), 1, "{engine}");
+        assert_eq!(thinking[0].kind, HitKind::Thinking);
+        assert_eq!(
+            me.search("sky", false, 10).await.expect("q")[0].kind,
+            HitKind::Question
+        );
+        // Deleted conversations leave the results.
+        me.delete_conversation(&conv.id).await.expect("delete");
+        assert!(me
+            .search("rayleigh", true, 10)
+            .await
+            .expect("search")
+            .is_empty());
+        // Odd input is words, not syntax.
+        assert!(
+            me.search("\" OR 1=1 -- NEAR(", true, 10).await.is_ok(),
+            "{engine}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn deletion_can_be_undone_until_the_purge_which_removes_everything() {
+    for (engine, store) in stores().await {
+        let (alice, _) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let conv = me
+            .create_conversation(None, "to delete")
+            .await
+            .expect("create");
+        me.add_user_message(&conv.id, "hello there", None)
+            .await
+            .expect("q");
+        let slot = me.start_answer(&conv.id, None, "m").await.expect("a");
+        me.save_answer(
+            &slot,
+            &answer("general kenobi", "think", VersionStatus::Done),
+        )
+        .await
+        .expect("save");
+        let deleted_at = me.delete_conversation(&conv.id).await.expect("delete");
+        assert!(me
+            .conversations(None, false)
+            .await
+            .expect("list")
+            .is_empty());
+        assert_eq!(
+            me.conversations(None, true).await.expect("deleted")[0].deleted_at,
+            Some(deleted_at)
+        );
+        assert!(matches!(
+            me.conversation(&conv.id, false).await,
+            Err(StoreError::NotFound)
+        ));
+        me.restore_conversation(&conv.id).await.expect("undo");
+        assert_eq!(me.conversations(None, false).await.expect("list").len(), 1);
+        // Deleted again, then purged once the grace is over.
+        me.delete_conversation(&conv.id).await.expect("delete");
+        assert_eq!(
+            store.purge_deleted(deleted_at - 1).await.expect("not yet"),
+            0
+        );
+        assert_eq!(
+            store.purge_deleted(i64::MAX).await.expect("purge"),
+            1,
+            "{engine}"
+        );
+        assert!(matches!(
+            me.restore_conversation(&conv.id).await,
+            Err(StoreError::NotFound)
+        ));
+        assert!(me
+            .search("kenobi", true, 10)
+            .await
+            .expect("search")
+            .is_empty());
+    }
+}
+
+#[tokio::test]
+async fn deleting_a_user_removes_everything_they_own() {
+    for (engine, store) in stores().await {
+        let (alice, bob) = two_users(&store).await;
+        assert!(
+            alice.user().is_admin && !bob.user().is_admin,
+            "{engine}: the first user is the admin"
+        );
+        let b = store.scoped(&bob);
+        let conv = b.create_conversation(None, "x").await.expect("create");
+        b.add_user_message(&conv.id, "a question", None)
+            .await
+            .expect("q");
+        let secret = store
+            .open_session(&bob, "bob", 3_600_000)
+            .await
+            .expect("session");
+        let (_, token) = b.create_token("t").await.expect("token");
+        assert!(store.token_identity(&token).await.expect("token").is_some());
+        assert!(
+            matches!(
+                store.delete_user(&bob, &alice.user().id).await,
+                Err(StoreError::NotFound)
+            ),
+            "only an admin deletes users"
+        );
+        store
+            .delete_user(&alice, &bob.user().id)
+            .await
+            .expect("delete");
+        assert!(
+            store
+                .session_identity(&secret)
+                .await
+                .expect("lookup")
+                .is_none(),
+            "{engine}"
+        );
+        assert!(store
+            .token_identity(&token)
+            .await
+            .expect("lookup")
+            .is_none());
+        assert!(store.user_by_name("bob").await.expect("lookup").is_none());
+        // Nothing of theirs is left to find, even by a new user of the same name.
+        let again = store
+            .identity_for_name("bob", false)
+            .await
+            .expect("new bob");
+        assert!(store
+            .scoped(&again)
+            .conversations(None, false)
+            .await
+            .expect("list")
+            .is_empty());
+        assert!(store
+            .scoped(&again)
+            .search("question", true, 10)
+            .await
+            .expect("search")
+            .is_empty());
+    }
+}
+
+#[tokio::test]
+async fn sessions_expire_and_close_and_tokens_are_revoked() {
+    for (engine, store) in stores().await {
+        let (alice, _) = two_users(&store).await;
+        let live = store
+            .open_session(&alice, "alice", 3_600_000)
+            .await
+            .expect("session");
+        let expired = store
+            .open_session(&alice, "alice", -1)
+            .await
+            .expect("expired");
+        assert_eq!(
+            store
+                .session_identity(&live)
+                .await
+                .expect("lookup")
+                .map(|(i, _)| i),
+            Some(alice.clone()),
+            "{engine}"
+        );
+        assert!(store
+            .session_identity(&expired)
+            .await
+            .expect("lookup")
+            .is_none());
+        assert!(store
+            .session_identity("ps_forged")
+            .await
+            .expect("lookup")
+            .is_none());
+        store.close_session(&live).await.expect("close");
+        assert!(store
+            .session_identity(&live)
+            .await
+            .expect("lookup")
+            .is_none());
+        let one = store
+            .open_session(&alice, "alice", 3_600_000)
+            .await
+            .expect("s1");
+        let two = store
+            .open_session(&alice, "alice", 3_600_000)
+            .await
+            .expect("s2");
+        store
+            .scoped(&alice)
+            .sign_out_everywhere()
+            .await
+            .expect("everywhere");
+        assert!(store
+            .session_identity(&one)
+            .await
+            .expect("lookup")
+            .is_none());
+        assert!(store
+            .session_identity(&two)
+            .await
+            .expect("lookup")
+            .is_none());
+        let me = store.scoped(&alice);
+        let (info, secret) = me.create_token("cli").await.expect("token");
+        assert_eq!(me.tokens().await.expect("list")[0].name, "cli");
+        me.revoke_token(&info.id).await.expect("revoke");
+        assert!(store
+            .token_identity(&secret)
+            .await
+            .expect("lookup")
+            .is_none());
+        assert!(me.tokens().await.expect("list").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn workspaces_hold_their_own_conversations() {
+    for (engine, store) in stores().await {
+        let (alice, _) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let personal = me.default_workspace().await.expect("default");
+        let work = me.create_workspace("Work").await.expect("create");
+        me.create_conversation(Some(&work.id), "at work")
+            .await
+            .expect("conv");
+        me.create_conversation(None, "at home").await.expect("conv");
+        assert_eq!(
+            me.conversations(Some(&work.id), false).await.expect("work")[0].title,
+            "at work"
+        );
+        assert_eq!(
+            me.conversations(Some(&personal.id), false)
+                .await
+                .expect("home")[0]
+                .title,
+            "at home"
+        );
+        me.rename_workspace(&work.id, "Job").await.expect("rename");
+        let names: Vec<String> = me
+            .workspaces()
+            .await
+            .expect("list")
+            .into_iter()
+            .map(|w| w.name)
+            .collect();
+        assert_eq!(names, ["Personal", "Job"], "{engine}");
+        assert!(me.create_workspace("   ").await.is_err());
+    }
+}
