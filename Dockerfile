@@ -31,6 +31,12 @@ COPY --from=build /src/target/release/ponder /usr/local/bin/ponder
 COPY --from=build /src/target/site /usr/share/ponder/site
 ENV LEPTOS_SITE_ROOT=/usr/share/ponder/site
 ENV LEPTOS_SITE_ADDR=0.0.0.0:3000
+# Accounts and history: an SQLite file in /data, a volume any UID may write (sticky, like /tmp).
+ENV PONDER_DATABASE_URL=sqlite:///data/ponder.db
+# The image listens on every interface: built-in accounts unless the operator picks another mode.
+ENV PONDER_AUTH=password
+RUN mkdir -p /data && chmod 1777 /data
+VOLUME /data
 USER 10001:10001
 EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["ponder", "healthcheck"]

@@ -51,13 +51,19 @@ if grep -q 'strip target/release/ponder' Dockerfile; then
 fi
 chown -R root:root "$root"
 chmod -R go-w "$root"
+# The runtime stage's `RUN mkdir -p /data && chmod 1777 /data`, where the volume is mounted.
+grep -q 'mkdir -p /data && chmod 1777 /data' Dockerfile || fail "the runtime stage no longer makes /data"
+mkdir -p "$root/data" && chmod 1777 "$root/data"
 
 # ENV NAME=VALUE lines, with absolute paths moved under the new root.
 env_args=()
 while read -r assignment; do
   name=${assignment%%=*}
   value=${assignment#*=}
-  case "$value" in /*) value="$root$value" ;; esac
+  case "$value" in
+    /*) value="$root$value" ;;
+    sqlite:///*) value="sqlite://$root${value#sqlite://}" ;;
+  esac
   # The image listens on 0.0.0.0:3000; here, a free loopback port.
   [ "$name" = LEPTOS_SITE_ADDR ] || env_args+=("$name=$value")
 done < <(printf '%s' "$runtime" | awk '/^ENV /{for (i = 2; i <= NF; i++) print $i}')
@@ -104,11 +110,21 @@ metrics=$(curl -fsS "$base/metrics")
 grep -qx 'ponder_turns_total{outcome="done"} 0' <<<"$metrics" || fail "/metrics before a turn: $metrics"
 pass "/metrics"
 curl -fsS "$base/" | grep -q '/pkg/ponder.js' || fail "the page does not load /pkg/ponder.js"
+# The image signs users in (PONDER_AUTH=password): a turn before signing in is refused, the
+# first visit creates the admin, and its session cookie lets turns run.
+jar="$work/cookies"
+code=$(curl -sS -o /dev/null -w '%{http_code}' "$base/api/chat" -H 'content-type: application/json' \
+  -d '{"messages":[{"role":"user","content":"hi"}]}')
+[ "$code" = 401 ] || fail "a turn without signing in answered $code, not 401"
+curl -fsS -c "$jar" "$base/api/auth/setup" -H 'content-type: application/json' \
+  -d '{"name":"admin","password":"smoke-test-password"}' >/dev/null || fail "setting up the first admin"
+[ -s "$root/data/ponder.db" ] || fail "no database in /data"
+pass "accounts: 401 before signing in, the first admin set up, the database in /data"
 curl -fsS -o /dev/null "$base/pkg/ponder.wasm" || fail "/pkg/ponder.wasm is not served from the site"
 pass "the page and its wasm from the copied site"
 
 turn() {
-  curl -sSN --max-time 60 "$base/api/chat" -H 'content-type: application/json' \
+  curl -sSN --max-time 60 -b "$jar" "$base/api/chat" -H 'content-type: application/json' \
     -d "{\"messages\":[{\"role\":\"user\",\"content\":\"$1\"}]}"
 }
 last=$(turn "Why is the sky blue?" | grep '^data: ' | tail -1)

@@ -935,8 +935,10 @@ fn rate_limiting_is_on_by_default_only_off_loopback() {
     use ponder::server::config::Config;
     let on_loopback = Config::from_lookup(|_| None).expect("config");
     assert_eq!(on_loopback.rate_limit, None);
-    let exposed = Config::from_lookup(|name| {
-        (name == "LEPTOS_SITE_ADDR").then(|| "0.0.0.0:3000".to_string())
+    let exposed = Config::from_lookup(|name| match name {
+        "LEPTOS_SITE_ADDR" => Some("0.0.0.0:3000".to_string()),
+        "PONDER_AUTH" => Some("password".to_string()),
+        _ => None,
     })
     .expect("config");
     let limit = exposed
@@ -945,6 +947,7 @@ fn rate_limiting_is_on_by_default_only_off_loopback() {
     assert_eq!((limit.per_minute, limit.burst), (30, 10));
     let off = Config::from_lookup(|name| match name {
         "LEPTOS_SITE_ADDR" => Some("0.0.0.0:3000".to_string()),
+        "PONDER_AUTH" => Some("password".to_string()),
         "PONDER_RATE_LIMIT" => Some("0".to_string()),
         _ => None,
     })

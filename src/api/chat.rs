@@ -12,7 +12,7 @@ use leptos::server_fn::{
 
 use super::codec::{ChatJson, EventStream, TurnStream};
 use super::error::ApiError;
-use crate::domain::ChatMessage;
+use crate::domain::ChatRequest;
 
 impl<E, R> IntoReq<ChatJson, R, E> for Chat
 where
@@ -20,7 +20,7 @@ where
     E: FromServerFnError,
 {
     fn into_req(self, path: &str, accepts: &str) -> Result<R, E> {
-        let body = serde_json::to_vec(&self)
+        let body = serde_json::to_vec(&self.request)
             .map_err(|e| ServerFnErrorErr::Serialization(e.to_string()).into_app_error())?;
         R::try_new_post_bytes(path, ChatJson::CONTENT_TYPE, accepts, Bytes::from(body))
     }
@@ -35,7 +35,7 @@ where
         let body = req.try_into_bytes().await?;
         // Read as the documented body, whose message list is bounded while it is parsed.
         let parsed: Result<crate::domain::ChatRequest, _> = serde_json::from_slice(&body);
-        parsed.map(|r| Chat { messages: r.messages }).map_err(|e| {
+        parsed.map(|request| Chat { request }).map_err(|e| {
             bad_request();
             ServerFnErrorErr::Args(format!(
                 "the body must be JSON like {{\"messages\":[{{\"role\":\"user\",\"content\":\"…\"}}]}}: {e}"
@@ -50,26 +50,32 @@ fn bad_request() {
     crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
 }
 
-/// Streams one assistant turn for the conversation in `messages`.
+/// Streams one assistant turn: for the history in `messages` (stored nowhere), or, for a
+/// stored turn (`content` or `regenerate`), for the conversation the server keeps, which it
+/// writes as the turn streams.
 ///
 /// The response starts at once; everything that happens upstream, failures included, arrives
-/// as events. Only a request that is malformed gets an HTTP error (400, with an [`ApiError`]).
+/// as events. Only a request that is malformed (400), unauthenticated (401) or about a
+/// conversation the caller does not have (404) gets an HTTP error, with an [`ApiError`].
 #[server(prefix = "/api", endpoint = "chat", input = ChatJson, output = EventStream)]
-pub async fn chat(messages: Vec<ChatMessage>) -> Result<TurnStream, ApiError> {
-    use crate::domain::ChatRequest;
-    use crate::server::{request, turn};
-    let Some(state) = request::app_state() else {
-        return Err(ApiError::new(
-            "the server is not set up to stream turns",
-            false,
-        ));
-    };
-    let chat = ChatRequest { messages };
-    if let Err(message) = chat.validate() {
+pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
+    use crate::server::{request as req, turn};
+    let state = req::app_state()
+        .ok_or_else(|| ApiError::new("the server is not set up to stream turns", false))?;
+    if let Err(message) = request.validate() {
         state.metrics.request_refused("invalid");
-        request::set_status(http::StatusCode::BAD_REQUEST);
+        req::set_status(http::StatusCode::BAD_REQUEST);
         return Err(ApiError::new(message, false));
     }
-    request::set_event_stream_headers();
-    Ok(TurnStream::new(turn::turn_stream(state, chat.messages)))
+    // Every turn spends the operator's key: only someone signed in may start one.
+    let (state, who) = req::caller()?;
+    if !request.is_stored() {
+        req::set_event_stream_headers();
+        return Ok(TurnStream::new(turn::turn_stream(state, request.messages)));
+    }
+    let (history, first, persist) = turn::persist::begin(&state, who, &request).await?;
+    req::set_event_stream_headers();
+    Ok(TurnStream::new(turn::stored_turn_stream(
+        state, history, first, persist,
+    )))
 }

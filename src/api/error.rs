@@ -20,6 +20,12 @@ impl ApiError {
     }
 }
 
+impl From<Failure> for ApiError {
+    fn from(failure: Failure) -> Self {
+        ApiError(failure)
+    }
+}
+
 impl std::ops::Deref for ApiError {
     type Target = Failure;
 

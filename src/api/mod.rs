@@ -1,6 +1,8 @@
 //! The server-function boundary. It compiles on both sides: the browser calls these functions,
 //! the server runs them.
 
+pub mod account;
 pub mod chat;
 pub mod codec;
 pub mod error;
+pub mod history;

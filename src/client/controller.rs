@@ -837,7 +837,8 @@ async fn run_turn(
 ) {
     let mut stop = stop.fuse();
     let mut guard = sleep(std::time::Duration::from_secs(guard_secs)).fuse();
-    let mut call = Box::pin(crate::api::chat::chat(messages).fuse());
+    let mut call =
+        Box::pin(crate::api::chat::chat(crate::domain::ChatRequest::stateless(messages)).fuse());
     let stream = futures::select! {
         result = call => result,
         _ = stop => { chat.transition(turn, |t| t.stop(now_ms())); return; }

@@ -154,7 +154,8 @@ impl TurnState {
 
     /// Applies one event. Events after the terminal one change nothing.
     pub fn apply(&mut self, event: &TurnEvent, now: f64) {
-        if !self.phase.is_running() {
+        // Where the turn is stored is not a sign of the model: it does not count as a frame.
+        if !self.phase.is_running() || matches!(event, TurnEvent::Turn { .. }) {
             return;
         }
         self.saw_frame = true;
@@ -206,6 +207,7 @@ impl TurnState {
                 self.usage = usage.clone();
                 self.total_ms = Some(*total_ms);
             }
+            TurnEvent::Turn { .. } => {}
             TurnEvent::Error(Failure { message, retryable }) => {
                 self.interrupt_open_blocks(now);
                 self.phase = TurnPhase::Error;

@@ -95,6 +95,16 @@ pub enum TurnEvent {
     /// Everything sent as `delta` so far was really reasoning for `block` (inline `<think>`
     /// models whose chat template opened the tag before the stream began).
     Reclassify { block: u32 },
+    /// Where the server stores this turn (server-side history only; the first event then):
+    /// the conversation, the reader's message when the turn added one, and the answer's message
+    /// and version.
+    Turn {
+        conversation: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user_message: Option<String>,
+        message: String,
+        version: usize,
+    },
     /// The turn finished normally.
     Done {
         finish_reason: FinishReason,
@@ -175,6 +185,15 @@ mod tests {
                 total_ms: 40,
             },
             json!({"type":"done","finish_reason":"stop","usage":{"input_tokens":3,"output_tokens":9},"thinking_chars":12,"total_ms":40}),
+        );
+        round_trip(
+            TurnEvent::Turn {
+                conversation: "c1".into(),
+                user_message: Some("m1".into()),
+                message: "m2".into(),
+                version: 0,
+            },
+            json!({"type":"turn","conversation":"c1","user_message":"m1","message":"m2","version":0}),
         );
         round_trip(
             TurnEvent::error("boom", true),

@@ -72,10 +72,50 @@ pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage>
 /// The body of `POST /api/chat`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatRequest {
-    /// Read with a bound: a body of too many messages stops parsing at the first one too many,
-    /// before the rest is ever allocated.
-    #[serde(deserialize_with = "at_most_max_messages")]
+    /// The whole history, for a turn the server does not store. Read with a bound: a body of
+    /// too many messages stops parsing at the first one too many, before the rest is ever
+    /// allocated.
+    #[serde(
+        default,
+        deserialize_with = "at_most_max_messages",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub messages: Vec<ChatMessage>,
+    /// A stored turn: the conversation it belongs to (none: a new conversation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<String>,
+    /// A new conversation's workspace (none: the default one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// A stored turn: the reader's new message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// With `content`: the reader's message it replaces as a new version (what followed it is
+    /// dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<String>,
+    /// Instead of `content`: the answer to write again, as a new version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regenerate: Option<String>,
+}
+
+impl ChatRequest {
+    /// A turn the server does not store: the caller sends the history.
+    pub fn stateless(messages: Vec<ChatMessage>) -> Self {
+        ChatRequest {
+            messages,
+            conversation: None,
+            workspace: None,
+            content: None,
+            edit: None,
+            regenerate: None,
+        }
+    }
+
+    /// True when the server stores the turn and builds the history itself.
+    pub fn is_stored(&self) -> bool {
+        self.conversation.is_some() || self.content.is_some() || self.regenerate.is_some()
+    }
 }
 
 fn at_most_max_messages<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ChatMessage>, D::Error> {
@@ -119,6 +159,9 @@ impl ChatRequest {
     /// Checks what serde cannot: a turn needs a last message from the user, and the history has
     /// a size limit. The error text is shown to whoever sent the request.
     pub fn validate(&self) -> Result<(), String> {
+        if self.is_stored() {
+            return self.validate_stored();
+        }
         let Some(last) = self.messages.last() else {
             return Err("`messages` is empty: send at least one user message".into());
         };
@@ -141,6 +184,35 @@ impl ChatRequest {
             ));
         }
         Ok(())
+    }
+
+    fn validate_stored(&self) -> Result<(), String> {
+        if !self.messages.is_empty() {
+            return Err("a stored turn sends `content` (or `regenerate`), not `messages`: the server keeps the history".into());
+        }
+        match (&self.content, &self.regenerate) {
+            (Some(_), Some(_)) => Err("send either `content` or `regenerate`, not both".into()),
+            (None, None) => {
+                Err("a stored turn needs `content` (the new message) or `regenerate`".into())
+            }
+            (None, Some(_)) if self.conversation.is_none() => {
+                Err("`regenerate` needs the `conversation` it belongs to".into())
+            }
+            (None, Some(_)) if self.edit.is_some() => {
+                Err("`edit` goes with `content`, not `regenerate`".into())
+            }
+            (Some(content), None) if content.trim().is_empty() => {
+                Err("the message is empty".into())
+            }
+            (Some(content), None) if content.len() > MAX_REQUEST_CHARS => Err(format!(
+                "the message is too long ({} bytes; the limit is {MAX_REQUEST_CHARS})",
+                content.len()
+            )),
+            (Some(_), None) if self.edit.is_some() && self.conversation.is_none() => {
+                Err("`edit` needs the `conversation` it belongs to".into())
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -165,28 +237,47 @@ mod tests {
             r#"{"messages":[{"role":"system","content":"x"}]}"#
         )
         .is_err());
-        assert!(ChatRequest { messages: vec![] }.validate().is_err());
-        assert!(ChatRequest {
-            messages: vec![ChatMessage::assistant("x")]
+        assert!(ChatRequest::stateless(vec![]).validate().is_err());
+        assert!(ChatRequest::stateless(vec![ChatMessage::assistant("x")])
+            .validate()
+            .is_err());
+        assert!(ChatRequest::stateless(vec![ChatMessage::user("  ")])
+            .validate()
+            .is_err());
+    }
+
+    #[test]
+    fn a_stored_turn_names_content_or_regenerate_and_never_sends_history() {
+        let parse = |json: &str| serde_json::from_str::<ChatRequest>(json).unwrap();
+        assert!(parse(r#"{"content":"hi"}"#).validate().is_ok());
+        assert!(parse(r#"{"conversation":"c","content":"hi","edit":"m"}"#)
+            .validate()
+            .is_ok());
+        assert!(parse(r#"{"conversation":"c","regenerate":"m"}"#)
+            .validate()
+            .is_ok());
+        for bad in [
+            r#"{"conversation":"c"}"#,
+            r#"{"content":"  "}"#,
+            r#"{"regenerate":"m"}"#,
+            r#"{"content":"x","regenerate":"m","conversation":"c"}"#,
+            r#"{"content":"x","edit":"m"}"#,
+            r#"{"content":"x","messages":[{"role":"user","content":"y"}]}"#,
+        ] {
+            assert!(parse(bad).validate().is_err(), "{bad}");
         }
-        .validate()
-        .is_err());
-        assert!(ChatRequest {
-            messages: vec![ChatMessage::user("  ")]
-        }
-        .validate()
-        .is_err());
+        assert!(!parse(r#"{"messages":[{"role":"user","content":"y"}]}"#).is_stored());
     }
 
     #[test]
     fn rejects_too_many_messages() {
         let messages = vec![ChatMessage::user("x"); MAX_MESSAGES + 1];
-        assert!(ChatRequest { messages }
+        assert!(ChatRequest::stateless(messages)
             .validate()
             .unwrap_err()
             .contains("the limit is 1000"));
         let messages = vec![ChatMessage::user("x"); MAX_MESSAGES];
-        assert!(ChatRequest { messages }.validate().is_ok());
+        assert!(ChatRequest::stateless(messages).validate().is_ok());
         let body = serde_json::json!({"messages": vec![ChatMessage::user("x"); MAX_MESSAGES + 5]});
         let err = serde_json::from_value::<ChatRequest>(body).unwrap_err();
         assert!(err.to_string().contains("the limit is 1000"), "{err}");
@@ -195,11 +286,9 @@ mod tests {
     #[test]
     fn rejects_oversized_histories() {
         let big = "x".repeat(MAX_REQUEST_CHARS + 1);
-        assert!(ChatRequest {
-            messages: vec![ChatMessage::user(big)]
-        }
-        .validate()
-        .unwrap_err()
-        .contains("too long"));
+        assert!(ChatRequest::stateless(vec![ChatMessage::user(big)])
+            .validate()
+            .unwrap_err()
+            .contains("too long"));
     }
 }

@@ -3,6 +3,7 @@
 //! Nothing here depends on Leptos, the network or the browser, so both builds and the native
 //! tests use the very same definitions of what travels on the wire.
 
+pub mod account;
 pub mod event;
 pub mod history;
 pub mod message;

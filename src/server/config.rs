@@ -91,6 +91,45 @@ pub struct Config {
     pub trusted_proxies: Vec<Cidr>,
     /// Turns a client may start per minute, and how many at once; `None`: no limit.
     pub rate_limit: Option<RateLimit>,
+    /// Where accounts and history live (`sqlite://…` or `postgres://…`).
+    pub database_url: String,
+    pub auth: AuthMode,
+    /// Where chats are kept: on the server (default) or only in each browser.
+    pub history: HistoryMode,
+    /// How long a deleted conversation can be restored before it is purged.
+    pub delete_grace: Duration,
+    /// How long a sign-in lasts.
+    pub session_lifetime: Duration,
+}
+
+/// How Ponder knows who is asking (`PONDER_AUTH`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuthMode {
+    /// One local user, no sign-in.
+    None,
+    /// Built-in accounts with passwords and sessions.
+    Password,
+    /// A trusted proxy names the user in this header (only from `PONDER_TRUSTED_PROXIES`).
+    Header(String),
+}
+
+impl AuthMode {
+    pub fn name(&self) -> &'static str {
+        match self {
+            AuthMode::None => "none",
+            AuthMode::Password => "password",
+            AuthMode::Header(_) => "header",
+        }
+    }
+}
+
+/// Where chats are kept (`PONDER_HISTORY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistoryMode {
+    /// On the server, for every device; each browser keeps a copy of what it has open.
+    Server,
+    /// Only in each browser's localStorage, as before server history existed.
+    Browser,
 }
 
 /// Bounds on what a client or an upstream can make the server hold or do.
@@ -181,6 +220,9 @@ impl std::fmt::Debug for Config {
             .field("listen", &self.listen)
             .field("limits", &self.limits)
             .field("rate_limit", &self.rate_limit)
+            .field("database_url", &without_userinfo(&self.database_url))
+            .field("auth", &self.auth)
+            .field("history", &self.history)
             .finish_non_exhaustive()
     }
 }
@@ -321,6 +363,58 @@ impl Config {
                 })
             })
             .transpose()?;
+        let database_url =
+            get("PONDER_DATABASE_URL").unwrap_or_else(|| "sqlite://data/ponder.db".into());
+        if !(database_url.starts_with("sqlite:")
+            || database_url.starts_with("postgres://")
+            || database_url.starts_with("postgresql://"))
+        {
+            return Err(ConfigError(format!(
+                "PONDER_DATABASE_URL={:?} must be sqlite://path or postgres://user@host/db",
+                without_userinfo(&database_url)
+            )));
+        }
+        let auth = match get("PONDER_AUTH").map(|v| v.to_ascii_lowercase()).as_deref() {
+            None if listen.ip().is_loopback() => AuthMode::None,
+            None => {
+                return Err(ConfigError(format!(
+                    "PONDER_AUTH is not set and Ponder listens on {listen}, beyond this machine: set PONDER_AUTH=password (accounts), header (a trusted proxy signs users in) or, knowingly, none"
+                )))
+            }
+            Some("none") => AuthMode::None,
+            Some("password") => AuthMode::Password,
+            Some("header") => {
+                let header = get("PONDER_AUTH_HEADER").unwrap_or_else(|| "Remote-User".into());
+                if axum::http::HeaderName::from_bytes(header.as_bytes()).is_err() {
+                    return Err(ConfigError(format!(
+                        "PONDER_AUTH_HEADER={header:?} is not a header name"
+                    )));
+                }
+                AuthMode::Header(header.to_ascii_lowercase())
+            }
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "PONDER_AUTH={other:?} must be none, password or header"
+                )))
+            }
+        };
+        if matches!(auth, AuthMode::Header(_)) && trusted_proxies.is_empty() {
+            return Err(ConfigError(
+                "PONDER_AUTH=header needs PONDER_TRUSTED_PROXIES: the header is believed only from those peers".into(),
+            ));
+        }
+        let history = match get("PONDER_HISTORY")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("server") => HistoryMode::Server,
+            Some("browser") => HistoryMode::Browser,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "PONDER_HISTORY={other:?} must be server or browser"
+                )))
+            }
+        };
         let log_json = match get("PONDER_LOG_FORMAT").as_deref() {
             None | Some("text") => false,
             Some("json") => true,
@@ -360,6 +454,13 @@ impl Config {
             allowed_origins,
             trusted_proxies,
             rate_limit,
+            database_url,
+            auth,
+            history,
+            delete_grace: parse_secs(&get, "PONDER_DELETE_GRACE", 86_400.0)?,
+            session_lifetime: Duration::from_secs(
+                u64::from(parse_num(&get, "PONDER_SESSION_DAYS", 30, 1, 3650)?) * 86_400,
+            ),
         })
     }
 
@@ -372,9 +473,14 @@ impl Config {
     /// upstream URL (as written and percent-decoded).
     pub fn secrets(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.api_key.iter().cloned().collect();
-        if let Some(password) = self.upstream_url.as_deref().and_then(url_password) {
-            secrets.push(percent_decode(password));
-            secrets.push(password.to_string());
+        for url in [
+            self.upstream_url.as_deref(),
+            Some(self.database_url.as_str()),
+        ] {
+            if let Some(password) = url.and_then(url_password) {
+                secrets.push(percent_decode(password));
+                secrets.push(password.to_string());
+            }
         }
         secrets
     }

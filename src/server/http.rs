@@ -93,7 +93,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
 
     let guard = Arc::new(Guard::new(&state.config, state.metrics.clone()));
     if base.is_empty() {
-        return with_guard(app, guard);
+        return with_guard(app, guard, state);
     }
     let mut outer = Router::new()
         .merge(ops)
@@ -106,14 +106,14 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
             get(move |req: Request<Body>| render(with_full_uri(req))),
         );
     }
-    with_guard(outer.nest(&base, app), guard)
+    with_guard(outer.nest(&base, app), guard, state)
 }
 
 /// The guard in front of every request, and around it one tracing span per request: method
 /// and path when it starts, status and duration when its response ends (logged at `debug`, so
 /// `RUST_LOG=ponder=debug` shows every request). Lines logged while a request is served, a
 /// turn's included, carry the span in the text format.
-fn with_guard(app: Router, guard: Arc<Guard>) -> Router {
+fn with_guard(app: Router, guard: Arc<Guard>, state: Arc<AppState>) -> Router {
     use tower_http::trace::TraceLayer;
     let traced = TraceLayer::new_for_http()
         .make_span_with(|req: &Request<Body>| {
@@ -147,6 +147,10 @@ fn with_guard(app: Router, guard: Arc<Guard>) -> Router {
         )
         .on_failure(());
     app.layer(axum::middleware::from_fn_with_state(
+        state,
+        super::auth::authenticate,
+    ))
+    .layer(axum::middleware::from_fn_with_state(
         guard,
         super::guard::guard,
     ))
@@ -273,7 +277,20 @@ pub async fn prepare(config: Config) -> Result<Arc<AppState>, Box<dyn std::error
         }
     };
     tracing::info!(provider = config.provider.name(), model = %config.model, "upstream configured");
-    Ok(Arc::new(AppState::new(config, upstream_base)?))
+    let store = super::store::Store::open(&config.database_url).await?;
+    tracing::info!(
+        database = ?store.backend(),
+        auth = config.auth.name(),
+        history = ?config.history,
+        "history store ready"
+    );
+    if config.auth == super::config::AuthMode::None && !config.listen.ip().is_loopback() {
+        tracing::warn!(
+            listen = %config.listen,
+            "PONDER_AUTH=none while listening beyond this machine: anyone who reaches Ponder uses it as the one local user"
+        );
+    }
+    Ok(Arc::new(AppState::new(config, upstream_base, store)?))
 }
 
 /// Reads the configuration, starts the demo model if no upstream is set, and serves until
@@ -328,6 +345,7 @@ where
     );
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     let trim = tokio::spawn(release_memory_when_idle(state.clone()));
+    let purge = tokio::spawn(purge_when_due(state.clone()));
 
     shards.accept(listener, signal()).await;
     tracing::info!(
@@ -356,7 +374,36 @@ where
     }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     trim.abort();
+    purge.abort();
     Ok(())
+}
+
+/// Removes for good what was deleted longer than `PONDER_DELETE_GRACE` ago (conversations with
+/// their messages, versions, thinking and search entries) and sessions long over. Runs every
+/// quarter of the grace, at least once a second and at most once a minute; with several
+/// replicas each runs it, which is harmless.
+async fn purge_when_due(state: Arc<AppState>) {
+    let grace = state.config.delete_grace;
+    let every = (grace / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let before = super::store::now_ms() - grace.as_millis() as i64;
+        match state.store.purge_deleted(before).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                conversations = n,
+                "purged deleted conversations past their grace"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "the purge of deleted conversations failed; it runs again")
+            }
+        }
+        if let Err(e) = state.store.sweep_sessions().await {
+            tracing::warn!(error = %e, "removing ended sessions failed");
+        }
+    }
 }
 
 /// Gives the heap that finished turns freed back to the system once no turn is streaming.

@@ -1,6 +1,8 @@
 //! Everything that runs only on the server: configuration, the upstream adapters, the turn
 //! pipeline, the built-in demo model and the HTTP application around them.
 
+pub mod accounts;
+pub mod auth;
 pub mod config;
 pub mod demo_upstream;
 pub mod guard;

@@ -51,14 +51,26 @@ impl Bucket {
     }
 }
 
-/// The buckets of every client, by address (an IPv6 client by its /64, which one host holds).
-#[derive(Debug)]
-pub struct RateLimiter {
-    limit: RateLimit,
-    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+/// The key a client's address is counted under: an IPv6 client by its /64 (which one host
+/// holds), an IPv4-mapped address as its IPv4.
+pub fn client_key(client: IpAddr) -> IpAddr {
+    match client {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & (u128::MAX << 64)).into()),
+        },
+        v4 => v4,
+    }
 }
 
-impl RateLimiter {
+/// The buckets of every client (by address, or by any other key such as a user name).
+#[derive(Debug)]
+pub struct RateLimiter<K = IpAddr> {
+    limit: RateLimit,
+    buckets: Mutex<HashMap<K, Bucket>>,
+}
+
+impl<K: std::hash::Hash + Eq> RateLimiter<K> {
     pub fn new(limit: RateLimit) -> Self {
         RateLimiter {
             limit,
@@ -66,15 +78,8 @@ impl RateLimiter {
         }
     }
 
-    /// Lets `client` start one more turn, or says how long it has to wait.
-    pub fn check(&self, client: IpAddr, now: Instant) -> Result<(), Duration> {
-        let key = match client {
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => IpAddr::V4(v4),
-                None => IpAddr::V6((u128::from(v6) & (u128::MAX << 64)).into()),
-            },
-            v4 => v4,
-        };
+    /// Lets `key` take one more token, or says how long it has to wait.
+    pub fn take(&self, key: K, now: Instant) -> Result<(), Duration> {
         let Ok(mut buckets) = self.buckets.lock() else {
             return Ok(());
         };
@@ -86,6 +91,24 @@ impl RateLimiter {
             .entry(key)
             .or_insert_with(|| Bucket::full(self.limit, now))
             .take(self.limit, now)
+    }
+}
+
+impl<K: std::hash::Hash + Eq> RateLimiter<K> {
+    /// Gives back the token `key` took (an attempt that turned out not to count).
+    pub fn refund(&self, key: &K) {
+        if let Ok(mut buckets) = self.buckets.lock() {
+            if let Some(b) = buckets.get_mut(key) {
+                b.tokens = (b.tokens + 1.0).min(f64::from(self.limit.burst));
+            }
+        }
+    }
+}
+
+impl RateLimiter<IpAddr> {
+    /// Lets `client` start one more turn, or says how long it has to wait.
+    pub fn check(&self, client: IpAddr, now: Instant) -> Result<(), Duration> {
+        self.take(client_key(client), now)
     }
 }
 

@@ -6,7 +6,11 @@ use std::sync::Arc;
 use axum::http::{header, HeaderValue, StatusCode};
 use leptos::prelude::*;
 
+use super::auth::Caller;
 use super::state::AppState;
+use super::store::identity::Identity;
+use super::store::StoreError;
+use crate::domain::Failure;
 
 /// The shared state, as server functions see it; `None` outside a request of the app.
 pub fn app_state() -> Option<Arc<AppState>> {
@@ -77,4 +81,102 @@ pub fn set_security_headers() {
         header::HeaderName::from_static("permissions-policy"),
         HeaderValue::from_static(PERMISSIONS_POLICY),
     );
+}
+
+/// The shared state and the signed-in caller of the server function being run: 401 when
+/// nobody is signed in, 503 when the history database could not be asked.
+pub fn caller() -> Result<(Arc<AppState>, Arc<Identity>), Failure> {
+    let state = app_state().ok_or_else(|| Failure::new("the server is not set up", false))?;
+    let caller = use_context::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>().cloned());
+    match caller {
+        Some(Caller::Known(who)) => Ok((state, who)),
+        Some(Caller::StoreDown) => {
+            set_status(StatusCode::SERVICE_UNAVAILABLE);
+            Err(Failure::new(
+                "the history database is unavailable: try again in a moment",
+                true,
+            ))
+        }
+        Some(Caller::Unknown { why }) => {
+            set_status(StatusCode::UNAUTHORIZED);
+            Err(Failure::new(why, false))
+        }
+        None => {
+            set_status(StatusCode::UNAUTHORIZED);
+            Err(Failure::new("sign in first", false))
+        }
+    }
+}
+
+/// The caller as the page render sees it: signed in or not (never an error).
+pub fn page_caller() -> Option<Caller> {
+    use_context::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>().cloned())
+}
+
+/// A store failure as the client is told it, with its status: 404 for what is missing or not
+/// the caller's (the same body either way), 409 for a conflict, 503 when the database failed.
+pub fn store_error(e: StoreError) -> Failure {
+    match e {
+        StoreError::NotFound => {
+            set_status(StatusCode::NOT_FOUND);
+            Failure::new("not found", false)
+        }
+        StoreError::Conflict(why) => {
+            set_status(StatusCode::CONFLICT);
+            Failure::new(why, false)
+        }
+        StoreError::Unavailable(detail) => {
+            tracing::error!(error = %detail, "the history database failed");
+            set_status(StatusCode::SERVICE_UNAVAILABLE);
+            Failure::new(
+                "the history database is unavailable: try again in a moment",
+                true,
+            )
+        }
+    }
+}
+
+/// The request's client address: the peer, or behind a trusted proxy its `X-Forwarded-For`.
+pub fn client_ip() -> Option<std::net::IpAddr> {
+    let state = app_state()?;
+    let parts = use_context::<http::request::Parts>()?;
+    let peer = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
+    super::guard::client_ip(peer, &parts.headers, &state.config.trusted_proxies)
+}
+
+/// True when a trusted proxy says the request came over https.
+pub fn is_https() -> bool {
+    let (Some(state), Some(parts)) = (app_state(), use_context::<http::request::Parts>()) else {
+        return false;
+    };
+    let peer = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
+    let trusted =
+        peer.is_some_and(|ip| state.config.trusted_proxies.iter().any(|c| c.contains(ip)));
+    trusted
+        && parts
+            .headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
+}
+
+/// The request's session cookie, if it has one.
+pub fn session_secret() -> Option<String> {
+    let parts = use_context::<http::request::Parts>()?;
+    super::auth::cookie(&parts.headers, super::auth::SESSION_COOKIE).map(str::to_string)
+}
+
+/// Adds a `Set-Cookie` header to the response being built.
+pub fn set_cookie(value: HeaderValue) {
+    if let Some(opts) = use_context::<leptos_axum::ResponseOptions>() {
+        opts.append_header(header::SET_COOKIE, value);
+    }
 }

@@ -6,6 +6,8 @@ use tokio::sync::watch;
 
 use super::config::Config;
 use super::redact::Redactor;
+use super::store::identity::{Identity, LOCAL_USER};
+use super::store::{Store, StoreError};
 use super::telemetry::Metrics;
 
 /// Idle upstream connections each serving thread keeps for reuse. Without a cap, a burst of 2,000 streams left 2,000
@@ -22,13 +24,26 @@ pub struct AppState {
     pub shutdown: Arc<Shutdown>,
     /// Masks the API key and the upstream URL's password in everything that leaves the server.
     pub redactor: Arc<Redactor>,
+    /// Accounts and history.
+    pub store: Store,
+    /// The one user of `PONDER_AUTH=none`, looked up once.
+    local: Arc<tokio::sync::OnceCell<Arc<Identity>>>,
+    /// Sign-in attempts, per client and per name.
+    pub sign_in: Arc<super::accounts::SignInLimits>,
 }
 
 impl AppState {
     /// Builds the state. `upstream_base` is the configured upstream or the demo's address.
-    pub fn new(config: Config, upstream_base: String) -> Result<Self, reqwest::Error> {
+    pub fn new(
+        config: Config,
+        upstream_base: String,
+        store: Store,
+    ) -> Result<Self, reqwest::Error> {
         let secrets = config.secrets();
         Ok(AppState {
+            store,
+            local: Arc::default(),
+            sign_in: Arc::default(),
             http: upstream_client(&config)?,
             redactor: Arc::new(Redactor::new(secrets.iter().map(String::as_str))),
             config: Arc::new(config),
@@ -49,7 +64,23 @@ impl AppState {
             metrics: self.metrics.clone(),
             shutdown: self.shutdown.clone(),
             redactor: self.redactor.clone(),
+            store: self.store.clone(),
+            local: self.local.clone(),
+            sign_in: self.sign_in.clone(),
         })
+    }
+
+    /// The local user of `PONDER_AUTH=none`, created on first use.
+    pub async fn local_identity(&self) -> Result<Arc<Identity>, StoreError> {
+        self.local
+            .get_or_try_init(|| async {
+                self.store
+                    .identity_for_name(LOCAL_USER, true)
+                    .await
+                    .map(Arc::new)
+            })
+            .await
+            .cloned()
     }
 
     /// The text with every secret masked, for texts that leave the server outside a turn.

@@ -76,9 +76,7 @@ fn warm_up_sending(turn: &TurnState, now: f64) {
         extra: Default::default(),
     };
     let _ = serde_json::to_string(&record);
-    let request = ChatRequest {
-        messages: vec![ChatMessage::user("Warm up")],
-    };
+    let request = ChatRequest::stateless(vec![ChatMessage::user("Warm up")]);
     let _ = serde_json::to_vec(&request);
     let mut events = Vec::new();
     let mut decoder = TurnDecoder::new();

@@ -39,6 +39,8 @@ impl TestApp {
             .collect();
         map.entry("PONDER_DEMO_DELAY_MS".into())
             .or_insert_with(|| "1".into());
+        map.entry("PONDER_DATABASE_URL".into())
+            .or_insert_with(temp_database);
         let config = Config::from_lookup(|name| map.get(name).cloned()).expect("test config");
         let header_timeout = config.limits.header_timeout;
         let state = ponder::server::http::prepare(config).await.expect("state");
@@ -93,6 +95,15 @@ impl TestApp {
         assert_eq!(response.status(), 200);
         read_events(response).await
     }
+}
+
+/// A fresh SQLite file under the temporary directory, as a database URL.
+pub fn temp_database() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("ponder-test-db-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    format!("sqlite://{}/ponder.db", dir.display())
 }
 
 /// Reads an SSE response to its end, decoding turn events across any chunking.

@@ -23,6 +23,7 @@ impl Process {
             .env("LEPTOS_SITE_ADDR", "127.0.0.1:0")
             .env("PONDER_LOG_FORMAT", "json")
             .env("PONDER_DEMO_DELAY_MS", "1")
+            .env("PONDER_DATABASE_URL", super::temp_database())
             .envs(vars.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

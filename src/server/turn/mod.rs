@@ -3,6 +3,7 @@
 //! events are decided by the pure [`assembler`], the words by [`wording`].
 
 pub mod assembler;
+pub mod persist;
 pub mod wording;
 
 use std::future::Future;
@@ -31,7 +32,24 @@ pub fn turn_stream(
     state: Arc<AppState>,
     messages: Vec<ChatMessage>,
 ) -> impl futures::Stream<Item = Bytes> + Send {
-    let run = TurnRun::new(state, messages);
+    frames(TurnRun::new(state, messages))
+}
+
+/// The same, for a turn stored as it streams: `first` (where it is stored) is sent before
+/// anything else, and `persist` writes what the reader is sent.
+pub fn stored_turn_stream(
+    state: Arc<AppState>,
+    messages: Vec<ChatMessage>,
+    first: TurnEvent,
+    persist: persist::Persist,
+) -> impl futures::Stream<Item = Bytes> + Send {
+    let mut run = TurnRun::new(state, messages);
+    run.events.push(first);
+    run.persist = Some(persist);
+    frames(run)
+}
+
+fn frames(run: TurnRun) -> impl futures::Stream<Item = Bytes> + Send {
     futures::stream::unfold(run, |mut run| async move {
         let frame = run.next_frame().await?;
         Some((frame, run))
@@ -130,6 +148,8 @@ struct TurnRun {
     last_sent: Instant,
     waits: Waits,
     logged: bool,
+    /// Writes the turn to the history, for a stored turn.
+    persist: Option<persist::Persist>,
 }
 
 impl TurnRun {
@@ -153,6 +173,7 @@ impl TurnRun {
             last_sent: now,
             waits,
             logged: false,
+            persist: None,
         }
     }
 
@@ -170,12 +191,26 @@ impl TurnRun {
 
     async fn produce(&mut self) -> Option<Bytes> {
         loop {
+            if let Some(p) = &self.persist {
+                if p.has_failed() && !self.asm.is_finished() {
+                    let failure = persist::not_saved();
+                    self.asm
+                        .fail(failure.message, failure.retryable, &mut self.events);
+                    self.phase = Phase::Over;
+                }
+            }
             if !self.events.is_empty() {
                 for event in self.events.drain(..) {
                     self.redactor.push(event, &mut self.redacted);
                 }
                 if self.redacted.is_empty() {
                     continue;
+                }
+                if let Some(p) = &mut self.persist {
+                    p.note(&self.redacted);
+                    if self.redacted.iter().any(TurnEvent::is_terminal) {
+                        p.final_written().await;
+                    }
                 }
                 let mut out = String::new();
                 for event in self.redacted.drain(..) {
@@ -388,7 +423,12 @@ impl TurnRun {
         streaming: bool,
     ) -> Option<Bytes> {
         match why {
-            Interrupt::KeepAlive => Some(Bytes::from_static(KEEP_ALIVE.as_bytes())),
+            Interrupt::KeepAlive => {
+                if let Some(p) = &mut self.persist {
+                    p.flush();
+                }
+                Some(Bytes::from_static(KEEP_ALIVE.as_bytes()))
+            }
             Interrupt::Deadline => {
                 let (kind, message) = timeout;
                 self.fail_upstream(kind, message, true);

@@ -1,0 +1,162 @@
+//! Server-side history over the API: workspaces, conversations, the text of a thinking block,
+//! versions, search. Every body reaches the store through the caller's scope, so another
+//! user's row answers 404 with the same body as a missing one.
+
+use leptos::server;
+use leptos::server_fn::codec::Json;
+
+use super::error::ApiError;
+use crate::domain::history::{Conversation, ConversationSummary, SearchHit, Workspace};
+
+/// The signed-in user's workspaces, the default one first.
+#[server(prefix = "/api", endpoint = "workspaces/list", input = Json, output = Json)]
+pub async fn list_workspaces() -> Result<Vec<Workspace>, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .workspaces()
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// A new workspace.
+#[server(prefix = "/api", endpoint = "workspaces/create", input = Json, output = Json)]
+pub async fn create_workspace(name: String) -> Result<Workspace, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .create_workspace(&name)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// Renames a workspace.
+#[server(prefix = "/api", endpoint = "workspaces/rename", input = Json, output = Json)]
+pub async fn rename_workspace(id: String, name: String) -> Result<(), ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .rename_workspace(&id, &name)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// The conversations of a workspace (the default one when none is named), newest first; with
+/// `deleted`, the deleted ones that can still be restored.
+#[server(prefix = "/api", endpoint = "conversations/list", input = Json, output = Json)]
+pub async fn list_conversations(
+    workspace: Option<String>,
+    #[server(default)] deleted: bool,
+) -> Result<Vec<ConversationSummary>, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .conversations(workspace.as_deref(), deleted)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// A conversation: messages, versions and block headers; reasoning text loads separately.
+#[server(prefix = "/api", endpoint = "conversations/get", input = Json, output = Json)]
+pub async fn get_conversation(id: String) -> Result<Conversation, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .conversation(&id, false)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// Renames a conversation.
+#[server(prefix = "/api", endpoint = "conversations/rename", input = Json, output = Json)]
+pub async fn rename_conversation(id: String, title: String) -> Result<(), ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .rename_conversation(&id, &title)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// Deletes a conversation; it can be restored until `PONDER_DELETE_GRACE` has passed. Returns
+/// when it was deleted (ms).
+#[server(prefix = "/api", endpoint = "conversations/delete", input = Json, output = Json)]
+pub async fn delete_conversation(id: String) -> Result<i64, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .delete_conversation(&id)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// Undoes a delete.
+#[server(prefix = "/api", endpoint = "conversations/restore", input = Json, output = Json)]
+pub async fn restore_conversation(id: String) -> Result<(), ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .restore_conversation(&id)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// The reasoning text of one block, loaded when the reader opens it.
+#[server(prefix = "/api", endpoint = "blocks/text", input = Json, output = Json)]
+pub async fn block_text(id: String) -> Result<String, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .block_text(&id)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// Keeps the reader's open/closed choice for a block.
+#[server(prefix = "/api", endpoint = "blocks/open", input = Json, output = Json)]
+pub async fn set_block_open(id: String, open: Option<bool>) -> Result<(), ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .set_block_open(&id, open)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// Shows another version of a message.
+#[server(prefix = "/api", endpoint = "messages/version", input = Json, output = Json)]
+pub async fn set_active_version(id: String, version: usize) -> Result<(), ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .set_active_version(&id, version)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// The signed-in user's messages holding every word of `query`; with `thinking`, the
+/// reasoning is searched too.
+#[server(prefix = "/api", endpoint = "search", input = Json, output = Json)]
+pub async fn search(
+    query: String,
+    #[server(default)] thinking: bool,
+) -> Result<Vec<SearchHit>, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .search(&query, thinking, 50)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}

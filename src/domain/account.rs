@@ -1,0 +1,41 @@
+//! Accounts as clients see them: who is signed in, how the server signs people in, and the
+//! personal API tokens of a user.
+
+use serde::{Deserialize, Serialize};
+
+/// A user.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    pub id: String,
+    pub name: String,
+    pub is_admin: bool,
+}
+
+/// What the page needs to know before anything else.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Me {
+    /// The signed-in user; none when sign-in is needed.
+    pub account: Option<Account>,
+    /// `none`, `password` or `header`.
+    pub auth: String,
+    /// No user exists yet: the first visit creates the admin.
+    pub needs_setup: bool,
+    /// `server` (chats live on the server) or `browser`.
+    pub history: String,
+}
+
+/// A personal API token as listed; the secret is shown once, in [`NewToken`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiToken {
+    pub id: String,
+    pub name: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+}
+
+/// A token just made, with its secret (`pt_…`), which is never shown again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewToken {
+    pub token: ApiToken,
+    pub secret: String,
+}

@@ -1,0 +1,269 @@
+//! Built-in accounts (`PONDER_AUTH=password`): argon2id password hashes, sign-in limited per
+//! client and per name, the first admin made by the first visit (or `ponder user add`).
+
+use std::net::IpAddr;
+use std::time::Instant;
+
+use argon2::password_hash::{
+    rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
+};
+use argon2::Argon2;
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+
+use super::config::RateLimit;
+use super::rate_limit::{client_key, RateLimiter};
+use super::request;
+use super::state::AppState;
+use super::store::identity::{Identity, User};
+use super::store::{Store, StoreError};
+use crate::domain::account::Account;
+use crate::domain::Failure;
+
+/// Failed sign-in attempts allowed: 10 a minute, 5 at once, per client address and per user
+/// name.
+const SIGN_IN_LIMIT: RateLimit = RateLimit {
+    per_minute: 10,
+    burst: 5,
+};
+
+/// Shortest password accepted.
+pub const MIN_PASSWORD: usize = 8;
+
+/// Why a sign-in or an account change was refused, as the reader is told.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AccountError {
+    /// Wrong name or password (which one is not said).
+    WrongCredentials,
+    /// Too many attempts: try again after this many seconds.
+    TooManyAttempts(u64),
+    /// The request is not allowed (not an admin, setup already done).
+    NotAllowed(&'static str),
+    /// A password or name that cannot be used.
+    Invalid(String),
+    Store(StoreErrorKind),
+}
+
+/// A store failure inside an account operation.
+#[derive(Debug, PartialEq, Eq)]
+pub enum StoreErrorKind {
+    NotFound,
+    Conflict(String),
+    Unavailable,
+}
+
+impl From<StoreError> for AccountError {
+    fn from(e: StoreError) -> Self {
+        AccountError::Store(match e {
+            StoreError::NotFound => StoreErrorKind::NotFound,
+            StoreError::Conflict(why) => StoreErrorKind::Conflict(why),
+            StoreError::Unavailable(detail) => {
+                tracing::error!(error = %detail, "the history database failed");
+                StoreErrorKind::Unavailable
+            }
+        })
+    }
+}
+
+/// The sign-in limits, shared by every serving thread.
+pub struct SignInLimits {
+    by_client: RateLimiter<IpAddr>,
+    by_name: RateLimiter<String>,
+}
+
+impl Default for SignInLimits {
+    fn default() -> Self {
+        SignInLimits {
+            by_client: RateLimiter::new(SIGN_IN_LIMIT),
+            by_name: RateLimiter::new(SIGN_IN_LIMIT),
+        }
+    }
+}
+
+/// An argon2id hash of `password`, in the PHC string format.
+pub fn hash_password(password: &str) -> Result<String, AccountError> {
+    if password.chars().count() < MIN_PASSWORD {
+        return Err(AccountError::Invalid(format!(
+            "a password has at least {MIN_PASSWORD} characters"
+        )));
+    }
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| AccountError::Invalid(format!("the password could not be hashed: {e}")))
+}
+
+fn verify(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash).is_ok_and(|parsed| {
+        Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+    })
+}
+
+/// A hash to check against when the name is unknown, so an unknown name costs as long as a
+/// wrong password and does not tell which names exist.
+fn decoy_hash() -> &'static str {
+    static DECOY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DECOY.get_or_init(|| hash_password("decoy password, never valid").unwrap_or_default())
+}
+
+/// Checks a name and password, within the attempt limits.
+pub async fn sign_in(
+    store: &Store,
+    limits: &SignInLimits,
+    client: Option<IpAddr>,
+    name: &str,
+    password: &str,
+) -> Result<Identity, AccountError> {
+    let now = Instant::now();
+    if let Some(ip) = client {
+        if let Err(wait) = limits.by_client.take(client_key(ip), now) {
+            return Err(AccountError::TooManyAttempts(wait.as_secs().max(1)));
+        }
+    }
+    if let Err(wait) = limits.by_name.take(name.trim().to_lowercase(), now) {
+        return Err(AccountError::TooManyAttempts(wait.as_secs().max(1)));
+    }
+    let found = store.user_by_name(name).await?;
+    let (user, hash) = match found {
+        Some((user, Some(hash))) => (Some(user), hash),
+        _ => (None, decoy_hash().to_string()),
+    };
+    let password = password.to_string();
+    let ok = tokio::task::spawn_blocking(move || verify(&password, &hash))
+        .await
+        .unwrap_or(false);
+    match (user, ok) {
+        (Some(user), true) => {
+            // Only failed attempts count against the limits.
+            if let Some(ip) = client {
+                limits.by_client.refund(&client_key(ip));
+            }
+            limits.by_name.refund(&name.trim().to_lowercase());
+            Ok(Store::identity_of(user))
+        }
+        _ => Err(AccountError::WrongCredentials),
+    }
+}
+
+/// Creates the first admin, only while no user exists.
+pub async fn set_up(store: &Store, name: &str, password: &str) -> Result<Identity, AccountError> {
+    if store.user_count().await? > 0 {
+        return Err(AccountError::NotAllowed(
+            "Ponder is already set up: sign in",
+        ));
+    }
+    let hash = hash_password(password)?;
+    let user = store.create_user(name, Some(&hash), true).await?;
+    Ok(Store::identity_of(user))
+}
+
+/// An admin adds a user with a password.
+pub async fn add_user(
+    store: &Store,
+    admin: &Identity,
+    name: &str,
+    password: &str,
+    is_admin: bool,
+) -> Result<User, AccountError> {
+    if !admin.user().is_admin {
+        return Err(AccountError::NotAllowed("only an admin adds users"));
+    }
+    let hash = hash_password(password)?;
+    Ok(store.create_user(name, Some(&hash), is_admin).await?)
+}
+
+// ---------- over HTTP: what the account endpoints answer ----------
+
+/// A user as clients see them.
+pub fn account(user: &User) -> Account {
+    Account {
+        id: user.id.clone(),
+        name: user.name.clone(),
+        is_admin: user.is_admin,
+    }
+}
+
+/// An account failure as the client is told it, with the response's status set.
+pub fn failure(e: AccountError) -> Failure {
+    let (status, message, retryable) = match e {
+        AccountError::WrongCredentials => (
+            StatusCode::UNAUTHORIZED,
+            "that name and password do not match".to_string(),
+            false,
+        ),
+        AccountError::TooManyAttempts(secs) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("too many attempts: try again in {secs} s"),
+            true,
+        ),
+        AccountError::NotAllowed(why) => (StatusCode::FORBIDDEN, why.to_string(), false),
+        AccountError::Invalid(why) => (StatusCode::BAD_REQUEST, why, false),
+        AccountError::Store(StoreErrorKind::NotFound) => {
+            (StatusCode::NOT_FOUND, "not found".into(), false)
+        }
+        AccountError::Store(StoreErrorKind::Conflict(why)) => (StatusCode::CONFLICT, why, false),
+        AccountError::Store(StoreErrorKind::Unavailable) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the history database is unavailable: try again in a moment".into(),
+            true,
+        ),
+    };
+    request::set_status(status);
+    Failure::new(message, retryable)
+}
+
+/// A refusal (403) for something the caller may not do.
+pub fn refused(why: &'static str) -> Failure {
+    failure(AccountError::NotAllowed(why))
+}
+
+/// Opens a session for `who` and sets its cookie on the response.
+pub async fn start_session(state: &Arc<AppState>, who: &Identity) -> Result<(), Failure> {
+    let lifetime = state.config.session_lifetime;
+    let secret = state
+        .store
+        .open_session(who, &who.user().name, lifetime.as_millis() as i64)
+        .await
+        .map_err(request::store_error)?;
+    if let Some(cookie) = super::auth::session_cookie(
+        &secret,
+        &state.config.base_path,
+        lifetime.as_secs(),
+        request::is_https(),
+    ) {
+        request::set_cookie(cookie);
+    }
+    Ok(())
+}
+
+/// Clears the session cookie in the browser.
+pub fn clear_cookie(state: &AppState) {
+    if let Some(cookie) =
+        super::auth::session_cookie("", &state.config.base_path, 0, request::is_https())
+    {
+        request::set_cookie(cookie);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_argon2id_and_verify_only_themselves() {
+        let hash = hash_password("correct horse").unwrap();
+        assert!(hash.starts_with("$argon2id$"), "{hash}");
+        assert!(verify("correct horse", &hash));
+        assert!(!verify("Correct horse", &hash));
+        assert!(!verify("correct horse", "not a hash"));
+        assert!(matches!(
+            hash_password("short"),
+            Err(AccountError::Invalid(_))
+        ));
+    }
+}

@@ -1,0 +1,215 @@
+//! Who is asking, for every request: the local user (`PONDER_AUTH=none`), a session cookie or
+//! a personal API token (`password`), or the header an authenticating proxy sets (`header`,
+//! believed only when the raw TCP peer is in `PONDER_TRUSTED_PROXIES`, never from
+//! `X-Forwarded-For`). The answer travels with the request as a [`Caller`].
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use super::config::AuthMode;
+use super::state::AppState;
+use super::store::identity::{Identity, LOCAL_USER};
+use super::store::StoreError;
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "ponder_session";
+
+/// Who made a request, as far as Ponder could tell.
+#[derive(Clone, Debug)]
+pub enum Caller {
+    /// Signed in (or the local user).
+    Known(Arc<Identity>),
+    /// Nobody Ponder knows: sign-in needed. `why` says what was wrong, for the 401's body.
+    Unknown { why: &'static str },
+    /// The history database could not be asked.
+    StoreDown,
+}
+
+impl Caller {
+    pub fn identity(&self) -> Option<&Identity> {
+        match self {
+            Caller::Known(who) => Some(who),
+            _ => None,
+        }
+    }
+}
+
+/// The value of `name` among the request's cookies.
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+}
+
+/// The bearer token of the request, if any.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
+/// Finds the caller of a request from its headers and its TCP peer.
+pub async fn identify(state: &AppState, headers: &HeaderMap, peer: Option<IpAddr>) -> Caller {
+    match find(state, headers, peer).await {
+        Ok(caller) => caller,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot tell who is asking: the history database failed");
+            Caller::StoreDown
+        }
+    }
+}
+
+async fn find(
+    state: &AppState,
+    headers: &HeaderMap,
+    peer: Option<IpAddr>,
+) -> Result<Caller, StoreError> {
+    let store = &state.store;
+    // A personal token works in every mode: scripts and the terminal client send one.
+    if let Some(token) = bearer(headers) {
+        return Ok(match store.token_identity(token).await? {
+            Some(who) => Caller::Known(Arc::new(who)),
+            None => Caller::Unknown {
+                why: "that API token is not valid",
+            },
+        });
+    }
+    match &state.config.auth {
+        AuthMode::None => Ok(Caller::Known(state.local_identity().await?)),
+        AuthMode::Password => {
+            let Some(secret) = cookie(headers, SESSION_COOKIE) else {
+                return Ok(Caller::Unknown {
+                    why: "sign in first",
+                });
+            };
+            Ok(match store.session_identity(secret).await? {
+                Some((who, _)) => Caller::Known(Arc::new(who)),
+                None => Caller::Unknown {
+                    why: "your session has ended: sign in again",
+                },
+            })
+        }
+        AuthMode::Header(name) => {
+            let trusted =
+                peer.is_some_and(|ip| state.config.trusted_proxies.iter().any(|c| c.contains(ip)));
+            if !trusted {
+                return Ok(Caller::Unknown {
+                    why: "this Ponder signs users in through its proxy; the request did not come through it",
+                });
+            }
+            let Some(user) = headers
+                .get(name.as_str())
+                .and_then(|v| v.to_str().ok())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+            else {
+                return Ok(Caller::Unknown {
+                    why: "the proxy did not say who you are",
+                });
+            };
+            // A session cookie from another identity (the proxy now names someone else) ends.
+            if let Some(secret) = cookie(headers, SESSION_COOKIE) {
+                if let Some((_, remembered)) = store.session_identity(secret).await? {
+                    if remembered != user {
+                        store.close_session(secret).await?;
+                    }
+                }
+            }
+            Ok(Caller::Known(Arc::new(
+                store.identity_for_name(user, true).await?,
+            )))
+        }
+    }
+}
+
+/// The middleware: every request under the app gets its [`Caller`] (static assets and the
+/// probes are not asked).
+pub async fn authenticate(
+    State(state): State<Arc<AppState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let path = req.uri().path();
+    let base = state.config.base_path.as_str();
+    let inner = path.strip_prefix(base).unwrap_or(path);
+    let skip = inner.starts_with("/pkg/")
+        || matches!(inner, "/healthz" | "/readyz" | "/metrics" | "/favicon.svg");
+    if !skip {
+        let peer = req
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        let caller = identify(&state, req.headers(), peer).await;
+        req.extensions_mut().insert(caller);
+    }
+    next.run(req).await
+}
+
+/// The `Set-Cookie` value that keeps a session: HttpOnly, SameSite=Lax, scoped to the base
+/// path, Secure when the request came over https.
+pub fn session_cookie(
+    secret: &str,
+    base_path: &str,
+    max_age_secs: u64,
+    secure: bool,
+) -> Option<HeaderValue> {
+    let path = if base_path.is_empty() { "/" } else { base_path };
+    let mut value = format!(
+        "{SESSION_COOKIE}={secret}; Path={path}; Max-Age={max_age_secs}; HttpOnly; SameSite=Lax"
+    );
+    if secure {
+        value.push_str("; Secure");
+    }
+    HeaderValue::from_str(&value).ok()
+}
+
+/// The name the local user of `PONDER_AUTH=none` has.
+pub fn local_user_name() -> &'static str {
+    LOCAL_USER
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_read_by_name_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            "a=1; ponder_session=ps_abc ; b=2".parse().unwrap(),
+        );
+        assert_eq!(cookie(&headers, SESSION_COOKIE), Some("ps_abc"));
+        assert_eq!(cookie(&headers, "missing"), None);
+        assert_eq!(cookie(&headers, "ponder"), None);
+    }
+
+    #[test]
+    fn the_session_cookie_is_http_only_and_secure_behind_https() {
+        let plain = session_cookie("ps_x", "", 60, false).unwrap();
+        let plain = plain.to_str().unwrap();
+        assert!(
+            plain.contains("HttpOnly")
+                && plain.contains("SameSite=Lax")
+                && plain.contains("Path=/;")
+        );
+        assert!(!plain.contains("Secure"));
+        let https = session_cookie("ps_x", "/ponder", 60, true).unwrap();
+        assert!(
+            https.to_str().unwrap().contains("Path=/ponder;")
+                && https.to_str().unwrap().ends_with("Secure")
+        );
+    }
+}

@@ -1,0 +1,399 @@
+//! A turn written to the history as it streams: what the reader was sent (after redaction) is
+//! folded into an answer record by a pure [`AnswerBuilder`], and a writer task of the turn saves
+//! the latest state at most once a second and the final state at the end. A closed tab or a
+//! crashed browser loses nothing that arrived; a turn cut by the server is saved interrupted.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::domain::history::VersionStatus;
+use crate::domain::{Failure, TurnEvent};
+use crate::server::store::identity::Identity;
+use crate::server::store::scope::{AnswerRecord, AnswerSlot, BlockRecord};
+use crate::server::store::{now_ms, Store};
+
+/// How often a streaming answer is written at most.
+pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+/// Folds the events of a turn into the record that is stored. Pure.
+#[derive(Clone, Debug)]
+pub struct AnswerBuilder {
+    record: AnswerRecord,
+}
+
+impl Default for AnswerBuilder {
+    fn default() -> Self {
+        AnswerBuilder {
+            record: AnswerRecord {
+                content: String::new(),
+                blocks: Vec::new(),
+                status: VersionStatus::Streaming,
+                error: None,
+                finish_reason: None,
+                input_tokens: None,
+                output_tokens: None,
+                reasoning_tokens: None,
+            },
+        }
+    }
+}
+
+impl AnswerBuilder {
+    fn block(&mut self, index: u32, now: i64) -> &mut BlockRecord {
+        let index = index as usize;
+        while self.record.blocks.len() <= index {
+            self.record.blocks.push(BlockRecord {
+                kind: Default::default(),
+                text: String::new(),
+                started_at: Some(now),
+                duration_ms: None,
+                interrupted: false,
+            });
+        }
+        &mut self.record.blocks[index]
+    }
+
+    /// Takes one event as the reader got it, at `now` (ms since the epoch).
+    pub fn apply(&mut self, event: &TurnEvent, now: i64) {
+        match event {
+            TurnEvent::ThinkingStart { block, kind } => self.block(*block, now).kind = *kind,
+            TurnEvent::Thinking { block, text } => self.block(*block, now).text.push_str(text),
+            TurnEvent::ThinkingEnd { block, duration_ms } => {
+                self.block(*block, now).duration_ms = duration_ms.or(Some(0));
+            }
+            TurnEvent::Delta { text } => self.record.content.push_str(text),
+            TurnEvent::Reclassify { block } => {
+                let moved = std::mem::take(&mut self.record.content);
+                self.block(*block, now).text.insert_str(0, &moved);
+            }
+            TurnEvent::Turn { .. } => {}
+            TurnEvent::Done {
+                finish_reason,
+                usage,
+                ..
+            } => {
+                self.record.status = if self.record.content.trim().is_empty() {
+                    VersionStatus::NoAnswer
+                } else {
+                    VersionStatus::Done
+                };
+                self.record.finish_reason = Some(finish_reason.clone());
+                if let Some(u) = usage {
+                    self.record.input_tokens = u.input_tokens;
+                    self.record.output_tokens = u.output_tokens;
+                    self.record.reasoning_tokens = u.reasoning_tokens;
+                }
+            }
+            TurnEvent::Error(failure) => {
+                self.record.status = VersionStatus::Error;
+                self.record.error = Some(failure.clone());
+                self.interrupt_open_blocks();
+            }
+        }
+    }
+
+    /// The turn ended without its terminal event (the reader left, the server stopped it).
+    pub fn interrupt(&mut self) {
+        if self.record.status == VersionStatus::Streaming {
+            self.record.status = VersionStatus::Interrupted;
+            self.interrupt_open_blocks();
+        }
+    }
+
+    fn interrupt_open_blocks(&mut self) {
+        for b in &mut self.record.blocks {
+            if b.duration_ms.is_none() {
+                b.interrupted = true;
+            }
+        }
+    }
+
+    pub fn is_final(&self) -> bool {
+        self.record.status != VersionStatus::Streaming
+    }
+
+    pub fn record(&self) -> &AnswerRecord {
+        &self.record
+    }
+}
+
+/// The writing side of one stored turn, held by the turn.
+pub struct Persist {
+    builder: AnswerBuilder,
+    slot: AnswerSlot,
+    latest: watch::Sender<Option<AnswerRecord>>,
+    last_sent: Instant,
+    dirty: bool,
+    failed: Arc<AtomicBool>,
+    /// Set by the writer once the final state is written (or could not be).
+    written: watch::Receiver<bool>,
+}
+
+/// How long the terminal event waits for the final state to be written.
+const FINAL_WRITE_WAIT: Duration = Duration::from_secs(5);
+
+impl Persist {
+    /// Starts the writer task of a turn whose answer goes to `slot`.
+    pub fn start(store: Store, who: Arc<Identity>, slot: AnswerSlot) -> Persist {
+        let (latest, mut rx) = watch::channel::<Option<AnswerRecord>>(None);
+        let (written_tx, written) = watch::channel(false);
+        let failed = Arc::new(AtomicBool::new(false));
+        let writer_failed = failed.clone();
+        let writer_slot = slot.clone();
+        tokio::spawn(async move {
+            loop {
+                let changed = rx.changed().await;
+                let record = rx.borrow_and_update().clone();
+                if let Some(record) = record {
+                    let last = record.status != VersionStatus::Streaming;
+                    if let Err(e) = store.scoped(&who).save_answer(&writer_slot, &record).await {
+                        tracing::error!(error = %e, "a streaming answer could not be saved");
+                        writer_failed.store(true, Ordering::Relaxed);
+                    }
+                    if last {
+                        written_tx.send_replace(true);
+                        break;
+                    }
+                }
+                if changed.is_err() {
+                    break;
+                }
+            }
+        });
+        Persist {
+            builder: AnswerBuilder::default(),
+            slot,
+            latest,
+            last_sent: Instant::now(),
+            dirty: false,
+            failed,
+            written,
+        }
+    }
+
+    /// Waits (bounded) until the final state is written, so that a client acting on the
+    /// terminal event reads what it saw.
+    pub async fn final_written(&mut self) {
+        let _ = tokio::time::timeout(FINAL_WRITE_WAIT, self.written.wait_for(|done| *done)).await;
+    }
+
+    /// Where the answer is stored.
+    pub fn slot(&self) -> &AnswerSlot {
+        &self.slot
+    }
+
+    /// Takes the events the reader was just sent; writes if a second has passed or the turn
+    /// ended.
+    pub fn note(&mut self, events: &[TurnEvent]) {
+        if events.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        for e in events {
+            self.builder.apply(e, now);
+        }
+        self.dirty = true;
+        if self.builder.is_final() || self.last_sent.elapsed() >= FLUSH_EVERY {
+            self.flush();
+        }
+    }
+
+    /// Writes a pending state now, if there is one (a keep-alive tick calls it too, so a
+    /// turn that went quiet is not a second behind).
+    pub fn flush(&mut self) {
+        if self.dirty {
+            self.dirty = false;
+            self.last_sent = Instant::now();
+            let _ = self.latest.send(Some(self.builder.record().clone()));
+        }
+    }
+
+    /// True once a write failed: the turn should tell the reader it is not being saved.
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Persist {
+    fn drop(&mut self) {
+        if !self.builder.is_final() {
+            self.builder.interrupt();
+            self.dirty = true;
+        }
+        self.flush();
+    }
+}
+
+/// Opens a stored turn: checks the conversation is the caller's (or makes a new one), stores the
+/// reader's message (or opens a new version of the answer to regenerate), and returns the
+/// history to send upstream built from the store, the first event (where the turn is stored)
+/// and the writer.
+pub async fn begin(
+    state: &crate::server::state::AppState,
+    who: Arc<Identity>,
+    request: &crate::domain::ChatRequest,
+) -> Result<(Vec<crate::domain::ChatMessage>, TurnEvent, Persist), Failure> {
+    use crate::server::config::HistoryMode;
+    use crate::server::request::{set_status, store_error};
+    if state.config.history == HistoryMode::Browser {
+        set_status(http::StatusCode::BAD_REQUEST);
+        return Err(Failure::new(
+            "this server keeps no history (PONDER_HISTORY=browser): send the whole conversation in `messages`",
+            false,
+        ));
+    }
+    let store = &state.store;
+    let me = store.scoped(&who);
+    let conversation = match &request.conversation {
+        Some(id) => id.clone(),
+        None => {
+            let title = request.content.as_deref().unwrap_or_default();
+            me.create_conversation(request.workspace.as_deref(), title)
+                .await
+                .map_err(store_error)?
+                .id
+        }
+    };
+    let user_message = match &request.content {
+        Some(content) => Some(
+            me.add_user_message(&conversation, content, request.edit.as_deref())
+                .await
+                .map_err(store_error)?,
+        ),
+        None => None,
+    };
+    let slot = me
+        .start_answer(
+            &conversation,
+            request.regenerate.as_deref(),
+            &state.config.model,
+        )
+        .await
+        .map_err(store_error)?;
+    let history = me
+        .history_before(&conversation, &slot.message_id)
+        .await
+        .map_err(store_error)?;
+    let first = TurnEvent::Turn {
+        conversation: slot.conversation_id.clone(),
+        user_message,
+        message: slot.message_id.clone(),
+        version: slot.version,
+    };
+    Ok((history, first, Persist::start(store.clone(), who, slot)))
+}
+
+/// The error a turn ends with when its answer cannot be saved.
+pub fn not_saved() -> Failure {
+    Failure::new(
+        "The history database failed, so this answer is not being saved; try again in a moment.",
+        true,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{ThinkingKind, Usage};
+
+    fn build(events: &[TurnEvent]) -> AnswerBuilder {
+        let mut b = AnswerBuilder::default();
+        for (i, e) in events.iter().enumerate() {
+            b.apply(e, 1000 + i as i64);
+        }
+        b
+    }
+
+    #[test]
+    fn the_record_holds_what_the_reader_saw() {
+        let b = build(&[
+            TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Summary,
+            },
+            TurnEvent::Thinking {
+                block: 0,
+                text: "Plan".into(),
+            },
+            TurnEvent::ThinkingEnd {
+                block: 0,
+                duration_ms: Some(40),
+            },
+            TurnEvent::Delta { text: "Ans".into() },
+            TurnEvent::Delta { text: "wer".into() },
+            TurnEvent::Done {
+                finish_reason: "stop".into(),
+                usage: Some(Usage {
+                    input_tokens: Some(3),
+                    output_tokens: Some(5),
+                    reasoning_tokens: None,
+                }),
+                thinking_chars: 4,
+                total_ms: 9,
+            },
+        ]);
+        let r = b.record();
+        assert_eq!(r.content, "Answer");
+        assert_eq!(r.status, VersionStatus::Done);
+        assert_eq!(r.blocks.len(), 1);
+        assert_eq!(r.blocks[0].kind, ThinkingKind::Summary);
+        assert_eq!(r.blocks[0].text, "Plan");
+        assert_eq!(r.blocks[0].duration_ms, Some(40));
+        assert_eq!((r.input_tokens, r.output_tokens), (Some(3), Some(5)));
+        assert!(b.is_final());
+    }
+
+    #[test]
+    fn thinking_with_no_answer_is_no_answer_and_a_cut_turn_is_interrupted() {
+        let b = build(&[
+            TurnEvent::Thinking {
+                block: 0,
+                text: "hm".into(),
+            },
+            TurnEvent::Done {
+                finish_reason: "length".into(),
+                usage: None,
+                thinking_chars: 2,
+                total_ms: 1,
+            },
+        ]);
+        assert_eq!(b.record().status, VersionStatus::NoAnswer);
+        let mut cut = build(&[TurnEvent::Thinking {
+            block: 0,
+            text: "half".into(),
+        }]);
+        assert!(!cut.is_final());
+        cut.interrupt();
+        assert_eq!(cut.record().status, VersionStatus::Interrupted);
+        assert!(cut.record().blocks[0].interrupted);
+    }
+
+    #[test]
+    fn a_reclassify_moves_the_answer_into_the_block_and_an_error_keeps_what_arrived() {
+        let b = build(&[
+            TurnEvent::Delta {
+                text: "thinking out loud".into(),
+            },
+            TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Raw,
+            },
+            TurnEvent::Reclassify { block: 0 },
+            TurnEvent::ThinkingEnd {
+                block: 0,
+                duration_ms: Some(5),
+            },
+            TurnEvent::Delta { text: "ok".into() },
+            TurnEvent::error("boom", true),
+        ]);
+        let r = b.record();
+        assert_eq!(r.blocks[0].text, "thinking out loud");
+        assert_eq!(r.content, "ok");
+        assert_eq!(r.status, VersionStatus::Error);
+        assert_eq!(r.error.as_ref().map(|e| e.message.as_str()), Some("boom"));
+        assert!(!r.blocks[0].interrupted, "a finished block stays finished");
+    }
+}

@@ -1,0 +1,649 @@
+//! Accounts and server-side history over real HTTP: each sign-in mode, sessions and tokens,
+//! forged identities, a stored turn whose history the server builds, and another user's rows
+//! answering 404 with the same body as a missing one on every endpoint.
+
+mod common;
+
+use common::raw_http::{http_chunk, RawUpstream, Received, STREAM_HEAD};
+use common::*;
+use ponder::domain::TurnEvent;
+use serde_json::{json, Value};
+use tokio::io::AsyncWriteExt;
+
+/// A client that keeps its session cookie, as one browser does.
+struct Browser {
+    http: reqwest::Client,
+    base: String,
+    bearer: Option<String>,
+    session: std::sync::Mutex<Option<String>>,
+}
+
+impl Browser {
+    fn new(app: &TestApp) -> Browser {
+        Browser {
+            http: reqwest::Client::new(),
+            base: app.url(""),
+            bearer: None,
+            session: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn request(&self, path: &str, body: String) -> reqwest::RequestBuilder {
+        let mut req = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(token) = &self.bearer {
+            req = req.bearer_auth(token);
+        }
+        if let Some(cookie) = self.session.lock().expect("lock").clone() {
+            req = req.header("cookie", cookie);
+        }
+        req
+    }
+
+    /// Keeps (or, when it is cleared, drops) the session cookie the response sets.
+    fn keep_cookie(&self, response: &reqwest::Response) {
+        for value in response.headers().get_all("set-cookie") {
+            let Ok(value) = value.to_str() else { continue };
+            let pair = value.split(';').next().unwrap_or("").trim().to_string();
+            if let Some(secret) = pair.strip_prefix("ponder_session=") {
+                *self.session.lock().expect("lock") = (!secret.is_empty()).then(|| pair.clone());
+            }
+        }
+    }
+
+    async fn call(&self, endpoint: &str, args: Value) -> (u16, Value) {
+        let response = self
+            .request(&format!("/api/{endpoint}"), args.to_string())
+            .send()
+            .await
+            .expect("request");
+        self.keep_cookie(&response);
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("body");
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    async fn ok(&self, endpoint: &str, args: Value) -> Value {
+        let (status, body) = self.call(endpoint, args).await;
+        assert_eq!(status, 200, "{endpoint}: {body}");
+        body
+    }
+
+    async fn turn(&self, body: Value) -> (u16, Vec<TurnEvent>) {
+        let response = self
+            .request("/api/chat", body.to_string())
+            .send()
+            .await
+            .expect("request");
+        let status = response.status().as_u16();
+        if status != 200 {
+            return (status, Vec::new());
+        }
+        (status, read_events(response).await)
+    }
+}
+
+fn stored_at(events: &[TurnEvent]) -> (String, String) {
+    match events.first() {
+        Some(TurnEvent::Turn {
+            conversation,
+            message,
+            ..
+        }) => (conversation.clone(), message.clone()),
+        other => panic!("a stored turn starts with where it is stored, not {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn without_accounts_the_local_user_has_a_server_side_history() {
+    let app = TestApp::spawn(&[]).await;
+    let me = Browser::new(&app);
+    let who = me.ok("me", json!({})).await;
+    assert_eq!(who["account"]["name"], "local", "{who}");
+    assert_eq!(
+        (who["auth"].as_str(), who["needs_setup"].as_bool()),
+        (Some("none"), Some(false))
+    );
+    let (status, events) = me.turn(json!({"content": "Why is the sky blue?"})).await;
+    assert_eq!(status, 200);
+    assert_one_terminal(&events);
+    let (conversation, message) = stored_at(&events);
+    let list = me.ok("conversations/list", json!({})).await;
+    assert_eq!(list[0]["id"], conversation.as_str());
+    assert_eq!(list[0]["title"], "Why is the sky blue?");
+    let opened = me
+        .ok("conversations/get", json!({"id": conversation}))
+        .await;
+    let messages = opened["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 2);
+    assert_eq!(
+        messages[0]["versions"][0]["content"],
+        "Why is the sky blue?"
+    );
+    assert_eq!(messages[1]["id"], message.as_str());
+    let answer = &messages[1]["versions"][0];
+    assert_eq!(answer["content"], ponder::server::demo_upstream::ANSWER);
+    assert_eq!(answer["status"], "done");
+    let block = &answer["blocks"][0];
+    assert!(
+        block.get("text").is_none(),
+        "no reasoning text on open: {block}"
+    );
+    let text = me.ok("blocks/text", json!({"id": block["id"]})).await;
+    assert_eq!(text, ponder::server::demo_upstream::THINKING);
+    // A second browser of the same user sees the same history.
+    let other = Browser::new(&app);
+    assert_eq!(other.ok("conversations/list", json!({})).await, list);
+}
+
+/// An upstream that answers with the number of messages it was sent and the last of them, so
+/// a test sees the history the server built.
+async fn echo_upstream() -> RawUpstream {
+    RawUpstream::start(|request: Received, mut socket| async move {
+        let body: Value = serde_json::from_str(&request.body).unwrap_or_default();
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        let said: Vec<String> = messages
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}:{}",
+                    m["role"].as_str().unwrap_or("?"),
+                    m["content"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        let text = said.join(" | ");
+        let mut out = STREAM_HEAD.as_bytes().to_vec();
+        for frame in [
+            json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        ] {
+            out.extend(http_chunk(format!("data: {frame}\n\n").as_bytes()));
+        }
+        out.extend(http_chunk(b"data: [DONE]\n\n"));
+        out.extend_from_slice(b"0\r\n\r\n");
+        let _ = socket.write_all(&out).await;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_server_builds_the_history_from_what_it_stored() {
+    let upstream = echo_upstream().await;
+    let app = TestApp::spawn(&[("PONDER_UPSTREAM_URL", &upstream.url())]).await;
+    let me = Browser::new(&app);
+    let (_, first) = me.turn(json!({"content": "one"})).await;
+    let (conversation, first_answer) = stored_at(&first);
+    assert_eq!(answer_text(&first), "user:one");
+    let (_, second) = me
+        .turn(json!({"conversation": conversation, "content": "two"}))
+        .await;
+    assert_eq!(
+        answer_text(&second),
+        "user:one | assistant:user:one | user:two"
+    );
+    // Regenerating the first answer sends only what came before it.
+    let (_, again) = me
+        .turn(json!({"conversation": conversation, "regenerate": first_answer}))
+        .await;
+    assert_eq!(answer_text(&again), "user:one");
+    let opened = me
+        .ok("conversations/get", json!({"id": conversation}))
+        .await;
+    let first_message = &opened["messages"][1];
+    assert_eq!(first_message["versions"].as_array().map(Vec::len), Some(2));
+    assert_eq!(first_message["active"], 1);
+    // Editing the question keeps its first version and drops what followed it.
+    let question = opened["messages"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let (_, edited) = me
+        .turn(json!({"conversation": conversation, "content": "uno", "edit": question}))
+        .await;
+    assert_eq!(answer_text(&edited), "user:uno");
+    let opened = me
+        .ok("conversations/get", json!({"id": conversation}))
+        .await;
+    assert_eq!(opened["messages"].as_array().map(Vec::len), Some(2));
+    assert_eq!(opened["messages"][0]["versions"][0]["content"], "one");
+    assert_eq!(opened["messages"][0]["versions"][1]["content"], "uno");
+}
+
+#[tokio::test]
+async fn password_accounts_set_up_sign_in_and_out_and_are_never_guessed() {
+    let app = TestApp::spawn(&[("PONDER_AUTH", "password")]).await;
+    let anon = Browser::new(&app);
+    let who = anon.ok("me", json!({})).await;
+    assert_eq!(who["account"], Value::Null);
+    assert_eq!(who["needs_setup"], true);
+    let (status, _) = anon
+        .turn(json!({"messages": [{"role": "user", "content": "hi"}]}))
+        .await;
+    assert_eq!(status, 401, "no turn without signing in");
+    assert_eq!(anon.call("conversations/list", json!({})).await.0, 401);
+
+    let admin = Browser::new(&app);
+    let (status, _) = admin
+        .call("auth/setup", json!({"name": "root", "password": "short"}))
+        .await;
+    assert_eq!(status, 400, "a short password is refused");
+    let account = admin
+        .ok(
+            "auth/setup",
+            json!({"name": "root", "password": "root-password-1"}),
+        )
+        .await;
+    assert_eq!(account["is_admin"], true);
+    assert_eq!(
+        admin
+            .call(
+                "auth/setup",
+                json!({"name": "x", "password": "another-password"})
+            )
+            .await
+            .0,
+        403
+    );
+    assert_eq!(admin.ok("me", json!({})).await["account"]["name"], "root");
+    admin
+        .ok(
+            "users/add",
+            json!({"name": "ana", "password": "ana-password-1", "is_admin": false}),
+        )
+        .await;
+
+    let ana = Browser::new(&app);
+    assert_eq!(
+        ana.call(
+            "auth/sign-in",
+            json!({"name": "ana", "password": "wrong-password"})
+        )
+        .await
+        .0,
+        401
+    );
+    let (status, unknown) = ana
+        .call(
+            "auth/sign-in",
+            json!({"name": "nobody", "password": "wrong-password"}),
+        )
+        .await;
+    assert_eq!(status, 401);
+    let (_, wrong) = ana
+        .call(
+            "auth/sign-in",
+            json!({"name": "ana", "password": "wrong-password"}),
+        )
+        .await;
+    assert_eq!(
+        unknown, wrong,
+        "an unknown name and a wrong password look the same"
+    );
+    ana.ok(
+        "auth/sign-in",
+        json!({"name": "ana", "password": "ana-password-1"}),
+    )
+    .await;
+    let (status, events) = ana.turn(json!({"content": "hello"})).await;
+    assert_eq!(status, 200);
+    assert!(matches!(events.last(), Some(TurnEvent::Done { .. })));
+    assert_eq!(
+        ana.call("users/list", json!({})).await.0,
+        403,
+        "only an admin lists users"
+    );
+    assert_eq!(
+        admin
+            .ok("users/list", json!({}))
+            .await
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+
+    // Sign out ends that session; sign out everywhere ends all of them.
+    ana.ok("auth/sign-out", json!({})).await;
+    assert_eq!(ana.call("conversations/list", json!({})).await.0, 401);
+    let phone = Browser::new(&app);
+    phone
+        .ok(
+            "auth/sign-in",
+            json!({"name": "ana", "password": "ana-password-1"}),
+        )
+        .await;
+    let laptop = Browser::new(&app);
+    laptop
+        .ok(
+            "auth/sign-in",
+            json!({"name": "ana", "password": "ana-password-1"}),
+        )
+        .await;
+    laptop.ok("auth/sign-out-everywhere", json!({})).await;
+    assert_eq!(phone.call("conversations/list", json!({})).await.0, 401);
+    assert_eq!(laptop.call("conversations/list", json!({})).await.0, 401);
+}
+
+#[tokio::test]
+async fn sign_in_is_rate_limited() {
+    let app = TestApp::spawn(&[("PONDER_AUTH", "password")]).await;
+    let admin = Browser::new(&app);
+    admin
+        .ok(
+            "auth/setup",
+            json!({"name": "root", "password": "root-password-1"}),
+        )
+        .await;
+    let guesser = Browser::new(&app);
+    let mut statuses = Vec::new();
+    for i in 0..8 {
+        let (status, _) = guesser
+            .call(
+                "auth/sign-in",
+                json!({"name": "root", "password": format!("guess-{i}-xxxx")}),
+            )
+            .await;
+        statuses.push(status);
+    }
+    assert_eq!(&statuses[..5], [401; 5]);
+    assert!(statuses[5..].iter().all(|s| *s == 429), "{statuses:?}");
+}
+
+#[tokio::test]
+async fn malformed_or_forged_sessions_and_tokens_are_refused() {
+    let app = TestApp::spawn(&[("PONDER_AUTH", "password")]).await;
+    let admin = Browser::new(&app);
+    admin
+        .ok(
+            "auth/setup",
+            json!({"name": "root", "password": "root-password-1"}),
+        )
+        .await;
+    for cookie in [
+        "ponder_session=",
+        "ponder_session=ps_forged",
+        "ponder_session=%00%ff;;",
+        "garbage",
+    ] {
+        let response = app
+            .http
+            .post(app.url("/api/conversations/list"))
+            .header("content-type", "application/json")
+            .header("cookie", cookie)
+            .body("{}")
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(response.status(), 401, "{cookie}");
+    }
+    // A token works for scripts (the terminal client), until it is revoked.
+    let created = admin.ok("tokens/create", json!({"name": "cli"})).await;
+    let secret = created["secret"].as_str().expect("secret").to_string();
+    assert!(secret.starts_with("pt_"));
+    let mut script = Browser::new(&app);
+    script.bearer = Some(secret.clone());
+    let (status, events) = script.turn(json!({"content": "from a script"})).await;
+    assert_eq!(status, 200);
+    assert_one_terminal(&events);
+    let listed = admin.ok("tokens/list", json!({})).await;
+    assert_eq!(listed[0]["name"], "cli");
+    assert!(
+        listed[0].get("secret").is_none(),
+        "a token's secret is never listed"
+    );
+    admin
+        .ok("tokens/revoke", json!({"id": created["token"]["id"]}))
+        .await;
+    assert_eq!(script.call("conversations/list", json!({})).await.0, 401);
+    script.bearer = Some("pt_forged".into());
+    assert_eq!(script.call("conversations/list", json!({})).await.0, 401);
+}
+
+#[tokio::test]
+async fn a_trusted_proxy_names_the_user_and_nobody_else_can() {
+    let app = TestApp::spawn(&[
+        ("PONDER_AUTH", "header"),
+        ("PONDER_TRUSTED_PROXIES", "127.0.0.1/32"),
+    ])
+    .await;
+    let call = |user: Option<&'static str>| {
+        let mut req = app
+            .http
+            .post(app.url("/api/me"))
+            .header("content-type", "application/json")
+            .body("{}");
+        if let Some(user) = user {
+            req = req.header("Remote-User", user);
+        }
+        req.send()
+    };
+    let alice: Value = call(Some("alice"))
+        .await
+        .expect("me")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(alice["account"]["name"], "alice");
+    let bob: Value = call(Some("bob"))
+        .await
+        .expect("me")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(bob["account"]["name"], "bob");
+    let nobody: Value = call(None).await.expect("me").json().await.expect("json");
+    assert_eq!(nobody["account"], Value::Null);
+    // The same header from a peer that is not the proxy means nothing.
+    let untrusted = TestApp::spawn(&[
+        ("PONDER_AUTH", "header"),
+        ("PONDER_TRUSTED_PROXIES", "10.0.0.0/8"),
+    ])
+    .await;
+    let forged = untrusted
+        .http
+        .post(untrusted.url("/api/conversations/list"))
+        .header("content-type", "application/json")
+        .header("Remote-User", "alice")
+        .header("X-Forwarded-For", "10.0.0.1")
+        .body("{}")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(forged.status(), 401);
+}
+
+#[tokio::test]
+async fn another_users_rows_answer_404_with_the_body_of_a_missing_one_on_every_endpoint() {
+    let app = TestApp::spawn(&[("PONDER_AUTH", "password")]).await;
+    let alice = Browser::new(&app);
+    alice
+        .ok(
+            "auth/setup",
+            json!({"name": "alice", "password": "alice-password"}),
+        )
+        .await;
+    alice
+        .ok(
+            "users/add",
+            json!({"name": "bob", "password": "bob-password-1", "is_admin": false}),
+        )
+        .await;
+    let bob = Browser::new(&app);
+    bob.ok(
+        "auth/sign-in",
+        json!({"name": "bob", "password": "bob-password-1"}),
+    )
+    .await;
+
+    let (_, events) = alice.turn(json!({"content": "my private question"})).await;
+    let (conversation, answer) = stored_at(&events);
+    let opened = alice
+        .ok("conversations/get", json!({"id": conversation}))
+        .await;
+    let question = opened["messages"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let block = opened["messages"][1]["versions"][0]["blocks"][0]["id"]
+        .as_str()
+        .expect("block")
+        .to_string();
+    let workspace = opened["workspace_id"]
+        .as_str()
+        .expect("workspace")
+        .to_string();
+    let token = alice.ok("tokens/create", json!({"name": "t"})).await["token"]["id"].clone();
+
+    let cases: Vec<(&str, Value, Value)> = vec![
+        (
+            "conversations/get",
+            json!({"id": conversation}),
+            json!({"id": "missing"}),
+        ),
+        (
+            "conversations/rename",
+            json!({"id": conversation, "title": "mine"}),
+            json!({"id": "missing", "title": "mine"}),
+        ),
+        (
+            "conversations/delete",
+            json!({"id": conversation}),
+            json!({"id": "missing"}),
+        ),
+        (
+            "conversations/restore",
+            json!({"id": conversation}),
+            json!({"id": "missing"}),
+        ),
+        (
+            "conversations/list",
+            json!({"workspace": workspace}),
+            json!({"workspace": "missing"}),
+        ),
+        (
+            "workspaces/rename",
+            json!({"id": workspace, "name": "mine"}),
+            json!({"id": "missing", "name": "mine"}),
+        ),
+        (
+            "blocks/text",
+            json!({"id": block}),
+            json!({"id": "missing"}),
+        ),
+        (
+            "blocks/open",
+            json!({"id": block, "open": true}),
+            json!({"id": "missing", "open": true}),
+        ),
+        (
+            "messages/version",
+            json!({"id": question, "version": 0}),
+            json!({"id": "missing", "version": 0}),
+        ),
+        (
+            "tokens/revoke",
+            json!({"id": token}),
+            json!({"id": "missing"}),
+        ),
+    ];
+    for (endpoint, theirs, missing) in cases {
+        let (status, body) = bob.call(endpoint, theirs).await;
+        let (missing_status, missing_body) = bob.call(endpoint, missing).await;
+        assert_eq!((status, missing_status), (404, 404), "{endpoint}: {body}");
+        assert_eq!(
+            body, missing_body,
+            "{endpoint}: the same body as a missing row"
+        );
+    }
+    for turn in [
+        json!({"conversation": conversation, "content": "hijack"}),
+        json!({"conversation": conversation, "regenerate": answer}),
+        json!({"conversation": conversation, "content": "x", "edit": question}),
+    ] {
+        let (status, _) = bob.turn(turn.clone()).await;
+        assert_eq!(status, 404, "{turn}");
+    }
+    assert!(bob
+        .ok("search", json!({"query": "private", "thinking": true}))
+        .await
+        .as_array()
+        .is_some_and(Vec::is_empty));
+    // Nothing of Alice's changed.
+    let after = alice
+        .ok("conversations/get", json!({"id": conversation}))
+        .await;
+    assert_eq!(after["title"], opened["title"]);
+    assert_eq!(after["messages"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test]
+async fn delete_undo_and_purge_after_the_grace() {
+    let app = TestApp::spawn(&[("PONDER_DELETE_GRACE", "1")]).await;
+    let me = Browser::new(&app);
+    let (_, events) = me.turn(json!({"content": "short-lived"})).await;
+    let (conversation, _) = stored_at(&events);
+    me.ok("conversations/delete", json!({"id": conversation}))
+        .await;
+    assert!(me
+        .ok("conversations/list", json!({}))
+        .await
+        .as_array()
+        .is_some_and(Vec::is_empty));
+    assert_eq!(
+        me.ok("conversations/list", json!({"deleted": true})).await[0]["id"],
+        conversation.as_str()
+    );
+    me.ok("conversations/restore", json!({"id": conversation}))
+        .await;
+    assert_eq!(
+        me.ok("conversations/list", json!({})).await[0]["id"],
+        conversation.as_str()
+    );
+    me.ok("conversations/delete", json!({"id": conversation}))
+        .await;
+    // The purge (every quarter of the grace, at least every second) removes it for good.
+    let mut gone = false;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if me
+            .call("conversations/restore", json!({"id": conversation}))
+            .await
+            .0
+            == 404
+            && me
+                .ok("conversations/list", json!({"deleted": true}))
+                .await
+                .as_array()
+                .is_some_and(Vec::is_empty)
+        {
+            gone = true;
+            break;
+        }
+    }
+    assert!(gone, "the deleted conversation was not purged");
+}
+
+#[tokio::test]
+async fn search_reaches_the_thinking_only_when_asked() {
+    let app = TestApp::spawn(&[]).await;
+    let me = Browser::new(&app);
+    me.turn(json!({"content": "tell me something"})).await;
+    // The demo model's reasoning says "restate it in my own words"; its answer does not.
+    let answers = me.ok("search", json!({"query": "restate"})).await;
+    assert!(answers.as_array().is_some_and(Vec::is_empty), "{answers}");
+    let thinking = me
+        .ok("search", json!({"query": "restate", "thinking": true}))
+        .await;
+    assert_eq!(thinking[0]["kind"], "thinking", "{thinking}");
+    assert!(thinking[0]["snippet"]
+        .as_str()
+        .is_some_and(|s| s.contains("[restate]")));
+    let found = me.ok("search", json!({"query": "Short answer"})).await;
+    assert_eq!(found[0]["kind"], "answer", "{found}");
+}
