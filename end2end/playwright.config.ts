@@ -1,4 +1,5 @@
-import { readFileSync } from "fs";
+import { mkdtempSync, readFileSync } from "fs";
+import { tmpdir } from "os";
 import { join } from "path";
 import { defineConfig } from "@playwright/test";
 import { SERVERS } from "./servers";
@@ -8,6 +9,8 @@ const BROWSER: { path: string; args: string[] } = JSON.parse(
   readFileSync(join(__dirname, "chromium.json"), "utf8"),
 );
 const CHROMIUM = process.env.CHROMIUM_PATH ?? BROWSER.path;
+// Every server of a run gets a fresh history database of its own.
+const DATA = mkdtempSync(join(tmpdir(), "ponder-e2e-"));
 
 export default defineConfig({
   testDir: "./tests",
@@ -40,6 +43,7 @@ export default defineConfig({
       LEPTOS_SITE_ADDR: s.addr,
       PONDER_DEMO_ADDR: s.demoAddr,
       PONDER_DEMO_DELAY_MS: "25",
+      PONDER_DATABASE_URL: `sqlite://${DATA}/${s.addr.replace(/[^0-9]/g, "_")}/ponder.db`,
       RUST_LOG: "warn",
       ...s.env,
     },

@@ -133,6 +133,48 @@ pub async fn set_block_open(id: String, open: Option<bool>) -> Result<(), ApiErr
         .map_err(crate::server::request::store_error)?)
 }
 
+/// Keeps the reader's choice for a block by its place: block `index` of version `version` of
+/// `message` (a block streamed on the page has no id yet).
+#[server(prefix = "/api", endpoint = "blocks/open-at", input = Json, output = Json)]
+pub async fn set_block_open_at(
+    message: String,
+    version: usize,
+    index: usize,
+    open: Option<bool>,
+) -> Result<(), ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .set_block_open_at(&message, version, index, open)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// A new conversation with the history of `id` up to and including message `upto`.
+#[server(prefix = "/api", endpoint = "conversations/branch", input = Json, output = Json)]
+pub async fn branch_conversation(id: String, upto: String) -> Result<ConversationSummary, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .branch_conversation(&id, &upto)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// A conversation with every reasoning text, for an export.
+#[server(prefix = "/api", endpoint = "conversations/export", input = Json, output = Json)]
+pub async fn export_conversation(id: String) -> Result<Conversation, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .conversation(&id, true)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
 /// Shows another version of a message.
 #[server(prefix = "/api", endpoint = "messages/version", input = Json, output = Json)]
 pub async fn set_active_version(id: String, version: usize) -> Result<(), ApiError> {

@@ -19,7 +19,8 @@ use super::local_store::{self, SaveError};
 use super::saved_chat::{self, ConversationRecord, ConversationSummary, MessageRecord};
 use super::thinking_view::ThinkingPref;
 use super::turn_state::TurnState;
-use crate::domain::{ChatMessage, Role, TurnEvent};
+use crate::domain::account::Me;
+use crate::domain::{ChatMessage, ChatRequest, Role, TurnEvent};
 use crate::wire::sse::TurnDecoder;
 
 pub use super::browser::now_ms;
@@ -51,6 +52,8 @@ pub struct Entry {
     pub active: RwSignal<usize>,
     /// Saved fields this version does not know, written back untouched.
     pub extra: Map<String, Value>,
+    /// The message's id on the server, once it is stored there (server-side history).
+    pub server_id: StoredValue<Option<String>>,
 }
 
 impl Entry {
@@ -63,6 +66,7 @@ impl Entry {
             versions: RwSignal::new(Vec::new()),
             active: RwSignal::new(0),
             extra: Map::new(),
+            server_id: StoredValue::new(None),
         }
     }
 
@@ -75,6 +79,7 @@ impl Entry {
             versions: RwSignal::new(vec![turn]),
             active: RwSignal::new(0),
             extra: Map::new(),
+            server_id: StoredValue::new(None),
         }
     }
 
@@ -83,6 +88,11 @@ impl Entry {
         let active = self.active.get();
         self.versions
             .with(|v| decisions::shown_version(v.len(), active).map(|i| v[i]))
+    }
+
+    /// The id the server knows this message by, if it is stored there.
+    pub fn server_id(&self) -> Option<String> {
+        self.server_id.get_value()
     }
 
     fn turn_untracked(&self) -> Option<RwSignal<TurnState>> {
@@ -107,6 +117,10 @@ pub enum NoticeKind {
     Missing,
     /// The open chat was deleted in another tab.
     DeletedElsewhere,
+    /// A conversation was deleted; Undo brings it back.
+    Deleted,
+    /// The server did not do what was asked.
+    Server,
 }
 
 impl NoticeKind {
@@ -119,6 +133,8 @@ impl NoticeKind {
             NoticeKind::Conflict => "conflict",
             NoticeKind::Missing => "missing",
             NoticeKind::DeletedElsewhere => "deleted-elsewhere",
+            NoticeKind::Deleted => "deleted",
+            NoticeKind::Server => "server",
         }
     }
 }
@@ -128,6 +144,8 @@ impl NoticeKind {
 pub struct Notice {
     pub kind: NoticeKind,
     pub text: String,
+    /// A deleted conversation the notice can bring back.
+    pub undo: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -139,6 +157,8 @@ struct Meta {
     extra: Map<String, Value>,
     /// Saved at least once (a new chat is saved with its first message).
     stored: bool,
+    /// The conversation exists on the server (server-side history).
+    on_server: bool,
 }
 
 #[derive(Default)]
@@ -181,6 +201,10 @@ pub struct ChatController {
     /// Bumped whenever visible content changes, so the conversation can follow new text.
     pub revision: RwSignal<u64>,
     scopes: StoredValue<Scopes, LocalStorage>,
+    /// Who is signed in and how the server keeps chats, once asked.
+    pub me: RwSignal<Option<Me>>,
+    /// Chats live on the server (signed in, `PONDER_HISTORY=server`); else in this browser.
+    pub server: RwSignal<bool>,
 }
 
 impl Default for ChatController {
@@ -222,6 +246,8 @@ impl ChatController {
             status: RwSignal::new(String::new()),
             loaded: RwSignal::new(false),
             revision: RwSignal::new(0),
+            me: RwSignal::new(None),
+            server: RwSignal::new(false),
         }
     }
 
@@ -257,7 +283,11 @@ impl ChatController {
     pub fn notify(&self, kind: NoticeKind, text: String) {
         self.notices.update(|n| {
             if !n.iter().any(|x| x.kind == kind) {
-                n.push(Notice { kind, text });
+                n.push(Notice {
+                    kind,
+                    text,
+                    undo: None,
+                });
             }
         });
     }
@@ -274,24 +304,98 @@ impl ChatController {
 
     // ---------- loading, switching, the list ----------
 
-    /// Reads settings and saved chats. Called once, after hydration.
+    /// Reads settings and saved chats (this browser's copies at once), then asks the server who
+    /// is signed in and, with server-side history, takes the list and the open chat from there.
+    /// Called once, after hydration.
     pub fn load_saved(&self) {
         if !local_store::available() {
             self.notify(NoticeKind::Storage, SaveError::Unavailable.notice());
         }
         let settings = local_store::load_settings();
         self.pref.set(settings.thinking);
+        let last = settings.last_conversation.clone();
         self.refresh_list();
-        if let Some(id) = settings.last_conversation {
-            if let Some(record) = local_store::load(&id) {
+        if let Some(id) = &last {
+            if let Some(record) = local_store::load(id) {
                 self.show(record);
             }
         }
-        self.loaded.set(true);
+        let this = *self;
+        spawn_local(async move {
+            match crate::api::account::who_am_i().await {
+                Ok(me) => {
+                    let server = me.account.is_some() && me.history == "server";
+                    this.me.set(Some(me));
+                    if server {
+                        this.server.set(true);
+                        this.meta.update_value(|m| m.on_server = m.stored);
+                        this.refresh_list();
+                        if let Some(id) = last {
+                            this.fetch_conversation(id);
+                        }
+                    }
+                }
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    format!("Ponder's server did not answer ({}): chats are shown from this browser only.", e.0.message),
+                ),
+            }
+            this.loaded.set(true);
+        });
     }
 
-    /// Re-reads the list of saved conversations.
+    /// Takes a conversation from the server, shows it unless the reader moved on or a turn
+    /// runs, and keeps a copy in this browser.
+    fn fetch_conversation(&self, id: String) {
+        let this = *self;
+        spawn_local(async move {
+            match crate::api::history::get_conversation(id.clone()).await {
+                Ok(conv) => {
+                    let record = saved_chat::record_from_server(&conv);
+                    let _ = local_store::save(&record);
+                    if this.conversation_id.get_untracked() == id && !this.is_running() {
+                        this.show(record);
+                    }
+                }
+                Err(e) if e.0.message == "not found" => {
+                    local_store::remove(&id);
+                    if this.conversation_id.get_untracked() == id {
+                        this.notify(NoticeKind::Missing, "That chat is no longer on the server (deleted elsewhere?).".into());
+                        this.new_chat();
+                    }
+                }
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    format!("This chat could not be loaded from the server ({}); showing this browser's copy.", e.0.message),
+                ),
+            }
+        });
+    }
+
+    /// Re-reads the list of saved conversations: the server's with server-side history, else
+    /// this browser's.
     pub fn refresh_list(&self) {
+        if self.server.get_untracked() {
+            let this = *self;
+            spawn_local(async move {
+                match crate::api::history::list_conversations(None, false).await {
+                    Ok(list) => this.conversations.set(
+                        list.into_iter()
+                            .map(|c| ConversationSummary {
+                                id: c.id,
+                                title: c.title,
+                                updated_at: c.updated_at as f64,
+                            })
+                            .collect(),
+                    ),
+                    Err(e) => this.notify(
+                        NoticeKind::Server,
+                        format!("The list of chats could not be loaded ({}).", e.0.message),
+                    ),
+                }
+            });
+            return;
+        }
         let (records, set_aside) = local_store::load_all(now_ms());
         if !set_aside.is_empty() {
             self.notify(
@@ -325,6 +429,7 @@ impl ChatController {
 
     fn show(&self, record: ConversationRecord) {
         self.new_scope();
+        let on_server = self.server.get_untracked();
         let entries = self.in_scope(|| {
             record
                 .messages
@@ -354,6 +459,9 @@ impl ChatController {
                         versions: RwSignal::new(turns),
                         active: RwSignal::new(active),
                         extra: m.extra.clone(),
+                        server_id: StoredValue::new(
+                            (on_server && !m.id.is_empty()).then(|| m.id.clone()),
+                        ),
                     }
                 })
                 .collect::<Vec<_>>()
@@ -365,6 +473,7 @@ impl ChatController {
             rev: record.rev,
             extra: record.extra.clone(),
             stored: true,
+            on_server,
         });
         self.conversation_id.set(record.id);
         self.title.set(record.title);
@@ -378,6 +487,26 @@ impl ChatController {
             return;
         }
         self.stop();
+        if self.server.get_untracked() {
+            // This browser's copy at once, then the server's.
+            match local_store::load(id) {
+                Some(record) => self.show(record),
+                None => {
+                    self.new_scope();
+                    self.meta.set_value(Meta {
+                        id: id.to_string(),
+                        stored: true,
+                        on_server: true,
+                        ..Meta::default()
+                    });
+                    self.conversation_id.set(id.to_string());
+                    self.entries.set(Vec::new());
+                }
+            }
+            self.remember_current();
+            self.fetch_conversation(id.to_string());
+            return;
+        }
         match local_store::load(id) {
             Some(record) => {
                 self.show(record);
@@ -416,6 +545,24 @@ impl ChatController {
         if title.is_empty() {
             return;
         }
+        if self.server.get_untracked() {
+            let this = *self;
+            let (id, title) = (id.to_string(), title);
+            spawn_local(async move {
+                match crate::api::history::rename_conversation(id.clone(), title.clone()).await {
+                    Ok(()) => {
+                        if this.conversation_id.get_untracked() == id {
+                            this.title.set(title.clone());
+                            this.meta.update_value(|m| m.title = title);
+                            this.save();
+                        }
+                        this.refresh_list();
+                    }
+                    Err(e) => this.notify(NoticeKind::Server, format!("The chat could not be renamed ({}).", e.0.message)),
+                }
+            });
+            return;
+        }
         if id == self.conversation_id.get_untracked() {
             self.title.set(title.clone());
             self.meta.update_value(|m| m.title = title);
@@ -430,12 +577,54 @@ impl ChatController {
         self.refresh_list();
     }
 
+    /// Deletes a conversation. On the server it can be restored until the purge: a notice
+    /// offers Undo.
     pub fn delete(&self, id: &str) {
         local_store::remove(id);
         if id == self.conversation_id.get_untracked() {
             self.new_chat();
         }
+        if self.server.get_untracked() {
+            let this = *self;
+            let id = id.to_string();
+            let title = self
+                .conversations
+                .with_untracked(|l| l.iter().find(|c| c.id == id).map(|c| c.title.clone()))
+                .unwrap_or_default();
+            spawn_local(async move {
+                match crate::api::history::delete_conversation(id.clone()).await {
+                    Ok(_) => {
+                        this.dismiss(NoticeKind::Deleted);
+                        this.notices.update(|n| {
+                            n.push(Notice {
+                                kind: NoticeKind::Deleted,
+                                text: format!("Deleted “{title}”."),
+                                undo: Some(id),
+                            })
+                        });
+                    }
+                    Err(e) => this.notify(NoticeKind::Server, format!("The chat could not be deleted ({}).", e.0.message)),
+                }
+                this.refresh_list();
+            });
+            return;
+        }
         self.refresh_list();
+    }
+
+    /// Undoes a delete (server-side history), and opens the conversation again.
+    pub fn undo_delete(&self, id: String) {
+        let this = *self;
+        spawn_local(async move {
+            this.dismiss(NoticeKind::Deleted);
+            match crate::api::history::restore_conversation(id.clone()).await {
+                Ok(()) => {
+                    this.refresh_list();
+                    this.open(&id);
+                }
+                Err(e) => this.notify(NoticeKind::Server, format!("The chat could not be restored ({}).", e.0.message)),
+            }
+        });
     }
 
     /// Another tab wrote `key`: refresh the list, and adopt the other tab's version of the open
@@ -523,7 +712,16 @@ impl ChatController {
         self.save_state.update_value(|s| s.last_at = now);
         let mut record = self.record(now);
         let stored_rev = local_store::load(&record.id).map(|r| r.rev);
-        match decisions::save_plan(stored_rev, record.rev) {
+        // With server-side history this browser's copy is a cache: the server settles
+        // conflicts, so the copy is simply replaced.
+        let plan = if self.server.get_untracked() {
+            decisions::SavePlan::Write {
+                rev: stored_rev.unwrap_or(0).max(record.rev) + 1,
+            }
+        } else {
+            decisions::save_plan(stored_rev, record.rev)
+        };
+        match plan {
             decisions::SavePlan::Write { rev } => record.rev = rev,
             decisions::SavePlan::KeepAsCopy => {
                 record = decisions::as_copy(record, new_id());
@@ -607,15 +805,27 @@ impl ChatController {
             self.in_scope(|| (Entry::user(text.clone(), now), Entry::assistant(turn, now)));
         let mut messages = Vec::new();
         let editing = self.editing.get_untracked();
+        let mut edited_on_server = None;
         self.entries.update(|entries| {
             let ids = entries.iter().map(|e| e.id.as_str());
             if let Some(pos) = decisions::cut_for_edit(ids, editing.as_deref()) {
+                edited_on_server = entries[pos].server_id();
                 entries.truncate(pos);
             }
             entries.push(user);
             messages = Self::history(entries);
             entries.push(assistant);
         });
+        let request = if self.server.get_untracked() {
+            ChatRequest {
+                conversation: self.meta.with_value(|m| m.on_server.then(|| m.id.clone())),
+                content: Some(text.clone()),
+                edit: edited_on_server,
+                ..ChatRequest::stateless(Vec::new())
+            }
+        } else {
+            ChatRequest::stateless(messages)
+        };
         self.editing.set(None);
         if self.title.get_untracked().is_empty() {
             let title = saved_chat::title_from(&text);
@@ -627,7 +837,20 @@ impl ChatController {
                 }
             });
         }
-        self.start(messages, turn);
+        self.start(request, turn);
+    }
+
+    /// The request that answers `entry` again: on the server, a new version of its stored
+    /// message; in the browser, the history before it.
+    fn request_again(&self, entry: &Entry) -> ChatRequest {
+        match (self.server.get_untracked(), entry.server_id()) {
+            (true, Some(message)) => ChatRequest {
+                conversation: Some(self.meta.with_value(|m| m.id.clone())),
+                regenerate: Some(message),
+                ..ChatRequest::stateless(Vec::new())
+            },
+            _ => ChatRequest::stateless(self.history_before(&entry.id)),
+        }
     }
 
     fn history_before(&self, entry_id: &str) -> Vec<ChatMessage> {
@@ -645,7 +868,11 @@ impl ChatController {
         if self.is_running() {
             return;
         }
-        let messages = self.history_before(&entry.id);
+        if self.server.get_untracked() && entry.server_id().is_some() {
+            // The server keeps the failed answer as a version: so does the page.
+            return self.regenerate(entry);
+        }
+        let request = self.request_again(entry);
         let turn = self.turn_signal(TurnState::started(now_ms()));
         let active = entry.active.get_untracked();
         entry
@@ -657,7 +884,7 @@ impl ChatController {
                     entry.active.set(i);
                 }
             });
-        self.start(messages, turn);
+        self.start(request, turn);
     }
 
     /// A new answer for `entry`; earlier versions stay reachable.
@@ -665,13 +892,13 @@ impl ChatController {
         if self.is_running() {
             return;
         }
-        let messages = self.history_before(&entry.id);
+        let request = self.request_again(entry);
         let turn = self.turn_signal(TurnState::started(now_ms()));
         let slot = decisions::regenerate_slot(entry.versions.with_untracked(Vec::len));
         entry.versions.update(|v| v.push(turn));
         let (decisions::Slot::Push(shown) | decisions::Slot::Replace(shown)) = slot;
         entry.active.set(shown);
-        self.start(messages, turn);
+        self.start(request, turn);
     }
 
     /// Shows another version of an assistant answer.
@@ -680,6 +907,14 @@ impl ChatController {
         if let Some(index) = decisions::switch_version(count, index, self.is_running()) {
             entry.active.set(index);
             self.save();
+            if let (true, Some(message)) = (self.server.get_untracked(), entry.server_id()) {
+                let this = *self;
+                spawn_local(async move {
+                    if let Err(e) = crate::api::history::set_active_version(message, index).await {
+                        this.notify(NoticeKind::Server, format!("The version shown could not be kept ({}).", e.0.message));
+                    }
+                });
+            }
         }
     }
 
@@ -700,6 +935,20 @@ impl ChatController {
     /// A new conversation holding the history up to and including `entry`.
     pub fn branch(&self, entry: &Entry) {
         if self.is_running() {
+            return;
+        }
+        if let (true, Some(upto)) = (self.server.get_untracked(), entry.server_id()) {
+            let this = *self;
+            let id = self.meta.with_value(|m| m.id.clone());
+            spawn_local(async move {
+                match crate::api::history::branch_conversation(id, upto).await {
+                    Ok(branch) => {
+                        this.refresh_list();
+                        this.open(&branch.id);
+                    }
+                    Err(e) => this.notify(NoticeKind::Server, format!("The chat could not be branched ({}).", e.0.message)),
+                }
+            });
             return;
         }
         let now = now_ms();
@@ -725,13 +974,17 @@ impl ChatController {
 
     /// Sets every block of the conversation open or closed, as the reader's own choice.
     pub fn set_all_blocks(&self, open: bool) {
+        let mut stored = Vec::new();
         self.entries.with_untracked(|entries| {
             for e in entries {
                 e.versions.with_untracked(|versions| {
-                    for t in versions {
+                    for (v, t) in versions.iter().enumerate() {
                         t.update(|t| {
-                            for b in &mut t.blocks {
+                            for (i, b) in t.blocks.iter_mut().enumerate() {
                                 b.reader_open = Some(open);
+                                if let Some(message) = e.server_id() {
+                                    stored.push((message, v, i));
+                                }
                             }
                         });
                     }
@@ -739,12 +992,86 @@ impl ChatController {
             }
         });
         self.save();
+        self.keep_block_choices(stored, open);
+    }
+
+    /// The reader opened or closed block `index` of the turn shown in `entry`: the choice is
+    /// theirs from now on, and is kept (on the server too).
+    pub fn block_choice(&self, entry: &Entry, index: usize, open: bool) {
+        self.save();
+        if let Some(message) = entry.server_id() {
+            let version = entry.active.get_untracked();
+            self.keep_block_choices(vec![(message, version, index)], open);
+        }
+    }
+
+    fn keep_block_choices(&self, blocks: Vec<(String, usize, usize)>, open: bool) {
+        if !self.server.get_untracked() || blocks.is_empty() {
+            return;
+        }
+        spawn_local(async move {
+            for (message, version, index) in blocks {
+                // A block the server has not stored yet (the turn still streams) is skipped.
+                let _ = crate::api::history::set_block_open_at(message, version, index, Some(open)).await;
+            }
+        });
+    }
+
+    /// Loads the reasoning of a block stored on the server, when the reader opens it.
+    pub fn load_block_text(&self, turn: RwSignal<TurnState>, index: usize) {
+        let Some(id) = turn.with_untracked(|t| {
+            t.blocks
+                .get(index)
+                .filter(|b| b.text.is_empty())
+                .and_then(|b| b.remote.as_ref().map(|r| r.id.clone()))
+        }) else {
+            return;
+        };
+        let this = *self;
+        spawn_local(async move {
+            match crate::api::history::block_text(id).await {
+                Ok(text) => turn.update(|t| {
+                    if let Some(b) = t.blocks.get_mut(index) {
+                        b.text = text;
+                        b.remote = None;
+                    }
+                }),
+                Err(e) => this.notify(NoticeKind::Server, format!("This reasoning could not be loaded ({}).", e.0.message)),
+            }
+        });
+    }
+
+    /// The server stored the running turn: the conversation and its messages take the server's
+    /// ids (the page keeps its own keys for its list).
+    fn on_stored(&self, turn: RwSignal<TurnState>, conversation: String, user_message: Option<String>, message: String) {
+        let old = self.meta.with_value(|m| m.id.clone());
+        self.meta.update_value(|m| {
+            m.on_server = true;
+            m.id = conversation.clone();
+        });
+        if old != conversation {
+            local_store::remove(&old);
+            self.conversation_id.set(conversation);
+            self.remember_current();
+        }
+        self.entries.with_untracked(|entries| {
+            let Some(pos) = entries
+                .iter()
+                .position(|e| e.versions.with_untracked(|v| v.contains(&turn)))
+            else {
+                return;
+            };
+            entries[pos].server_id.set_value(Some(message));
+            if let (Some(user), Some(prev)) = (user_message, pos.checked_sub(1)) {
+                entries[prev].server_id.set_value(Some(user));
+            }
+        });
     }
 
     /// Marks the turn running at once (a second Enter cannot send twice), then saves and sends
     /// in the next task: the event that sent the message only renders it. On a fresh page the
     /// first send did all three in one task of about 50 ms, the longest of a whole turn.
-    fn start(&self, messages: Vec<ChatMessage>, turn: RwSignal<TurnState>) {
+    fn start(&self, request: ChatRequest, turn: RwSignal<TurnState>) {
         let (tx, rx) = oneshot::channel();
         self.stop.set_value(Some(tx));
         self.running.set(Some(turn));
@@ -754,10 +1081,13 @@ impl ChatController {
         spawn_local(async move {
             sleep(std::time::Duration::ZERO).await;
             this.save();
-            run_turn(this, messages, turn, rx, guard_secs).await;
+            run_turn(this, request, turn, rx, guard_secs).await;
             this.stop.set_value(None);
             this.running.set(None);
             this.save();
+            if this.server.get_untracked() {
+                this.refresh_list();
+            }
         });
     }
 
@@ -830,15 +1160,14 @@ impl FrameBatch {
 
 async fn run_turn(
     chat: ChatController,
-    messages: Vec<ChatMessage>,
+    request: ChatRequest,
     turn: RwSignal<TurnState>,
     stop: oneshot::Receiver<()>,
     guard_secs: u64,
 ) {
     let mut stop = stop.fuse();
     let mut guard = sleep(std::time::Duration::from_secs(guard_secs)).fuse();
-    let mut call =
-        Box::pin(crate::api::chat::chat(crate::domain::ChatRequest::stateless(messages)).fuse());
+    let mut call = Box::pin(crate::api::chat::chat(request).fuse());
     let stream = futures::select! {
         result = call => result,
         _ = stop => { chat.transition(turn, |t| t.stop(now_ms())); return; }
@@ -860,6 +1189,13 @@ async fn run_turn(
             chunk = bytes.next().fuse() => match chunk {
                 Some(Ok(chunk)) => {
                     decoder.push(&chunk, &mut events);
+                    events.retain(|e| match e {
+                        TurnEvent::Turn { conversation, user_message, message, .. } => {
+                            chat.on_stored(turn, conversation.clone(), user_message.clone(), message.clone());
+                            false
+                        }
+                        _ => true,
+                    });
                     saw_frame |= !events.is_empty();
                     let terminal = events.iter().any(TurnEvent::is_terminal);
                     batch.push(chat, turn, &mut events);

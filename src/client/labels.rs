@@ -48,7 +48,10 @@ fn with_words(bare: &str, timed: &str, block: &BlockState, ms: u64) -> String {
         Some(t) => format!("{timed} {t}"),
         None => bare.to_string(),
     };
-    let words = word_count(&block.text);
+    let words = match &block.remote {
+        Some(remote) if block.text.is_empty() => remote.words as usize,
+        _ => word_count(&block.text),
+    };
     if words > 0 {
         label.push_str(&format!(
             " · {} {}",

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::labels;
-use super::turn_state::{BlockState, BlockStatus, TurnPhase, TurnState};
+use super::turn_state::{BlockState, BlockStatus, RemoteText, TurnPhase, TurnState};
 use crate::domain::{Failure, Role, ThinkingKind};
 
 /// Prefix of every conversation key.
@@ -48,6 +48,9 @@ pub struct ThinkingRecord {
     pub open: Option<bool>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// A block stored on the server whose text is loaded on demand: its id and word count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteText>,
 }
 
 /// One version of an assistant answer (regenerate keeps the earlier ones).
@@ -204,6 +207,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
                 duration_ms: (ms > 0).then_some(ms),
                 open: b.reader_open,
                 interrupted: b.status != BlockStatus::Done,
+                remote: b.text.is_empty().then(|| b.remote.clone()).flatten(),
             }
         })
         .collect();
@@ -241,6 +245,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
             ended_at: Some(0.0),
             answer_followed: true,
             reader_open: t.open,
+            remote: t.remote.clone(),
         })
         .collect();
     let (phase, error) = match status {
@@ -267,6 +272,85 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         created_at: v.created_at,
         live: false,
         ..TurnState::default()
+    }
+}
+
+/// A conversation as the server keeps it, in the saved-chat format the page works with (and
+/// caches in localStorage): every version, block headers with their ids and word counts, the
+/// reasoning text left on the server until a block opens.
+pub fn record_from_server(conv: &crate::domain::history::Conversation) -> ConversationRecord {
+    use crate::domain::history::VersionStatus;
+    let version = |v: &crate::domain::history::Version| VersionRecord {
+        content: v.content.clone(),
+        thinking: (!v.blocks.is_empty()).then(|| {
+            v.blocks
+                .iter()
+                .map(|b| ThinkingRecord {
+                    text: b.text.clone().unwrap_or_default(),
+                    kind: b.kind,
+                    duration_ms: b.duration_ms,
+                    open: b.reader_open,
+                    interrupted: b.interrupted,
+                    remote: b.text.is_none().then(|| RemoteText {
+                        id: b.id.clone(),
+                        words: b.words,
+                    }),
+                })
+                .collect()
+        }),
+        status: match v.status {
+            VersionStatus::Done => None,
+            VersionStatus::NoAnswer => Some(MessageStatus::NoAnswer),
+            VersionStatus::Error => Some(MessageStatus::Error),
+            VersionStatus::Stopped => Some(MessageStatus::Stopped),
+            VersionStatus::Streaming | VersionStatus::Interrupted => Some(MessageStatus::Interrupted),
+        },
+        error: match v.status {
+            VersionStatus::Streaming | VersionStatus::Interrupted => Some(INTERRUPTED.into()),
+            _ => v.error.as_ref().map(|e| e.message.clone()),
+        },
+        created_at: v.created_at as f64,
+    };
+    let messages = conv
+        .messages
+        .iter()
+        .map(|m| match m.role {
+            Role::User => {
+                let shown = m.shown();
+                let mut record = MessageRecord {
+                    id: m.id.clone(),
+                    role: Role::User,
+                    content: shown.map(|v| v.content.clone()).unwrap_or_default(),
+                    created_at: m.created_at as f64,
+                    thinking: None,
+                    status: None,
+                    error: None,
+                    versions: Vec::new(),
+                    active_version: None,
+                    extra: Map::new(),
+                };
+                if m.versions.len() > 1 {
+                    record.versions = m.versions.iter().map(version).collect();
+                    record.active_version = Some(m.active.min(m.versions.len() - 1));
+                }
+                record
+            }
+            Role::Assistant => assistant_record(
+                m.id.clone(),
+                m.created_at as f64,
+                m.versions.iter().map(version).collect(),
+                m.active,
+            ),
+        })
+        .collect();
+    ConversationRecord {
+        id: conv.id.clone(),
+        title: conv.title.clone(),
+        created_at: conv.created_at as f64,
+        updated_at: conv.updated_at as f64,
+        rev: conv.rev.max(0) as u64,
+        messages,
+        extra: Map::new(),
     }
 }
 
@@ -527,6 +611,74 @@ mod tests {
     }
 
     #[test]
+    fn a_server_conversation_becomes_a_record_with_lazy_blocks_and_versions() {
+        use crate::domain::history::{BlockHeader, Conversation, Message, Version, VersionStatus};
+        let version = |content: &str, status, blocks: Vec<BlockHeader>| Version {
+            id: format!("v-{content}"),
+            content: content.into(),
+            status,
+            error: None,
+            model: Some("m".into()),
+            created_at: 5,
+            blocks,
+        };
+        let conv = Conversation {
+            id: "c1".into(),
+            title: "Sky".into(),
+            workspace_id: "w".into(),
+            created_at: 1,
+            updated_at: 2,
+            rev: 3,
+            messages: vec![
+                Message {
+                    id: "u1".into(),
+                    role: Role::User,
+                    created_at: 1,
+                    active: 1,
+                    versions: vec![
+                        version("first", VersionStatus::Done, vec![]),
+                        version("second", VersionStatus::Done, vec![]),
+                    ],
+                },
+                Message {
+                    id: "a1".into(),
+                    role: Role::Assistant,
+                    created_at: 2,
+                    active: 0,
+                    versions: vec![version(
+                        "answer",
+                        VersionStatus::Done,
+                        vec![BlockHeader {
+                            id: "b1".into(),
+                            kind: ThinkingKind::Raw,
+                            duration_ms: Some(4200),
+                            words: 234,
+                            chars: 1000,
+                            reader_open: None,
+                            interrupted: false,
+                            text: None,
+                        }],
+                    )],
+                },
+            ],
+        };
+        let record = record_from_server(&conv);
+        assert_eq!((record.id.as_str(), record.rev), ("c1", 3));
+        assert_eq!(record.messages[0].content, "second", "the shown version of the question");
+        assert_eq!(record.messages[0].versions.len(), 2);
+        let turn = turn_from_version(&versions_of(&record.messages[1]).0[0]);
+        assert_eq!(turn.answer, "answer");
+        let block = &turn.blocks[0];
+        assert!(block.text.is_empty());
+        assert_eq!(block.remote.as_ref().map(|r| r.id.as_str()), Some("b1"));
+        assert_eq!(labels::header(block, 0.0), "Thought for 4.2s · 234 words");
+        // Saved again as this browser's copy, the block keeps what it needs to load its text.
+        let json = serde_json::to_string(&record).unwrap();
+        let back = parse_conversation(&json).unwrap();
+        assert_eq!(back, record);
+    }
+
+    #[test]
     fn a_block_saved_without_time_says_thought() {
         let v = VersionRecord {
             content: "a".into(),
@@ -536,6 +688,7 @@ mod tests {
                 duration_ms: None,
                 open: None,
                 interrupted: false,
+                remote: None,
             }]),
             status: None,
             error: None,

@@ -63,6 +63,17 @@ pub struct BlockState {
     /// The reader's own open/closed choice; `Some` means the reader owns the block.
     #[serde(default)]
     pub reader_open: Option<bool>,
+    /// The server's id of a stored block whose text has not been loaded yet, with its word
+    /// count: the header shows it, and the text is fetched when the block opens.
+    #[serde(default)]
+    pub remote: Option<RemoteText>,
+}
+
+/// A stored block's text, still on the server.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteText {
+    pub id: String,
+    pub words: u64,
 }
 
 impl BlockState {

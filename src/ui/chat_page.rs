@@ -9,6 +9,7 @@ use super::conversation::Conversation;
 use super::menus::{ExpandAll, ExportMenu, SettingsMenu};
 use super::notices::Notices;
 use super::sidebar::Sidebar;
+use super::sign_in::SignIn;
 use crate::client::controller::{now_ms, ChatController};
 
 /// The whole chat: it owns the page's controller and clock, reads saved chats once hydrated,
@@ -21,6 +22,13 @@ pub fn ChatPage() -> impl IntoView {
     let clock = Clock(RwSignal::new(0.0));
     provide_context(clock);
     let hydrated = RwSignal::new(false);
+    // Accounts are on and nobody is signed in: the sign-in (or first-admin) form.
+    let sign_in_needed = move || {
+        chat.me
+            .get()
+            .filter(|me| me.auth == "password" && me.account.is_none())
+            .map(|me| me.needs_setup)
+    };
     let drawer = RwSignal::new(false);
 
     Effect::new(move |_| {
@@ -50,7 +58,12 @@ pub fn ChatPage() -> impl IntoView {
     });
 
     view! {
-        <div class="chat-page" data-hydrated=move || hydrated.get().then_some("true")>
+        <div
+            class="chat-page"
+            class:needs-sign-in=move || sign_in_needed().is_some()
+            data-hydrated=move || hydrated.get().then_some("true")
+        >
+            {move || sign_in_needed().map(|setup| view! { <SignIn setup/> })}
             <Sidebar open=drawer/>
             <div class="chat-main">
                 <header class="top-bar">
@@ -72,7 +85,11 @@ pub fn ChatPage() -> impl IntoView {
                         <SettingsMenu/>
                     </div>
                 </header>
-                <Notices notices=chat.notices on_dismiss=Callback::new(move |kind| chat.dismiss(kind))/>
+                <Notices
+                    notices=chat.notices
+                    on_dismiss=Callback::new(move |kind| chat.dismiss(kind))
+                    on_undo=Callback::new(move |id| chat.undo_delete(id))
+                />
                 <Conversation/>
                 <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true">
                     {move || chat.status.get()}

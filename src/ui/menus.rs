@@ -37,8 +37,47 @@ pub fn SettingsMenu() -> impl IntoView {
                         })
                         .collect_view()}
                 </fieldset>
+                <AccountSection/>
             </div>
         </details>
+    }
+}
+
+/// Who is signed in, with Sign out and Sign out everywhere, when this Ponder has accounts.
+#[component]
+fn AccountSection() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let signed_in = move || {
+        chat.me
+            .get()
+            .filter(|me| me.auth == "password")
+            .and_then(|me| me.account)
+    };
+    let sign_out = move |everywhere: bool| {
+        leptos::task::spawn_local(async move {
+            let done = if everywhere {
+                crate::api::account::sign_out_everywhere().await
+            } else {
+                crate::api::account::sign_out().await
+            };
+            if done.is_ok() {
+                if let Some(w) = web_sys::window() {
+                    let _ = w.location().reload();
+                }
+            }
+        });
+    };
+    move || {
+        signed_in().map(|account| {
+            view! {
+                <fieldset class="account">
+                    <legend>"Account"</legend>
+                    <p class="account-name">"Signed in as " <strong>{account.name}</strong></p>
+                    <button type="button" class="action" on:click=move |_| sign_out(false)>"Sign out"</button>
+                    <button type="button" class="action" on:click=move |_| sign_out(true)>"Sign out everywhere"</button>
+                </fieldset>
+            }
+        })
     }
 }
 

@@ -156,7 +156,13 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
     view! {
         <div class="bubble-main">
             <For each=move || 0..block_count.get() key=|i| *i let:index>
-                <ThinkingBlock turn index pref=chat.pref on_choice=Callback::new(move |_| chat.save())/>
+                <ThinkingBlock
+                    turn
+                    index
+                    pref=chat.pref
+                    on_choice=Callback::new(move |open| entry.with_value(|e| chat.block_choice(e, index, open)))
+                    on_need_text=Callback::new(move |_| chat.load_block_text(turn, index))
+                />
             </For>
             <Show when=move || waiting.get()>
                 <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div>

@@ -11,5 +11,6 @@ pub mod menus;
 pub mod message_bubble;
 pub mod notices;
 pub mod sidebar;
+pub mod sign_in;
 pub mod thinking_block;
 pub mod warm_up;

@@ -13,12 +13,17 @@ pub fn Notices(
     notices: Signal<Vec<Notice>>,
     /// The reader dismissed the notice of this kind.
     on_dismiss: Callback<NoticeKind>,
+    /// The reader asked to bring back the deleted conversation of this id.
+    on_undo: Callback<String>,
 ) -> impl IntoView {
     view! {
         <div class="notices" role="region" aria-label="Notices">
             <For each=move || notices.get() key=|n| n.kind let:notice>
                 <div class="notice" role="status" data-kind=notice.kind.name()>
                     <p>{notice.text.clone()}</p>
+                    {notice.undo.clone().map(|id| view! {
+                        <button type="button" class="action" on:click=move |_| on_undo.run(id.clone())>"Undo"</button>
+                    })}
                     <button type="button" class="action" aria-label="Dismiss notice" on:click=move |_| on_dismiss.run(notice.kind)>
                         "Dismiss"
                     </button>

@@ -22,8 +22,10 @@ pub fn ThinkingBlock(
     /// What blocks do by themselves: open while thinking, stay open, or stay closed.
     #[prop(into)]
     pref: Signal<ThinkingPref>,
-    /// The reader opened or closed the block: their choice is to be kept.
-    on_choice: Callback<()>,
+    /// The reader opened (`true`) or closed the block: their choice is to be kept.
+    on_choice: Callback<bool>,
+    /// The block is open but its text is still on the server: load it.
+    on_need_text: Callback<()>,
 ) -> impl IntoView {
     let clock = expect_context::<Clock>();
     // Each part of the block is read where it lives (the turn holds up to megabytes of
@@ -88,9 +90,17 @@ pub fn ThinkingBlock(
                     b.reader_open = Some(now_open);
                 }
             });
-            on_choice.run(());
+            on_choice.run(now_open);
         }
     };
+
+    // A stored block's reasoning is fetched the first time it is open.
+    let waits_for_text = Memo::new(move |_| read_block(turn, index, |b| b.remote.is_some() && b.text.is_empty()));
+    Effect::new(move |_| {
+        if open.get() && waits_for_text.get() {
+            on_need_text.run(());
+        }
+    });
 
     // The header changes with the clock and with the block's status, kind, timing and text;
     // the block itself is read untracked.

@@ -1,0 +1,82 @@
+//! Signing in: the form a reader sees when this Ponder has accounts and they are not signed in,
+//! or, on a server nobody has used yet, the form that creates the first admin.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+/// The sign-in (or first-admin) form. On success the page loads again, signed in.
+#[component]
+pub fn SignIn(
+    /// No user exists yet: the form creates the admin account.
+    setup: bool,
+) -> impl IntoView {
+    let name = RwSignal::new(String::new());
+    let password = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        if busy.get_untracked() {
+            return;
+        }
+        busy.set(true);
+        error.set(None);
+        let (n, p) = (name.get_untracked(), password.get_untracked());
+        spawn_local(async move {
+            let result = if setup {
+                crate::api::account::set_up(n, p).await.map(|_| ())
+            } else {
+                crate::api::account::sign_in(n, p).await.map(|_| ())
+            };
+            match result {
+                Ok(()) => {
+                    if let Some(w) = web_sys::window() {
+                        let _ = w.location().reload();
+                    }
+                }
+                Err(e) => {
+                    error.set(Some(e.0.message));
+                    busy.set(false);
+                }
+            }
+        });
+    };
+    let title = if setup { "Create the admin account" } else { "Sign in to Ponder" };
+    view! {
+        <main class="sign-in" aria-labelledby="sign-in-title">
+            <form class="sign-in-form" on:submit=submit>
+                <h1 id="sign-in-title">{title}</h1>
+                {setup.then(|| view! {
+                    <p class="sign-in-note">"Nobody uses this Ponder yet: the first account is its admin, who can add the others."</p>
+                })}
+                <label>
+                    "Name"
+                    <input
+                        type="text"
+                        name="name"
+                        autocomplete="username"
+                        required
+                        prop:value=move || name.get()
+                        on:input=move |ev| name.set(event_target_value(&ev))
+                    />
+                </label>
+                <label>
+                    "Password"
+                    <input
+                        type="password"
+                        name="password"
+                        autocomplete=if setup { "new-password" } else { "current-password" }
+                        required
+                        minlength="8"
+                        prop:value=move || password.get()
+                        on:input=move |ev| password.set(event_target_value(&ev))
+                    />
+                </label>
+                {move || error.get().map(|e| view! { <p class="sign-in-error" role="alert">{e}</p> })}
+                <button type="submit" class="action primary" disabled=move || busy.get()>
+                    {if setup { "Create account" } else { "Sign in" }}
+                </button>
+            </form>
+        </main>
+    }
+}
