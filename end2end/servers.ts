@@ -21,6 +21,12 @@ export const SERVERS = {
   guards: server(3110, { PONDER_PRE_TOKEN_GUARD: "2", PONDER_IDLE_TIMEOUT: "1.5" }),
   /** The kill switch: no thinking reaches the browser. */
   noThinking: server(3120, { PONDER_STREAM_THINKING: "0" }),
+  /** Chats in each browser only, as before server-side history (PONDER_HISTORY=browser). */
+  browserHistory: server(3130, { PONDER_HISTORY: "browser" }),
+  /** Built-in accounts (PONDER_AUTH=password). */
+  accounts: server(3140, { PONDER_AUTH: "password" }),
+  /** A trusted proxy names the user (PONDER_AUTH=header from loopback), with a short delete grace. */
+  proxyAuth: server(3150, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_DELETE_GRACE: "2" }),
   /** The whole app under /ponder/, as behind a reverse proxy's subpath. */
   basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),
   /** Anthropic Messages framing from the demo model, through the anthropic adapter. */

@@ -22,6 +22,7 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
                 <meta name="color-scheme" content="light dark"/>
                 <meta name="ponder-base" content=base.clone()/>
                 <meta name="ponder-guard-secs" content=page.guard_secs.to_string()/>
+                <meta name="ponder-me" content=crate::client::browser::page_me_json()/>
                 <link rel="stylesheet" href=css/>
                 <link rel="icon" href=format!("{base}/favicon.svg") type="image/svg+xml"/>
                 <HydrationScripts options root=base.clone()/>

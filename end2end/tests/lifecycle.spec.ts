@@ -29,18 +29,14 @@ test.describe("the turn lifecycle", () => {
   test("an upstream error mid-answer keeps the partial answer and offers Retry, which works", async ({ page }) => {
     const chat = new ChatPage(page);
     await chat.goto();
-    await chat.send("[error] go");
+    // The demo model fails the first answer to this message and answers the next.
+    await chat.send(`[error-once] go ${Date.now()}`);
     await chat.waitForTurnEnd();
     const bubble = chat.lastAssistant();
     await expect(bubble).toHaveClass(/error/);
     await expect(bubble.locator(".error-message")).toContainText("overloaded");
     await expect(chat.answer()).toContainText("Partial answer");
     expect(await bubble.locator(".bubble-main").evaluate((el) => getComputedStyle(el).borderTopWidth)).toBe("2px");
-    await chat.page.route("**/api/chat", async (route) => {
-      const body = route.request().postDataJSON();
-      body.messages[body.messages.length - 1].content = "[no-think] retried";
-      await route.continue({ postData: JSON.stringify(body) });
-    });
     await bubble.getByRole("button", { name: "Retry" }).click();
     await chat.waitForTurnEnd();
     await expect(chat.answer()).toContainText("Here is what I found");
@@ -100,7 +96,9 @@ test.describe("the turn lifecycle", () => {
       const chat = new ChatPage(page);
       await chat.goto();
       const before = await demoStats(page, SERVERS.main.demoUrl);
-      await chat.send(when === "before the first token" ? "[slow] wait" : "[long] write a lot");
+      await chat.send(
+        when === "before the first token" ? "[slow] wait" : when === "while thinking" ? "[long-think] write a lot" : "[long] write a lot",
+      );
       if (when === "while thinking") await expect(chat.thinkingBlocks().first()).toHaveClass(/streaming/);
       if (when === "during the answer") await expect(chat.answer()).toContainText("A longer answer");
       if (when === "before the first token") {

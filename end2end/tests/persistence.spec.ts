@@ -1,4 +1,8 @@
 import { expect, test, type Page } from "@playwright/test";
+import { SERVERS } from "../servers";
+
+// Chats kept in this browser only (PONDER_HISTORY=browser): what this spec pins is localStorage.
+const HISTORY = SERVERS.browserHistory.url;
 import { ChatPage } from "../pages/chat";
 
 const PREFIX = "ponder.chat.v1.";
@@ -16,7 +20,7 @@ async function storedChats(page: Page) {
 
 test.describe("saved chats", () => {
   test("a reload keeps the thinking collapsed with its label, and the reader's expanded choice", async ({ page }) => {
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, HISTORY);
     await chat.goto();
     await chat.send("[two-blocks] remember this");
     await chat.waitForTurnEnd();
@@ -39,7 +43,7 @@ test.describe("saved chats", () => {
   });
 
   test("a reload mid-stream keeps the user message and what had arrived, marked interrupted", async ({ page }) => {
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, HISTORY);
     await chat.goto();
     await chat.send("[long] cut me off");
     await expect(chat.answer()).toContainText("Part 2");
@@ -71,7 +75,7 @@ test.describe("saved chats", () => {
       );
       localStorage.setItem("ponder.settings.v1", JSON.stringify({ last_conversation: "old" }));
     });
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, HISTORY);
     await chat.goto();
     await expect(chat.userBubbles().first()).toHaveText(/What is 2\+2\?/);
     await expect(chat.answer()).toContainText("It is 4.");
@@ -90,7 +94,7 @@ test.describe("saved chats", () => {
     });
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, HISTORY);
     await chat.goto();
     const notice = page.locator(".notice[data-kind=corrupt]");
     await expect(notice).toHaveCount(1);
@@ -117,7 +121,7 @@ test.describe("saved chats", () => {
         return original.call(this, key, value);
       };
     });
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, HISTORY);
     await chat.goto();
     await chat.send("Why is the sky blue?");
     await chat.waitForTurnEnd();
@@ -136,7 +140,7 @@ test.describe("saved chats", () => {
         },
       });
     });
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, HISTORY);
     await chat.goto();
     await expect(page.locator(".notice[data-kind=storage]")).toContainText("not being saved");
     await chat.send("[no-think] hi");
@@ -145,10 +149,10 @@ test.describe("saved chats", () => {
   });
 
   test("a second tab sees a new conversation appear in its list", async ({ page, context }) => {
-    const first = new ChatPage(page);
+    const first = new ChatPage(page, HISTORY);
     await first.goto();
     const other = await context.newPage();
-    const second = new ChatPage(other);
+    const second = new ChatPage(other, HISTORY);
     await second.goto();
     await first.send("[no-think] A chat from tab one");
     await first.waitForTurnEnd();
@@ -158,12 +162,12 @@ test.describe("saved chats", () => {
   });
 
   test("the same chat changed in two tabs: nothing is lost", async ({ page, context }) => {
-    const first = new ChatPage(page);
+    const first = new ChatPage(page, HISTORY);
     await first.goto();
     await first.send("[no-think] shared chat");
     await first.waitForTurnEnd();
     const other = await context.newPage();
-    const second = new ChatPage(other);
+    const second = new ChatPage(other, HISTORY);
     await second.goto();
     await expect(second.userBubbles().first()).toContainText("shared chat");
     await second.send("[no-think] from tab two");
@@ -176,7 +180,7 @@ test.describe("saved chats", () => {
   });
 
   test("conversations: new, switch, rename, delete with confirm, most recent first; titles from the first message", async ({ page }) => {
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, HISTORY);
     await chat.goto();
     const nav = page.getByRole("navigation", { name: "Conversations" });
     await chat.send("[no-think] First topic");
@@ -210,7 +214,7 @@ test.describe("saved chats", () => {
 
   test("on a narrow screen the list is a drawer", async ({ page }) => {
     await page.setViewportSize({ width: 420, height: 800 });
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, HISTORY);
     await chat.goto();
     const nav = page.getByRole("navigation", { name: "Conversations" });
     await expect(nav).not.toBeInViewport();
@@ -223,7 +227,7 @@ test.describe("saved chats", () => {
 
   for (const withThinking of [true, false]) {
     test(`export as Markdown and JSON ${withThinking ? "with" : "without"} thinking`, async ({ page }) => {
-      const chat = new ChatPage(page);
+      const chat = new ChatPage(page, HISTORY);
       await chat.goto();
       await chat.send("Why is the sky blue?");
       await chat.waitForTurnEnd();

@@ -6,7 +6,7 @@ use leptos::server;
 use leptos::server_fn::codec::Json;
 
 use super::error::ApiError;
-use crate::domain::history::{Conversation, ConversationSummary, SearchHit, Workspace};
+use crate::domain::history::{Conversation, ConversationSummary, Import, SearchHit, Workspace};
 
 /// The signed-in user's workspaces, the default one first.
 #[server(prefix = "/api", endpoint = "workspaces/list", input = Json, output = Json)]
@@ -153,7 +153,10 @@ pub async fn set_block_open_at(
 
 /// A new conversation with the history of `id` up to and including message `upto`.
 #[server(prefix = "/api", endpoint = "conversations/branch", input = Json, output = Json)]
-pub async fn branch_conversation(id: String, upto: String) -> Result<ConversationSummary, ApiError> {
+pub async fn branch_conversation(
+    id: String,
+    upto: String,
+) -> Result<ConversationSummary, ApiError> {
     let (state, who) = crate::server::request::caller()?;
     Ok(state
         .store
@@ -199,6 +202,22 @@ pub async fn search(
         .store
         .scoped(&who)
         .search(&query, thinking, 50)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// Brings a conversation in (a browser's saved chat, a JSON export) into a workspace; a
+/// conversation imported before (the same key) is not made again. Returns whether it was new.
+#[server(prefix = "/api", endpoint = "conversations/import", input = Json, output = Json)]
+pub async fn import_conversation(
+    workspace: Option<String>,
+    conversation: Import,
+) -> Result<bool, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .import_conversation(workspace.as_deref(), &conversation)
         .await
         .map_err(crate::server::request::store_error)?)
 }

@@ -77,6 +77,26 @@ pub fn guard_secs() -> u64 {
         .unwrap_or(120)
 }
 
+/// Who the page is for and where chats live, as the server rendered it: from the request on
+/// the server, from the page's `<meta name="ponder-me">` in the browser.
+pub fn page_me() -> Option<crate::domain::account::Me> {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<crate::domain::account::Me>()
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        meta_content("ponder-me").and_then(|json| serde_json::from_str(&json).ok())
+    }
+}
+
+/// [`page_me`] as the JSON the page's meta tag carries.
+pub fn page_me_json() -> String {
+    page_me()
+        .and_then(|me| serde_json::to_string(&me).ok())
+        .unwrap_or_default()
+}
+
 /// Marks the response being rendered as 404 (a no-op in the browser).
 pub fn set_not_found() {
     #[cfg(feature = "ssr")]

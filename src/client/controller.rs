@@ -20,6 +20,7 @@ use super::saved_chat::{self, ConversationRecord, ConversationSummary, MessageRe
 use super::thinking_view::ThinkingPref;
 use super::turn_state::TurnState;
 use crate::domain::account::Me;
+use crate::domain::history::Workspace;
 use crate::domain::{ChatMessage, ChatRequest, Role, TurnEvent};
 use crate::wire::sse::TurnDecoder;
 
@@ -119,6 +120,8 @@ pub enum NoticeKind {
     DeletedElsewhere,
     /// A conversation was deleted; Undo brings it back.
     Deleted,
+    /// Chats of this browser were imported to the server.
+    Imported,
     /// The server did not do what was asked.
     Server,
 }
@@ -134,6 +137,7 @@ impl NoticeKind {
             NoticeKind::Missing => "missing",
             NoticeKind::DeletedElsewhere => "deleted-elsewhere",
             NoticeKind::Deleted => "deleted",
+            NoticeKind::Imported => "imported",
             NoticeKind::Server => "server",
         }
     }
@@ -205,6 +209,13 @@ pub struct ChatController {
     pub me: RwSignal<Option<Me>>,
     /// Chats live on the server (signed in, `PONDER_HISTORY=server`); else in this browser.
     pub server: RwSignal<bool>,
+    /// The user's workspaces and the one shown (server-side history).
+    pub workspaces: RwSignal<Vec<Workspace>>,
+    pub workspace: RwSignal<Option<String>>,
+    /// A message to bring into view once its conversation is shown (a search result).
+    pub reveal: RwSignal<Option<String>>,
+    /// Chats saved in this browser before it used server-side history, offered for import.
+    pub importable: RwSignal<usize>,
 }
 
 impl Default for ChatController {
@@ -218,6 +229,7 @@ const SAVE_THROTTLE_MS: f64 = 1000.0;
 
 impl ChatController {
     pub fn new() -> Self {
+        let page_me = super::browser::page_me();
         let id = new_id();
         let page = Owner::current().unwrap_or_default();
         let current = page.child();
@@ -246,8 +258,16 @@ impl ChatController {
             status: RwSignal::new(String::new()),
             loaded: RwSignal::new(false),
             revision: RwSignal::new(0),
-            me: RwSignal::new(None),
-            server: RwSignal::new(false),
+            server: RwSignal::new(
+                page_me
+                    .as_ref()
+                    .is_some_and(|me| me.account.is_some() && me.history == "server"),
+            ),
+            me: RwSignal::new(page_me),
+            workspaces: RwSignal::new(Vec::new()),
+            workspace: RwSignal::new(None),
+            reveal: RwSignal::new(None),
+            importable: RwSignal::new(0),
         }
     }
 
@@ -320,27 +340,156 @@ impl ChatController {
                 self.show(record);
             }
         }
+        if self.server.get_untracked() {
+            self.meta.update_value(|m| m.on_server = m.stored);
+            if let Some(id) = last {
+                self.fetch_conversation(id);
+            }
+            self.refresh_workspaces();
+            self.importable.set(
+                local_store::load_all(now_ms())
+                    .0
+                    .iter()
+                    .filter(|r| !saved_chat::is_server_copy(r))
+                    .count(),
+            );
+        }
+        let needs_sign_in = self.me.with_untracked(|me| {
+            me.as_ref()
+                .is_some_and(|me| me.auth == "password" && me.account.is_none())
+        });
+        if needs_sign_in {
+            // Whether this is the first visit (the form then creates the admin).
+            let this = *self;
+            spawn_local(async move {
+                if let Ok(me) = crate::api::account::who_am_i().await {
+                    this.me.set(Some(me));
+                }
+            });
+        }
+        self.loaded.set(true);
+    }
+
+    /// Re-reads the workspaces; the first is shown unless one is chosen.
+    pub fn refresh_workspaces(&self) {
         let this = *self;
         spawn_local(async move {
-            match crate::api::account::who_am_i().await {
-                Ok(me) => {
-                    let server = me.account.is_some() && me.history == "server";
-                    this.me.set(Some(me));
-                    if server {
-                        this.server.set(true);
-                        this.meta.update_value(|m| m.on_server = m.stored);
-                        this.refresh_list();
-                        if let Some(id) = last {
-                            this.fetch_conversation(id);
-                        }
+            match crate::api::history::list_workspaces().await {
+                Ok(list) => {
+                    if this.workspace.get_untracked().is_none() {
+                        this.workspace.set(list.first().map(|w| w.id.clone()));
                     }
+                    this.workspaces.set(list);
                 }
                 Err(e) => this.notify(
                     NoticeKind::Server,
-                    format!("Ponder's server did not answer ({}): chats are shown from this browser only.", e.0.message),
+                    format!("The workspaces could not be loaded ({}).", e.0.message),
                 ),
             }
-            this.loaded.set(true);
+        });
+    }
+
+    /// Shows another workspace: its conversations, and a new chat in it.
+    pub fn switch_workspace(&self, id: String) {
+        if self.workspace.get_untracked().as_deref() == Some(id.as_str()) {
+            return;
+        }
+        self.workspace.set(Some(id));
+        self.new_chat();
+        self.refresh_list();
+    }
+
+    /// Makes a workspace and shows it.
+    pub fn create_workspace(&self, name: String) {
+        let this = *self;
+        spawn_local(async move {
+            match crate::api::history::create_workspace(name).await {
+                Ok(w) => {
+                    this.workspaces.update(|l| l.push(w.clone()));
+                    this.switch_workspace(w.id);
+                }
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    format!("The workspace could not be made ({}).", e.0.message),
+                ),
+            }
+        });
+    }
+
+    /// Renames the workspace shown.
+    pub fn rename_workspace(&self, name: String) {
+        let Some(id) = self.workspace.get_untracked() else {
+            return;
+        };
+        let this = *self;
+        spawn_local(async move {
+            match crate::api::history::rename_workspace(id.clone(), name.clone()).await {
+                Ok(()) => this.workspaces.update(|l| {
+                    if let Some(w) = l.iter_mut().find(|w| w.id == id) {
+                        w.name = name;
+                    }
+                }),
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    format!("The workspace could not be renamed ({}).", e.0.message),
+                ),
+            }
+        });
+    }
+
+    /// Opens the conversation of a search result and brings the message into view.
+    pub fn open_hit(&self, conversation: String, message: String) {
+        self.reveal.set(Some(message));
+        if self.conversation_id.get_untracked() == conversation {
+            self.fetch_conversation(conversation);
+        } else {
+            self.open(&conversation);
+        }
+    }
+
+    /// Sends the chats saved in this browser before server-side history to the server (each
+    /// once: importing twice makes nothing new), then lists them from there.
+    pub fn import_local(&self) {
+        let records: Vec<ConversationRecord> = local_store::load_all(now_ms())
+            .0
+            .into_iter()
+            .filter(|r| !saved_chat::is_server_copy(r))
+            .collect();
+        if records.is_empty() {
+            return;
+        }
+        let this = *self;
+        spawn_local(async move {
+            let workspace = this.workspace.get_untracked();
+            let mut done = 0;
+            for r in &records {
+                match crate::api::history::import_conversation(
+                    workspace.clone(),
+                    saved_chat::to_import(r),
+                )
+                .await
+                {
+                    Ok(_) => {
+                        local_store::remove(&r.id);
+                        done += 1;
+                    }
+                    Err(e) => {
+                        this.notify(
+                            NoticeKind::Server,
+                            format!("Some chats could not be imported ({}).", e.0.message),
+                        );
+                        break;
+                    }
+                }
+            }
+            this.importable.set(records.len() - done);
+            if done > 0 {
+                this.notify(
+                    NoticeKind::Imported,
+                    format!("{done} chats from this browser are now on the server."),
+                );
+            }
+            this.refresh_list();
         });
     }
 
@@ -378,7 +527,8 @@ impl ChatController {
         if self.server.get_untracked() {
             let this = *self;
             spawn_local(async move {
-                match crate::api::history::list_conversations(None, false).await {
+                let workspace = this.workspace.get_untracked();
+                match crate::api::history::list_conversations(workspace, false).await {
                     Ok(list) => this.conversations.set(
                         list.into_iter()
                             .map(|c| ConversationSummary {
@@ -558,7 +708,10 @@ impl ChatController {
                         }
                         this.refresh_list();
                     }
-                    Err(e) => this.notify(NoticeKind::Server, format!("The chat could not be renamed ({}).", e.0.message)),
+                    Err(e) => this.notify(
+                        NoticeKind::Server,
+                        format!("The chat could not be renamed ({}).", e.0.message),
+                    ),
                 }
             });
             return;
@@ -603,7 +756,10 @@ impl ChatController {
                             })
                         });
                     }
-                    Err(e) => this.notify(NoticeKind::Server, format!("The chat could not be deleted ({}).", e.0.message)),
+                    Err(e) => this.notify(
+                        NoticeKind::Server,
+                        format!("The chat could not be deleted ({}).", e.0.message),
+                    ),
                 }
                 this.refresh_list();
             });
@@ -622,7 +778,10 @@ impl ChatController {
                     this.refresh_list();
                     this.open(&id);
                 }
-                Err(e) => this.notify(NoticeKind::Server, format!("The chat could not be restored ({}).", e.0.message)),
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    format!("The chat could not be restored ({}).", e.0.message),
+                ),
             }
         });
     }
@@ -819,6 +978,7 @@ impl ChatController {
         let request = if self.server.get_untracked() {
             ChatRequest {
                 conversation: self.meta.with_value(|m| m.on_server.then(|| m.id.clone())),
+                workspace: self.workspace.get_untracked(),
                 content: Some(text.clone()),
                 edit: edited_on_server,
                 ..ChatRequest::stateless(Vec::new())
@@ -911,7 +1071,10 @@ impl ChatController {
                 let this = *self;
                 spawn_local(async move {
                     if let Err(e) = crate::api::history::set_active_version(message, index).await {
-                        this.notify(NoticeKind::Server, format!("The version shown could not be kept ({}).", e.0.message));
+                        this.notify(
+                            NoticeKind::Server,
+                            format!("The version shown could not be kept ({}).", e.0.message),
+                        );
                     }
                 });
             }
@@ -946,7 +1109,10 @@ impl ChatController {
                         this.refresh_list();
                         this.open(&branch.id);
                     }
-                    Err(e) => this.notify(NoticeKind::Server, format!("The chat could not be branched ({}).", e.0.message)),
+                    Err(e) => this.notify(
+                        NoticeKind::Server,
+                        format!("The chat could not be branched ({}).", e.0.message),
+                    ),
                 }
             });
             return;
@@ -1012,7 +1178,8 @@ impl ChatController {
         spawn_local(async move {
             for (message, version, index) in blocks {
                 // A block the server has not stored yet (the turn still streams) is skipped.
-                let _ = crate::api::history::set_block_open_at(message, version, index, Some(open)).await;
+                let _ = crate::api::history::set_block_open_at(message, version, index, Some(open))
+                    .await;
             }
         });
     }
@@ -1036,14 +1203,23 @@ impl ChatController {
                         b.remote = None;
                     }
                 }),
-                Err(e) => this.notify(NoticeKind::Server, format!("This reasoning could not be loaded ({}).", e.0.message)),
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    format!("This reasoning could not be loaded ({}).", e.0.message),
+                ),
             }
         });
     }
 
     /// The server stored the running turn: the conversation and its messages take the server's
     /// ids (the page keeps its own keys for its list).
-    fn on_stored(&self, turn: RwSignal<TurnState>, conversation: String, user_message: Option<String>, message: String) {
+    fn on_stored(
+        &self,
+        turn: RwSignal<TurnState>,
+        conversation: String,
+        user_message: Option<String>,
+        message: String,
+    ) {
         let old = self.meta.with_value(|m| m.id.clone());
         self.meta.update_value(|m| {
             m.on_server = true;

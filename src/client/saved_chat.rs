@@ -303,7 +303,9 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
             VersionStatus::NoAnswer => Some(MessageStatus::NoAnswer),
             VersionStatus::Error => Some(MessageStatus::Error),
             VersionStatus::Stopped => Some(MessageStatus::Stopped),
-            VersionStatus::Streaming | VersionStatus::Interrupted => Some(MessageStatus::Interrupted),
+            VersionStatus::Streaming | VersionStatus::Interrupted => {
+                Some(MessageStatus::Interrupted)
+            }
         },
         error: match v.status {
             VersionStatus::Streaming | VersionStatus::Interrupted => Some(INTERRUPTED.into()),
@@ -343,6 +345,8 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
             ),
         })
         .collect();
+    let mut extra = Map::new();
+    extra.insert(SERVER_COPY.into(), Value::Bool(true));
     ConversationRecord {
         id: conv.id.clone(),
         title: conv.title.clone(),
@@ -350,9 +354,78 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
         updated_at: conv.updated_at as f64,
         rev: conv.rev.max(0) as u64,
         messages,
-        extra: Map::new(),
+        extra,
     }
 }
+
+/// The field that marks a record as this browser's copy of a server conversation.
+const SERVER_COPY: &str = "server_copy";
+
+/// True for this browser's copy of a conversation kept on the server (not a chat to import).
+pub fn is_server_copy(record: &ConversationRecord) -> bool {
+    record.extra.get(SERVER_COPY).and_then(Value::as_bool) == Some(true)
+}
+
+/// A saved chat (or a JSON export) as the server imports it: keyed by its id, so importing it
+/// twice makes nothing new.
+pub fn to_import(record: &ConversationRecord) -> crate::domain::history::Import {
+    use crate::domain::history::{Import, ImportBlock, ImportMessage, ImportVersion};
+    let version = |v: &VersionRecord| ImportVersion {
+        content: v.content.clone(),
+        status: match v.status {
+            None | Some(MessageStatus::Done) => VersionStatusName::Done,
+            Some(MessageStatus::NoAnswer) => VersionStatusName::NoAnswer,
+            Some(MessageStatus::Error) => VersionStatusName::Error,
+            Some(MessageStatus::Stopped) => VersionStatusName::Stopped,
+            Some(MessageStatus::Interrupted) => VersionStatusName::Interrupted,
+        },
+        error: v.error.clone(),
+        created_at: v.created_at as i64,
+        blocks: v
+            .thinking
+            .iter()
+            .flatten()
+            .map(|t| ImportBlock {
+                kind: t.kind,
+                text: t.text.clone(),
+                duration_ms: t.duration_ms,
+                interrupted: t.interrupted,
+            })
+            .collect(),
+    };
+    Import {
+        key: record.id.clone(),
+        title: record.title.clone(),
+        created_at: record.created_at as i64,
+        messages: record
+            .messages
+            .iter()
+            .map(|m| {
+                let (versions, active) = match m.role {
+                    Role::User => (
+                        vec![VersionRecord {
+                            content: m.content.clone(),
+                            thinking: None,
+                            status: None,
+                            error: None,
+                            created_at: m.created_at,
+                        }],
+                        0,
+                    ),
+                    Role::Assistant => versions_of(m),
+                };
+                ImportMessage {
+                    role: m.role,
+                    created_at: m.created_at as i64,
+                    active,
+                    versions: versions.iter().map(version).collect(),
+                }
+            })
+            .collect(),
+    }
+}
+
+use crate::domain::history::VersionStatus as VersionStatusName;
 
 /// An assistant message record from its versions (the active one mirrored at the top level).
 pub fn assistant_record(
@@ -664,7 +737,10 @@ mod tests {
         };
         let record = record_from_server(&conv);
         assert_eq!((record.id.as_str(), record.rev), ("c1", 3));
-        assert_eq!(record.messages[0].content, "second", "the shown version of the question");
+        assert_eq!(
+            record.messages[0].content, "second",
+            "the shown version of the question"
+        );
         assert_eq!(record.messages[0].versions.len(), 2);
         let turn = turn_from_version(&versions_of(&record.messages[1]).0[0]);
         assert_eq!(turn.answer, "answer");

@@ -152,3 +152,42 @@ pub struct SearchHit {
     /// The words around the match; the matched words are between `[` and `]`.
     pub snippet: String,
 }
+
+/// A conversation brought to the server from elsewhere (a browser's saved chats, a JSON
+/// export). `key` identifies it: importing the same key twice makes nothing new.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Import {
+    pub key: String,
+    pub title: String,
+    pub created_at: i64,
+    pub messages: Vec<ImportMessage>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportMessage {
+    pub role: Role,
+    pub created_at: i64,
+    pub active: usize,
+    pub versions: Vec<ImportVersion>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportVersion {
+    pub content: String,
+    pub status: VersionStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub created_at: i64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<ImportBlock>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImportBlock {
+    pub kind: ThinkingKind,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(default)]
+    pub interrupted: bool,
+}

@@ -36,6 +36,8 @@ pub use scenarios::{script, tokens, Scenario, Script, Step, ANSWER, THINKING};
 struct DemoState {
     delay: Duration,
     stats: Arc<DemoStats>,
+    /// Messages `[error-once]` already failed.
+    failed_once: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 /// The demo server's routes.
@@ -44,6 +46,7 @@ pub fn router(config: &DemoConfig) -> (Router, Arc<DemoStats>) {
     let state = DemoState {
         delay: config.token_delay,
         stats: stats.clone(),
+        failed_once: Arc::default(),
     };
     let router = Router::new()
         .route("/v1/chat/completions", post(handlers::chat_completions))

@@ -40,6 +40,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
             provide_context(state.clone());
             provide_context(page.clone());
             provide_context(options.clone());
+            provide_context(page_me(&state));
             set_security_headers();
         }
     };
@@ -175,6 +176,25 @@ fn only_the_built_site(root: &std::path::Path, path: &str) -> Result<(), ()> {
         }
     }
     Ok(())
+}
+
+/// Who the page is rendered for, so the page knows from its first render whether to sign in and
+/// where chats live (`needs_setup` is asked for by the sign-in form itself).
+fn page_me(state: &AppState) -> crate::domain::account::Me {
+    use super::auth::Caller;
+    let account = match super::request::page_caller() {
+        Some(Caller::Known(who)) => Some(super::accounts::account(who.user())),
+        _ => None,
+    };
+    crate::domain::account::Me {
+        account,
+        auth: state.config.auth.name().into(),
+        needs_setup: false,
+        history: match state.config.history {
+            super::config::HistoryMode::Server => "server".into(),
+            super::config::HistoryMode::Browser => "browser".into(),
+        },
+    }
 }
 
 fn ops_router(state: &Arc<AppState>) -> Router {

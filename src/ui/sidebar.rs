@@ -26,6 +26,16 @@ pub fn Sidebar(
             >
                 "+ New chat"
             </button>
+            <Show when=move || chat.server.get()>
+                <Workspaces/>
+                <Search close=move || open.set(false)/>
+            </Show>
+            <Show when=move || { chat.importable.get() > 0 }>
+                <div class="import-offer" role="region" aria-label="Chats in this browser">
+                    <p>{move || format!("This browser holds {} chats saved before they were kept on the server.", chat.importable.get())}</p>
+                    <button type="button" class="action" on:click=move |_| chat.import_local()>"Import them"</button>
+                </div>
+            </Show>
             <ul class="conversation-list">
                 <For each=move || chat.conversations.get() key=|c| (c.id.clone(), c.title.clone()) let:item>
                     <ConversationItem item close=move || open.set(false)/>
@@ -33,6 +43,173 @@ pub fn Sidebar(
             </ul>
         </nav>
     }
+}
+
+/// The workspace shown, a switcher between them, and making or renaming one.
+#[component]
+fn Workspaces() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let naming = RwSignal::new(None::<bool>);
+    let draft = RwSignal::new(String::new());
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let name = draft.get_untracked();
+        if !name.trim().is_empty() {
+            match naming.get_untracked() {
+                Some(true) => chat.create_workspace(name),
+                Some(false) => chat.rename_workspace(name),
+                None => {}
+            }
+        }
+        naming.set(None);
+    };
+    view! {
+        <div class="workspaces">
+            <label class="workspace-picker">
+                "Workspace"
+                <select
+                    prop:value=move || chat.workspace.get().unwrap_or_default()
+                    on:change=move |ev| chat.switch_workspace(event_target_value(&ev))
+                >
+                    <For each=move || chat.workspaces.get() key=|w| (w.id.clone(), w.name.clone()) let:w>
+                        <option value=w.id.clone() selected=move || chat.workspace.get().as_deref() == Some(w.id.as_str())>{w.name.clone()}</option>
+                    </For>
+                </select>
+            </label>
+            {move || match naming.get() {
+                None => view! {
+                    <div class="workspace-actions">
+                        <button type="button" class="action" on:click=move |_| { draft.set(String::new()); naming.set(Some(true)); }>"New workspace"</button>
+                        <button type="button" class="action" on:click=move |_| {
+                            let name = chat.workspaces.with_untracked(|l| {
+                                let id = chat.workspace.get_untracked();
+                                l.iter().find(|w| Some(&w.id) == id.as_ref()).map(|w| w.name.clone())
+                            });
+                            draft.set(name.unwrap_or_default());
+                            naming.set(Some(false));
+                        }>"Rename workspace"</button>
+                    </div>
+                }.into_any(),
+                Some(creating) => view! {
+                    <form class="rename-form" on:submit=submit>
+                        <input
+                            type="text"
+                            aria-label=if creating { "New workspace name" } else { "Workspace name" }
+                            prop:value=move || draft.get()
+                            on:input=move |ev| draft.set(event_target_value(&ev))
+                        />
+                        <button type="submit" class="action">{if creating { "Create" } else { "Save" }}</button>
+                        <button type="button" class="action" on:click=move |_| naming.set(None)>"Cancel"</button>
+                    </form>
+                }.into_any(),
+            }}
+        </div>
+    }
+}
+
+/// Search across the user's conversations, answers by default, thinking when asked; each
+/// result shows the match in context and opens its message.
+#[component]
+fn Search(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let query = RwSignal::new(String::new());
+    let thinking = RwSignal::new(false);
+    let hits = RwSignal::new(None::<Vec<crate::domain::history::SearchHit>>);
+    let run = move || {
+        let q = query.get_untracked();
+        if q.trim().is_empty() {
+            hits.set(None);
+            return;
+        }
+        let with_thinking = thinking.get_untracked();
+        leptos::task::spawn_local(async move {
+            match crate::api::history::search(q, with_thinking).await {
+                Ok(found) => hits.set(Some(found)),
+                Err(e) => chat.notify(
+                    crate::client::controller::NoticeKind::Server,
+                    format!("The search did not run ({}).", e.0.message),
+                ),
+            }
+        });
+    };
+    view! {
+        <form class="search" role="search" on:submit=move |ev| { ev.prevent_default(); run(); }>
+            <input
+                type="search"
+                aria-label="Search chats"
+                placeholder="Search chats"
+                prop:value=move || query.get()
+                on:input=move |ev| {
+                    query.set(event_target_value(&ev));
+                    if query.get_untracked().is_empty() {
+                        hits.set(None);
+                    }
+                }
+            />
+            <label class="checkbox">
+                <input type="checkbox" prop:checked=move || thinking.get() on:change=move |_| { thinking.update(|t| *t = !*t); run(); }/>
+                "Include thinking"
+            </label>
+        </form>
+        {move || hits.get().map(|found| view! {
+            <section class="search-results" aria-label="Search results">
+                {if found.is_empty() {
+                    view! { <p class="search-empty">"Nothing found."</p> }.into_any()
+                } else {
+                    view! {
+                        <ul>
+                            {found.into_iter().map(|hit| {
+                                let (conversation, message) = (hit.conversation_id.clone(), hit.message_id.clone());
+                                let kind = match hit.kind {
+                                    crate::domain::history::HitKind::Thinking => "in the thinking",
+                                    crate::domain::history::HitKind::Question => "in your message",
+                                    crate::domain::history::HitKind::Answer => "in the answer",
+                                };
+                                view! {
+                                    <li>
+                                        <button type="button" class="search-hit" on:click=move |_| {
+                                            chat.open_hit(conversation.clone(), message.clone());
+                                            close();
+                                        }>
+                                            <span class="search-title" dir="auto">{hit.conversation_title.clone()}</span>
+                                            <span class="search-kind">{kind}</span>
+                                            <span class="search-snippet" dir="auto">{snippet(&hit.snippet)}</span>
+                                        </button>
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                    }.into_any()
+                }}
+            </section>
+        })}
+    }
+}
+
+/// A search snippet with its matched words (between `[` and `]`) marked; text only, no HTML.
+fn snippet(text: &str) -> impl IntoView {
+    let mut parts = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let (before, after) = rest.split_at(open);
+        if !before.is_empty() {
+            parts.push(view! { <span>{before.to_string()}</span> }.into_any());
+        }
+        match after[1..].find(']') {
+            Some(close) => {
+                parts.push(view! { <mark>{after[1..1 + close].to_string()}</mark> }.into_any());
+                rest = &after[close + 2..];
+            }
+            None => {
+                parts.push(view! { <span>{after.to_string()}</span> }.into_any());
+                rest = "";
+            }
+        }
+    }
+    if !rest.is_empty() {
+        parts.push(view! { <span>{rest.to_string()}</span> }.into_any());
+    }
+    parts
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -41,7 +41,11 @@ pub fn SignIn(
             }
         });
     };
-    let title = if setup { "Create the admin account" } else { "Sign in to Ponder" };
+    let title = if setup {
+        "Create the admin account"
+    } else {
+        "Sign in to Ponder"
+    };
     view! {
         <main class="sign-in" aria-labelledby="sign-in-title">
             <form class="sign-in-form" on:submit=submit>

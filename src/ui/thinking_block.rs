@@ -95,7 +95,8 @@ pub fn ThinkingBlock(
     };
 
     // A stored block's reasoning is fetched the first time it is open.
-    let waits_for_text = Memo::new(move |_| read_block(turn, index, |b| b.remote.is_some() && b.text.is_empty()));
+    let waits_for_text =
+        Memo::new(move |_| read_block(turn, index, |b| b.remote.is_some() && b.text.is_empty()));
     Effect::new(move |_| {
         if open.get() && waits_for_text.get() {
             on_need_text.run(());

@@ -176,7 +176,17 @@ fn reply(
         return json_response(StatusCode::BAD_REQUEST, &error);
     }
     let prompt = last_user_message(provider, &request);
-    let scenario = Scenario::from_prompt(&prompt);
+    let mut scenario = Scenario::from_prompt(&prompt);
+    if scenario == Scenario::ErrorOnce {
+        let first = state
+            .failed_once
+            .lock()
+            .map(|mut seen| seen.insert(prompt.clone()))
+            .unwrap_or(false);
+        if !first {
+            scenario = Scenario::ThinkThenAnswer;
+        }
+    }
     let script = scenario.script();
     if script.status != 200 {
         let status =

@@ -26,6 +26,9 @@ pub enum Scenario {
     Http429,
     /// `[error]`: an error payload in the middle of the stream.
     MidStreamError,
+    /// `[error-once]`: `[error]` the first time a message is answered, then the usual reply
+    /// (Retry and Regenerate can be seen to work, whatever history they send).
+    ErrorOnce,
     /// `[two-blocks]`: thinks, answers, thinks again, answers again.
     TwoBlocks,
     /// `[utf8-split]`: multi-byte characters split across network chunks.
@@ -60,7 +63,8 @@ pub enum Scenario {
 }
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 22] = [
+    const TAGS: [(&'static str, Scenario); 23] = [
+        ("[error-once]", Scenario::ErrorOnce),
         ("[xss]", Scenario::Xss),
         ("[long-think]", Scenario::LongThink),
         ("[401]", Scenario::Unauthorized),
@@ -203,6 +207,8 @@ impl Scenario {
             ..ok(vec![])
         },
         Scenario::MidStreamError => ok(vec![think(), Step::Answer("Partial answer".into()), Step::ErrorPayload("the demo model overloaded mid-answer".into())]),
+        // The handler decides which of the two it plays; alone it is the failing one.
+        Scenario::ErrorOnce => Scenario::MidStreamError.script(),
         Scenario::TwoBlocks => ok(vec![think(), answer(), Step::Think(SECOND_THINKING.into()), Step::Answer("\n\nVerified: the answer stands.".into())]),
         Scenario::Utf8Split => ok(vec![Step::Think("Thinking in UTF-8: ünïcødé, 日本語, emoji 🤔.".into()), Step::Answer("Café ☕ — 日本語 — 🎉 done.".into())]),
         Scenario::Stall => ok(vec![Step::Stall]),

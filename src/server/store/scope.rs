@@ -484,18 +484,23 @@ impl Scoped<'_> {
 
     /// A new conversation holding `conversation`'s messages up to and including `upto`, with
     /// every version and its thinking.
-    pub async fn branch_conversation(&self, conversation: &str, upto: &str) -> Result<ConversationSummary, StoreError> {
+    pub async fn branch_conversation(
+        &self,
+        conversation: &str,
+        upto: &str,
+    ) -> Result<ConversationSummary, StoreError> {
         let source = self.conversation(conversation, true).await?;
         let cut = source
             .messages
             .iter()
             .position(|m| m.id == upto)
             .ok_or(StoreError::NotFound)?;
-        let head = sqlx::query("SELECT workspace_id FROM conversations WHERE id = $1 AND user_id = $2")
-            .bind(conversation)
-            .bind(self.user)
-            .fetch_one(self.pool())
-            .await?;
+        let head =
+            sqlx::query("SELECT workspace_id FROM conversations WHERE id = $1 AND user_id = $2")
+                .bind(conversation)
+                .bind(self.user)
+                .fetch_one(self.pool())
+                .await?;
         let workspace: String = head.try_get("workspace_id")?;
         let title = format!("{} (branch)", source.title);
         let branch = self.create_conversation(Some(&workspace), &title).await?;
@@ -522,7 +527,16 @@ impl Scoped<'_> {
             .execute(&mut *tx)
             .await?;
             for (idx, v) in m.versions.iter().enumerate() {
-                let version_id = insert_version(&mut tx, &id, self.user, idx as i64, &v.content, v.status, v.created_at).await?;
+                let version_id = insert_version(
+                    &mut tx,
+                    &id,
+                    self.user,
+                    idx as i64,
+                    &v.content,
+                    v.status,
+                    v.created_at,
+                )
+                .await?;
                 sqlx::query("UPDATE message_versions SET error = $1, model = $2 WHERE id = $3")
                     .bind(v.error.as_ref().map(|e| e.message.as_str()))
                     .bind(v.model.as_deref())
@@ -553,6 +567,117 @@ impl Scoped<'_> {
         }
         tx.commit().await?;
         Ok(ConversationSummary { title, ..branch })
+    }
+
+    /// Brings a conversation in from elsewhere, once: returns false (and changes nothing) when
+    /// one with the same key was imported before.
+    pub async fn import_conversation(
+        &self,
+        workspace: Option<&str>,
+        import: &crate::domain::history::Import,
+    ) -> Result<bool, StoreError> {
+        let known =
+            sqlx::query("SELECT id FROM conversations WHERE user_id = $1 AND import_key = $2")
+                .bind(self.user)
+                .bind(&import.key)
+                .fetch_optional(self.pool())
+                .await?;
+        if known.is_some() {
+            return Ok(false);
+        }
+        let workspace = self.own_workspace(workspace).await?;
+        let id = new_id();
+        let now = now_ms();
+        let title = if import.title.trim().is_empty() {
+            "Imported chat".to_string()
+        } else {
+            import.title.chars().take(200).collect()
+        };
+        let created = if import.created_at > 0 {
+            import.created_at
+        } else {
+            now
+        };
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(
+            "INSERT INTO conversations (id, user_id, workspace_id, title, created_at, updated_at, rev, import_key) \
+             VALUES ($1, $2, $3, $4, $5, $6, 0, $7)",
+        )
+        .bind(&id)
+        .bind(self.user)
+        .bind(&workspace.id)
+        .bind(&title)
+        .bind(created)
+        .bind(now)
+        .bind(&import.key)
+        .execute(&mut *tx)
+        .await?;
+        let mut to_index = Vec::new();
+        for (position, m) in import.messages.iter().enumerate() {
+            let message = new_id();
+            sqlx::query(
+                "INSERT INTO messages (id, conversation_id, user_id, position, role, active_version, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(&message)
+            .bind(&id)
+            .bind(self.user)
+            .bind(position as i64)
+            .bind(role_name(m.role))
+            .bind(m.active.min(m.versions.len().saturating_sub(1)) as i64)
+            .bind(m.created_at)
+            .execute(&mut *tx)
+            .await?;
+            for (idx, v) in m.versions.iter().enumerate() {
+                let version = insert_version(
+                    &mut tx,
+                    &message,
+                    self.user,
+                    idx as i64,
+                    &v.content,
+                    v.status,
+                    v.created_at,
+                )
+                .await?;
+                if let Some(error) = &v.error {
+                    sqlx::query("UPDATE message_versions SET error = $1 WHERE id = $2")
+                        .bind(error)
+                        .bind(&version)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                let kind = if m.role == Role::User {
+                    HitKind::Question
+                } else {
+                    HitKind::Answer
+                };
+                to_index.push((version.clone(), message.clone(), kind, v.content.clone()));
+                for (bidx, b) in v.blocks.iter().enumerate() {
+                    let block = new_id();
+                    sqlx::query(
+                        "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, duration_ms, interrupted) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                    )
+                    .bind(&block)
+                    .bind(&version)
+                    .bind(self.user)
+                    .bind(bidx as i64)
+                    .bind(kind_name(b.kind))
+                    .bind(&b.text)
+                    .bind(b.text.chars().count() as i64)
+                    .bind(words(&b.text))
+                    .bind(b.duration_ms.map(|d| d as i64))
+                    .bind(i64::from(b.interrupted))
+                    .execute(&mut *tx)
+                    .await?;
+                    to_index.push((block, message.clone(), HitKind::Thinking, b.text.clone()));
+                }
+            }
+        }
+        tx.commit().await?;
+        for (ref_id, message, kind, text) in to_index {
+            self.index_text(&ref_id, &message, kind, &id, &text).await?;
+        }
+        Ok(true)
     }
 
     /// Shows another version of a message.
