@@ -21,7 +21,7 @@ WBG_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""
 BINARYEN_VERSION := 132.0.0
 ADDR ?= 127.0.0.1:3000
 
-.PHONY: help run test build site server tools tools-e2e tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui clean
+.PHONY: help run test build site server tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history clean
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
 help:
@@ -87,13 +87,18 @@ clippy: tools
 	cargo clippy --all-targets --no-default-features --features ssr -- -D warnings
 	cargo clippy --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
 
-unit:
+tools-db:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing Debian's postgresql (the store tests start their own cluster on loopback)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+
+unit: tools-db
 	cargo test --no-default-features --features ssr
 
 e2e: tools-e2e build
 	cd end2end && npx playwright test
 
-test: tools tools-e2e fmt-check clippy unit e2e ops-check
+test: tools tools-e2e tools-db fmt-check clippy unit e2e ops-check
 
 ## ---------- deployment checks (no Docker engine needed) ----------
 
@@ -119,10 +124,11 @@ tools-proxy:
 compose-check: tools-ops
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	cp compose.yaml "$$tmp/compose.yaml"; cp .env.example "$$tmp/.env"; \
-	for profile in ollama demo api; do \
+	echo "POSTGRES_PASSWORD=compose-check" >> "$$tmp/.env"; \
+	for profile in ollama demo api scale; do \
 	  docker-compose --project-directory "$$tmp" -f "$$tmp/compose.yaml" --profile $$profile config -q; \
 	done; \
-	echo "compose.yaml: valid with .env.example under the profiles ollama, demo, api"
+	echo "compose.yaml: valid with .env.example under the profiles ollama, demo, api, scale"
 
 dockerfile-lint: tools-ops
 	$(HADOLINT) Dockerfile
@@ -181,7 +187,7 @@ tools-bench:
 	  "$(LITELLM_VENV)/bin/python" -m pip install -q --disable-pip-version-check "litellm[proxy]==$(LITELLM_VERSION)"; \
 	fi
 
-bench: bench-parsers bench-load bench-ui
+bench: bench-parsers bench-load bench-ui bench-history
 
 bench-parsers:
 	cargo bench --no-default-features --features ssr --bench parsers
@@ -191,6 +197,23 @@ bench-load: tools-bench server
 	  cargo bench --no-default-features --features ssr --bench load -- $(BENCH_ARGS)
 
 # The page under the demo model's [perf] stream in headless Chromium: longest task, slow frames.
+# The history store (benches/history.rs, then the load harness with stored turns): opening a
+# 1,000-message conversation holding 36 MB of reasoning, and streaming turns persisted as they
+# stream (500 and 2,000 at 5 events/s), on SQLite and on a PostgreSQL the script starts.
+BENCH := cargo bench --no-default-features --features ssr
+bench-history: tools-db server
+	$(BENCH) --bench history --no-run
+	$(BENCH) --bench load --no-run
+	.ci/with-postgres.sh bash -c '\
+	  createdb -h 127.0.0.1 -p "$${PONDER_BENCH_PG##*:}" -U ponder open && \
+	  createdb -h 127.0.0.1 -p "$${PONDER_BENCH_PG##*:}" -U ponder turns500 && \
+	  createdb -h 127.0.0.1 -p "$${PONDER_BENCH_PG##*:}" -U ponder turns2000 && \
+	  $(BENCH) --bench history -- --database "$$PONDER_BENCH_PG/open" && \
+	  $(BENCH) --bench load -- --no-litellm --only many --count 500 --stored && \
+	  $(BENCH) --bench load -- --no-litellm --only many --count 500 --stored --database "$$PONDER_BENCH_PG/turns500" && \
+	  $(BENCH) --bench load -- --no-litellm --only many --stored && \
+	  $(BENCH) --bench load -- --no-litellm --only many --stored --database "$$PONDER_BENCH_PG/turns2000"'
+
 bench-ui: tools-e2e build
 	cd end2end && node bench/ui-stream.mjs
 

@@ -495,6 +495,10 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
     let _ = sock.set_nodelay(true);
     let content = serde_json::json!([{"role": "user", "content": cfg.script.prompt()}]);
     let (path, body) = match cfg.target {
+        Target::Ponder if opts().stored => (
+            "/api/chat",
+            serde_json::json!({"content": cfg.script.prompt()}),
+        ),
         Target::Ponder => ("/api/chat", serde_json::json!({"messages": content})),
         Target::LiteLlm | Target::Direct => (
             "/v1/chat/completions",
@@ -670,6 +674,7 @@ async fn start_ponder(stub: SocketAddr) -> Res<Server> {
         .env("LEPTOS_OUTPUT_NAME", "ponder")
         .env("PONDER_UPSTREAM_URL", format!("http://{stub}/v1"))
         .env("PONDER_MODEL", "stub")
+        .env("PONDER_DATABASE_URL", database_url())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log)
         .spawn()
@@ -682,6 +687,34 @@ async fn start_ponder(stub: SocketAddr) -> Res<Server> {
     };
     wait_ready(&server, "/healthz", Duration::from_secs(20)).await?;
     Ok(server)
+}
+
+/// Options that change how every Ponder run of this invocation is set up.
+struct Opts {
+    /// Stored turns (`{"content": …}`): each one written to the history as it streams.
+    stored: bool,
+    /// `--database URL`; else a fresh SQLite file under target/bench for each run.
+    database: Option<String>,
+    /// `--count N`: streams of the `many` scenario (default 2,000).
+    count: Option<usize>,
+}
+
+static OPTS: std::sync::OnceLock<Opts> = std::sync::OnceLock::new();
+
+fn opts() -> &'static Opts {
+    OPTS.get_or_init(|| Opts {
+        stored: false,
+        database: None,
+        count: None,
+    })
+}
+
+fn database_url() -> String {
+    if let Some(url) = &opts().database {
+        return url.clone();
+    }
+    let dir = out_dir().join(format!("db-{}", now_ns()));
+    format!("sqlite://{}/ponder.db", dir.display())
 }
 
 fn litellm_bin() -> PathBuf {
@@ -2140,6 +2173,9 @@ const HELP: &str = "load harness: cargo bench --no-default-features --features s
   --quick           smaller runs (for trying the harness)
   --no-litellm      Ponder only
   --only NAME       one scenario: one, side, many, burst, abort, noread
+  --stored          Ponder's turns are stored turns, persisted to the history as they stream
+  --database URL    PONDER_DATABASE_URL for Ponder (default: a new SQLite file per run)
+  --count N         streams in the `many` scenario (default 2000)
   --direct          also run the clients straight on the stub (the harness's floor)
 environment: PONDER_BIN (default target/release/ponder), LITELLM_BIN (default .tools/litellm/bin/litellm)";
 
@@ -2162,6 +2198,16 @@ fn real_main(args: &[String]) -> Res<()> {
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1).cloned());
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let _ = OPTS.set(Opts {
+        stored: args.iter().any(|a| a == "--stored"),
+        database: value("--database"),
+        count: value("--count").and_then(|c| c.parse().ok()),
+    });
     let mut targets = vec![Target::Ponder];
     if args.iter().any(|a| a == "--direct") {
         targets.push(Target::Direct);
@@ -2205,8 +2251,16 @@ fn real_main(args: &[String]) -> Res<()> {
         streams: Mutex::new(HashMap::new()),
     };
     println!(
-        "# Ponder vs LiteLLM under load ({}); at start: {}",
+        "# Ponder vs LiteLLM under load ({}{}); at start: {}",
         if quick { "quick" } else { "full" },
+        match (opts().stored, &opts().database) {
+            (false, _) => String::new(),
+            (true, None) => ", stored turns on SQLite".to_string(),
+            (true, Some(url)) => format!(
+                ", stored turns on {}",
+                url.split(':').next().unwrap_or("the database")
+            ),
+        },
         machine_conditions()
     );
     let want = |name: &str| only.as_deref().is_none_or(|o| o == name);
@@ -2219,7 +2273,8 @@ fn real_main(args: &[String]) -> Res<()> {
             rows.extend(many_streams(&bench, &targets, 100, if quick { 40 } else { 100 }).await);
         }
         if want("many") {
-            rows.extend(many_streams(&bench, &targets, 2000, if quick { 40 } else { 100 }).await);
+            let count = opts().count.unwrap_or(2000);
+            rows.extend(many_streams(&bench, &targets, count, if quick { 40 } else { 100 }).await);
         }
         if want("burst") {
             rows.extend(burst(&bench, &targets).await);
@@ -2234,7 +2289,11 @@ fn real_main(args: &[String]) -> Res<()> {
     });
     let md = format!("{}\nat the end: {}\n", table(&rows), machine_conditions());
     println!("\n{md}");
-    let path = out_dir().join("load.md");
+    let path = out_dir().join(match (opts().stored, &opts().database) {
+        (false, _) => "load.md",
+        (true, Some(url)) if url.starts_with("postgres") => "load-stored-postgres.md",
+        (true, _) => "load-stored-sqlite.md",
+    });
     std::fs::write(&path, &md).map_err(|e| e.to_string())?;
     println!("written to {}", path.display());
     stub_rt.shutdown_background();

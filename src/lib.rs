@@ -1,4 +1,4 @@
-#![recursion_limit = "256"]
+#![recursion_limit = "512"]
 //! Ponder: a self-hostable web chat for reasoning models that shows the model's thinking live.
 //!
 //! - [`domain`]: the turn event model and messages, shared by server and browser.

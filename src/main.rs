@@ -1,6 +1,6 @@
 //! Ponder's server: reads the configuration, serves the app (and the demo model when no
 //! upstream is configured). `ponder healthcheck` probes a running server, for container images
-//! that ship no HTTP client.
+//! that ship no HTTP client; `ponder user` makes and resets accounts from a shell.
 
 /// The main thread accepts connections, runs the demo model and handles signals; the serving
 /// threads (`PONDER_THREADS`, one per core) each run a runtime of their own.
@@ -21,12 +21,29 @@ async fn main() {
                 1
             }
         },
+        Some("user") => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            match ponder::server::cli::user(&args).await {
+                Ok(out) => {
+                    println!("{out}");
+                    0
+                }
+                Err(e) if e.starts_with("usage:") => {
+                    eprintln!("ponder: {e}");
+                    2
+                }
+                Err(e) => {
+                    eprintln!("ponder user: {e}");
+                    1
+                }
+            }
+        }
         Some("--version" | "-V") => {
             println!("ponder {}", env!("CARGO_PKG_VERSION"));
             0
         }
         Some(other) => {
-            eprintln!("ponder: unknown argument {other:?}; usage: ponder [serve | healthcheck | --version]");
+            eprintln!("ponder: unknown argument {other:?}; usage: ponder [serve | healthcheck | user … | --version]");
             2
         }
     };

@@ -4,90 +4,12 @@
 
 mod common;
 
+use common::browser::Browser;
 use common::raw_http::{http_chunk, RawUpstream, Received, STREAM_HEAD};
 use common::*;
 use ponder::domain::TurnEvent;
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
-
-/// A client that keeps its session cookie, as one browser does.
-struct Browser {
-    http: reqwest::Client,
-    base: String,
-    bearer: Option<String>,
-    session: std::sync::Mutex<Option<String>>,
-}
-
-impl Browser {
-    fn new(app: &TestApp) -> Browser {
-        Browser {
-            http: reqwest::Client::new(),
-            base: app.url(""),
-            bearer: None,
-            session: std::sync::Mutex::new(None),
-        }
-    }
-
-    fn request(&self, path: &str, body: String) -> reqwest::RequestBuilder {
-        let mut req = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header("content-type", "application/json")
-            .body(body);
-        if let Some(token) = &self.bearer {
-            req = req.bearer_auth(token);
-        }
-        if let Some(cookie) = self.session.lock().expect("lock").clone() {
-            req = req.header("cookie", cookie);
-        }
-        req
-    }
-
-    /// Keeps (or, when it is cleared, drops) the session cookie the response sets.
-    fn keep_cookie(&self, response: &reqwest::Response) {
-        for value in response.headers().get_all("set-cookie") {
-            let Ok(value) = value.to_str() else { continue };
-            let pair = value.split(';').next().unwrap_or("").trim().to_string();
-            if let Some(secret) = pair.strip_prefix("ponder_session=") {
-                *self.session.lock().expect("lock") = (!secret.is_empty()).then(|| pair.clone());
-            }
-        }
-    }
-
-    async fn call(&self, endpoint: &str, args: Value) -> (u16, Value) {
-        let response = self
-            .request(&format!("/api/{endpoint}"), args.to_string())
-            .send()
-            .await
-            .expect("request");
-        self.keep_cookie(&response);
-        let status = response.status().as_u16();
-        let text = response.text().await.expect("body");
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
-    }
-
-    async fn ok(&self, endpoint: &str, args: Value) -> Value {
-        let (status, body) = self.call(endpoint, args).await;
-        assert_eq!(status, 200, "{endpoint}: {body}");
-        body
-    }
-
-    async fn turn(&self, body: Value) -> (u16, Vec<TurnEvent>) {
-        let response = self
-            .request("/api/chat", body.to_string())
-            .send()
-            .await
-            .expect("request");
-        let status = response.status().as_u16();
-        if status != 200 {
-            return (status, Vec::new());
-        }
-        (status, read_events(response).await)
-    }
-}
 
 fn stored_at(events: &[TurnEvent]) -> (String, String) {
     match events.first() {
@@ -646,4 +568,84 @@ async fn search_reaches_the_thinking_only_when_asked() {
         .is_some_and(|s| s.contains("[restate]")));
     let found = me.ok("search", json!({"query": "Short answer"})).await;
     assert_eq!(found[0]["kind"], "answer", "{found}");
+}
+
+#[tokio::test]
+async fn preferences_are_kept_per_user_and_workspace() {
+    let app = TestApp::spawn(&[("PONDER_AUTH", "password")]).await;
+    let admin = Browser::new(&app);
+    admin
+        .ok(
+            "auth/setup",
+            json!({"name": "root", "password": "root-password-1"}),
+        )
+        .await;
+    admin
+        .ok(
+            "users/add",
+            json!({"name": "ana", "password": "ana-password-1", "is_admin": false}),
+        )
+        .await;
+    let ana = Browser::new(&app);
+    ana.ok(
+        "auth/sign-in",
+        json!({"name": "ana", "password": "ana-password-1"}),
+    )
+    .await;
+    assert_eq!(
+        admin.ok("preferences/get", json!({})).await,
+        json!({"thinking": null, "locale": null, "theme": null, "default_model": null})
+    );
+    admin
+        .ok(
+            "preferences/set",
+            json!({"preferences": {"thinking": "collapsed", "locale": "fr", "theme": "dark"}}),
+        )
+        .await;
+    let work = admin.ok("workspaces/create", json!({"name": "Work"})).await;
+    admin
+        .ok(
+            "preferences/set",
+            json!({"workspace": work["id"], "preferences": {"thinking": "expanded"}}),
+        )
+        .await;
+    let personal = admin.ok("preferences/get", json!({})).await;
+    assert_eq!(
+        (personal["thinking"].as_str(), personal["locale"].as_str()),
+        (Some("collapsed"), Some("fr"))
+    );
+    let at_work = admin
+        .ok("preferences/get", json!({"workspace": work["id"]}))
+        .await;
+    assert_eq!(at_work["thinking"], "expanded");
+    assert_eq!(at_work["locale"], Value::Null);
+    // Another user: their own defaults, and the admin's workspace is not there for them.
+    assert_eq!(
+        ana.ok("preferences/get", json!({})).await["thinking"],
+        Value::Null
+    );
+    let (status, theirs) = ana
+        .call("preferences/get", json!({"workspace": work["id"]}))
+        .await;
+    let (_, missing) = ana
+        .call("preferences/get", json!({"workspace": "no-such-workspace"}))
+        .await;
+    assert_eq!(status, 404);
+    assert_eq!(theirs, missing);
+    assert_eq!(
+        ana.call(
+            "preferences/set",
+            json!({"workspace": work["id"], "preferences": {"thinking": "hidden"}})
+        )
+        .await
+        .0,
+        404
+    );
+    let (status, _) = admin
+        .call(
+            "preferences/set",
+            json!({"preferences": {"theme": "x".repeat(65)}}),
+        )
+        .await;
+    assert_eq!(status, 409);
 }

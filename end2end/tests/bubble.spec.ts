@@ -68,7 +68,7 @@ test.describe("the message bubble", () => {
     await expect(versions).toContainText("2/2");
   });
 
-  test("Edit prefills the composer; sending drops the later messages", async () => {
+  test("Edit prefills the composer; sending drops the later messages, keeping the earlier text", async ({ page }) => {
     await chat.send("[no-think] one");
     await chat.waitForTurnEnd();
     await chat.send("[no-think] two");
@@ -82,10 +82,21 @@ test.describe("the message bubble", () => {
     await expect(chat.userBubbles()).toHaveCount(1);
     await expect(chat.userBubbles().first()).toContainText("one, edited");
     await expect(chat.assistantBubbles()).toHaveCount(1);
+    // The earlier text is kept as a version; the bubble says it was edited, to a screen reader too.
+    const edited = page.getByRole("article", { name: "Message from you, edited" });
+    await expect(edited).toHaveCount(1);
+    await expect(edited.locator(".edited")).toHaveText("edited");
+    await edited.getByText("1 earlier version").click();
+    await expect(edited.locator(".earlier-versions li")).toHaveText(["[no-think] one"]);
+    // The versions are on the server: another load shows the same.
+    await page.reload();
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+    await expect(page.getByRole("article", { name: "Message from you, edited" })).toHaveCount(1);
   });
 
   test("Branch starts a new conversation with the history up to that message", async ({ page }) => {
-    await chat.send("[no-think] alpha");
+    const alpha = `alpha ${Date.now()}`;
+    await chat.send(`[no-think] ${alpha}`);
     await chat.waitForTurnEnd();
     await chat.send("[no-think] beta");
     await chat.waitForTurnEnd();
@@ -93,8 +104,12 @@ test.describe("the message bubble", () => {
     await expect(chat.userBubbles()).toHaveCount(1);
     await expect(chat.assistantBubbles()).toHaveCount(1);
     await expect(page.locator(".chat-title")).toContainText("(branch)");
+    // The list (shared with the suite's earlier chats on this server) holds the chat and its branch.
     const nav = page.getByRole("navigation", { name: "Conversations" });
-    await expect(nav.locator(".conversation-open")).toHaveCount(2);
+    await expect(nav.locator(".conversation-open", { hasText: alpha })).toHaveText([
+      `[no-think] ${alpha} (branch)`,
+      `[no-think] ${alpha}`,
+    ]);
   });
 
   test("Stop is offered in the bubble while it streams", async () => {

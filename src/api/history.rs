@@ -6,7 +6,9 @@ use leptos::server;
 use leptos::server_fn::codec::Json;
 
 use super::error::ApiError;
-use crate::domain::history::{Conversation, ConversationSummary, Import, SearchHit, Workspace};
+use crate::domain::history::{
+    Conversation, ConversationSummary, Import, Preferences, SearchHit, Workspace,
+};
 
 /// The signed-in user's workspaces, the default one first.
 #[server(prefix = "/api", endpoint = "workspaces/list", input = Json, output = Json)]
@@ -220,4 +222,46 @@ pub async fn import_conversation(
         .import_conversation(workspace.as_deref(), &conversation)
         .await
         .map_err(crate::server::request::store_error)?)
+}
+
+/// The signed-in user's preferences for a workspace (none: the default one).
+#[server(prefix = "/api", endpoint = "preferences/get", input = Json, output = Json)]
+pub async fn get_preferences(workspace: Option<String>) -> Result<Preferences, ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    let me = state.store.scoped(&who);
+    let workspace = match workspace {
+        Some(id) => id,
+        None => {
+            me.default_workspace()
+                .await
+                .map_err(crate::server::request::store_error)?
+                .id
+        }
+    };
+    Ok(me
+        .preferences(&workspace)
+        .await
+        .map_err(crate::server::request::store_error)?)
+}
+
+/// Keeps the signed-in user's preferences for a workspace (none: the default one), whole.
+#[server(prefix = "/api", endpoint = "preferences/set", input = Json, output = Json)]
+pub async fn set_preferences(
+    workspace: Option<String>,
+    preferences: Preferences,
+) -> Result<(), ApiError> {
+    let (state, who) = crate::server::request::caller()?;
+    let me = state.store.scoped(&who);
+    let workspace = match workspace {
+        Some(id) => id,
+        None => {
+            me.default_workspace()
+                .await
+                .map_err(crate::server::request::store_error)?
+                .id
+        }
+    };
+    me.set_preferences(&workspace, &preferences)
+        .await
+        .map_err(|e| crate::server::request::store_error(e).into())
 }

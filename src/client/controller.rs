@@ -16,11 +16,13 @@ use serde_json::{Map, Value};
 use super::decisions;
 use super::labels;
 use super::local_store::{self, SaveError};
-use super::saved_chat::{self, ConversationRecord, ConversationSummary, MessageRecord};
+use super::saved_chat::{
+    self, ConversationRecord, ConversationSummary, MessageRecord, VersionRecord,
+};
 use super::thinking_view::ThinkingPref;
 use super::turn_state::TurnState;
 use crate::domain::account::Me;
-use crate::domain::history::Workspace;
+use crate::domain::history::{Preferences, Workspace};
 use crate::domain::{ChatMessage, ChatRequest, Role, TurnEvent};
 use crate::wire::sse::TurnDecoder;
 
@@ -55,6 +57,9 @@ pub struct Entry {
     pub extra: Map<String, Value>,
     /// The message's id on the server, once it is stored there (server-side history).
     pub server_id: StoredValue<Option<String>>,
+    /// Every version of an edited user message, oldest first (empty when never edited): kept so
+    /// an edit loses nothing and the bubble can say it was edited.
+    pub edits: Vec<VersionRecord>,
 }
 
 impl Entry {
@@ -68,6 +73,7 @@ impl Entry {
             active: RwSignal::new(0),
             extra: Map::new(),
             server_id: StoredValue::new(None),
+            edits: Vec::new(),
         }
     }
 
@@ -81,6 +87,7 @@ impl Entry {
             active: RwSignal::new(0),
             extra: Map::new(),
             server_id: StoredValue::new(None),
+            edits: Vec::new(),
         }
     }
 
@@ -216,6 +223,8 @@ pub struct ChatController {
     pub reveal: RwSignal<Option<String>>,
     /// Chats saved in this browser before it used server-side history, offered for import.
     pub importable: RwSignal<usize>,
+    /// The workspace's preferences as the server keeps them, so changing one keeps the others.
+    prefs: StoredValue<Preferences>,
 }
 
 impl Default for ChatController {
@@ -268,6 +277,7 @@ impl ChatController {
             workspace: RwSignal::new(None),
             reveal: RwSignal::new(None),
             importable: RwSignal::new(0),
+            prefs: StoredValue::new(Preferences::default()),
         }
     }
 
@@ -380,6 +390,7 @@ impl ChatController {
                         this.workspace.set(list.first().map(|w| w.id.clone()));
                     }
                     this.workspaces.set(list);
+                    this.load_preferences();
                 }
                 Err(e) => this.notify(
                     NoticeKind::Server,
@@ -397,6 +408,31 @@ impl ChatController {
         self.workspace.set(Some(id));
         self.new_chat();
         self.refresh_list();
+        self.load_preferences();
+    }
+
+    /// Takes the workspace's preferences from the server; its thinking behaviour replaces this
+    /// browser's when it was chosen.
+    fn load_preferences(&self) {
+        let this = *self;
+        spawn_local(async move {
+            let workspace = this.workspace.get_untracked();
+            match crate::api::history::get_preferences(workspace).await {
+                Ok(prefs) => {
+                    if let Some(pref) = prefs.thinking.as_deref().and_then(ThinkingPref::from_key) {
+                        this.pref.set(pref);
+                    }
+                    this.prefs.set_value(prefs);
+                }
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    format!(
+                        "The workspace's settings could not be loaded ({}).",
+                        e.0.message
+                    ),
+                ),
+            }
+        });
     }
 
     /// Makes a workspace and shows it.
@@ -493,6 +529,87 @@ impl ChatController {
         });
     }
 
+    /// The open chat as it should be exported: the server's copy (every version, all reasoning)
+    /// when it is stored there, else this page's. `done` gets the record and a notice when the
+    /// server could not be asked and this page's copy was used instead.
+    pub fn exportable(&self, done: impl FnOnce(ConversationRecord) + 'static) {
+        let local = self.record(now_ms());
+        let (on_server, id) = self.meta.with_value(|m| (m.on_server, m.id.clone()));
+        if !(self.server.get_untracked() && on_server) {
+            done(local);
+            return;
+        }
+        let this = *self;
+        spawn_local(async move {
+            match crate::api::history::export_conversation(id).await {
+                Ok(conv) => done(saved_chat::record_from_server(&conv)),
+                Err(e) => {
+                    this.notify(
+                        NoticeKind::Server,
+                        format!(
+                            "The server's copy could not be exported ({}); this page's copy was.",
+                            e.0.message
+                        ),
+                    );
+                    done(local);
+                }
+            }
+        });
+    }
+
+    /// Reads a JSON export back: onto the server (importing the same file twice makes nothing
+    /// new) or, with history in this browser, as a saved chat here, under a new id when one with
+    /// its id is already saved.
+    pub fn import_export(&self, raw: String) {
+        let mut record = match saved_chat::parse_export(&raw) {
+            Ok(r) => r,
+            Err(e) => {
+                self.notify(
+                    NoticeKind::Server,
+                    format!("That file is not a Ponder JSON export ({}).", e.0),
+                );
+                return;
+            }
+        };
+        let title = record.title.clone();
+        if self.server.get_untracked() {
+            let this = *self;
+            spawn_local(async move {
+                let workspace = this.workspace.get_untracked();
+                match crate::api::history::import_conversation(
+                    workspace,
+                    saved_chat::to_import(&record),
+                )
+                .await
+                {
+                    Ok(true) => this.notify(NoticeKind::Imported, format!("Imported “{title}”.")),
+                    Ok(false) => this.notify(
+                        NoticeKind::Imported,
+                        format!("“{title}” was imported before; nothing new was made."),
+                    ),
+                    Err(e) => this.notify(
+                        NoticeKind::Server,
+                        format!("The export could not be imported ({}).", e.0.message),
+                    ),
+                }
+                this.refresh_list();
+            });
+            return;
+        }
+        if local_store::load(&record.id).is_some() {
+            record.id = new_id();
+        }
+        match local_store::save(&record) {
+            Ok(()) => {
+                self.refresh_list();
+                self.notify(NoticeKind::Imported, format!("Imported “{title}”."));
+                let id = record.id.clone();
+                self.open(&id);
+            }
+            Err(e) => self.notify(NoticeKind::Save, e.notice()),
+        }
+    }
+
     /// Takes a conversation from the server, shows it unless the reader moved on or a turn
     /// runs, and keeps a copy in this browser.
     fn fetch_conversation(&self, id: String) {
@@ -575,6 +692,23 @@ impl ChatController {
     pub fn set_pref(&self, pref: ThinkingPref) {
         self.pref.set(pref);
         self.remember_current();
+        if self.server.get_untracked() {
+            self.prefs
+                .update_value(|p| p.thinking = Some(pref.key().to_string()));
+            let (this, prefs) = (*self, self.prefs.get_value());
+            spawn_local(async move {
+                let workspace = this.workspace.get_untracked();
+                if let Err(e) = crate::api::history::set_preferences(workspace, prefs).await {
+                    this.notify(
+                        NoticeKind::Server,
+                        format!(
+                            "The setting is kept in this browser only ({}).",
+                            e.0.message
+                        ),
+                    );
+                }
+            });
+        }
     }
 
     fn show(&self, record: ConversationRecord) {
@@ -612,6 +746,11 @@ impl ChatController {
                         server_id: StoredValue::new(
                             (on_server && !m.id.is_empty()).then(|| m.id.clone()),
                         ),
+                        edits: if m.role == Role::User && versions.len() > 1 {
+                            versions
+                        } else {
+                            Vec::new()
+                        },
                     }
                 })
                 .collect::<Vec<_>>()
@@ -826,8 +965,8 @@ impl ChatController {
                         thinking: None,
                         status: None,
                         error: None,
-                        versions: Vec::new(),
-                        active_version: None,
+                        active_version: (!e.edits.is_empty()).then(|| e.edits.len() - 1),
+                        versions: e.edits.clone(),
                         extra: e.extra.clone(),
                     },
                     Role::Assistant => {
@@ -960,7 +1099,7 @@ impl ChatController {
         }
         let now = now_ms();
         let turn = self.turn_signal(TurnState::started(now));
-        let (user, assistant) =
+        let (mut user, assistant) =
             self.in_scope(|| (Entry::user(text.clone(), now), Entry::assistant(turn, now)));
         let mut messages = Vec::new();
         let editing = self.editing.get_untracked();
@@ -968,7 +1107,10 @@ impl ChatController {
         self.entries.update(|entries| {
             let ids = entries.iter().map(|e| e.id.as_str());
             if let Some(pos) = decisions::cut_for_edit(ids, editing.as_deref()) {
-                edited_on_server = entries[pos].server_id();
+                let old = &entries[pos];
+                edited_on_server = old.server_id();
+                user.edits =
+                    decisions::edit_versions(&old.edits, &old.text, old.created_at, &text, now);
                 entries.truncate(pos);
             }
             entries.push(user);

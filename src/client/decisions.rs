@@ -3,7 +3,7 @@
 //! cuts the conversation, what retry and regenerate do to the versions, and what a branch
 //! holds. The controller only reads its signals into these and writes the results back.
 
-use super::saved_chat::ConversationRecord;
+use super::saved_chat::{ConversationRecord, VersionRecord};
 use super::turn_state::TurnPhase;
 use crate::domain::{ChatMessage, Role};
 
@@ -85,6 +85,38 @@ pub fn cut_for_edit<'a>(
     ids.into_iter().position(|id| id == editing)
 }
 
+/// The versions an edited user message keeps: every earlier one (or the text it had, when it was
+/// never edited before), then the new text. An edit that changes nothing adds nothing.
+pub fn edit_versions(
+    earlier: &[VersionRecord],
+    old_text: &str,
+    old_at: f64,
+    new_text: &str,
+    now: f64,
+) -> Vec<VersionRecord> {
+    let plain = |content: &str, created_at: f64| VersionRecord {
+        content: content.to_owned(),
+        thinking: None,
+        status: None,
+        error: None,
+        created_at,
+    };
+    let mut versions = if earlier.is_empty() {
+        vec![plain(old_text, old_at)]
+    } else {
+        earlier.to_vec()
+    };
+    if versions.last().is_some_and(|v| v.content == new_text) {
+        return if versions.len() > 1 {
+            versions
+        } else {
+            Vec::new()
+        };
+    }
+    versions.push(plain(new_text, now));
+    versions
+}
+
 /// Where a new version goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -150,6 +182,21 @@ mod tests {
             phase,
             answer: text,
         }
+    }
+
+    #[test]
+    fn an_edit_keeps_every_earlier_text_and_an_unchanged_one_adds_nothing() {
+        let first = edit_versions(&[], "one", 1.0, "two", 2.0);
+        let texts = |v: &[VersionRecord]| v.iter().map(|v| v.content.clone()).collect::<Vec<_>>();
+        assert_eq!(texts(&first), ["one", "two"]);
+        assert_eq!(first[0].created_at, 1.0);
+        let second = edit_versions(&first, "two", 2.0, "three", 3.0);
+        assert_eq!(texts(&second), ["one", "two", "three"]);
+        assert!(edit_versions(&[], "same", 1.0, "same", 2.0).is_empty());
+        assert_eq!(
+            texts(&edit_versions(&second, "three", 3.0, "three", 4.0)).len(),
+            3
+        );
     }
 
     #[test]

@@ -521,6 +521,7 @@ pub fn export_markdown(record: &ConversationRecord, with_thinking: bool) -> Stri
 /// The record as JSON, without reasoning when `with_thinking` is off.
 pub fn export_json(record: &ConversationRecord, with_thinking: bool) -> String {
     let mut record = record.clone();
+    record.extra.remove(SERVER_COPY);
     if !with_thinking {
         for m in &mut record.messages {
             m.thinking = None;
@@ -530,6 +531,17 @@ pub fn export_json(record: &ConversationRecord, with_thinking: bool) -> String {
         }
     }
     serde_json::to_string_pretty(&record).unwrap_or_else(|_| "{}".into())
+}
+
+/// A JSON export read back: the v1 record it holds, refused when it is not one or has no
+/// messages.
+pub fn parse_export(raw: &str) -> Result<ConversationRecord, Unreadable> {
+    let mut record = parse_conversation(raw.trim_start_matches('\u{feff}'))?;
+    if record.messages.is_empty() {
+        return Err(Unreadable("the export holds no messages".into()));
+    }
+    record.extra.remove(SERVER_COPY);
+    Ok(record)
 }
 
 fn escape_html(s: &str) -> String {
@@ -865,6 +877,19 @@ mod tests {
         assert!(!without.contains("let me see") && without.contains("the answer"));
         assert!(export_json(&record, true).contains("let me see"));
         assert!(!export_json(&record, false).contains("let me see"));
+    }
+
+    #[test]
+    fn a_json_export_reads_back_as_the_same_record() {
+        let v = version_from_turn(&sample_turn(), 6000.0);
+        let mut record = record_with(vec![assistant_record("m".into(), 0.0, vec![v], 0)]);
+        record.extra.insert(SERVER_COPY.into(), Value::Bool(true));
+        let back = parse_export(&format!("\u{feff}{}", export_json(&record, true))).unwrap();
+        assert!(!is_server_copy(&back));
+        record.extra.remove(SERVER_COPY);
+        assert_eq!(back, record);
+        assert!(parse_export("{\"id\":\"x\",\"title\":\"t\",\"messages\":[]}").is_err());
+        assert!(parse_export("[1,2]").is_err());
     }
 
     #[test]

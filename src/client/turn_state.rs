@@ -87,9 +87,10 @@ impl BlockState {
         (end - self.started_at).max(0.0) as u64
     }
 
-    /// Whether the reader has anything to expand.
+    /// Whether the reader has anything to expand: its text, or a stored block's text still on
+    /// the server (it loads when the block opens).
     pub fn has_text(&self) -> bool {
-        !self.text.trim().is_empty()
+        !self.text.trim().is_empty() || self.remote.as_ref().is_some_and(|r| r.words > 0)
     }
 }
 
@@ -295,6 +296,22 @@ fn no_response_after_close() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_block_whose_text_is_still_on_the_server_can_be_expanded() {
+        let mut block = BlockState::default();
+        assert!(!block.has_text());
+        block.remote = Some(RemoteText {
+            id: "b1".into(),
+            words: 0,
+        });
+        assert!(!block.has_text(), "nothing to load");
+        block.remote = Some(RemoteText {
+            id: "b1".into(),
+            words: 82,
+        });
+        assert!(block.has_text());
+    }
 
     fn start(block: u32) -> TurnEvent {
         TurnEvent::ThinkingStart {

@@ -191,3 +191,32 @@ pub struct ImportBlock {
     #[serde(default)]
     pub interrupted: bool,
 }
+
+/// What a user chose for one workspace (thinking behaviour, locale, theme, default model);
+/// an unset field keeps the default, so a client that knows only some of them keeps the rest.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preferences {
+    #[serde(default)]
+    pub thinking: Option<String>,
+    #[serde(default)]
+    pub locale: Option<String>,
+    #[serde(default)]
+    pub theme: Option<String>,
+    #[serde(default)]
+    pub default_model: Option<String>,
+}
+
+impl Preferences {
+    /// Each field set: 1 to 64 characters without control characters.
+    pub fn is_valid(&self) -> bool {
+        [
+            &self.thinking,
+            &self.locale,
+            &self.theme,
+            &self.default_model,
+        ]
+        .into_iter()
+        .flatten()
+        .all(|v| !v.is_empty() && v.chars().count() <= 64 && !v.chars().any(char::is_control))
+    }
+}

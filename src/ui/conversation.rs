@@ -94,6 +94,33 @@ pub fn Conversation() -> impl IntoView {
         count
     });
 
+    Effect::new(move |_| {
+        let Some(target) = chat.reveal.get() else {
+            return;
+        };
+        if !chat.entries.with(|e| e.iter().any(|e| e.id == target)) {
+            return;
+        }
+        request_animation_frame(move || {
+            let Some(el) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id(&format!("message-{target}")))
+            else {
+                return;
+            };
+            at_bottom.set(false);
+            let options = web_sys::ScrollIntoViewOptions::new();
+            options.set_block(web_sys::ScrollLogicalPosition::Center);
+            el.scroll_into_view_with_scroll_into_view_options(&options);
+            let _ = el.set_attribute("data-revealed", "");
+            let _ = el.set_attribute("tabindex", "-1");
+            if let Some(el) = el.dyn_ref::<web_sys::HtmlElement>() {
+                let _ = el.focus();
+            }
+            chat.reveal.set(None);
+        });
+    });
+
     view! {
         <main
             class="conversation"

@@ -40,6 +40,18 @@ pub fn download(filename: &str, mime: &str, content: &str) {
     let _ = web_sys::Url::revoke_object_url(&url);
 }
 
+/// The text of the file chosen in a file input, if one was chosen and it reads as text.
+pub async fn chosen_file_text(ev: &leptos::ev::Event) -> Option<String> {
+    use leptos::wasm_bindgen::JsCast;
+    let input = ev.target()?.dyn_into::<web_sys::HtmlInputElement>().ok()?;
+    let file = input.files()?.get(0)?;
+    input.set_value("");
+    let text = wasm_bindgen_futures::JsFuture::from(file.text())
+        .await
+        .ok()?;
+    text.as_string()
+}
+
 /// The local time of a client timestamp, as `(ISO 8601, "14:05")`.
 pub fn local_time(ms: f64) -> (String, String) {
     if ms <= 0.0 {

@@ -2,8 +2,9 @@
 
 use leptos::prelude::*;
 
+use super::account_panel::AccountPanel;
 use super::dom;
-use crate::client::controller::{now_ms, ChatController};
+use crate::client::controller::ChatController;
 use crate::client::saved_chat;
 use crate::client::thinking_view::ThinkingPref;
 
@@ -43,15 +44,17 @@ pub fn SettingsMenu() -> impl IntoView {
     }
 }
 
-/// Who is signed in, with Sign out and Sign out everywhere, when this Ponder has accounts.
+/// Who is signed in, with Sign out and Sign out everywhere (built-in accounts), and the
+/// account panel (tokens; users for an admin) whenever Ponder knows who people are.
 #[component]
 fn AccountSection() -> impl IntoView {
     let chat = expect_context::<ChatController>();
+    let panel = RwSignal::new(false);
     let signed_in = move || {
         chat.me
             .get()
-            .filter(|me| me.auth == "password")
-            .and_then(|me| me.account)
+            .filter(|me| me.auth != "none")
+            .and_then(|me| me.account.map(|a| (me.auth == "password", a)))
     };
     let sign_out = move |everywhere: bool| {
         leptos::task::spawn_local(async move {
@@ -68,14 +71,23 @@ fn AccountSection() -> impl IntoView {
         });
     };
     move || {
-        signed_in().map(|account| {
+        signed_in().map(|(own_accounts, account)| {
+            let for_panel = account.clone();
             view! {
                 <fieldset class="account">
                     <legend>"Account"</legend>
                     <p class="account-name">"Signed in as " <strong>{account.name}</strong></p>
-                    <button type="button" class="action" on:click=move |_| sign_out(false)>"Sign out"</button>
-                    <button type="button" class="action" on:click=move |_| sign_out(true)>"Sign out everywhere"</button>
+                    <button type="button" class="action" aria-haspopup="dialog" on:click=move |_| panel.set(true)>
+                        {if account.is_admin { "API tokens and users…" } else { "API tokens…" }}
+                    </button>
+                    {own_accounts.then(|| view! {
+                        <button type="button" class="action" on:click=move |_| sign_out(false)>"Sign out"</button>
+                        <button type="button" class="action" on:click=move |_| sign_out(true)>"Sign out everywhere"</button>
+                    })}
                 </fieldset>
+                <Show when=move || panel.get()>
+                    <AccountPanel open=panel account=for_panel.clone()/>
+                </Show>
             }
         })
     }
@@ -102,21 +114,30 @@ pub fn ExportMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let with_thinking = RwSignal::new(true);
     let export = move |json: bool| {
-        let record = chat.record(now_ms());
-        let base = export_name(&record.title);
-        if json {
-            dom::download(
-                &format!("{base}.json"),
-                "application/json",
-                &saved_chat::export_json(&record, with_thinking.get_untracked()),
-            );
-        } else {
-            dom::download(
-                &format!("{base}.md"),
-                "text/markdown",
-                &saved_chat::export_markdown(&record, with_thinking.get_untracked()),
-            );
-        }
+        let with_thinking = with_thinking.get_untracked();
+        chat.exportable(move |record| {
+            let base = export_name(&record.title);
+            if json {
+                dom::download(
+                    &format!("{base}.json"),
+                    "application/json",
+                    &saved_chat::export_json(&record, with_thinking),
+                );
+            } else {
+                dom::download(
+                    &format!("{base}.md"),
+                    "text/markdown",
+                    &saved_chat::export_markdown(&record, with_thinking),
+                );
+            }
+        });
+    };
+    let import = move |ev: leptos::ev::Event| {
+        leptos::task::spawn_local(async move {
+            if let Some(text) = dom::chosen_file_text(&ev).await {
+                chat.import_export(text);
+            }
+        });
     };
     view! {
         <details class="menu">
@@ -137,6 +158,10 @@ pub fn ExportMenu() -> impl IntoView {
                 <button type="button" class="action" disabled=move || chat.entries.with(Vec::is_empty) on:click=move |_| export(true)>
                     "Download JSON"
                 </button>
+                <label class="action import-file">
+                    "Import a JSON export…"
+                    <input type="file" accept="application/json,.json" class="visually-hidden" on:change=import/>
+                </label>
             </div>
         </details>
     }

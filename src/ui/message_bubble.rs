@@ -40,12 +40,43 @@ fn UserBubble(entry: Entry) -> impl IntoView {
         let id = entry.id.clone();
         move || chat.editing.with(|e| e.as_deref() == Some(id.as_str()))
     };
+    let edited = entry.edits.len() > 1;
+    let earlier: Vec<String> = entry
+        .edits
+        .iter()
+        .take(entry.edits.len().saturating_sub(1))
+        .map(|v| v.content.clone())
+        .collect();
+    let label = if edited {
+        "Message from you, edited"
+    } else {
+        "Message from you"
+    };
     view! {
-        <article class="bubble user" class:editing=editing aria-label="Message from you">
+        <article
+            class="bubble user"
+            class:editing=editing
+            id=format!("message-{}", entry.id)
+            aria-label=label
+        >
             <div class="bubble-col">
                 <div class="bubble-body" dir="auto">{entry.text.clone()}</div>
+                {(!earlier.is_empty()).then(|| {
+                    let count = earlier.len();
+                    view! {
+                        <details class="earlier-versions">
+                            <summary>
+                                {if count == 1 { "1 earlier version".to_string() } else { format!("{count} earlier versions") }}
+                            </summary>
+                            <ol>
+                                {earlier.into_iter().map(|t| view! { <li dir="auto">{t}</li> }).collect_view()}
+                            </ol>
+                        </details>
+                    }
+                })}
                 <div class="bubble-meta">
                     <Timestamp at=entry.created_at/>
+                    {edited.then(|| view! { <span class="edited">"edited"</span> })}
                     <div class="actions">
                         <button
                             type="button"
@@ -103,6 +134,7 @@ fn focus_composer() {
 
 #[component]
 fn AssistantBubble(entry: Entry) -> impl IntoView {
+    let dom_id = format!("message-{}", entry.id);
     let versions = entry.versions;
     let active = entry.active;
     let turn = Memo::new(move |_| {
@@ -112,6 +144,7 @@ fn AssistantBubble(entry: Entry) -> impl IntoView {
     view! {
         <article
             class="bubble assistant"
+            id=dom_id
             class:error=move || turn.get().is_some_and(|t| t.with(|t| t.phase == TurnPhase::Error))
             aria-label="Message from the assistant"
             aria-busy=move || turn.get().is_some_and(|t| t.with(|t| t.phase.is_running())).to_string()

@@ -1,6 +1,7 @@
 //! The components. They bind the pure client state to the DOM and hold no logic of their own
 //! beyond what the DOM needs (focus, scrolling, open/closed, clipboard, downloads).
 
+pub mod account_panel;
 pub mod chat_page;
 pub mod clock;
 pub mod composer;

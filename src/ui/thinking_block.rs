@@ -170,6 +170,9 @@ pub fn ThinkingBlock(
                         }
                     }
                 >
+                    <Show when=move || waits_for_text.get()>
+                        <p class="thinking-loading" role="status">"Loading the reasoning…"</p>
+                    </Show>
                     <Show when=move || kind.get() == ThinkingKind::Summary>
                         <p class="thinking-summary-note">"Summary of the model's reasoning"</p>
                     </Show>

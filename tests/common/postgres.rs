@@ -140,3 +140,18 @@ pub async fn database() -> String {
         .expect("create database");
     format!("postgres://ponder@127.0.0.1:{}/{name}", c.port)
 }
+
+/// Drops a database made by [`database`] at once, ending every connection to it: what a
+/// server sees when its database is gone.
+pub async fn drop_database(url: &str) {
+    let c = cluster();
+    let name = url.rsplit('/').next().expect("a database name").to_string();
+    let admin = format!("postgres://ponder@127.0.0.1:{}/postgres", c.port);
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin)
+        .await
+        .expect("connect to the test cluster");
+    sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .execute(&mut conn)
+        .await
+        .expect("drop database");
+}

@@ -17,7 +17,35 @@ pub struct Process {
 
 impl Process {
     pub fn start(vars: &[(&str, &str)]) -> Process {
+        Self::start_with(vars, None)
+    }
+
+    /// Starts the binary with no file it writes allowed past `max_file_bytes` (RLIMIT_FSIZE,
+    /// with SIGXFSZ ignored so a write past it fails instead of killing the process): a disk
+    /// that is full, as the database sees it.
+    pub fn start_limited(vars: &[(&str, &str)], max_file_bytes: u64) -> Process {
+        Self::start_with(vars, Some(max_file_bytes))
+    }
+
+    fn start_with(vars: &[(&str, &str)], max_file_bytes: Option<u64>) -> Process {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ponder"));
+        if let Some(limit) = max_file_bytes {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only async-signal-safe calls (signal, setrlimit) between fork and exec.
+            unsafe {
+                command.pre_exec(move || {
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    let rlim = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &rlim) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
         command
             .env_clear()
             .env("LEPTOS_SITE_ADDR", "127.0.0.1:0")

@@ -138,6 +138,30 @@ impl Store {
         }
     }
 
+    /// Sets the password of the user called `name` and ends every session they have (a reset
+    /// from the shell, for a forgotten password). False when no user has that name.
+    pub async fn set_password(&self, name: &str, hash: &str) -> Result<bool, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let changed = sqlx::query("UPDATE users SET password_hash = $1 WHERE name = $2")
+            .bind(hash)
+            .bind(name.trim())
+            .execute(&mut *tx)
+            .await?;
+        if changed.rows_affected() == 0 {
+            return Ok(false);
+        }
+        sqlx::query(
+            "UPDATE sessions SET revoked_at = $1 WHERE revoked_at IS NULL AND user_id = \
+             (SELECT id FROM users WHERE name = $2)",
+        )
+        .bind(now_ms())
+        .bind(name.trim())
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
     /// The identity for a user whose password was just checked.
     pub(crate) fn identity_of(user: User) -> Identity {
         Identity { user }

@@ -743,6 +743,50 @@ impl Scoped<'_> {
         .ok_or(StoreError::NotFound)
     }
 
+    /// Removes at once a conversation this request has just made, when the turn it was made for
+    /// could not be stored whole: a failed turn leaves no empty conversation behind.
+    pub async fn discard_conversation(&self, conversation: &str) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM search_index WHERE conversation_id = $1 AND user_id = $2")
+            .bind(conversation)
+            .bind(self.user)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM conversations WHERE id = $1 AND user_id = $2")
+            .bind(conversation)
+            .bind(self.user)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Removes at once messages this request has just added, for the same reason.
+    pub async fn discard_messages(
+        &self,
+        conversation: &str,
+        messages: &[&str],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        for message in messages {
+            sqlx::query("DELETE FROM search_index WHERE message_id = $1 AND user_id = $2")
+                .bind(*message)
+                .bind(self.user)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "DELETE FROM messages WHERE id = $1 AND conversation_id = $2 AND user_id = $3",
+            )
+            .bind(*message)
+            .bind(conversation)
+            .bind(self.user)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Stores the reader's message at the end of the conversation, or as a new version of the
     /// message `edit_of` (what followed it is dropped: history stays linear). Returns its id.
     pub async fn add_user_message(
@@ -754,6 +798,7 @@ impl Scoped<'_> {
         self.owns_conversation(conversation).await?;
         let now = now_ms();
         let mut tx = self.pool().begin().await?;
+        lock_conversation(&mut tx, conversation).await?;
         let message_id = match edit_of {
             Some(message) => {
                 let (position, role) = self.message_position(conversation, message).await?;
@@ -838,6 +883,7 @@ impl Scoped<'_> {
         self.owns_conversation(conversation).await?;
         let now = now_ms();
         let mut tx = self.pool().begin().await?;
+        lock_conversation(&mut tx, conversation).await?;
         let (message_id, version) = match regenerate {
             Some(message) => {
                 let (_, role) = self.message_position(conversation, message).await?;
@@ -1231,6 +1277,7 @@ impl Scoped<'_> {
 
     /// The thinking preference, locale, theme and default model for a workspace.
     pub async fn preferences(&self, workspace: &str) -> Result<Preferences, StoreError> {
+        self.own_workspace(Some(workspace)).await?;
         let row = sqlx::query(
             "SELECT thinking, locale, theme, default_model FROM preferences WHERE user_id = $1 AND workspace_id = $2",
         )
@@ -1254,6 +1301,11 @@ impl Scoped<'_> {
         workspace: &str,
         prefs: &Preferences,
     ) -> Result<(), StoreError> {
+        if !prefs.is_valid() {
+            return Err(StoreError::Conflict(
+                "a preference is 1 to 64 characters, with no control characters".into(),
+            ));
+        }
         self.own_workspace(Some(workspace)).await?;
         let mut tx = self.pool().begin().await?;
         sqlx::query("DELETE FROM preferences WHERE user_id = $1 AND workspace_id = $2")
@@ -1277,14 +1329,7 @@ impl Scoped<'_> {
     }
 }
 
-/// What a user chose for a workspace; unset fields keep the defaults.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Preferences {
-    pub thinking: Option<String>,
-    pub locale: Option<String>,
-    pub theme: Option<String>,
-    pub default_model: Option<String>,
-}
+pub use crate::domain::history::Preferences;
 
 fn clean_name(name: &str) -> Result<String, StoreError> {
     let name = name.trim();
@@ -1302,6 +1347,20 @@ fn found(rows: u64) -> Result<(), StoreError> {
     } else {
         Ok(())
     }
+}
+
+/// Takes the conversation's write lock for the rest of the transaction (a row lock on
+/// PostgreSQL, the database's write lock on SQLite), so two replicas adding to one conversation
+/// at once take turns instead of both reading the same last position.
+async fn lock_conversation(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    conversation: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE conversations SET rev = rev WHERE id = $1")
+        .bind(conversation)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 async fn insert_message(

@@ -247,6 +247,7 @@ pub async fn begin(
     }
     let store = &state.store;
     let me = store.scoped(&who);
+    let made_here = request.conversation.is_none();
     let conversation = match &request.conversation {
         Some(id) => id.clone(),
         None => {
@@ -257,26 +258,49 @@ pub async fn begin(
                 .id
         }
     };
-    let user_message = match &request.content {
-        Some(content) => Some(
-            me.add_user_message(&conversation, content, request.edit.as_deref())
-                .await
-                .map_err(store_error)?,
-        ),
-        None => None,
+    let mut added: Vec<String> = Vec::new();
+    let opened = async {
+        let user_message = match &request.content {
+            Some(content) => {
+                let id = me
+                    .add_user_message(&conversation, content, request.edit.as_deref())
+                    .await?;
+                if request.edit.is_none() {
+                    added.push(id.clone());
+                }
+                Some(id)
+            }
+            None => None,
+        };
+        let slot = me
+            .start_answer(
+                &conversation,
+                request.regenerate.as_deref(),
+                &state.config.model,
+            )
+            .await?;
+        if request.regenerate.is_none() {
+            added.push(slot.message_id.clone());
+        }
+        let history = me.history_before(&conversation, &slot.message_id).await?;
+        Ok::<_, crate::server::store::StoreError>((user_message, slot, history))
+    }
+    .await;
+    let (user_message, slot, history) = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            let undone = if made_here {
+                me.discard_conversation(&conversation).await
+            } else {
+                let ids: Vec<&str> = added.iter().map(String::as_str).collect();
+                me.discard_messages(&conversation, &ids).await
+            };
+            if let Err(cleanup) = undone {
+                tracing::warn!(error = %cleanup, "a refused turn's first writes could not be removed");
+            }
+            return Err(store_error(e));
+        }
     };
-    let slot = me
-        .start_answer(
-            &conversation,
-            request.regenerate.as_deref(),
-            &state.config.model,
-        )
-        .await
-        .map_err(store_error)?;
-    let history = me
-        .history_before(&conversation, &slot.message_id)
-        .await
-        .map_err(store_error)?;
     let first = TurnEvent::Turn {
         conversation: slot.conversation_id.clone(),
         user_message,

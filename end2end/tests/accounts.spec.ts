@@ -1,0 +1,245 @@
+import { expect, test, type Browser, type BrowserContext, type Page } from "@playwright/test";
+import { SERVERS } from "../servers";
+import { ChatPage } from "../pages/chat";
+
+// Accounts and server-side history, as people use them: signing in (built-in accounts, a trusted
+// proxy's header, no sign-in on loopback), the same history on a second device, nothing of it for
+// another user, delete with Undo then the purge, search that reaches the thinking, and chats
+// already in this browser moved onto the server.
+
+const ACCOUNTS = SERVERS.accounts.url;
+const PROXY = SERVERS.proxyAuth.url;
+const ADMIN = { name: "admin", password: "admin-password-1" };
+const BO = { name: "bo", password: "bo-password-12" };
+
+async function signIn(page: Page, who: { name: string; password: string }, button = "Sign in") {
+  await page.getByRole("textbox", { name: "Name" }).fill(who.name);
+  await page.getByLabel("Password").fill(who.password);
+  await page.getByRole("button", { name: button }).click();
+  await expect(page.getByRole("textbox", { name: "Message" })).toBeVisible();
+}
+
+async function device(browser: Browser, baseURL: string, headers?: Record<string, string>): Promise<[BrowserContext, Page]> {
+  const context = await browser.newContext({ baseURL, extraHTTPHeaders: headers });
+  const page = await context.newPage();
+  return [context, page];
+}
+
+async function hydrated(page: Page, url: string) {
+  await page.goto(`${url}/`);
+  await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+}
+
+function conversations(page: Page) {
+  return page.getByRole("navigation", { name: "Conversations" }).locator(".conversation-open");
+}
+
+async function api(page: Page, url: string, endpoint: string, body: unknown) {
+  const response = await page.request.post(`${url}/api/${endpoint}`, { data: body });
+  return { status: response.status(), body: await response.text() };
+}
+
+test.describe.serial("built-in accounts", () => {
+  let adminConversation = "";
+
+  test("the first visit creates the admin; their chat is on a second device after signing in", async ({ browser }) => {
+    const [first, page] = await device(browser, ACCOUNTS);
+    await hydrated(page, ACCOUNTS);
+    await expect(page.getByRole("heading", { name: "Create the admin account" })).toBeVisible();
+    await signIn(page, ADMIN, "Create account");
+    const chat = new ChatPage(page, ACCOUNTS);
+    await chat.send("[two-blocks] kept on the server");
+    await chat.waitForTurnEnd();
+    await expect(conversations(page)).toHaveText(["[two-blocks] kept on the server"]);
+    const list = JSON.parse((await api(page, ACCOUNTS, "conversations/list", {})).body);
+    adminConversation = list[0].id;
+
+    const [second, other] = await device(browser, ACCOUNTS);
+    await hydrated(other, ACCOUNTS);
+    await expect(other.getByRole("heading", { name: "Sign in to Ponder" })).toBeVisible();
+    await other.getByRole("textbox", { name: "Name" }).fill(ADMIN.name);
+    await other.getByLabel("Password").fill("not-the-password");
+    await other.getByRole("button", { name: "Sign in" }).click();
+    await expect(other.getByRole("alert")).toContainText("do not match");
+    await signIn(other, ADMIN);
+    await expect(conversations(other)).toHaveText(["[two-blocks] kept on the server"]);
+    await conversations(other).first().click();
+    const there = new ChatPage(other, ACCOUNTS);
+    await expect(there.userBubbles().first()).toContainText("kept on the server");
+    await expect(there.answer()).toContainText("Verified: the answer stands.");
+    // The reasoning is not in the opened conversation; it loads when the block opens.
+    const block = there.thinkingBlocks().first();
+    await there.summary(block).click();
+    await expect(block.locator(".thinking-text")).toContainText("pin down what is really being asked");
+    await first.close();
+    await second.close();
+  });
+
+  test("the admin adds a user, who sees none of the admin's chats and gets 404 for one", async ({ browser }) => {
+    const [admin, page] = await device(browser, ACCOUNTS);
+    await hydrated(page, ACCOUNTS);
+    await signIn(page, ADMIN);
+    await page.getByText("Settings", { exact: true }).click();
+    await page.getByRole("button", { name: "API tokens and users…" }).click();
+    const panel = page.getByRole("dialog", { name: /Account/ });
+    await expect(panel.getByRole("list", { name: "Users" })).toContainText("admin");
+    await panel.getByRole("textbox", { name: "Name" }).fill(BO.name);
+    await panel.getByLabel("Password").fill(BO.password);
+    await panel.getByRole("button", { name: "Add user" }).click();
+    await expect(panel.getByRole("list", { name: "Users" })).toContainText(BO.name);
+    // A token, shown once, works as a bearer.
+    await panel.getByRole("textbox", { name: "New token's name" }).fill("script");
+    await panel.getByRole("button", { name: "Make a token" }).click();
+    const secret = (await panel.locator(".secret").textContent()) ?? "";
+    expect(secret).toMatch(/^pt_/);
+    const viaToken = await page.request.post(`${ACCOUNTS}/api/conversations/list`, {
+      data: {},
+      headers: { authorization: `Bearer ${secret}`, cookie: "" },
+    });
+    expect(viaToken.status()).toBe(200);
+    await panel.getByRole("button", { name: "Close" }).click();
+    await admin.close();
+
+    const [bo, other] = await device(browser, ACCOUNTS);
+    await hydrated(other, ACCOUNTS);
+    await signIn(other, BO);
+    await expect(conversations(other)).toHaveCount(0);
+    const theirs = await api(other, ACCOUNTS, "conversations/get", { id: adminConversation });
+    const missing = await api(other, ACCOUNTS, "conversations/get", { id: "no-such-conversation" });
+    expect(theirs.status).toBe(404);
+    expect(theirs.body).toBe(missing.body);
+    const block = await api(other, ACCOUNTS, "search", { query: "server", thinking: true });
+    expect(block.status).toBe(200);
+    expect(JSON.parse(block.body)).toEqual([]);
+    await bo.close();
+  });
+
+  test("chats already in this browser are offered once and imported once", async ({ browser }) => {
+    const [context, page] = await device(browser, ACCOUNTS);
+    const record = {
+      id: "legacy-1",
+      title: "From before accounts",
+      created_at: 1764489600000,
+      updated_at: 1764489600000,
+      rev: 1,
+      messages: [
+        { id: "u1", role: "user", content: "From before accounts", created_at: 1764489600000 },
+        {
+          id: "a1", role: "assistant", content: "An old answer.", created_at: 1764489600000,
+          thinking: [{ text: "old reasoning about zanzibar", kind: "raw", duration_ms: 1200 }],
+        },
+      ],
+    };
+    const plant = (r: typeof record) => localStorage.setItem(`ponder.chat.v1.${r.id}`, JSON.stringify(r));
+    await page.addInitScript(plant, record);
+    await hydrated(page, ACCOUNTS);
+    await signIn(page, BO);
+    const offer = page.getByRole("region", { name: "Chats in this browser" });
+    await expect(offer).toContainText("1 chats");
+    await offer.getByRole("button", { name: "Import them" }).click();
+    await expect(offer).toHaveCount(0);
+    await expect(conversations(page)).toHaveText(["From before accounts"]);
+    // The same chat in the browser again (another tab kept it): importing it again adds nothing.
+    await page.reload();
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+    await page.getByRole("region", { name: "Chats in this browser" }).getByRole("button", { name: "Import them" }).click();
+    await expect(page.getByRole("region", { name: "Chats in this browser" })).toHaveCount(0);
+    await expect(conversations(page)).toHaveText(["From before accounts"]);
+    await conversations(page).first().click();
+    const chat = new ChatPage(page, ACCOUNTS);
+    await expect(chat.answer()).toContainText("An old answer.");
+    await chat.summary(chat.thinkingBlocks().first()).click();
+    await expect(chat.thinkingBlocks().first().locator(".thinking-text")).toContainText("zanzibar");
+    await context.close();
+  });
+});
+
+test.describe("a trusted proxy names the user", () => {
+  test("the header signs in; without it the API answers 401", async ({ browser }) => {
+    const [context, page] = await device(browser, PROXY, { "Remote-User": "carol" });
+    await hydrated(page, PROXY);
+    await expect(page.getByRole("textbox", { name: "Message" })).toBeVisible();
+    await page.getByText("Settings", { exact: true }).click();
+    await expect(page.locator(".account-name")).toContainText("carol");
+    await expect(page.getByRole("button", { name: "Sign out" })).toHaveCount(0);
+    await context.close();
+    const [bare, anon] = await device(browser, PROXY);
+    expect((await api(anon, PROXY, "conversations/list", {})).status).toBe(401);
+    await bare.close();
+  });
+
+  test("delete offers Undo, and after the grace the purge removes the chat", async ({ browser }) => {
+    const [context, page] = await device(browser, PROXY, { "Remote-User": "dora" });
+    await hydrated(page, PROXY);
+    const chat = new ChatPage(page, PROXY);
+    await chat.send("short-lived");
+    await chat.waitForTurnEnd();
+    await expect(conversations(page)).toHaveText(["short-lived"]);
+    const id = JSON.parse((await api(page, PROXY, "conversations/list", {})).body)[0].id;
+
+    await page.getByRole("button", { name: "Delete short-lived" }).click();
+    await page.getByRole("button", { name: "Yes, delete" }).click();
+    await expect(conversations(page)).toHaveCount(0);
+    await page.getByRole("button", { name: "Undo" }).click();
+    await expect(conversations(page)).toHaveText(["short-lived"]);
+    expect((await api(page, PROXY, "conversations/get", { id })).status).toBe(200);
+
+    await page.getByRole("button", { name: "Delete short-lived" }).click();
+    await page.getByRole("button", { name: "Yes, delete" }).click();
+    await expect(conversations(page)).toHaveCount(0);
+    // Restorable while the grace runs (2 s on this server); then the purge removes it.
+    const deleted = async () => JSON.parse((await api(page, PROXY, "conversations/list", { deleted: true })).body).map((c: any) => c.id);
+    expect(await deleted()).toContain(id);
+    await expect.poll(deleted, { timeout: 15_000 }).not.toContain(id);
+    expect((await api(page, PROXY, "conversations/restore", { id })).status).toBe(404);
+    expect((await api(page, PROXY, "conversations/get", { id })).status).toBe(404);
+    await page.reload();
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+    await expect(conversations(page)).toHaveCount(0);
+    await context.close();
+  });
+
+  test("search finds answers, and the reasoning only with Include thinking; a result opens its message", async ({ browser }) => {
+    const [context, page] = await device(browser, PROXY, { "Remote-User": "erin" });
+    await hydrated(page, PROXY);
+    const chat = new ChatPage(page, PROXY);
+    await chat.send("[two-blocks] searchable chat");
+    await chat.waitForTurnEnd();
+    await chat.send("a second question");
+    await chat.waitForTurnEnd();
+    await page.getByRole("button", { name: "+ New chat" }).click();
+
+    const search = page.getByRole("searchbox", { name: "Search chats" });
+    const results = page.getByRole("region", { name: "Search results" });
+    await search.fill("really being asked");
+    await search.press("Enter");
+    await expect(results).toContainText("Nothing found.");
+    await page.getByRole("search").getByRole("checkbox", { name: "Include thinking" }).check();
+    const hit = results.locator(".search-hit").first();
+    await expect(hit).toContainText("searchable chat");
+    await expect(hit.locator("mark").first()).toBeVisible();
+    await hit.click();
+    await expect(chat.userBubbles().first()).toContainText("searchable chat");
+    await expect(page.locator(".bubble[data-revealed]")).toHaveCount(1);
+    await expect(page.locator(".bubble[data-revealed]")).toBeFocused();
+
+    await search.fill("Verified answer stands");
+    await search.press("Enter");
+    await expect(results.locator(".search-hit").first()).toContainText("searchable chat");
+    await context.close();
+  });
+});
+
+test("on loopback without PONDER_AUTH there is no sign-in, and the history is on the server", async ({ browser }) => {
+  const [context, page] = await device(browser, SERVERS.main.url);
+  await hydrated(page, SERVERS.main.url);
+  await expect(page.getByRole("heading", { name: /Sign in|Create the admin/ })).toHaveCount(0);
+  const chat = new ChatPage(page, SERVERS.main.url);
+  await chat.send("on every device");
+  await chat.waitForTurnEnd();
+  const [otherContext, other] = await device(browser, SERVERS.main.url);
+  await hydrated(other, SERVERS.main.url);
+  await expect(conversations(other).filter({ hasText: "on every device" })).toHaveCount(1);
+  await context.close();
+  await otherContext.close();
+});

@@ -1,0 +1,82 @@
+//! `ponder user …`: accounts made and listed from a shell, on the database the server uses
+//! (`PONDER_DATABASE_URL`), so an operator can create the first admin before exposing Ponder, or
+//! get back in after forgetting a password.
+
+use std::io::BufRead;
+
+use super::accounts::{hash_password, AccountError};
+use super::store::Store;
+
+const USAGE: &str = "usage: ponder user add NAME [--admin] (the password is read from \
+PONDER_NEW_PASSWORD or the first line of stdin) | ponder user password NAME | ponder user list";
+
+/// Runs `ponder user <args>`; the text to print on success, or what went wrong.
+pub async fn user(args: &[String]) -> Result<String, String> {
+    let config = super::config::Config::from_env().map_err(|e| e.to_string())?;
+    let store = Store::open(&config.database_url)
+        .await
+        .map_err(|e| format!("the database could not be opened: {e}"))?;
+    match args {
+        [cmd, name, flags @ ..] if cmd == "add" => {
+            let admin_flag = match flags {
+                [] => false,
+                [f] if f == "--admin" => true,
+                _ => return Err(USAGE.into()),
+            };
+            let first = store.user_count().await.map_err(|e| e.to_string())? == 0;
+            let hash = hash_password(&new_password()?).map_err(refused)?;
+            let user = store
+                .create_user(name, Some(&hash), admin_flag || first)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(format!(
+                "added {}{}",
+                user.name,
+                if user.is_admin { " (admin)" } else { "" }
+            ))
+        }
+        [cmd, name] if cmd == "password" => {
+            let hash = hash_password(&new_password()?).map_err(refused)?;
+            let changed = store
+                .set_password(name, &hash)
+                .await
+                .map_err(|e| e.to_string())?;
+            if changed {
+                Ok(format!(
+                    "{name}'s password is changed and their sessions are ended"
+                ))
+            } else {
+                Err(format!("no user is named {name:?}"))
+            }
+        }
+        [cmd] if cmd == "list" => {
+            let users = store.list_users().await.map_err(|e| e.to_string())?;
+            Ok(users
+                .iter()
+                .map(|u| format!("{}{}", u.name, if u.is_admin { "\tadmin" } else { "" }))
+                .collect::<Vec<_>>()
+                .join("\n"))
+        }
+        _ => Err(USAGE.into()),
+    }
+}
+
+fn new_password() -> Result<String, String> {
+    if let Ok(p) = std::env::var("PONDER_NEW_PASSWORD") {
+        return Ok(p);
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| format!("the password could not be read from stdin: {e}"))?;
+    Ok(line.trim_end_matches(['\r', '\n']).to_string())
+}
+
+fn refused(e: AccountError) -> String {
+    match e {
+        AccountError::Invalid(why) => why,
+        AccountError::NotAllowed(why) => why.to_string(),
+        other => format!("{other:?}"),
+    }
+}

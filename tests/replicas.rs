@@ -1,0 +1,192 @@
+//! Scale-out: two real `ponder` processes on one PostgreSQL (the harness's cluster) serve the
+//! same users. A chat written through one is read through the other, a session made on one is
+//! valid on both, and two tabs writing to one conversation through different replicas at the
+//! same moment lose nothing. Also `ponder user` from the shell, on that same database.
+
+mod common;
+
+use common::browser::Browser;
+use common::process::Process;
+use ponder::domain::TurnEvent;
+use serde_json::{json, Value};
+
+fn replica(database: &str) -> Process {
+    Process::start(&[
+        ("PONDER_AUTH", "password"),
+        ("PONDER_DATABASE_URL", database),
+        ("PONDER_DEMO_DELAY_MS", "2"),
+    ])
+}
+
+fn stored_at(events: &[TurnEvent]) -> String {
+    match events.first() {
+        Some(TurnEvent::Turn { conversation, .. }) => conversation.clone(),
+        other => panic!("a stored turn starts with where it is stored, not {other:?}"),
+    }
+}
+
+fn texts(conversation: &Value) -> Vec<String> {
+    conversation["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            let active = m["active"].as_u64().unwrap_or(0) as usize;
+            m["versions"][active]["content"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_postgres_serve_the_same_users() {
+    let database = common::postgres::database().await;
+    let a = replica(&database);
+    let b = replica(&database);
+
+    // The admin is made through A; the session it gets is valid on B.
+    let on_a = Browser::at(a.url(""));
+    on_a.ok(
+        "auth/setup",
+        json!({"name": "root", "password": "root-password-1"}),
+    )
+    .await;
+    let on_b = on_a.moved_to(b.url(""));
+    let me = on_b.ok("me", json!({})).await;
+    assert_eq!(me["account"]["name"], "root", "{me}");
+
+    // A chat written through A is read through B, reasoning included.
+    let (status, events) = on_a.turn(json!({"content": "Why is the sky blue?"})).await;
+    assert_eq!(status, 200);
+    common::assert_one_terminal(&events);
+    let conversation = stored_at(&events);
+    let read = on_b
+        .ok("conversations/get", json!({"id": conversation}))
+        .await;
+    assert_eq!(
+        texts(&read),
+        [
+            "Why is the sky blue?".to_string(),
+            ponder::server::demo_upstream::ANSWER.to_string()
+        ]
+    );
+    let block = read["messages"][1]["versions"][0]["blocks"][0]["id"].clone();
+    assert_eq!(
+        on_b.ok("blocks/text", json!({"id": block})).await,
+        ponder::server::demo_upstream::THINKING
+    );
+
+    // Two tabs send to the same conversation at once, one through each replica: both
+    // questions and both answers are kept, each answer after its own question.
+    let (first, second) = tokio::join!(
+        on_a.turn(json!({"conversation": conversation, "content": "tab one"})),
+        on_b.turn(json!({"conversation": conversation, "content": "tab two"})),
+    );
+    for (status, events) in [&first, &second] {
+        assert_eq!(*status, 200);
+        common::assert_one_terminal(events);
+        assert!(
+            matches!(events.last(), Some(TurnEvent::Done { .. })),
+            "{events:?}"
+        );
+    }
+    let after = on_a
+        .ok("conversations/get", json!({"id": conversation}))
+        .await;
+    let said = texts(&after);
+    assert_eq!(said.len(), 6, "{said:?}");
+    for tab in ["tab one", "tab two"] {
+        assert_eq!(
+            said.iter().filter(|t| t.as_str() == tab).count(),
+            1,
+            "{said:?}"
+        );
+    }
+    let positions: Vec<i64> = after["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["created_at"].as_i64().unwrap_or(0))
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] <= w[1]), "{positions:?}");
+
+    // Signing out everywhere through B ends the session on A too.
+    on_b.ok("auth/sign-out-everywhere", json!({})).await;
+    assert_eq!(on_a.call("conversations/list", json!({})).await.0, 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ponder_user_adds_and_resets_accounts_from_the_shell() {
+    let database = common::temp_database();
+    let run = |args: &[&str], password: Option<&str>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_ponder"));
+        command
+            .env_clear()
+            .env("PONDER_DATABASE_URL", &database)
+            .args(args);
+        if let Some(p) = password {
+            command.env("PONDER_NEW_PASSWORD", p);
+        }
+        let out = command.output().expect("run ponder user");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        )
+    };
+    // The first user made from the shell is the admin, asked for or not.
+    let (code, out, err) = run(&["user", "add", "root"], Some("root-password-1"));
+    assert_eq!(code, Some(0), "{out} {err}");
+    assert_eq!(out, "added root (admin)");
+    let (code, out, _) = run(&["user", "add", "ana"], Some("ana-password-1"));
+    assert_eq!((code, out.as_str()), (Some(0), "added ana"));
+    let (code, _, err) = run(&["user", "add", "bo"], Some("short"));
+    assert_ne!(code, Some(0));
+    assert!(err.contains("at least 8"), "{err}");
+    let (code, _, err) = run(&["user", "add", "ana"], Some("another-password"));
+    assert_ne!(code, Some(0), "a name is taken once");
+    assert!(!err.is_empty());
+    let (_, out, _) = run(&["user", "list"], None);
+    assert_eq!(out, "root\tadmin\nana");
+
+    // The server signs them in with those passwords; a reset ends the old one.
+    let server = Process::start(&[
+        ("PONDER_AUTH", "password"),
+        ("PONDER_DATABASE_URL", &database),
+    ]);
+    let ana = Browser::at(server.url(""));
+    ana.ok(
+        "auth/sign-in",
+        json!({"name": "ana", "password": "ana-password-1"}),
+    )
+    .await;
+    assert_eq!(ana.call("conversations/list", json!({})).await.0, 200);
+    let (code, out, err) = run(&["user", "password", "ana"], Some("ana-password-2"));
+    assert_eq!(code, Some(0), "{out} {err}");
+    assert_eq!(ana.call("conversations/list", json!({})).await.0, 401);
+    let again = Browser::at(server.url(""));
+    assert_eq!(
+        again
+            .call(
+                "auth/sign-in",
+                json!({"name": "ana", "password": "ana-password-1"})
+            )
+            .await
+            .0,
+        401
+    );
+    again
+        .ok(
+            "auth/sign-in",
+            json!({"name": "ana", "password": "ana-password-2"}),
+        )
+        .await;
+    let (code, _, err) = run(&["user", "password", "nobody"], Some("whatever-123"));
+    assert_ne!(code, Some(0));
+    assert!(err.contains("no user"), "{err}");
+    let (code, _, err) = run(&["user", "frobnicate"], None);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("usage"), "{err}");
+}
