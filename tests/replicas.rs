@@ -149,7 +149,7 @@ async fn ponder_user_adds_and_resets_accounts_from_the_shell() {
     assert_ne!(code, Some(0), "a name is taken once");
     assert!(!err.is_empty());
     let (_, out, _) = run(&["user", "list"], None);
-    assert_eq!(out, "root\tadmin\nana");
+    assert_eq!(out, "ana\nroot\tadmin", "by name");
 
     // The server signs them in with those passwords; a reset ends the old one.
     let server = Process::start(&[

@@ -148,16 +148,24 @@ async fn a_lock_taken_mid_stream_ends_the_turn_with_an_error_event() {
         other => panic!("a turn that cannot be saved ends with an error, not {other:?}"),
     }
     let _ = locker.await;
-    // What was saved before the lock is there, marked as not finished.
+    // What was saved before the lock is there; once the lock lifts, the answer is marked as
+    // failed (the refused final state is retried), never left as streaming.
     let conversation = stored_at(&events);
-    let read = me
-        .ok("conversations/get", json!({"id": conversation}))
-        .await;
-    assert_eq!(message_count(&read), 2);
-    let status = read["messages"][1]["versions"][0]["status"].clone();
-    assert!(
-        status == "interrupted" || status == "error",
-        "the half-streamed answer is not shown as done: {status}"
+    let until = Instant::now() + Duration::from_secs(40);
+    let status = loop {
+        let read = me
+            .ok("conversations/get", json!({"id": conversation}))
+            .await;
+        assert_eq!(message_count(&read), 2);
+        let status = read["messages"][1]["versions"][0]["status"].clone();
+        if status != "streaming" || Instant::now() > until {
+            break status;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(
+        status, "error",
+        "the half-streamed answer is not left as streaming"
     );
 }
 

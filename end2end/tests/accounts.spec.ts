@@ -83,8 +83,8 @@ test.describe.serial("built-in accounts", () => {
     await page.getByRole("button", { name: "API tokens and users…" }).click();
     const panel = page.getByRole("dialog", { name: /Account/ });
     await expect(panel.getByRole("list", { name: "Users" })).toContainText("admin");
-    await panel.getByRole("textbox", { name: "Name" }).fill(BO.name);
-    await panel.getByLabel("Password").fill(BO.password);
+    await panel.getByRole("textbox", { name: "New user's name" }).fill(BO.name);
+    await panel.getByLabel("Their password").fill(BO.password);
     await panel.getByRole("button", { name: "Add user" }).click();
     await expect(panel.getByRole("list", { name: "Users" })).toContainText(BO.name);
     // A token, shown once, works as a bearer.
@@ -151,6 +151,20 @@ test.describe.serial("built-in accounts", () => {
     await chat.summary(chat.thinkingBlocks().first()).click();
     await expect(chat.thinkingBlocks().first().locator(".thinking-text")).toContainText("zanzibar");
     await context.close();
+
+    // Another browser with an older chat says Not now: it stays there and is not offered again.
+    const [later, again] = await device(browser, ACCOUNTS);
+    await again.addInitScript(plant, { ...record, id: "legacy-2", title: "Kept here" });
+    await hydrated(again, ACCOUNTS);
+    await signIn(again, BO);
+    await again.getByRole("region", { name: "Chats in this browser" }).getByRole("button", { name: "Not now" }).click();
+    await expect(again.getByRole("region", { name: "Chats in this browser" })).toHaveCount(0);
+    await again.reload();
+    await expect(again.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+    await expect(conversations(again)).toHaveText(["From before accounts"]);
+    await expect(again.getByRole("region", { name: "Chats in this browser" })).toHaveCount(0);
+    expect(await again.evaluate(() => localStorage.getItem("ponder.chat.v1.legacy-2"))).not.toBeNull();
+    await later.close();
   });
 });
 

@@ -356,13 +356,15 @@ impl ChatController {
                 self.fetch_conversation(id);
             }
             self.refresh_workspaces();
-            self.importable.set(
-                local_store::load_all(now_ms())
-                    .0
-                    .iter()
-                    .filter(|r| !saved_chat::is_server_copy(r))
-                    .count(),
-            );
+            if !settings.import_declined {
+                self.importable.set(
+                    local_store::load_all(now_ms())
+                        .0
+                        .iter()
+                        .filter(|r| !saved_chat::is_server_copy(r))
+                        .count(),
+                );
+            }
         }
         let needs_sign_in = self.me.with_untracked(|me| {
             me.as_ref()
@@ -480,6 +482,17 @@ impl ChatController {
             self.fetch_conversation(conversation);
         } else {
             self.open(&conversation);
+        }
+    }
+
+    /// The reader does not want this browser's older chats imported: they stay in localStorage,
+    /// untouched, and the offer is not made again in this browser.
+    pub fn decline_import(&self) {
+        self.importable.set(0);
+        let mut settings = local_store::load_settings();
+        settings.import_declined = true;
+        if let Err(e) = local_store::save_settings(&settings) {
+            self.notify(NoticeKind::Save, e.notice());
         }
     }
 

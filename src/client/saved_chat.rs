@@ -557,6 +557,10 @@ pub struct Settings {
     pub thinking: super::thinking_view::ThinkingPref,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_conversation: Option<String>,
+    /// The reader chose to keep this browser's older chats here: the import is not offered
+    /// again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub import_declined: bool,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

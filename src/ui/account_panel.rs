@@ -238,10 +238,10 @@ fn Users(error: RwSignal<Option<String>>, me: String) -> impl IntoView {
                 </For>
             </ul>
             <form class="account-form" on:submit=add>
-                <label for="new-user-name">"Name"</label>
+                <label for="new-user-name">"New user's name"</label>
                 <input id="new-user-name" type="text" autocomplete="off" prop:value=move || name.get()
                     on:input=move |ev| name.set(event_target_value(&ev))/>
-                <label for="new-user-password">"Password"</label>
+                <label for="new-user-password">"Their password"</label>
                 <input id="new-user-password" type="password" autocomplete="new-password" prop:value=move || password.get()
                     on:input=move |ev| password.set(event_target_value(&ev))/>
                 <div class="checkbox">

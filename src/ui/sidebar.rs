@@ -34,6 +34,7 @@ pub fn Sidebar(
                 <div class="import-offer" role="region" aria-label="Chats in this browser">
                     <p>{move || format!("This browser holds {} chats saved before they were kept on the server.", chat.importable.get())}</p>
                     <button type="button" class="action" on:click=move |_| chat.import_local()>"Import them"</button>
+                    <button type="button" class="action" on:click=move |_| chat.decline_import()>"Not now"</button>
                 </div>
             </Show>
             <ul class="conversation-list">

@@ -132,6 +132,28 @@ pub struct Persist {
     written: watch::Receiver<bool>,
 }
 
+/// How long the final state of an answer is retried after the database refused it.
+const FINAL_RETRY_FOR: Duration = Duration::from_secs(600);
+
+/// Retries the final state of an answer until the database takes it (a lock that lifts, a
+/// database that comes back), so no answer stays marked as streaming once its turn is over.
+async fn keep_trying(store: &Store, who: &Identity, slot: &AnswerSlot, record: &AnswerRecord) {
+    let until = Instant::now() + FINAL_RETRY_FOR;
+    let mut wait = Duration::from_millis(500);
+    while Instant::now() < until {
+        tokio::time::sleep(wait).await;
+        match store.scoped(who).save_answer(slot, record).await {
+            Ok(()) => {
+                tracing::info!("the final state of an answer was saved on a later attempt");
+                return;
+            }
+            Err(e) => tracing::debug!(error = %e, "the final state of an answer is still refused"),
+        }
+        wait = (wait * 2).min(Duration::from_secs(10));
+    }
+    tracing::error!("the final state of an answer could not be saved; it reads as streaming");
+}
+
 /// How long the terminal event waits for the final state to be written.
 const FINAL_WRITE_WAIT: Duration = Duration::from_secs(5);
 
@@ -149,12 +171,16 @@ impl Persist {
                 let record = rx.borrow_and_update().clone();
                 if let Some(record) = record {
                     let last = record.status != VersionStatus::Streaming;
-                    if let Err(e) = store.scoped(&who).save_answer(&writer_slot, &record).await {
+                    let saved = store.scoped(&who).save_answer(&writer_slot, &record).await;
+                    if let Err(e) = &saved {
                         tracing::error!(error = %e, "a streaming answer could not be saved");
                         writer_failed.store(true, Ordering::Relaxed);
                     }
                     if last {
                         written_tx.send_replace(true);
+                        if saved.is_err() {
+                            keep_trying(&store, &who, &writer_slot, &record).await;
+                        }
                         break;
                     }
                 }
