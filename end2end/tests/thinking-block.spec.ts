@@ -1,5 +1,6 @@
 import { expect, test } from "@playwright/test";
 import { ChatPage } from "../pages/chat";
+import { SERVERS } from "../servers";
 
 test.describe("the thinking block", () => {
   let chat: ChatPage;
@@ -111,7 +112,7 @@ test.describe("the thinking block", () => {
       .toBeLessThan(30);
   });
 
-  test("the settings menu's preference decides what new blocks do, and is kept", async ({ page }) => {
+  test("the settings menu's preference decides what new blocks do, and is kept", async ({ page, browser }) => {
     await page.getByText("Settings", { exact: true }).click();
     await page.getByLabel("Keep thinking collapsed").check();
     await chat.send("Why is the sky blue?");
@@ -128,6 +129,20 @@ test.describe("the thinking block", () => {
     await chat.send("Why again?");
     await chat.waitForTurnEnd();
     expect(await chat.isOpen(chat.thinkingBlocks().first())).toBe(true);
+
+    // The preference is the user's, per workspace, on the server: another browser has it too.
+    const other = await browser.newPage();
+    const there = new ChatPage(other, SERVERS.main.url);
+    await there.goto();
+    await other.getByText("Settings", { exact: true }).click();
+    await expect(other.getByLabel("Keep thinking open")).toBeChecked();
+    // Back to the default, for the specs that follow on this server.
+    await other.getByLabel("Open while thinking, then collapse").check();
+    await expect.poll(async () => {
+      const r = await other.request.post(`${SERVERS.main.url}/api/preferences/get`, { data: {} });
+      return (await r.json()).thinking;
+    }).toBe("open_while_thinking");
+    await other.close();
   });
 
   test("expand all and collapse all show every block in detail or as one line", async ({ page }) => {

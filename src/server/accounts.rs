@@ -13,21 +13,13 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 
-use super::config::RateLimit;
-use super::rate_limit::{client_key, RateLimiter};
+use super::rate_limit::{client_key, SignInLimits};
 use super::request;
 use super::state::AppState;
 use super::store::identity::{Identity, User};
 use super::store::{Store, StoreError};
 use crate::domain::account::Account;
 use crate::domain::Failure;
-
-/// Failed sign-in attempts allowed: 10 a minute, 5 at once, per client address and per user
-/// name.
-const SIGN_IN_LIMIT: RateLimit = RateLimit {
-    per_minute: 10,
-    burst: 5,
-};
 
 /// Shortest password accepted.
 pub const MIN_PASSWORD: usize = 8;
@@ -64,21 +56,6 @@ impl From<StoreError> for AccountError {
                 StoreErrorKind::Unavailable
             }
         })
-    }
-}
-
-/// The sign-in limits, shared by every serving thread.
-pub struct SignInLimits {
-    by_client: RateLimiter<IpAddr>,
-    by_name: RateLimiter<String>,
-}
-
-impl Default for SignInLimits {
-    fn default() -> Self {
-        SignInLimits {
-            by_client: RateLimiter::new(SIGN_IN_LIMIT),
-            by_name: RateLimiter::new(SIGN_IN_LIMIT),
-        }
     }
 }
 

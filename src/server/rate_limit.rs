@@ -112,6 +112,29 @@ impl RateLimiter<IpAddr> {
     }
 }
 
+/// Failed sign-in attempts allowed: 10 a minute, 5 at once, per client address and per user
+/// name.
+const SIGN_IN_LIMIT: RateLimit = RateLimit {
+    per_minute: 10,
+    burst: 5,
+};
+
+/// The sign-in limits, shared by every serving thread: one bucket per client address and one
+/// per user name, so neither a single client nor many clients can guess one password fast.
+pub struct SignInLimits {
+    pub by_client: RateLimiter<IpAddr>,
+    pub by_name: RateLimiter<String>,
+}
+
+impl Default for SignInLimits {
+    fn default() -> Self {
+        SignInLimits {
+            by_client: RateLimiter::new(SIGN_IN_LIMIT),
+            by_name: RateLimiter::new(SIGN_IN_LIMIT),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

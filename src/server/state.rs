@@ -29,7 +29,7 @@ pub struct AppState {
     /// The one user of `PONDER_AUTH=none`, looked up once.
     local: Arc<tokio::sync::OnceCell<Arc<Identity>>>,
     /// Sign-in attempts, per client and per name.
-    pub sign_in: Arc<super::accounts::SignInLimits>,
+    pub sign_in: Arc<super::rate_limit::SignInLimits>,
 }
 
 impl AppState {
