@@ -506,10 +506,14 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
         ),
     };
     let body = body.to_string();
+    // Ponder (no accounts on loopback) takes no key: a bearer it does not know is refused.
+    let auth = match cfg.target {
+        Target::Ponder => String::new(),
+        Target::LiteLlm | Target::Direct => format!("authorization: Bearer {}\r\n", cfg.key),
+    };
     let request = format!(
-        "POST {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: text/event-stream\r\nauthorization: Bearer {}\r\ncontent-length: {}\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: text/event-stream\r\n{auth}content-length: {}\r\n\r\n{body}",
         cfg.addr,
-        cfg.key,
         body.len()
     );
     r.start = now_ns();

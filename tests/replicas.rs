@@ -104,13 +104,24 @@ async fn two_replicas_on_one_postgres_serve_the_same_users() {
             "{said:?}"
         );
     }
-    let positions: Vec<i64> = after["messages"]
+    let order: Vec<String> = after["messages"]
         .as_array()
         .expect("messages")
         .iter()
-        .map(|m| m["created_at"].as_i64().unwrap_or(0))
+        .map(|m| m["id"].as_str().unwrap_or("").to_string())
         .collect();
-    assert!(positions.windows(2).all(|w| w[0] <= w[1]), "{positions:?}");
+    for (_, events) in [&first, &second] {
+        let Some(TurnEvent::Turn {
+            user_message: Some(question),
+            message: answer,
+            ..
+        }) = events.first()
+        else {
+            panic!("a stored turn starts with where it is stored: {events:?}");
+        };
+        let at = |id: &str| order.iter().position(|m| m == id).expect("stored");
+        assert!(at(question) < at(answer), "{order:?}");
+    }
 
     // Signing out everywhere through B ends the session on A too.
     on_b.ok("auth/sign-out-everywhere", json!({})).await;

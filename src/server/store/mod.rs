@@ -96,7 +96,8 @@ impl Store {
                 Backend::Sqlite => 8,
                 Backend::Postgres => 16,
             })
-            .acquire_timeout(Duration::from_secs(5))
+            // A burst of turns starting at once queues for a connection rather than failing.
+            .acquire_timeout(Duration::from_secs(15))
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {

@@ -278,12 +278,18 @@ impl Scoped<'_> {
         })
     }
 
-    async fn touch(&self, conversation: &str) -> Result<(), StoreError> {
+    /// Marks the conversation changed (its place in the list, its revision), inside the
+    /// caller's transaction.
+    async fn touch_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        conversation: &str,
+    ) -> Result<(), StoreError> {
         sqlx::query("UPDATE conversations SET updated_at = $1, rev = rev + 1 WHERE id = $2 AND user_id = $3")
             .bind(now_ms())
             .bind(conversation)
             .bind(self.user)
-            .execute(self.pool())
+            .execute(&mut **tx)
             .await?;
         Ok(())
     }
@@ -859,8 +865,8 @@ impl Scoped<'_> {
                 id
             }
         };
-        tx.commit().await?;
-        self.index_text(
+        self.index_in(
+            &mut tx,
             &message_id,
             &message_id,
             HitKind::Question,
@@ -868,7 +874,8 @@ impl Scoped<'_> {
             content,
         )
         .await?;
-        self.touch(conversation).await?;
+        self.touch_in(&mut tx, conversation).await?;
+        tx.commit().await?;
         Ok(message_id)
     }
 
@@ -926,8 +933,8 @@ impl Scoped<'_> {
             .bind(&version_id)
             .execute(&mut *tx)
             .await?;
+        self.touch_in(&mut tx, conversation).await?;
         tx.commit().await?;
-        self.touch(conversation).await?;
         Ok(AnswerSlot {
             conversation_id: conversation.to_string(),
             message_id,
@@ -983,6 +990,12 @@ impl Scoped<'_> {
         answer: &AnswerRecord,
     ) -> Result<(), StoreError> {
         let mut tx = self.pool().begin().await?;
+        if answer.status == VersionStatus::Streaming && self.store.backend() == Backend::Postgres {
+            // A state the next second overwrites need not wait for the disk; the final one does.
+            sqlx::query("SET LOCAL synchronous_commit = off")
+                .execute(&mut *tx)
+                .await?;
+        }
         let done = sqlx::query(
             "UPDATE message_versions SET content = $1, status = $2, error = $3, retryable = $4, finish_reason = $5, \
              input_tokens = $6, output_tokens = $7, reasoning_tokens = $8 WHERE id = $9 AND user_id = $10",
@@ -1036,9 +1049,9 @@ impl Scoped<'_> {
                 .await?;
             }
         }
-        tx.commit().await?;
         if answer.status != VersionStatus::Streaming {
-            self.index_text(
+            self.index_in(
+                &mut tx,
                 &slot.version_id,
                 &slot.message_id,
                 HitKind::Answer,
@@ -1051,12 +1064,13 @@ impl Scoped<'_> {
             )
             .bind(&slot.version_id)
             .bind(self.user)
-            .fetch_all(self.pool())
+            .fetch_all(&mut *tx)
             .await?;
             for row in ids {
                 let id: String = row.try_get("id")?;
                 let text: String = row.try_get("text")?;
-                self.index_text(
+                self.index_in(
+                    &mut tx,
                     &id,
                     &slot.message_id,
                     HitKind::Thinking,
@@ -1065,8 +1079,9 @@ impl Scoped<'_> {
                 )
                 .await?;
             }
-            self.touch(&slot.conversation_id).await?;
+            self.touch_in(&mut tx, &slot.conversation_id).await?;
         }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -1078,16 +1093,32 @@ impl Scoped<'_> {
         conversation: &str,
         text: &str,
     ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        self.index_in(&mut tx, ref_id, message, kind, conversation, text)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Indexes `text` for search inside the caller's transaction, replacing what `ref_id` had.
+    async fn index_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        ref_id: &str,
+        message: &str,
+        kind: HitKind,
+        conversation: &str,
+        text: &str,
+    ) -> Result<(), StoreError> {
         let kind_name = match kind {
             HitKind::Answer => "answer",
             HitKind::Question => "question",
             HitKind::Thinking => "thinking",
         };
-        let mut tx = self.pool().begin().await?;
         sqlx::query("DELETE FROM search_index WHERE ref_id = $1 AND user_id = $2")
             .bind(ref_id)
             .bind(self.user)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         if !text.trim().is_empty() {
             match self.store.backend() {
@@ -1101,7 +1132,7 @@ impl Scoped<'_> {
                     .bind(message)
                     .bind(conversation)
                     .bind(self.user)
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
                 }
                 Backend::Postgres => {
@@ -1116,12 +1147,11 @@ impl Scoped<'_> {
                     .bind(conversation)
                     .bind(self.user)
                     .bind(&indexed)
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
                 }
             }
         }
-        tx.commit().await?;
         Ok(())
     }
 
