@@ -27,7 +27,7 @@ ADDR ?= 127.0.0.1:3000
 help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
 	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright, ops checks"
-	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME), the page in Chromium (bench-ui, RUNS=5)"
+	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME, --stored), the page in Chromium (bench-ui, RUNS=5), the history store (bench-history)"
 
 ## ---------- tools (each skipped when present) ----------
 
@@ -198,17 +198,19 @@ bench-load: tools-bench server
 
 # The page under the demo model's [perf] stream in headless Chromium: longest task, slow frames.
 # The history store (benches/history.rs, then the load harness with stored turns): opening a
-# 1,000-message conversation holding 36 MB of reasoning, and streaming turns persisted as they
-# stream (500 and 2,000 at 5 events/s), on SQLite and on a PostgreSQL the script starts.
+# 1,000-message conversation holding 36 MB of reasoning (the request, then the page in Chromium:
+# end2end/bench/history-open.mjs), and streaming turns persisted as they stream (500 and 2,000
+# at 5 events/s), on SQLite and on a PostgreSQL the script starts.
 BENCH := cargo bench --no-default-features --features ssr
-bench-history: tools-db server
+bench-history: tools-db tools-e2e build
 	$(BENCH) --bench history --no-run
 	$(BENCH) --bench load --no-run
 	.ci/with-postgres.sh bash -c '\
 	  createdb -h 127.0.0.1 -p "$${PONDER_BENCH_PG##*:}" -U ponder open && \
 	  createdb -h 127.0.0.1 -p "$${PONDER_BENCH_PG##*:}" -U ponder turns500 && \
 	  createdb -h 127.0.0.1 -p "$${PONDER_BENCH_PG##*:}" -U ponder turns2000 && \
-	  $(BENCH) --bench history -- --database "$$PONDER_BENCH_PG/open" && \
+	  PONDER_BENCH_KEEP=$(CURDIR)/target/bench/history-keep $(BENCH) --bench history -- --database "$$PONDER_BENCH_PG/open" && \
+	  (cd end2end && HISTORY_DB=target/bench/history-keep/ponder.db node bench/history-open.mjs) && \
 	  $(BENCH) --bench load -- --no-litellm --only many --count 500 --stored && \
 	  $(BENCH) --bench load -- --no-litellm --only many --count 500 --stored --database "$$PONDER_BENCH_PG/turns500" && \
 	  $(BENCH) --bench load -- --no-litellm --only many --stored && \

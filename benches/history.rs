@@ -253,9 +253,14 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/bench")
-        .join(format!("history-{}", std::process::id()));
+    // PONDER_BENCH_KEEP: keep the SQLite database there, for the browser's half of the bench.
+    let keep = std::env::var("PONDER_BENCH_KEEP").ok().map(PathBuf::from);
+    let dir = keep.clone().unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("target/bench")
+            .join(format!("history-{}", std::process::id()))
+    });
+    let _ = std::fs::remove_dir_all(&dir);
     let mut runs = vec![(
         format!("sqlite://{}/ponder.db", dir.display()),
         "SQLite".to_string(),
@@ -281,7 +286,9 @@ fn main() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     if failed {
         std::process::exit(1);
     }

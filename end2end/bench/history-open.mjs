@@ -1,0 +1,125 @@
+// The browser's half of `make bench-history`: how long the page takes, from the click in the
+// conversation list, to show the last messages of a conversation of 1,000 messages holding 36 MB
+// of reasoning (the database benches/history.rs wrote and kept, PONDER_BENCH_KEEP).
+//
+// Each run is a fresh browser context (nothing of the chat in localStorage, so it comes from the
+// server): open the page, click the conversation, and stop the clock at the first frame where its
+// last answer is rendered and inside the viewport. Prints p50, p95 and the worst of RUNS runs.
+//
+//   HISTORY_DB=target/bench/history-keep/ponder.db RUNS=20 node end2end/bench/history-open.mjs
+
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "@playwright/test";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const RUNS = Number(process.env.RUNS ?? 20);
+const DB = process.env.HISTORY_DB;
+const TITLE = "A long proof";
+const LAST_ANSWER = "Step 499 follows";
+const BROWSER = JSON.parse(readFileSync(resolve(ROOT, "end2end/chromium.json"), "utf8"));
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.on("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+async function start() {
+  const [port, demoPort] = [await freePort(), await freePort()];
+  const child = spawn(resolve(ROOT, "target/release/ponder"), [], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      LEPTOS_SITE_ROOT: resolve(ROOT, "target/site"),
+      LEPTOS_SITE_ADDR: `127.0.0.1:${port}`,
+      PONDER_DEMO_ADDR: `127.0.0.1:${demoPort}`,
+      PONDER_DATABASE_URL: `sqlite://${resolve(ROOT, DB)}`,
+      RUST_LOG: "warn",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 30_000;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`ponder exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return { url, child };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("ponder did not start");
+}
+
+function pct(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.round((p / 100) * (sorted.length - 1)))];
+}
+
+async function main() {
+  if (!DB) throw new Error("HISTORY_DB: the SQLite file benches/history.rs kept");
+  const { url, child } = await start();
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? BROWSER.path, args: BROWSER.args });
+  const times = [];
+  let messages = 0;
+  try {
+    for (let i = 0; i < RUNS; i++) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      await page.goto(`${url}/`);
+      await page.locator(".chat-page[data-hydrated=true]").waitFor({ state: "attached" });
+      await page.locator(".conversation-open", { hasText: TITLE }).waitFor();
+      const result = await page.evaluate(
+        ({ title, last }) =>
+          new Promise((ok) => {
+            const button = [...document.querySelectorAll(".conversation-open")].find((b) => b.textContent.includes(title));
+            const t0 = performance.now();
+            button.click();
+            const check = () => {
+              const bubbles = document.querySelectorAll("main.conversation article");
+              const end = bubbles[bubbles.length - 1];
+              const box = end?.getBoundingClientRect();
+              const seen = box && box.top < window.innerHeight && box.bottom > 0;
+              if (end && end.textContent.includes(last) && seen) {
+                ok({ ms: performance.now() - t0, messages: bubbles.length });
+              } else if (performance.now() - t0 > 30_000) {
+                ok({ ms: NaN, messages: bubbles.length });
+              } else {
+                requestAnimationFrame(check);
+              }
+            };
+            requestAnimationFrame(check);
+          }),
+        { title: TITLE, last: LAST_ANSWER },
+      );
+      times.push(result.ms);
+      messages = result.messages;
+      await context.close();
+    }
+  } finally {
+    await browser.close();
+    child.kill();
+  }
+  const sorted = times.filter((t) => !Number.isNaN(t)).sort((a, b) => a - b);
+  console.log(`\n## Opening the 36 MB conversation in Chromium (${RUNS} fresh contexts, ${messages} messages shown)\n`);
+  console.log("| shown after the click | p50 | p95 | worst | runs that never showed it |");
+  console.log("|---|---|---|---|---|");
+  console.log(
+    `| last answer in view | ${pct(sorted, 50)?.toFixed(1)} ms | ${pct(sorted, 95)?.toFixed(1)} ms | ${sorted[sorted.length - 1]?.toFixed(1)} ms | ${times.length - sorted.length} |`,
+  );
+  if (sorted.length !== times.length) process.exit(1);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
