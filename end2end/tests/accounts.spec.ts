@@ -257,3 +257,37 @@ test("on loopback without PONDER_AUTH there is no sign-in, and the history is on
   await context.close();
   await otherContext.close();
 });
+
+test("a long conversation opens on its last messages; earlier ones come when the reader scrolls up", async ({ browser }) => {
+  const url = SERVERS.main.url;
+  const [context, page] = await device(browser, url);
+  const tag = `long chat ${Date.now()}`;
+  const messages = [];
+  for (let i = 0; i < 60; i++) {
+    messages.push({ role: "user", created_at: 1764489600000 + i * 2, active: 0, versions: [{ content: `question ${i} of ${tag}`, status: "done", created_at: 1764489600000 + i * 2 }] });
+    messages.push({ role: "assistant", created_at: 1764489600001 + i * 2, active: 0, versions: [{ content: `answer ${i}`, status: "done", created_at: 1764489600001 + i * 2 }] });
+  }
+  const imported = await page.request.post(`${url}/api/conversations/import`, {
+    data: { conversation: { key: tag, title: tag, created_at: 1764489600000, messages } },
+  });
+  expect(imported.status()).toBe(200);
+  await hydrated(page, url);
+  await conversations(page).filter({ hasText: tag }).click();
+  const chat = new ChatPage(page, url);
+  await expect(chat.assistantBubbles().last()).toContainText("answer 59");
+  await expect(chat.assistantBubbles().last()).toBeInViewport();
+  // 120 messages, 40 rendered: the rest wait above.
+  await expect(page.locator("main.conversation article")).toHaveCount(40);
+  await expect(page.getByRole("button", { name: "Show earlier messages (80)" })).toHaveCount(1);
+  // Scrolling to the top brings the 40 before, and what the reader was looking at stays in view.
+  const scroller = page.locator("main.conversation");
+  await scroller.evaluate((el) => el.scrollTo(0, 0));
+  await expect(page.locator("main.conversation article")).toHaveCount(80);
+  await expect(chat.userBubbles().filter({ hasText: `question 40 of ${tag}` })).toBeInViewport();
+  await expect(page.getByRole("button", { name: "Show earlier messages (40)" })).toHaveCount(1);
+  await scroller.evaluate((el) => el.scrollTo(0, 0));
+  await expect(page.locator("main.conversation article")).toHaveCount(120);
+  await expect(chat.userBubbles().first()).toContainText(`question 0 of ${tag}`);
+  await expect(page.getByRole("button", { name: /Show earlier messages/ })).toHaveCount(0);
+  await context.close();
+});

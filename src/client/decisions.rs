@@ -117,6 +117,17 @@ pub fn edit_versions(
     versions
 }
 
+/// The first message the page renders of a conversation of `len`: the last `window` when it is
+/// opened (or replaced by a shorter copy), the same one while messages are appended, and never
+/// later than the one the reader asked to see (`asked`).
+pub fn first_shown(previous: Option<usize>, len: usize, window: usize, asked: usize) -> usize {
+    let base = match previous {
+        Some(first) if first <= len => first,
+        _ => len.saturating_sub(window),
+    };
+    base.min(asked)
+}
+
 /// Where a new version goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -182,6 +193,18 @@ mod tests {
             phase,
             answer: text,
         }
+    }
+
+    #[test]
+    fn a_long_conversation_opens_on_its_last_messages_and_grows_only_when_asked() {
+        assert_eq!(first_shown(None, 1000, 40, usize::MAX), 960);
+        assert_eq!(first_shown(None, 12, 40, usize::MAX), 0);
+        // A turn appends: what is shown stays, the new messages are added below.
+        assert_eq!(first_shown(Some(960), 1002, 40, usize::MAX), 960);
+        // The reader scrolls up: earlier ones come in.
+        assert_eq!(first_shown(Some(960), 1002, 40, 920), 920);
+        // A shorter copy replaces it (an edit cut it): its last ones again.
+        assert_eq!(first_shown(Some(960), 30, 40, usize::MAX), 0);
     }
 
     #[test]

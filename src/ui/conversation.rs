@@ -1,5 +1,6 @@
 //! The scrolling conversation. It follows new text only while the reader is at the bottom;
-//! otherwise a "Jump to latest" button appears. Content that shrinks (a block collapsing)
+//! otherwise a "Jump to latest" button appears. A long conversation opens on its last messages;
+//! earlier ones render as the reader scrolls up to them. Content that shrinks (a block collapsing)
 //! never moves what the reader is looking at: a spacer keeps the scroll range from shrinking
 //! under them.
 
@@ -10,9 +11,18 @@ use leptos::wasm_bindgen::JsCast;
 
 use super::message_bubble::MessageBubble;
 use crate::client::controller::ChatController;
+use crate::client::decisions;
 
 /// How close to the bottom (px) still counts as "at the bottom".
 const BOTTOM_SLACK: i32 = 48;
+
+/// Messages rendered when a conversation opens: its last ones. Earlier ones render when the
+/// reader scrolls up to them (or asks), so a chat of a thousand messages opens as fast as a short
+/// one.
+const WINDOW: usize = 40;
+
+/// How close to the top (px) brings in the earlier messages.
+const TOP_SLACK: i32 = 200;
 
 #[derive(Default)]
 struct Keeper {
@@ -32,6 +42,20 @@ pub fn Conversation() -> impl IntoView {
     let spacer = NodeRef::<Div>::new();
     let at_bottom = RwSignal::new(true);
     let keeper = StoredValue::new_local(Keeper::default());
+    // The first message rendered, per conversation: the last WINDOW at first, earlier ones when
+    // the reader asks (`earlier` holds the conversation and the index asked for).
+    let earlier = RwSignal::new((String::new(), usize::MAX));
+    let first = Memo::new(move |prev: Option<&(String, usize, usize)>| {
+        let id = chat.conversation_id.get();
+        let len = chat.entries.with(Vec::len);
+        let previous = prev
+            .filter(|(pid, plen, _)| *pid == id && *plen > 0)
+            .map(|p| p.2);
+        let asked = earlier.with(|(c, at)| if *c == id { *at } else { usize::MAX });
+        let from = decisions::first_shown(previous, len, WINDOW, asked);
+        (id, len, from)
+    });
+    let hidden = Memo::new(move |_| first.with(|f| f.2));
 
     let set_spacer = move |px: i32| {
         keeper.update_value(|k| k.spacer = px.max(0));
@@ -94,11 +118,30 @@ pub fn Conversation() -> impl IntoView {
         count
     });
 
+    let show_earlier = move |down_to: usize| {
+        let Some(el) = scroller.get_untracked() else {
+            return;
+        };
+        let before = el.scroll_height();
+        let id = chat.conversation_id.get_untracked();
+        earlier.set((id, down_to));
+        request_animation_frame(move || {
+            if let Some(el) = scroller.get_untracked() {
+                el.set_scroll_top(el.scroll_top() + el.scroll_height() - before);
+                keeper.update_value(|k| k.last_top = el.scroll_top());
+            }
+        });
+    };
+
     Effect::new(move |_| {
         let Some(target) = chat.reveal.get() else {
             return;
         };
-        if !chat.entries.with(|e| e.iter().any(|e| e.id == target)) {
+        let Some(at) = chat.entries.with(|e| e.iter().position(|e| e.id == target)) else {
+            return;
+        };
+        if at < hidden.get() {
+            earlier.set((chat.conversation_id.get_untracked(), at.saturating_sub(2)));
             return;
         }
         request_animation_frame(move || {
@@ -131,16 +174,34 @@ pub fn Conversation() -> impl IntoView {
                     let spare = keeper.with_value(|k| k.spacer);
                     keeper.update_value(|k| k.last_top = el.scroll_top());
                     at_bottom.set(el.scroll_height() - spare - el.scroll_top() - el.client_height() <= BOTTOM_SLACK);
+                    let before = hidden.get_untracked();
+                    if before > 0 && el.scroll_top() < TOP_SLACK {
+                        show_earlier(before.saturating_sub(WINDOW));
+                    }
                 }
             }
         >
             <ol class="messages" node_ref=list>
+                <Show when=move || { hidden.get() > 0 }>
+                    <li class="earlier-messages">
+                        <button type="button" class="action" on:click=move |_| show_earlier(hidden.get_untracked().saturating_sub(WINDOW))>
+                            {move || format!("Show earlier messages ({})", hidden.get())}
+                        </button>
+                    </li>
+                </Show>
                 <Show when=move || chat.entries.with(Vec::is_empty)>
                     <li class="empty-state">
                         <p>"Ask anything. Reasoning models show their thinking here, live, above the answer."</p>
                     </li>
                 </Show>
-                <For each=move || chat.entries.get() key=|entry| entry.id.clone() let:entry>
+                <For
+                    each=move || {
+                        let from = hidden.get();
+                        chat.entries.with(|e| e[from.min(e.len())..].to_vec())
+                    }
+                    key=|entry| entry.id.clone()
+                    let:entry
+                >
                     <li class="message-row">
                         <MessageBubble entry/>
                     </li>
