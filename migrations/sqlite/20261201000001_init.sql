@@ -70,7 +70,6 @@ CREATE TABLE message_versions (
     message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
     user_id TEXT NOT NULL,
     idx BIGINT NOT NULL,
-    content TEXT NOT NULL,
     status TEXT NOT NULL,
     error TEXT,
     retryable INTEGER,
@@ -80,6 +79,8 @@ CREATE TABLE message_versions (
     output_tokens BIGINT,
     reasoning_tokens BIGINT,
     created_at BIGINT NOT NULL,
+    -- Last, for the same reason as thinking_blocks.text.
+    content TEXT NOT NULL,
     UNIQUE (message_id, idx)
 );
 
@@ -89,7 +90,6 @@ CREATE TABLE thinking_blocks (
     user_id TEXT NOT NULL,
     idx BIGINT NOT NULL,
     kind TEXT NOT NULL,
-    text TEXT NOT NULL,
     chars BIGINT NOT NULL,
     words BIGINT NOT NULL,
     started_at BIGINT,
@@ -97,6 +97,9 @@ CREATE TABLE thinking_blocks (
     token_count BIGINT,
     reader_open INTEGER,
     interrupted INTEGER NOT NULL DEFAULT 0,
+    -- Last: SQLite reads a row's columns in order, so a header read never walks the overflow
+    -- pages of a long reasoning text stored before it.
+    text TEXT NOT NULL,
     UNIQUE (version_id, idx)
 );
 

@@ -631,10 +631,18 @@ impl ChatController {
             match crate::api::history::get_conversation(id.clone()).await {
                 Ok(conv) => {
                     let record = saved_chat::record_from_server(&conv);
-                    let _ = local_store::save(&record);
                     if this.conversation_id.get_untracked() == id && !this.is_running() {
-                        this.show(record);
+                        this.show(record.clone());
                     }
+                    // This browser's copy is written after the chat is painted, not before.
+                    request_animation_frame(move || {
+                        set_timeout(
+                            move || {
+                                let _ = local_store::save(&record);
+                            },
+                            std::time::Duration::ZERO,
+                        )
+                    });
                 }
                 Err(e) if e.0.message == "not found" => {
                     local_store::remove(&id);
