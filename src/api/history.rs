@@ -228,18 +228,10 @@ pub async fn import_conversation(
 #[server(prefix = "/api", endpoint = "preferences/get", input = Json, output = Json)]
 pub async fn get_preferences(workspace: Option<String>) -> Result<Preferences, ApiError> {
     let (state, who) = crate::server::request::caller()?;
-    let me = state.store.scoped(&who);
-    let workspace = match workspace {
-        Some(id) => id,
-        None => {
-            me.default_workspace()
-                .await
-                .map_err(crate::server::request::store_error)?
-                .id
-        }
-    };
-    Ok(me
-        .preferences(&workspace)
+    Ok(state
+        .store
+        .scoped(&who)
+        .preferences(workspace.as_deref())
         .await
         .map_err(crate::server::request::store_error)?)
 }
@@ -251,17 +243,10 @@ pub async fn set_preferences(
     preferences: Preferences,
 ) -> Result<(), ApiError> {
     let (state, who) = crate::server::request::caller()?;
-    let me = state.store.scoped(&who);
-    let workspace = match workspace {
-        Some(id) => id,
-        None => {
-            me.default_workspace()
-                .await
-                .map_err(crate::server::request::store_error)?
-                .id
-        }
-    };
-    me.set_preferences(&workspace, &preferences)
+    state
+        .store
+        .scoped(&who)
+        .set_preferences(workspace.as_deref(), &preferences)
         .await
         .map_err(|e| crate::server::request::store_error(e).into())
 }

@@ -1306,13 +1306,13 @@ impl Scoped<'_> {
     // ---------- preferences ----------
 
     /// The thinking preference, locale, theme and default model for a workspace.
-    pub async fn preferences(&self, workspace: &str) -> Result<Preferences, StoreError> {
-        self.own_workspace(Some(workspace)).await?;
+    pub async fn preferences(&self, workspace: Option<&str>) -> Result<Preferences, StoreError> {
+        let workspace = self.own_workspace(workspace).await?.id;
         let row = sqlx::query(
             "SELECT thinking, locale, theme, default_model FROM preferences WHERE user_id = $1 AND workspace_id = $2",
         )
         .bind(self.user)
-        .bind(workspace)
+        .bind(&workspace)
         .fetch_optional(self.pool())
         .await?;
         Ok(match row {
@@ -1328,7 +1328,7 @@ impl Scoped<'_> {
 
     pub async fn set_preferences(
         &self,
-        workspace: &str,
+        workspace: Option<&str>,
         prefs: &Preferences,
     ) -> Result<(), StoreError> {
         if !prefs.is_valid() {
@@ -1336,18 +1336,18 @@ impl Scoped<'_> {
                 "a preference is 1 to 64 characters, with no control characters".into(),
             ));
         }
-        self.own_workspace(Some(workspace)).await?;
+        let workspace = self.own_workspace(workspace).await?.id;
         let mut tx = self.pool().begin().await?;
         sqlx::query("DELETE FROM preferences WHERE user_id = $1 AND workspace_id = $2")
             .bind(self.user)
-            .bind(workspace)
+            .bind(&workspace)
             .execute(&mut *tx)
             .await?;
         sqlx::query(
             "INSERT INTO preferences (user_id, workspace_id, thinking, locale, theme, default_model) VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(self.user)
-        .bind(workspace)
+        .bind(&workspace)
         .bind(prefs.thinking.as_deref())
         .bind(prefs.locale.as_deref())
         .bind(prefs.theme.as_deref())
