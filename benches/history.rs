@@ -2,7 +2,8 @@
 //! holding 36 MB of reasoning is written to a fresh database (SQLite, and PostgreSQL when
 //! `--database postgres://…` is given), the release server is started on it, and the request
 //! that paints the conversation (`conversations/get`: messages and block headers, no reasoning
-//! text) is timed 200 times, with its size. Opening one block (`blocks/text`) is timed too.
+//! text) is timed 200 times, with its size, whole and as the last page of 40 messages the page
+//! asks for. Opening one block (`blocks/text`) is timed too.
 //! Part two (persisted streaming turns) is the load harness with `--stored`.
 
 use std::net::SocketAddr;
@@ -19,6 +20,8 @@ type Res<T> = Result<T, String>;
 const MESSAGES: usize = 1000;
 const REASONING_BYTES: usize = 36_000_000;
 const OPENS: usize = 200;
+/// The page the browser asks for when it opens a conversation.
+const PAGE: usize = 40;
 
 fn reasoning(i: usize, len: usize) -> String {
     let words = [
@@ -179,14 +182,69 @@ async fn run(url: &str, engine: &str) -> Res<String> {
     };
     let id = list[0]["id"].as_str().ok_or("no conversation")?.to_string();
 
-    let mut times = Vec::with_capacity(OPENS);
-    let mut bytes = 0usize;
-    let mut last_block = String::new();
-    for _ in 0..OPENS {
+    let (times, bytes, whole) = opens(&http, &base, serde_json::json!({"id": id})).await?;
+    let messages = whole["messages"].as_array().ok_or("no messages")?;
+    if messages.len() != MESSAGES {
+        return Err(format!("{} messages, not {MESSAGES}", messages.len()));
+    }
+    let last_block = messages[MESSAGES - 1]["versions"][0]["blocks"][0]["id"]
+        .as_str()
+        .ok_or("no block")?
+        .to_string();
+    let page = serde_json::json!({"id": id, "page": {"last": PAGE}});
+    let (page_times, page_bytes, last) = opens(&http, &base, page).await?;
+    let shown = last["messages"].as_array().map_or(0, Vec::len);
+    if shown != PAGE || last["first"] != MESSAGES - PAGE {
+        return Err(format!(
+            "the last page held {shown} messages from {}",
+            last["first"]
+        ));
+    }
+    let (block_times, block_bytes, _) = timed(
+        &http,
+        &format!("{base}/blocks/text"),
+        serde_json::json!({"id": last_block}),
+        50,
+    )
+    .await?;
+    Ok(format!(
+        "| {engine} | {write_s:.1} s | {:.1} ms | {:.1} ms | {:.1} ms | {:.0} KiB | {:.1} / {:.1} ms | {:.1} KiB | {:.1} ms | {:.0} KiB |",
+        percentile(&times, 50.0),
+        percentile(&times, 95.0),
+        percentile(&times, 100.0),
+        bytes as f64 / 1024.0,
+        percentile(&page_times, 50.0),
+        percentile(&page_times, 95.0),
+        page_bytes as f64 / 1024.0,
+        percentile(&block_times, 95.0),
+        block_bytes as f64 / 1024.0,
+    ))
+}
+
+/// `conversations/get` with `body`, `OPENS` times.
+async fn opens(
+    http: &reqwest::Client,
+    base: &str,
+    body: serde_json::Value,
+) -> Res<(Vec<f64>, usize, serde_json::Value)> {
+    timed(http, &format!("{base}/conversations/get"), body, OPENS).await
+}
+
+/// `url` posted `body` `runs` times: the sorted times (ms), the size of the answer and the
+/// answer itself.
+async fn timed(
+    http: &reqwest::Client,
+    url: &str,
+    body: serde_json::Value,
+    runs: usize,
+) -> Res<(Vec<f64>, usize, serde_json::Value)> {
+    let mut times = Vec::with_capacity(runs);
+    let mut last = Vec::new();
+    for _ in 0..runs {
         let t = Instant::now();
-        let body = http
-            .post(format!("{base}/conversations/get"))
-            .json(&serde_json::json!({"id": id}))
+        let response = http
+            .post(url)
+            .json(&body)
             .send()
             .await
             .map_err(|e| e.to_string())?
@@ -194,46 +252,11 @@ async fn run(url: &str, engine: &str) -> Res<String> {
             .await
             .map_err(|e| e.to_string())?;
         times.push(t.elapsed().as_secs_f64() * 1000.0);
-        bytes = body.len();
-        if last_block.is_empty() {
-            let v: serde_json::Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
-            let messages = v["messages"].as_array().ok_or("no messages")?;
-            if messages.len() != MESSAGES {
-                return Err(format!("{} messages, not {MESSAGES}", messages.len()));
-            }
-            last_block = messages[MESSAGES - 1]["versions"][0]["blocks"][0]["id"]
-                .as_str()
-                .ok_or("no block")?
-                .to_string();
-        }
+        last = response.to_vec();
     }
     times.sort_by(f64::total_cmp);
-    let mut block_times = Vec::new();
-    let mut block_bytes = 0;
-    for _ in 0..50 {
-        let t = Instant::now();
-        let body = http
-            .post(format!("{base}/blocks/text"))
-            .json(&serde_json::json!({"id": last_block}))
-            .send()
-            .await
-            .map_err(|e| e.to_string())?
-            .bytes()
-            .await
-            .map_err(|e| e.to_string())?;
-        block_times.push(t.elapsed().as_secs_f64() * 1000.0);
-        block_bytes = body.len();
-    }
-    block_times.sort_by(f64::total_cmp);
-    Ok(format!(
-        "| {engine} | {write_s:.1} s | {:.1} ms | {:.1} ms | {:.1} ms | {:.0} KiB | {:.1} ms | {:.0} KiB |",
-        percentile(&times, 50.0),
-        percentile(&times, 95.0),
-        percentile(&times, 100.0),
-        bytes as f64 / 1024.0,
-        percentile(&block_times, 95.0),
-        block_bytes as f64 / 1024.0,
-    ))
+    let value = serde_json::from_slice(&last).map_err(|e| e.to_string())?;
+    Ok((times, last.len(), value))
 }
 
 fn main() {
@@ -273,9 +296,9 @@ fn main() {
         REASONING_BYTES / 1_000_000
     );
     println!(
-        "| engine | write | open p50 | open p95 | open max | response | one block p95 | block |"
+        "| engine | write | whole p50 | whole p95 | whole max | response | last {PAGE} p50 / p95 | response | one block p95 | block |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut failed = false;
     for (url, engine) in runs {
         match runtime.block_on(run(&url, &engine)) {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use ponder::domain::history::{HitKind, VersionStatus};
+use ponder::domain::history::{HitKind, Page, VersionStatus};
 use ponder::domain::{ChatMessage, Failure, ThinkingKind};
 use ponder::server::store::identity::Identity;
 use ponder::server::store::scope::{AnswerRecord, BlockRecord};
@@ -147,6 +147,92 @@ async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
             Some("Short wavelengths scatter more.")
         );
         assert!(again.rev > opened.rev - 1);
+    }
+}
+
+#[tokio::test]
+async fn a_long_conversation_opens_on_its_last_messages_and_pages_back() {
+    for (engine, store) in stores().await {
+        let (alice, bob) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let conv = me.create_conversation(None, "long").await.expect("create");
+        for i in 0..30 {
+            me.add_user_message(&conv.id, &format!("question {i}"), None)
+                .await
+                .expect("question");
+            let slot = me.start_answer(&conv.id, None, "m").await.expect("slot");
+            me.save_answer(
+                &slot,
+                &answer(
+                    &format!("answer {i}"),
+                    &format!("thought {i}"),
+                    VersionStatus::Done,
+                ),
+            )
+            .await
+            .expect("answer");
+        }
+        let page = |last, before| Page { last, before };
+        let last = me
+            .conversation_page(&conv.id, false, page(Some(10), None))
+            .await
+            .expect("last page");
+        assert_eq!((last.first, last.messages.len()), (50, 10), "{engine}");
+        let texts = |c: &ponder::domain::history::Conversation| -> Vec<String> {
+            c.messages
+                .iter()
+                .filter_map(|m| m.shown().map(|v| v.content.clone()))
+                .collect()
+        };
+        assert_eq!(texts(&last)[0], "question 25", "{engine}");
+        assert_eq!(texts(&last)[9], "answer 29", "{engine}");
+        let shown = last.messages[9].shown().expect("answer");
+        assert_eq!(
+            shown.blocks.len(),
+            1,
+            "{engine}: the page has its block headers"
+        );
+        assert_eq!(shown.blocks[0].text, None);
+        let earlier = me
+            .conversation_page(&conv.id, false, page(Some(20), Some(50)))
+            .await
+            .expect("earlier page");
+        assert_eq!(
+            (earlier.first, earlier.messages.len()),
+            (30, 20),
+            "{engine}"
+        );
+        assert_eq!(texts(&earlier)[0], "question 15");
+        assert_eq!(texts(&earlier)[19], "answer 24");
+        assert!(earlier.messages.iter().all(|m| m.versions.len() == 1));
+        let start = me
+            .conversation_page(&conv.id, false, page(Some(100), Some(4)))
+            .await
+            .expect("first page");
+        assert_eq!(
+            (start.first, texts(&start)),
+            (
+                0,
+                vec![
+                    "question 0".to_string(),
+                    "answer 0".into(),
+                    "question 1".into(),
+                    "answer 1".into(),
+                ]
+            )
+        );
+        let all = me.conversation(&conv.id, false).await.expect("whole");
+        assert_eq!((all.first, all.messages.len()), (0, 60));
+        let other = store.scoped(&bob);
+        assert!(
+            matches!(
+                other
+                    .conversation_page(&conv.id, false, page(Some(10), None))
+                    .await,
+                Err(StoreError::NotFound)
+            ),
+            "{engine}: another user's page is not found"
+        );
     }
 }
 

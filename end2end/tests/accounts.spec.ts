@@ -272,7 +272,11 @@ test("a long conversation opens on its last messages; earlier ones come when the
   });
   expect(imported.status()).toBe(200);
   await hydrated(page, url);
+  // The server sends only the last page: 40 messages, and how many come before them.
+  const opening = page.waitForResponse((r) => r.url().endsWith("/api/conversations/get"));
   await conversations(page).filter({ hasText: tag }).click();
+  const first = await (await opening).json();
+  expect([first.messages.length, first.first]).toEqual([40, 80]);
   const chat = new ChatPage(page, url);
   await expect(chat.assistantBubbles().last()).toContainText("answer 59");
   await expect(chat.assistantBubbles().last()).toBeInViewport();
@@ -290,4 +294,18 @@ test("a long conversation opens on its last messages; earlier ones come when the
   await expect(chat.userBubbles().first()).toContainText(`question 0 of ${tag}`);
   await expect(page.getByRole("button", { name: /Show earlier messages/ })).toHaveCount(0);
   await context.close();
+
+  // A search result in a message the page has not loaded yet brings it in and into view.
+  const [fresh, other] = await device(browser, url);
+  await hydrated(other, url);
+  const search = other.getByRole("searchbox", { name: "Search chats" });
+  await search.fill(`question 3 of ${tag}`);
+  await search.press("Enter");
+  await other.getByRole("region", { name: "Search results" }).locator(".search-hit", { hasText: "question 3 of" }).first().click();
+  const revealed = other.locator(".bubble[data-revealed]");
+  await expect(revealed).toHaveCount(1);
+  await expect(revealed).toContainText(`question 3 of ${tag}`);
+  await expect(revealed).toBeInViewport();
+  await expect(revealed).toBeFocused();
+  await fresh.close();
 });

@@ -7,7 +7,7 @@ use leptos::server_fn::codec::Json;
 
 use super::error::ApiError;
 use crate::domain::history::{
-    Conversation, ConversationSummary, Import, Preferences, SearchHit, Workspace,
+    Conversation, ConversationSummary, Import, Page, Preferences, SearchHit, Workspace,
 };
 
 /// The signed-in user's workspaces, the default one first.
@@ -63,13 +63,18 @@ pub async fn list_conversations(
 }
 
 /// A conversation: messages, versions and block headers; reasoning text loads separately.
+/// With `page`, only those messages (a long conversation opens on its last ones); `first` in
+/// the answer says how many come before them.
 #[server(prefix = "/api", endpoint = "conversations/get", input = Json, output = Json)]
-pub async fn get_conversation(id: String) -> Result<Conversation, ApiError> {
+pub async fn get_conversation(
+    id: String,
+    #[server(default)] page: Page,
+) -> Result<Conversation, ApiError> {
     let (state, who) = crate::server::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
-        .conversation(&id, false)
+        .conversation_page(&id, false, page)
         .await
         .map_err(crate::server::request::store_error)?)
 }

@@ -22,7 +22,7 @@ use super::saved_chat::{
 use super::thinking_view::ThinkingPref;
 use super::turn_state::TurnState;
 use crate::domain::account::Me;
-use crate::domain::history::{Preferences, Workspace};
+use crate::domain::history::{Page, Preferences, Workspace};
 use crate::domain::{ChatMessage, ChatRequest, Role, TurnEvent};
 use crate::wire::sse::TurnDecoder;
 
@@ -193,6 +193,11 @@ pub struct ChatController {
     pub conversation_id: RwSignal<String>,
     pub title: RwSignal<String>,
     pub entries: RwSignal<Vec<Entry>>,
+    /// Messages of the open conversation kept on the server before the first entry: a long
+    /// conversation opens on its last page; earlier pages load as the reader scrolls up.
+    pub earlier: RwSignal<usize>,
+    /// An earlier page is on its way.
+    loading_earlier: StoredValue<bool>,
     /// The turn streaming now, if any.
     pub running: RwSignal<Option<RwSignal<TurnState>>>,
     stop: StoredValue<Option<oneshot::Sender<()>>, LocalStorage>,
@@ -233,6 +238,12 @@ impl Default for ChatController {
     }
 }
 
+/// Messages asked for when a conversation opens: its last ones, as many as the page renders.
+const OPEN_PAGE: usize = 40;
+
+/// The fewest messages asked for when the reader scrolls up past what is loaded.
+const EARLIER_PAGE: usize = 100;
+
 /// Writes during a stream are throttled to one per this many milliseconds.
 const SAVE_THROTTLE_MS: f64 = 1000.0;
 
@@ -255,6 +266,8 @@ impl ChatController {
             conversation_id: RwSignal::new(id),
             title: RwSignal::new(String::new()),
             entries: RwSignal::new(Vec::new()),
+            earlier: RwSignal::new(0),
+            loading_earlier: StoredValue::new(false),
             running: RwSignal::new(None),
             stop: StoredValue::new_local(None),
             save_state: StoredValue::new_local(SaveState::default()),
@@ -628,7 +641,11 @@ impl ChatController {
     fn fetch_conversation(&self, id: String) {
         let this = *self;
         spawn_local(async move {
-            match crate::api::history::get_conversation(id.clone()).await {
+            let page = Page {
+                last: Some(OPEN_PAGE),
+                before: None,
+            };
+            match crate::api::history::get_conversation(id.clone(), page).await {
                 Ok(conv) => {
                     let record = saved_chat::record_from_server(&conv);
                     if this.conversation_id.get_untracked() == id && !this.is_running() {
@@ -735,9 +752,29 @@ impl ChatController {
     fn show(&self, record: ConversationRecord) {
         self.new_scope();
         let on_server = self.server.get_untracked();
-        let entries = self.in_scope(|| {
-            record
-                .messages
+        let entries = self.entries_of(&record.messages);
+        self.meta.set_value(Meta {
+            id: record.id.clone(),
+            title: record.title.clone(),
+            created_at: record.created_at,
+            rev: record.rev,
+            extra: record.extra.clone(),
+            stored: true,
+            on_server,
+        });
+        self.conversation_id.set(record.id);
+        self.title.set(record.title);
+        self.earlier.set(record.earlier);
+        self.loading_earlier.set_value(false);
+        self.entries.set(entries);
+        self.editing.set(None);
+    }
+
+    /// The page's entries for saved messages, made in the current conversation's scope.
+    fn entries_of(&self, messages: &[MessageRecord]) -> Vec<Entry> {
+        let on_server = self.server.get_untracked();
+        self.in_scope(|| {
+            messages
                 .iter()
                 .map(|m| {
                     let (versions, active) = saved_chat::versions_of(m);
@@ -775,20 +812,53 @@ impl ChatController {
                     }
                 })
                 .collect::<Vec<_>>()
+        })
+    }
+
+    /// Brings in at least `count` of the messages kept on the server before the first entry
+    /// (one request at a time); what the reader sees does not move.
+    pub fn load_earlier(&self, count: usize) {
+        let before = self.earlier.get_untracked();
+        if before == 0 || self.loading_earlier.get_value() {
+            return;
+        }
+        self.loading_earlier.set_value(true);
+        let this = *self;
+        let id = self.conversation_id.get_untracked();
+        let page = Page {
+            last: Some(count.max(EARLIER_PAGE)),
+            before: Some(before),
+        };
+        spawn_local(async move {
+            let result = crate::api::history::get_conversation(id.clone(), page).await;
+            if this.conversation_id.get_untracked() != id || this.earlier.get_untracked() != before
+            {
+                return;
+            }
+            this.loading_earlier.set_value(false);
+            match result {
+                Ok(conv) => {
+                    let record = saved_chat::record_from_server(&conv);
+                    let mut older = this.entries_of(&record.messages);
+                    let known: std::collections::HashSet<String> = this
+                        .entries
+                        .with_untracked(|e| e.iter().map(|e| e.id.clone()).collect());
+                    older.retain(|e| !known.contains(&e.id));
+                    this.earlier.set(conv.first);
+                    this.entries.update(|entries| {
+                        older.append(entries);
+                        *entries = older;
+                    });
+                }
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    format!(
+                        "The earlier messages could not be loaded ({}).",
+                        e.0.message
+                    ),
+                ),
+            }
         });
-        self.meta.set_value(Meta {
-            id: record.id.clone(),
-            title: record.title.clone(),
-            created_at: record.created_at,
-            rev: record.rev,
-            extra: record.extra.clone(),
-            stored: true,
-            on_server,
-        });
-        self.conversation_id.set(record.id);
-        self.title.set(record.title);
-        self.entries.set(entries);
-        self.editing.set(None);
     }
 
     /// Opens a saved conversation.
@@ -810,6 +880,7 @@ impl ChatController {
                         ..Meta::default()
                     });
                     self.conversation_id.set(id.to_string());
+                    self.earlier.set(0);
                     self.entries.set(Vec::new());
                 }
             }
@@ -844,6 +915,7 @@ impl ChatController {
         });
         self.conversation_id.set(id);
         self.title.set(String::new());
+        self.earlier.set(0);
         self.entries.set(Vec::new());
         self.editing.set(None);
         self.draft.set(String::new());
@@ -1017,6 +1089,7 @@ impl ChatController {
             updated_at: now,
             rev: meta.rev,
             messages,
+            earlier: self.earlier.get_untracked(),
             extra: meta.extra,
         }
     }

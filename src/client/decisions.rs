@@ -174,6 +174,7 @@ pub fn branch(
         updated_at: now,
         rev: 1,
         messages,
+        earlier: 0,
         extra: serde_json::Map::new(),
     }
 }
@@ -290,6 +291,7 @@ mod tests {
                     extra: serde_json::Map::new(),
                 })
                 .collect(),
+            earlier: 0,
             extra: serde_json::Map::new(),
         }
     }

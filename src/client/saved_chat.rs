@@ -105,6 +105,10 @@ pub struct ConversationRecord {
     #[serde(default)]
     pub rev: u64,
     pub messages: Vec<MessageRecord>,
+    /// Messages kept on the server before the first one here (server-side history opens a
+    /// long conversation on its last messages).
+    #[serde(default, skip_serializing_if = "crate::domain::history::is_zero")]
+    pub earlier: usize,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -354,6 +358,7 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
         updated_at: conv.updated_at as f64,
         rev: conv.rev.max(0) as u64,
         messages,
+        earlier: conv.first,
         extra,
     }
 }
@@ -619,6 +624,7 @@ mod tests {
             updated_at: 2.0,
             rev: 1,
             messages,
+            earlier: 0,
             extra: Map::new(),
         }
     }
@@ -750,9 +756,14 @@ mod tests {
                     )],
                 },
             ],
+            first: 960,
         };
         let record = record_from_server(&conv);
         assert_eq!((record.id.as_str(), record.rev), ("c1", 3));
+        assert_eq!(
+            record.earlier, 960,
+            "the messages before this page stay on the server"
+        );
         assert_eq!(
             record.messages[0].content, "second",
             "the shown version of the question"

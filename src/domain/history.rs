@@ -131,6 +131,35 @@ pub struct Conversation {
     pub updated_at: i64,
     pub rev: i64,
     pub messages: Vec<Message>,
+    /// How many messages come before the first one here: a page of a long conversation
+    /// leaves the earlier ones to a later request (0: it starts at the beginning).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub first: usize,
+}
+
+/// For `skip_serializing_if`: a count of nothing is left out of the JSON.
+pub fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Which messages of a conversation one request reads: the `last` ones before message
+/// `before` (an index; the end when absent). Empty asks for every message. Indexes stay
+/// valid while a conversation grows, since messages are only ever appended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<usize>,
+}
+
+impl Page {
+    /// The messages `[first, end)` of a conversation of `len` this page holds.
+    pub fn range(self, len: usize) -> (usize, usize) {
+        let end = self.before.map_or(len, |b| b.min(len));
+        let first = self.last.map_or(0, |n| end.saturating_sub(n));
+        (first, end)
+    }
 }
 
 /// Where a search found its words.
@@ -218,5 +247,37 @@ impl Preferences {
         .into_iter()
         .flatten()
         .all(|v| !v.is_empty() && v.chars().count() <= 64 && !v.chars().any(char::is_control))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Page;
+
+    #[test]
+    fn a_page_is_the_last_messages_before_an_index() {
+        assert_eq!(Page::default().range(1000), (0, 1000));
+        let last = |n| Page {
+            last: Some(n),
+            before: None,
+        };
+        assert_eq!(last(40).range(1000), (960, 1000));
+        assert_eq!(last(40).range(12), (0, 12));
+        assert_eq!(last(0).range(12), (12, 12));
+        let earlier = Page {
+            last: Some(100),
+            before: Some(960),
+        };
+        assert_eq!(earlier.range(1002), (860, 960));
+        let start = Page {
+            last: Some(100),
+            before: Some(30),
+        };
+        assert_eq!(start.range(1000), (0, 30));
+        let past_the_end = Page {
+            last: None,
+            before: Some(5000),
+        };
+        assert_eq!(past_the_end.range(10), (0, 10));
     }
 }

@@ -21,6 +21,11 @@ const BOTTOM_SLACK: i32 = 48;
 /// one.
 const WINDOW: usize = 40;
 
+/// Messages in the first frame of a conversation just opened: enough to fill the view. The rest
+/// of the window follows right after that frame is painted, so the reader sees the end of a long
+/// chat without waiting for forty bubbles to be built.
+const FIRST_PAINT: usize = 8;
+
 /// How close to the top (px) brings in the earlier messages.
 const TOP_SLACK: i32 = 200;
 
@@ -29,6 +34,8 @@ struct Keeper {
     last_height: i32,
     spacer: i32,
     last_top: i32,
+    /// The scroll height before earlier messages were asked for.
+    height_before: Option<i32>,
 }
 
 /// The messages of the open chat, in a scrolling region that follows new text only while the
@@ -42,20 +49,56 @@ pub fn Conversation() -> impl IntoView {
     let spacer = NodeRef::<Div>::new();
     let at_bottom = RwSignal::new(true);
     let keeper = StoredValue::new_local(Keeper::default());
-    // The first message rendered, per conversation: the last WINDOW at first, earlier ones when
-    // the reader asks (`earlier` holds the conversation and the index asked for).
+    // The first message rendered, per conversation, counted from the conversation's start
+    // (messages still on the server count too): the last WINDOW at first, earlier ones when the
+    // reader asks (`earlier` holds the conversation and the index asked for).
     let earlier = RwSignal::new((String::new(), usize::MAX));
     let first = Memo::new(move |prev: Option<&(String, usize, usize)>| {
         let id = chat.conversation_id.get();
-        let len = chat.entries.with(Vec::len);
+        let total = chat.earlier.get() + chat.entries.with(Vec::len);
         let previous = prev
             .filter(|(pid, plen, _)| *pid == id && *plen > 0)
             .map(|p| p.2);
         let asked = earlier.with(|(c, at)| if *c == id { *at } else { usize::MAX });
-        let from = decisions::first_shown(previous, len, WINDOW, asked);
-        (id, len, from)
+        let from = decisions::first_shown(previous, total, FIRST_PAINT, asked);
+        (id, total, from)
     });
-    let hidden = Memo::new(move |_| first.with(|f| f.2));
+    // Once the first frame of a conversation is painted, the rest of the window is rendered.
+    Effect::new(move |grown: Option<Option<String>>| {
+        let grown = grown.flatten();
+        let (id, total) = first.with(|f| (f.0.clone(), f.1));
+        if total == 0 || grown.as_ref() == Some(&id) {
+            return grown;
+        }
+        let grow = id.clone();
+        request_animation_frame(move || {
+            set_timeout(
+                move || {
+                    if chat.conversation_id.get_untracked() != grow {
+                        return;
+                    }
+                    let total = first.with_untracked(|f| f.1);
+                    let window = total.saturating_sub(WINDOW);
+                    if let Some(el) = scroller.get_untracked() {
+                        keeper.update_value(|k| k.height_before = Some(el.scroll_height()));
+                    }
+                    earlier.update(|(c, at)| {
+                        if *c != grow {
+                            *c = grow.clone();
+                            *at = window;
+                        } else {
+                            *at = (*at).min(window);
+                        }
+                    });
+                },
+                std::time::Duration::ZERO,
+            )
+        });
+        Some(id)
+    });
+    // Messages above the first one rendered (loaded or not), and the first entry rendered.
+    let hidden = Memo::new(move |_| first.with(|f| f.2).max(chat.earlier.get()));
+    let from_entry = Memo::new(move |_| hidden.get().saturating_sub(chat.earlier.get()));
 
     let set_spacer = move |px: i32| {
         keeper.update_value(|k| k.spacer = px.max(0));
@@ -118,19 +161,37 @@ pub fn Conversation() -> impl IntoView {
         count
     });
 
+    // Messages put in above the first one rendered keep the reader's place: the scroll
+    // position moves by the height they add.
+    Effect::new(move |previous: Option<(String, usize)>| {
+        let now = (chat.conversation_id.get(), hidden.get());
+        let grew_above = previous
+            .as_ref()
+            .is_some_and(|(id, before)| *id == now.0 && now.1 < *before);
+        let height = keeper.with_value(|k| k.height_before);
+        if let (true, Some(before)) = (grew_above, height) {
+            keeper.update_value(|k| k.height_before = None);
+            request_animation_frame(move || {
+                if let Some(el) = scroller.get_untracked() {
+                    el.set_scroll_top(el.scroll_top() + el.scroll_height() - before);
+                    keeper.update_value(|k| k.last_top = el.scroll_top());
+                }
+            });
+        }
+        now
+    });
+
     let show_earlier = move |down_to: usize| {
         let Some(el) = scroller.get_untracked() else {
             return;
         };
-        let before = el.scroll_height();
+        keeper.update_value(|k| k.height_before = Some(el.scroll_height()));
         let id = chat.conversation_id.get_untracked();
         earlier.set((id, down_to));
-        request_animation_frame(move || {
-            if let Some(el) = scroller.get_untracked() {
-                el.set_scroll_top(el.scroll_top() + el.scroll_height() - before);
-                keeper.update_value(|k| k.last_top = el.scroll_top());
-            }
-        });
+        let on_server = chat.earlier.get_untracked();
+        if down_to < on_server {
+            chat.load_earlier(on_server - down_to);
+        }
     };
 
     Effect::new(move |_| {
@@ -138,10 +199,21 @@ pub fn Conversation() -> impl IntoView {
             return;
         };
         let Some(at) = chat.entries.with(|e| e.iter().position(|e| e.id == target)) else {
+            // Not loaded yet: the rest of the conversation comes in, then this runs again.
+            let on_server = chat.earlier.get();
+            if on_server > 0 {
+                chat.load_earlier(on_server);
+            }
             return;
         };
+        let at = at + chat.earlier.get_untracked();
         if at < hidden.get() {
-            earlier.set((chat.conversation_id.get_untracked(), at.saturating_sub(2)));
+            // With enough rendered above it, centring it does not reach the top, where more
+            // messages would render and move it (and its focus) again.
+            earlier.set((
+                chat.conversation_id.get_untracked(),
+                at.saturating_sub(WINDOW / 2),
+            ));
             return;
         }
         request_animation_frame(move || {
@@ -196,7 +268,7 @@ pub fn Conversation() -> impl IntoView {
                 </Show>
                 <For
                     each=move || {
-                        let from = hidden.get();
+                        let from = from_entry.get();
                         chat.entries.with(|e| e[from.min(e.len())..].to_vec())
                     }
                     key=|entry| entry.id.clone()

@@ -73,6 +73,7 @@ fn warm_up_sending(turn: &TurnState, now: f64) {
             vec![version],
             0,
         )],
+        earlier: 0,
         extra: Default::default(),
     };
     let _ = serde_json::to_string(&record);

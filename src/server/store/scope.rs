@@ -8,7 +8,7 @@ use super::identity::Identity;
 use super::ids::{digest, new_id, new_secret};
 use super::{now_ms, Backend, Store, StoreError};
 use crate::domain::history::{
-    BlockHeader, Conversation, ConversationSummary, HitKind, Message, SearchHit, Version,
+    BlockHeader, Conversation, ConversationSummary, HitKind, Message, Page, SearchHit, Version,
     VersionStatus, Workspace,
 };
 use crate::domain::{ChatMessage, Failure, Role, ThinkingKind};
@@ -345,6 +345,17 @@ impl Scoped<'_> {
         id: &str,
         with_text: bool,
     ) -> Result<Conversation, StoreError> {
+        self.conversation_page(id, with_text, Page::default()).await
+    }
+
+    /// The messages of `page` of a conversation (all of them by default), so a long one
+    /// opens on its last messages and loads earlier ones as the reader scrolls up to them.
+    pub async fn conversation_page(
+        &self,
+        id: &str,
+        with_text: bool,
+        page: Page,
+    ) -> Result<Conversation, StoreError> {
         let head = sqlx::query(
             "SELECT id, title, workspace_id, created_at, updated_at, rev FROM conversations \
              WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
@@ -354,30 +365,45 @@ impl Scoped<'_> {
         .fetch_optional(self.pool())
         .await?
         .ok_or(StoreError::NotFound)?;
-        let messages = sqlx::query(
-            "SELECT id, role, created_at, active_version FROM messages WHERE conversation_id = $1 AND user_id = $2 ORDER BY position",
+        let all = sqlx::query(
+            "SELECT id, role, created_at, active_version, position FROM messages WHERE conversation_id = $1 AND user_id = $2 ORDER BY position",
         )
         .bind(id)
         .bind(self.user)
         .fetch_all(self.pool())
         .await?;
+        let (first, end) = page.range(all.len());
+        let messages = &all[first..end];
+        let (low, high) = match (messages.first(), messages.last()) {
+            (Some(a), Some(b)) => (
+                a.try_get::<i64, _>("position")?,
+                b.try_get::<i64, _>("position")?,
+            ),
+            _ => (0, -1),
+        };
         let versions = sqlx::query(
             "SELECT v.id, v.message_id, v.idx, v.content, v.status, v.error, v.retryable, v.model, v.created_at \
              FROM message_versions v JOIN messages m ON m.id = v.message_id \
-             WHERE m.conversation_id = $1 AND v.user_id = $2 ORDER BY v.message_id, v.idx",
+             WHERE m.conversation_id = $1 AND v.user_id = $2 AND m.position BETWEEN $3 AND $4 \
+             ORDER BY v.message_id, v.idx",
         )
         .bind(id)
         .bind(self.user)
+        .bind(low)
+        .bind(high)
         .fetch_all(self.pool())
         .await?;
         let text_column = if with_text { "b.text" } else { "NULL" };
         let blocks = sqlx::query(&format!(
             "SELECT b.id, b.version_id, b.idx, b.kind, b.chars, b.words, b.duration_ms, b.reader_open, b.interrupted, {text_column} AS text \
              FROM thinking_blocks b JOIN message_versions v ON v.id = b.version_id JOIN messages m ON m.id = v.message_id \
-             WHERE m.conversation_id = $1 AND b.user_id = $2 ORDER BY b.version_id, b.idx"
+             WHERE m.conversation_id = $1 AND b.user_id = $2 AND m.position BETWEEN $3 AND $4 \
+             ORDER BY b.version_id, b.idx"
         ))
         .bind(id)
         .bind(self.user)
+        .bind(low)
+        .bind(high)
         .fetch_all(self.pool())
         .await?;
 
@@ -438,6 +464,7 @@ impl Scoped<'_> {
             updated_at: head.try_get("updated_at")?,
             rev: head.try_get("rev")?,
             messages,
+            first,
         })
     }
 
