@@ -53,6 +53,9 @@ tools-e2e:
 	@command -v chromium >/dev/null || { \
 	  echo "installing Debian's chromium"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@command -v tmux >/dev/null || { \
+	  echo "installing Debian's tmux (the terminal client's end-to-end test)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; }
 	@if ! [ -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then \
 	  echo "installing end2end npm packages (no browser download)"; \
 	  cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund; \

@@ -8,6 +8,8 @@
 //! - [`client`]: the pure turn reducer and the controller that binds it to signals.
 //! - [`markdown`]: the one sanitizing renderer.
 //! - [`ui`]: the components.
+//! - [`terminal`]: `ponder chat` and `ponder ask`, the terminal client over the same turn
+//!   contract (`ssr` builds only: it is part of the one native binary).
 
 pub mod api;
 pub mod app;
@@ -16,6 +18,8 @@ pub mod domain;
 pub mod markdown;
 #[cfg(feature = "ssr")]
 pub mod server;
+#[cfg(feature = "ssr")]
+pub mod terminal;
 pub mod ui;
 pub mod wire;
 

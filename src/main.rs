@@ -1,6 +1,7 @@
 //! Ponder's server: reads the configuration, serves the app (and the demo model when no
 //! upstream is configured). `ponder healthcheck` probes a running server, for container images
-//! that ship no HTTP client; `ponder user` makes and resets accounts from a shell.
+//! that ship no HTTP client; `ponder user` makes and resets accounts from a shell; `ponder chat`
+//! and `ponder ask` are the terminal client.
 
 /// The main thread accepts connections, runs the demo model and handles signals; the serving
 /// threads (`PONDER_THREADS`, one per core) each run a runtime of their own.
@@ -38,12 +39,44 @@ async fn main() {
                 }
             }
         }
+        Some("chat") => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            match ponder::terminal::app::parse(&args) {
+                Err(usage) => {
+                    eprintln!("ponder: {usage}");
+                    2
+                }
+                Ok(options) => match ponder::terminal::app::run(options).await {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        eprintln!("ponder chat: {e}");
+                        1
+                    }
+                },
+            }
+        }
+        Some("ask") => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            match ponder::terminal::ask::parse(&args) {
+                Err(usage) => {
+                    eprintln!("ponder: {usage}");
+                    2
+                }
+                Ok(options) => match ponder::terminal::ask::run(options).await {
+                    Ok(code) => code,
+                    Err(e) => {
+                        eprintln!("ponder ask: {e}");
+                        1
+                    }
+                },
+            }
+        }
         Some("--version" | "-V") => {
             println!("ponder {}", env!("CARGO_PKG_VERSION"));
             0
         }
         Some(other) => {
-            eprintln!("ponder: unknown argument {other:?}; usage: ponder [serve | healthcheck | user … | --version]");
+            eprintln!("ponder: unknown argument {other:?}; usage: ponder [serve | healthcheck | user … | chat … | ask … | --version]");
             2
         }
     };

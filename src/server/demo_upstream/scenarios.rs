@@ -60,10 +60,15 @@ pub enum Scenario {
     /// `[perf]`: about 100 KB of markdown reasoning, then 50 KB of answer, at 200 deltas a
     /// second whatever the token delay: the load the UI benchmark measures.
     Perf,
+    /// `[tty]`: terminal escape sequences (clear screen, cursor moves, colours, a window
+    /// title, an OSC 52 clipboard write, 8-bit CSI) and bidi controls, as thinking and as
+    /// answer: what a terminal client must never pass through.
+    Tty,
 }
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 23] = [
+    const TAGS: [(&'static str, Scenario); 24] = [
+        ("[tty]", Scenario::Tty),
         ("[error-once]", Scenario::ErrorOnce),
         ("[xss]", Scenario::Xss),
         ("[long-think]", Scenario::LongThink),
@@ -246,6 +251,24 @@ impl Scenario {
         Scenario::ThinkTags => ok(inline_think(&["<thi", "nk>\n"])),
         Scenario::ThinkOpen => ok(inline_think(&[])),
         Scenario::Redacted => ok(vec![Step::Hidden(Duration::from_millis(1200)), answer()]),
+        Scenario::Tty => {
+            let hostile = [
+                "\u{1b}]0;pwned-title\u{7}",
+                "\u{1b}]52;c;cHduZWQtY2xpcGJvYXJk\u{7}",
+                "\u{1b}[2J\u{1b}[H",
+                "\u{1b}[31mred\u{1b}[0m",
+                "\u{1b}[5A",
+                "\u{9b}1;1H",
+                "\u{202e}reversed\u{202c}",
+                "\u{7}\u{8}\u{8}\r",
+            ];
+            let mut steps = vec![Step::Think("Checking the escapes: ".into())];
+            steps.extend(hostile.iter().map(|h| Step::Think((*h).into())));
+            steps.push(Step::Answer("Terminal-safe answer: ".into()));
+            steps.extend(hostile.iter().map(|h| Step::Answer((*h).into())));
+            steps.push(Step::Answer(" end of the hostile answer.".into()));
+            ok(steps)
+        }
         Scenario::Perf => Script {
             pace: Some(PERF_PACE),
             ..ok(vec![Step::Think(perf::thinking()), Step::Answer(perf::answer())])

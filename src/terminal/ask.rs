@@ -1,0 +1,184 @@
+//! `ponder ask "question"`: one turn for scripts. The answer streams to stdout, the thinking to
+//! stderr (or nowhere, or inline before the answer), and the exit code says whether the turn
+//! ended in an error. `--json` prints the raw turn events, one per line.
+
+use std::io::Write;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::client::Progress;
+use super::text;
+use crate::client::labels;
+use crate::client::turn_state::TurnState;
+use crate::domain::{ChatMessage, ChatRequest, TurnEvent};
+
+/// Where `ponder ask` writes the thinking.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Thinking {
+    Off,
+    #[default]
+    Stderr,
+    Inline,
+}
+
+/// Options of `ponder ask`.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub server: Option<String>,
+    pub token: Option<String>,
+    pub question: String,
+    pub thinking: Thinking,
+    pub json: bool,
+}
+
+pub const USAGE: &str = "usage: ponder ask \"question\" [--server URL] [--token T] \
+[--thinking=off|stderr|inline] [--json]   |   ponder chat [--server URL] [--token T] \
+[--conversation ID]";
+
+/// Reads the arguments after `ask`.
+pub fn parse(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        token: std::env::var("PONDER_TOKEN").ok(),
+        server: std::env::var("PONDER_SERVER").ok(),
+        ..Options::default()
+    };
+    let mut words = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--server" => options.server = Some(it.next().ok_or(USAGE)?.clone()),
+            "--token" => options.token = Some(it.next().ok_or(USAGE)?.clone()),
+            "--json" => options.json = true,
+            "--thinking=off" => options.thinking = Thinking::Off,
+            "--thinking=stderr" => options.thinking = Thinking::Stderr,
+            "--thinking=inline" => options.thinking = Thinking::Inline,
+            flag if flag.starts_with("--") => return Err(format!("{flag}: {USAGE}")),
+            word => words.push(word.to_string()),
+        }
+    }
+    options.question = words.join(" ");
+    if options.question.trim().is_empty() {
+        return Err(USAGE.into());
+    }
+    Ok(options)
+}
+
+/// Runs one turn; the process exit code (0 done, 1 error).
+pub async fn run(options: Options) -> Result<i32, String> {
+    let (server, _) = super::local::find(options.server.as_deref(), options.token).await?;
+    let request = ChatRequest::stateless(vec![ChatMessage::user(options.question)]);
+    let (tx, mut progress) = mpsc::unbounded_channel();
+    let task = {
+        let server = server.clone();
+        tokio::spawn(async move { server.stream(&request, Duration::from_secs(120), tx).await })
+    };
+    let started = std::time::Instant::now();
+    let now = || started.elapsed().as_secs_f64() * 1000.0;
+    let mut state = TurnState::started(now());
+    let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
+    let mut open_block: Option<u32> = None;
+    while let Some(p) = progress.recv().await {
+        let events = match p {
+            Progress::Bytes(_) => continue,
+            Progress::Events(events) => events,
+            Progress::Ended => {
+                state.end_of_stream(now());
+                break;
+            }
+            Progress::Failed(failure) => {
+                state.fail(failure.message, failure.retryable, now());
+                break;
+            }
+        };
+        for e in &events {
+            if options.json {
+                let line = serde_json::to_string(e).map_err(|e| e.to_string())?;
+                let _ = writeln!(out, "{line}");
+                state.apply(e, now());
+                continue;
+            }
+            let inline = options.thinking == Thinking::Inline;
+            let mut think = |s: &str| {
+                let _ = if inline {
+                    out.write_all(s.as_bytes())
+                } else {
+                    err.write_all(s.as_bytes())
+                };
+            };
+            match e {
+                TurnEvent::ThinkingStart { block, .. } if options.thinking != Thinking::Off => {
+                    open_block = Some(*block);
+                    think("Thinking…\n");
+                }
+                TurnEvent::Thinking { text: t, .. } if options.thinking != Thinking::Off => {
+                    think(&text::sanitize(t));
+                }
+                TurnEvent::Delta { text: t } => {
+                    let _ = write!(out, "{}", text::sanitize(t));
+                }
+                _ => {}
+            }
+            state.apply(e, now());
+            if let (Some(block), TurnEvent::ThinkingEnd { block: ended, .. }) = (open_block, e) {
+                if block == *ended && options.thinking != Thinking::Off {
+                    if let Some(b) = state.blocks.iter().find(|b| b.index == block) {
+                        let said = format!("\n{}\n\n", labels::header(b, now()));
+                        let _ = if options.thinking == Thinking::Inline {
+                            out.write_all(said.as_bytes())
+                        } else {
+                            err.write_all(said.as_bytes())
+                        };
+                    }
+                    open_block = None;
+                }
+            }
+        }
+        let _ = out.flush();
+        if events.iter().any(TurnEvent::is_terminal) {
+            break;
+        }
+    }
+    task.abort();
+    if !options.json {
+        let _ = writeln!(out);
+    }
+    match &state.error {
+        Some(failure) => {
+            if !options.json {
+                let _ = writeln!(err, "ponder ask: {}", text::sanitize(&failure.message));
+            }
+            Ok(1)
+        }
+        None => Ok(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_arguments_name_the_question_the_server_and_where_thinking_goes() {
+        let o = parse(&args(&[
+            "why",
+            "is",
+            "--thinking=off",
+            "the sky blue?",
+            "--json",
+        ]))
+        .expect("parse");
+        assert_eq!(o.question, "why is the sky blue?");
+        assert_eq!(o.thinking, Thinking::Off);
+        assert!(o.json);
+        let o = parse(&args(&["--server", "http://h:1", "q"])).expect("parse");
+        assert_eq!(o.server.as_deref(), Some("http://h:1"));
+        assert!(parse(&args(&["--server"])).is_err());
+        assert!(parse(&args(&["--loud", "q"])).is_err());
+        assert!(parse(&args(&[])).is_err(), "a question is needed");
+    }
+}

@@ -1,0 +1,20 @@
+//! The terminal client: `ponder chat` (a full-screen chat that shows each thinking block live)
+//! and `ponder ask` (one question for scripts). It speaks the same turn contract as the browser,
+//! through `POST /api/chat`, so every provider works through it, and folds the events with the
+//! browser's own reducer ([`crate::client::turn_state`]).
+//!
+//! - [`text`]: display-safe, width-correct text (hostile output never drives the terminal).
+//! - [`markdown`]: answers as styled terminal lines.
+//! - [`view`]: the transcript and the lines it draws (headers, live lines, modes, replay).
+//! - [`settings`]: the small config file that keeps the mode.
+//! - [`client`]: the API over HTTP; [`local`]: which server, or one started in-process.
+//! - [`app`]: the `ponder chat` shell (ratatui); [`ask`]: `ponder ask` for scripts.
+
+pub mod app;
+pub mod ask;
+pub mod client;
+pub mod local;
+pub mod markdown;
+pub mod settings;
+pub mod text;
+pub mod view;

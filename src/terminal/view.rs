@@ -1,0 +1,566 @@
+//! What the terminal shows, as plain data: the transcript (questions, turns folded by the
+//! browser's own reducer, notices) and the lines it draws at a width, a mode and a time. Pure,
+//! so every header, live line, mode and frozen state is tested natively; the ratatui shell only
+//! paints these lines.
+
+use super::markdown::{self, Piece, StyledLine, Tone};
+use super::text;
+use crate::client::labels;
+use crate::client::turn_state::{BlockState, BlockStatus, TurnState};
+use crate::domain::ThinkingKind;
+
+/// How finished thinking blocks are shown. Running blocks always show their header and the
+/// live line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Each finished block as one line: `Thought for 12s · 234 words`.
+    #[default]
+    Overview,
+    /// Every block's full text, expanded.
+    Detail,
+}
+
+impl Mode {
+    pub fn key(self) -> &'static str {
+        match self {
+            Mode::Overview => "overview",
+            Mode::Detail => "detail",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Mode> {
+        match key {
+            "overview" => Some(Mode::Overview),
+            "detail" => Some(Mode::Detail),
+            _ => None,
+        }
+    }
+
+    pub fn toggled(self) -> Mode {
+        match self {
+            Mode::Overview => Mode::Detail,
+            Mode::Detail => Mode::Overview,
+        }
+    }
+}
+
+/// One assistant turn: the reducer's state, plus how many bytes of stream arrived (so a turn
+/// whose reasoning is hidden visibly makes progress).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Turn {
+    pub state: TurnState,
+    pub bytes: u64,
+}
+
+/// One thing in the transcript.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    User(String),
+    Assistant(Turn),
+    /// A line from the client itself (a replayed conversation's title, a failure to connect).
+    Notice(String),
+}
+
+/// Shown under a block whose reasoning the provider does not let through.
+pub const HIDDEN_NOTE: &str = "reasoning hidden by the provider";
+
+const SPINNER: [char; 4] = ['⠋', '⠙', '⠸', '⠴'];
+
+/// The transcript as lines `cols` wide, at client time `now` (ms).
+pub fn lines(items: &[Item], mode: Mode, now: f64, cols: usize) -> Vec<StyledLine> {
+    let cols = cols.max(8);
+    let mut out = Vec::new();
+    for item in items {
+        if !out.is_empty() {
+            out.push(StyledLine::default());
+        }
+        match item {
+            Item::User(question) => {
+                for (i, row) in text::wrap(&text::sanitize(question), cols - 2)
+                    .into_iter()
+                    .enumerate()
+                {
+                    let marker = if i == 0 { "› " } else { "  " };
+                    out.push(line(vec![
+                        piece(marker, Tone::Marker),
+                        piece(&row, Tone::Strong),
+                    ]));
+                }
+            }
+            Item::Notice(note) => {
+                for row in text::wrap(&text::sanitize(note), cols) {
+                    out.push(line(vec![piece(&row, Tone::Quote)]));
+                }
+            }
+            Item::Assistant(turn) => turn_lines(turn, mode, now, cols, &mut out),
+        }
+    }
+    out
+}
+
+fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<StyledLine>) {
+    let state = &turn.state;
+    for block in &state.blocks {
+        block_lines(block, turn.bytes, mode, now, cols, out);
+    }
+    if state.phase.is_running() && state.blocks.is_empty() && state.answer.is_empty() {
+        let spin = SPINNER[(now / 250.0) as usize % SPINNER.len()];
+        out.push(line(vec![piece(
+            &format!("{spin} waiting for the model…"),
+            Tone::Marker,
+        )]));
+    }
+    let answer = if state.answer.trim().is_empty() {
+        state.fallback_text().unwrap_or("")
+    } else {
+        state.answer.as_str()
+    };
+    if !answer.is_empty() {
+        out.extend(markdown::render(answer, cols));
+    }
+    if let Some(error) = &state.error {
+        let mut text = format!("✗ {}", error.message);
+        if error.retryable {
+            text.push_str(" (Ctrl-R retries)");
+        }
+        for row in text::wrap(&text::sanitize(&text), cols) {
+            out.push(line(vec![piece(&row, Tone::Strong)]));
+        }
+    } else if state.phase == crate::client::turn_state::TurnPhase::Stopped {
+        out.push(line(vec![piece("■ stopped", Tone::Marker)]));
+    }
+}
+
+/// The header of a block as the terminal shows it (the browser's words).
+pub fn block_header(block: &BlockState, now: f64) -> String {
+    let mut header = labels::header(block, now);
+    if block.status == BlockStatus::Interrupted {
+        header.push_str(" (incomplete)");
+    }
+    header
+}
+
+/// True when the provider sends no readable reasoning for this block.
+fn hidden(block: &BlockState) -> bool {
+    block.kind == ThinkingKind::Redacted || !block.has_text()
+}
+
+fn block_lines(
+    block: &BlockState,
+    bytes: u64,
+    mode: Mode,
+    now: f64,
+    cols: usize,
+    out: &mut Vec<StyledLine>,
+) {
+    let streaming = block.status == BlockStatus::Streaming;
+    let sign = if streaming { "▸ " } else { "▪ " };
+    let header = block_header(block, now);
+    out.push(line(vec![
+        piece(sign, Tone::Marker),
+        piece(&text::fit_start(&header, cols - 2), Tone::Heading),
+    ]));
+    if hidden(block) {
+        let note = if streaming {
+            let spin = SPINNER[(now / 250.0) as usize % SPINNER.len()];
+            format!("{HIDDEN_NOTE} · {} received {spin}", size(bytes))
+        } else {
+            HIDDEN_NOTE.to_string()
+        };
+        out.push(line(vec![
+            piece("  ", Tone::Plain),
+            piece(&text::fit_start(&note, cols - 2), Tone::Quote),
+        ]));
+        return;
+    }
+    match (mode, streaming) {
+        (Mode::Overview, true) => out.push(line(vec![
+            piece("  ", Tone::Plain),
+            piece(&text::live_line(&block.text, cols - 2), Tone::Quote),
+        ])),
+        (Mode::Overview, false) => {}
+        (Mode::Detail, _) => {
+            for row in text::wrap(&text::sanitize(&block.text), cols - 2) {
+                out.push(line(vec![
+                    piece("  ", Tone::Plain),
+                    piece(&row, Tone::Quote),
+                ]));
+            }
+        }
+    }
+}
+
+/// "812 B", "1.2 KB", "3.4 MB".
+pub fn size(bytes: u64) -> String {
+    match bytes {
+        0..1000 => format!("{bytes} B"),
+        1000..1_000_000 => format!("{:.1} KB", bytes as f64 / 1000.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_000_000.0),
+    }
+}
+
+fn piece(text: &str, tone: Tone) -> Piece {
+    Piece {
+        text: text.to_string(),
+        tone,
+    }
+}
+
+fn line(pieces: Vec<Piece>) -> StyledLine {
+    StyledLine { pieces }
+}
+
+/// Which of `total` lines a view `height` rows tall shows, `back` lines up from the bottom
+/// (0 follows the newest line): the first line and the corrected `back`.
+pub fn window(total: usize, height: usize, back: usize) -> (usize, usize) {
+    let most = total.saturating_sub(height);
+    let back = back.min(most);
+    (most - back, back)
+}
+
+/// A stored conversation replayed as a transcript: each turn as it finished, each block done
+/// ("Thought" with no time when none was stored).
+pub fn replay(conversation: &crate::domain::history::Conversation) -> Vec<Item> {
+    use crate::client::saved_chat;
+    let record = saved_chat::record_from_server(conversation);
+    let mut items = Vec::new();
+    if conversation.first > 0 {
+        items.push(Item::Notice(format!(
+            "{} earlier messages are not shown",
+            conversation.first
+        )));
+    }
+    for message in &record.messages {
+        match message.role {
+            crate::domain::Role::User => items.push(Item::User(message.content.clone())),
+            crate::domain::Role::Assistant => {
+                let (versions, active) = saved_chat::versions_of(message);
+                if let Some(version) = versions.get(active).or(versions.last()) {
+                    items.push(Item::Assistant(Turn {
+                        state: saved_chat::turn_from_version(version),
+                        bytes: 0,
+                    }));
+                }
+            }
+        }
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{Failure, TurnEvent};
+
+    fn texts(lines: &[StyledLine]) -> Vec<String> {
+        lines.iter().map(StyledLine::text).collect()
+    }
+
+    fn turn_with(events: &[TurnEvent], at: f64) -> Turn {
+        let mut state = TurnState::started(0.0);
+        for e in events {
+            state.apply(e, at);
+        }
+        Turn { state, bytes: 0 }
+    }
+
+    fn start(block: u32, kind: ThinkingKind) -> TurnEvent {
+        TurnEvent::ThinkingStart { block, kind }
+    }
+
+    fn think(block: u32, text: &str) -> TurnEvent {
+        TurnEvent::Thinking {
+            block,
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn a_streaming_block_shows_its_clock_and_the_newest_line_of_its_reasoning() {
+        let turn = turn_with(
+            &[
+                start(0, ThinkingKind::Raw),
+                think(0, "First I check the base case.\nThen the step"),
+            ],
+            0.0,
+        );
+        let items = [Item::User("Prove it".into()), Item::Assistant(turn)];
+        let shown = texts(&lines(&items, Mode::Overview, 10_400.0, 40));
+        assert_eq!(shown[0], "› Prove it");
+        assert_eq!(shown[2], "▸ Thinking… (10s)");
+        assert_eq!(shown[3], "  Then the step");
+        let later = texts(&lines(&items, Mode::Overview, 11_400.0, 40));
+        assert_eq!(later[2], "▸ Thinking… (11s)", "the clock moves");
+    }
+
+    #[test]
+    fn the_live_line_is_cut_to_the_width_by_columns_keeping_the_newest_words() {
+        let turn = turn_with(
+            &[
+                start(0, ThinkingKind::Raw),
+                think(0, "日本語で考えています。とても長い推論の行です"),
+            ],
+            0.0,
+        );
+        let shown = lines(&[Item::Assistant(turn)], Mode::Overview, 1000.0, 20);
+        let live = shown[1].text();
+        assert!(text::width(&live) <= 20, "{live:?}");
+        assert!(live.ends_with("行です"), "{live:?}");
+        assert!(live.contains('…'));
+    }
+
+    #[test]
+    fn finished_blocks_are_one_line_in_overview_and_expanded_in_detail() {
+        let mut turn = turn_with(
+            &[
+                start(0, ThinkingKind::Raw),
+                think(0, "alpha beta\ngamma"),
+                TurnEvent::ThinkingEnd {
+                    block: 0,
+                    duration_ms: Some(12_000),
+                },
+                TurnEvent::Delta {
+                    text: "The answer.".into(),
+                },
+            ],
+            0.0,
+        );
+        turn.state.phase = crate::client::turn_state::TurnPhase::Done;
+        let items = [Item::Assistant(turn)];
+        let overview = texts(&lines(&items, Mode::Overview, 0.0, 60));
+        assert_eq!(overview, ["▪ Thought for 12.0s · 3 words", "The answer."]);
+        let detail = texts(&lines(&items, Mode::Detail, 0.0, 60));
+        assert_eq!(
+            detail,
+            [
+                "▪ Thought for 12.0s · 3 words",
+                "  alpha beta",
+                "  gamma",
+                "The answer."
+            ]
+        );
+    }
+
+    #[test]
+    fn two_blocks_keep_their_own_times() {
+        let turn = turn_with(
+            &[
+                start(0, ThinkingKind::Raw),
+                think(0, "one"),
+                TurnEvent::ThinkingEnd {
+                    block: 0,
+                    duration_ms: Some(2_000),
+                },
+                start(1, ThinkingKind::Raw),
+                think(1, "two"),
+                TurnEvent::ThinkingEnd {
+                    block: 1,
+                    duration_ms: Some(5_500),
+                },
+            ],
+            0.0,
+        );
+        let shown = texts(&lines(&[Item::Assistant(turn)], Mode::Overview, 0.0, 60));
+        assert_eq!(
+            &shown[..2],
+            ["▪ Thought for 2.0s · 1 word", "▪ Thought for 5.5s · 1 word"]
+        );
+    }
+
+    #[test]
+    fn hidden_reasoning_still_shows_the_clock_the_note_and_bytes_arriving() {
+        let mut turn = turn_with(&[start(0, ThinkingKind::Redacted)], 0.0);
+        turn.bytes = 1_234;
+        let items = [Item::Assistant(turn.clone())];
+        let shown = texts(&lines(&items, Mode::Overview, 3_000.0, 60));
+        assert_eq!(shown[0], "▸ Thinking… (3s)");
+        assert!(shown[1].starts_with("  reasoning hidden by the provider · 1.2 KB received"));
+        turn.state.apply(
+            &TurnEvent::ThinkingEnd {
+                block: 0,
+                duration_ms: Some(4_000),
+            },
+            4_000.0,
+        );
+        let done = texts(&lines(&[Item::Assistant(turn)], Mode::Detail, 5_000.0, 60));
+        assert_eq!(
+            done[..2],
+            ["▪ Thought for 4.0s", "  reasoning hidden by the provider"]
+        );
+    }
+
+    #[test]
+    fn a_stream_that_ends_without_thinking_end_freezes_the_block_as_incomplete() {
+        let mut turn = turn_with(&[start(0, ThinkingKind::Raw), think(0, "half a")], 0.0);
+        turn.state.end_of_stream(3_000.0);
+        let at_end = texts(&lines(
+            &[Item::Assistant(turn.clone())],
+            Mode::Overview,
+            3_000.0,
+            80,
+        ));
+        let much_later = texts(&lines(
+            &[Item::Assistant(turn)],
+            Mode::Overview,
+            60_000.0,
+            80,
+        ));
+        assert_eq!(
+            at_end[0],
+            "▪ Thinking stopped after 3.0s · 2 words (incomplete)"
+        );
+        assert_eq!(at_end, much_later, "the time is frozen");
+        assert!(
+            at_end.iter().any(|l| l.contains("try again")),
+            "the stream-drop message is shown: {at_end:?}"
+        );
+    }
+
+    #[test]
+    fn an_error_says_what_happened_and_how_to_retry() {
+        let mut turn = turn_with(&[], 0.0);
+        turn.state
+            .fail("The model server is busy".into(), true, 1.0);
+        let shown = texts(&lines(&[Item::Assistant(turn)], Mode::Overview, 1.0, 80));
+        assert!(
+            shown.contains(&"✗ The model server is busy (Ctrl-R retries)".to_string()),
+            "{shown:?}"
+        );
+        let mut fatal = turn_with(&[], 0.0);
+        fatal.state.error = Some(Failure {
+            message: "bad key".into(),
+            retryable: false,
+        });
+        let shown = texts(&lines(&[Item::Assistant(fatal)], Mode::Overview, 1.0, 80));
+        assert!(shown.contains(&"✗ bad key".to_string()), "{shown:?}");
+    }
+
+    #[test]
+    fn hostile_output_never_reaches_the_terminal_as_control_characters() {
+        let turn = turn_with(
+            &[
+                start(0, ThinkingKind::Raw),
+                think(0, "\u{1b}]0;pwned\u{7}\u{1b}[2Jthinking\u{202e}"),
+                TurnEvent::Delta {
+                    text: "\u{1b}]52;c;ZXZpbA==\u{7}answer \u{1b}[31mred".into(),
+                },
+            ],
+            0.0,
+        );
+        let items = [Item::User("\u{1b}[1A up".into()), Item::Assistant(turn)];
+        for mode in [Mode::Overview, Mode::Detail] {
+            for l in texts(&lines(&items, mode, 1.0, 40)) {
+                assert!(
+                    !l.chars()
+                        .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+                    "{l:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_line_fits_the_width() {
+        let turn = turn_with(
+            &[
+                start(0, ThinkingKind::Raw),
+                think(0, &"wide 漢字 and 👨‍👩‍👧 words ".repeat(30)),
+                TurnEvent::Delta {
+                    text: "# Title\n\n- a list item that is rather long indeed\n\n```\ncode line that is long enough to wrap around\n```".into(),
+                },
+            ],
+            0.0,
+        );
+        let items = [Item::Assistant(turn)];
+        for cols in [8, 13, 20, 41] {
+            for mode in [Mode::Overview, Mode::Detail] {
+                for l in lines(&items, mode, 1.0, cols) {
+                    assert!(text::width(&l.text()) <= cols, "{cols}: {:?}", l.text());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_replayed_conversation_shows_each_block_finished_and_thought_without_a_stored_time() {
+        use crate::domain::history::{BlockHeader, Conversation, Message, Version, VersionStatus};
+        let version = |content: &str, blocks| Version {
+            id: format!("v-{content}"),
+            content: content.into(),
+            status: VersionStatus::Done,
+            error: None,
+            model: None,
+            created_at: 1,
+            blocks,
+        };
+        let block = |id: &str, duration_ms| BlockHeader {
+            id: id.into(),
+            kind: ThinkingKind::Raw,
+            duration_ms,
+            words: 7,
+            chars: 30,
+            reader_open: None,
+            interrupted: false,
+            text: Some("seven words of stored reasoning right here".into()),
+        };
+        let conversation = Conversation {
+            id: "c".into(),
+            title: "t".into(),
+            workspace_id: "w".into(),
+            created_at: 1,
+            updated_at: 1,
+            rev: 1,
+            first: 4,
+            messages: vec![
+                Message {
+                    id: "u".into(),
+                    role: crate::domain::Role::User,
+                    created_at: 1,
+                    active: 0,
+                    versions: vec![version("Why?", vec![])],
+                },
+                Message {
+                    id: "a".into(),
+                    role: crate::domain::Role::Assistant,
+                    created_at: 2,
+                    active: 0,
+                    versions: vec![version(
+                        "Because.",
+                        vec![block("b1", None), block("b2", Some(12_000))],
+                    )],
+                },
+            ],
+        };
+        let items = replay(&conversation);
+        let shown = texts(&lines(&items, Mode::Overview, 99_999.0, 60));
+        assert_eq!(
+            shown,
+            [
+                "4 earlier messages are not shown",
+                "",
+                "› Why?",
+                "",
+                "▪ Thought · 7 words",
+                "▪ Thought for 12.0s · 7 words",
+                "Because.",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_view_follows_the_bottom_unless_scrolled_back() {
+        assert_eq!(window(100, 20, 0), (80, 0));
+        assert_eq!(window(100, 20, 30), (50, 30));
+        assert_eq!(window(100, 20, 500), (0, 80), "no further than the top");
+        assert_eq!(window(5, 20, 3), (0, 0));
+    }
+
+    #[test]
+    fn modes_toggle_and_round_trip_by_key() {
+        assert_eq!(Mode::Overview.toggled(), Mode::Detail);
+        for m in [Mode::Overview, Mode::Detail] {
+            assert_eq!(Mode::from_key(m.key()), Some(m));
+        }
+        assert_eq!(Mode::from_key("loud"), None);
+    }
+}
