@@ -257,6 +257,16 @@ fn esc_stops_the_turn_the_block_freezes_and_the_model_sees_the_disconnect() {
         "the time does not move after a stop"
     );
 
+    // Reasoning the provider hides still shows the clock, says so, and counts bytes arriving.
+    t.keys(&["C-n"]);
+    t.type_line("[redacted] keep it secret");
+    let hidden = t.wait_for("reasoning hidden by the provider", Duration::from_secs(20));
+    assert!(
+        hidden.contains("▸ Thinking… (") && hidden.contains("received"),
+        "{hidden}"
+    );
+    t.wait_for("▪ Thought for 1.", Duration::from_secs(20));
+
     // A stream that drops mid-answer shows the browser's message and the retry key.
     t.keys(&["C-n"]);
     t.type_line("[drop] cut me off");

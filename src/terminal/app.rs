@@ -50,6 +50,8 @@ struct Chat {
     input: Vec<char>,
     cursor: usize,
     back: usize,
+    /// Lines the transcript had when last drawn.
+    drawn: usize,
     running: Option<Running>,
     conversation: Option<String>,
     /// The stored answer of the last turn, for Ctrl-R on the server.
@@ -86,6 +88,7 @@ pub async fn run(options: Options) -> Result<(), String> {
         input: Vec::new(),
         cursor: 0,
         back: 0,
+        drawn: 0,
         running: None,
         conversation: None,
         last_answer: None,
@@ -442,6 +445,11 @@ impl Chat {
         .areas(frame.area());
         let width = transcript.width as usize;
         let lines = view::lines(&self.items, self.mode, self.now(), width);
+        // Scrolled back, the reader keeps looking at the same lines while new ones arrive.
+        if self.back > 0 && lines.len() > self.drawn {
+            self.back += lines.len() - self.drawn;
+        }
+        self.drawn = lines.len();
         let (first, back) = view::window(lines.len(), transcript.height as usize, self.back);
         self.back = back;
         let shown: Vec<Line> = lines
