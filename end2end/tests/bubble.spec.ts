@@ -53,19 +53,41 @@ test.describe("the message bubble", () => {
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("fn part_4() -> u32 {\n    4\n}\n");
   });
 
-  test("Regenerate makes a second version; the 1/2 switcher reaches both", async () => {
+  test("Regenerate makes a second version; the 1/2 switcher reaches both, each answer shown once", async () => {
     await chat.send("[no-think] first version");
     await chat.waitForTurnEnd();
     const bubble = chat.lastAssistant();
+    const answers = bubble.locator(".answer");
+    const once = await answers.innerText();
     await bubble.getByRole("button", { name: "Regenerate answer" }).click();
+    // While the new version streams, the old answer is not left under it.
+    await expect(answers).toHaveCount(1);
     await chat.waitForTurnEnd();
     const versions = bubble.getByRole("group", { name: "Answer versions" });
     await expect(versions).toContainText("2/2");
-    await versions.getByRole("button", { name: "Previous version" }).click();
-    await expect(versions).toContainText("1/2");
-    await expect(chat.answer()).toContainText("Here is what I found");
-    await versions.getByRole("button", { name: "Next version" }).click();
-    await expect(versions).toContainText("2/2");
+    await expect(answers).toHaveCount(1);
+    expect(await answers.innerText()).toBe(once);
+    for (let round = 0; round < 3; round++) {
+      await versions.getByRole("button", { name: "Previous version" }).click();
+      await expect(versions).toContainText("1/2");
+      await expect(chat.answer()).toContainText("Here is what I found");
+      expect(await answers.innerText()).toBe(once);
+      await versions.getByRole("button", { name: "Next version" }).click();
+      await expect(versions).toContainText("2/2");
+      expect(await answers.innerText()).toBe(once);
+    }
+    await expect(answers).toHaveCount(1);
+  });
+
+  test("Retry after a dropped stream shows the partial answer once", async () => {
+    await chat.send("[drop] cut short");
+    await chat.waitForTurnEnd();
+    const bubble = chat.lastAssistant();
+    await bubble.getByRole("button", { name: "Retry" }).click();
+    await chat.waitForTurnEnd();
+    const text = await bubble.locator(".answer").innerText();
+    expect(text.split("Here is the beginning of the answer").length - 1).toBe(1);
+    await expect(bubble.locator(".answer")).toHaveCount(1);
   });
 
   test("Edit prefills the composer; sending drops the later messages, keeping the earlier text", async ({ page }) => {

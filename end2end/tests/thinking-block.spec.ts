@@ -152,6 +152,8 @@ test.describe("the thinking block", () => {
     await chat.waitForTurnEnd();
     const all = page.locator("details.thinking");
     await expect(all).toHaveCount(3);
+    // In the Settings menu, with the other thinking settings.
+    await page.locator("summary", { hasText: "Settings" }).click();
     await page.getByRole("button", { name: "Expand all" }).click();
     for (const i of [0, 1, 2]) expect(await chat.isOpen(all.nth(i))).toBe(true);
     await page.getByRole("button", { name: "Collapse all" }).click();

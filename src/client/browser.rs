@@ -31,6 +31,21 @@ pub fn meta_content(name: &str) -> Option<String> {
     }
 }
 
+/// True where the main pointer is precise (a mouse, a trackpad): there the page may take the
+/// focus on load without popping up a phone's keyboard. False on the server.
+pub fn fine_pointer() -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        web_sys::window()
+            .and_then(|w| w.match_media("(pointer: fine)").ok().flatten())
+            .is_some_and(|m| m.matches())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        false
+    }
+}
+
 /// Milliseconds on the client's clock (0 on the server, where turns never run).
 pub fn now_ms() -> f64 {
     #[cfg(feature = "hydrate")]

@@ -366,6 +366,11 @@ impl ChatController {
         if self.server.get_untracked() {
             self.meta.update_value(|m| m.on_server = m.stored);
             if let Some(id) = last {
+                // No copy in this browser yet (a reload right after the first answer began):
+                // the server's copy is the one shown.
+                if self.conversation_id.get_untracked() != id {
+                    self.await_server_copy(&id);
+                }
                 self.fetch_conversation(id);
             }
             self.refresh_workspaces();
@@ -861,6 +866,20 @@ impl ChatController {
         });
     }
 
+    /// Shows conversation `id` empty until the server's copy arrives.
+    fn await_server_copy(&self, id: &str) {
+        self.new_scope();
+        self.meta.set_value(Meta {
+            id: id.to_string(),
+            stored: true,
+            on_server: true,
+            ..Meta::default()
+        });
+        self.conversation_id.set(id.to_string());
+        self.earlier.set(0);
+        self.entries.set(Vec::new());
+    }
+
     /// Opens a saved conversation.
     pub fn open(&self, id: &str) {
         if self.conversation_id.get_untracked() == id {
@@ -871,18 +890,7 @@ impl ChatController {
             // This browser's copy at once, then the server's.
             match local_store::load(id) {
                 Some(record) => self.show(record),
-                None => {
-                    self.new_scope();
-                    self.meta.set_value(Meta {
-                        id: id.to_string(),
-                        stored: true,
-                        on_server: true,
-                        ..Meta::default()
-                    });
-                    self.conversation_id.set(id.to_string());
-                    self.earlier.set(0);
-                    self.entries.set(Vec::new());
-                }
+                None => self.await_server_copy(id),
             }
             self.remember_current();
             self.fetch_conversation(id.to_string());

@@ -62,6 +62,16 @@ fn with_words(bare: &str, timed: &str, block: &BlockState, ms: u64) -> String {
     label
 }
 
+/// The browser tab's title: the chat's title first, so tabs tell chats apart.
+pub fn tab_title(chat_title: &str) -> String {
+    let title = chat_title.trim();
+    if title.is_empty() {
+        "Ponder".into()
+    } else {
+        format!("{title} · Ponder")
+    }
+}
+
 /// The small note on where the reasoning came from, when it is not the raw scratchpad.
 pub fn origin_note(kind: ThinkingKind) -> Option<&'static str> {
     match kind {
@@ -148,6 +158,16 @@ pub fn announcements(before: &Milestones, after: &TurnState, now: f64) -> Vec<St
 mod tests {
     use super::*;
     use crate::domain::{ThinkingKind, TurnEvent};
+
+    #[test]
+    fn the_tab_names_the_chat() {
+        assert_eq!(tab_title(""), "Ponder");
+        assert_eq!(tab_title("  "), "Ponder");
+        assert_eq!(
+            tab_title("Why is the sky blue?"),
+            "Why is the sky blue? · Ponder"
+        );
+    }
 
     #[test]
     fn each_transition_is_announced_once() {

@@ -239,7 +239,11 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
             index: i as u32,
             kind: t.kind,
             text: t.text.clone(),
-            status: if t.interrupted || status == MessageStatus::Interrupted {
+            // A turn cut short interrupts only the blocks that had not ended: one that ended
+            // (it has its time) keeps reading "Thought".
+            status: if t.interrupted
+                || (status == MessageStatus::Interrupted && t.duration_ms.is_none())
+            {
                 BlockStatus::Interrupted
             } else {
                 BlockStatus::Done
@@ -828,6 +832,64 @@ mod tests {
         assert_eq!(back.blocks[0].text, "partial");
         assert_eq!(back.blocks[0].duration_ms, Some(2500));
         assert!(back.wants_retry());
+    }
+
+    #[test]
+    fn a_block_that_ended_before_the_turn_was_cut_still_reads_thought() {
+        let mut t = TurnState::started(0.0);
+        for (e, at) in [
+            (
+                TurnEvent::ThinkingStart {
+                    block: 0,
+                    kind: ThinkingKind::Raw,
+                },
+                0.0,
+            ),
+            (
+                TurnEvent::Thinking {
+                    block: 0,
+                    text: "ten words of reasoning that ended before the answer began".into(),
+                },
+                10.0,
+            ),
+            (
+                TurnEvent::ThinkingEnd {
+                    block: 0,
+                    duration_ms: Some(399),
+                },
+                400.0,
+            ),
+            (
+                TurnEvent::Delta {
+                    text: "The answer so".into(),
+                },
+                500.0,
+            ),
+        ] {
+            t.apply(&e, at);
+        }
+        let v = version_from_turn(&t, 2500.0);
+        assert_eq!(v.status, Some(MessageStatus::Interrupted));
+        let back = turn_from_version(&v);
+        assert_eq!(back.blocks[0].status, BlockStatus::Done);
+        assert_eq!(labels::header(&back.blocks[0], 0.0), "Thought · 10 words");
+        // The same turn as the server keeps it: the block has its time, the version is cut.
+        let mut stored = v.clone();
+        if let Some(blocks) = stored.thinking.as_mut() {
+            blocks[0].interrupted = false;
+        }
+        assert_eq!(
+            turn_from_version(&stored).blocks[0].status,
+            BlockStatus::Done
+        );
+        // A block still open when the turn was cut has no time of its own: interrupted.
+        if let Some(blocks) = stored.thinking.as_mut() {
+            blocks[0].duration_ms = None;
+        }
+        assert_eq!(
+            turn_from_version(&stored).blocks[0].status,
+            BlockStatus::Interrupted
+        );
     }
 
     #[test]

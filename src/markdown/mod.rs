@@ -53,6 +53,21 @@ mod tests {
     }
 
     #[test]
+    fn bare_addresses_become_links_but_not_in_code_or_inside_links() {
+        let out = render("Read https://example.com/a_b_c, then `https://in.code` and [x](https://l.io) https://l.io/y.");
+        assert!(
+            out.contains("<a href=\"https://example.com/a_b_c\" rel=\"noopener noreferrer nofollow\">https://example.com/a_b_c</a>,")
+                || out.contains(">https://example.com/a_b_c</a>,"),
+            "{out}"
+        );
+        assert!(out.contains("<code>https://in.code</code>"), "{out}");
+        assert_eq!(out.matches("<a ").count(), 3, "{out}");
+        assert!(!render("javascript:alert(1)").contains("<a"));
+        let long = format!("https://example.com/{}", "a".repeat(200));
+        assert!(render(&long).contains(&format!(">{long}</a>")));
+    }
+
+    #[test]
     fn raw_html_is_text() {
         let out = render("<script>alert(1)</script> <b onclick=x>hi</b>");
         assert!(!out.contains("<script"), "{out}");

@@ -40,6 +40,53 @@ pub(super) fn safe_url(raw: &str) -> Option<String> {
     allowed.then(|| url.into())
 }
 
+/// The first bare `http://` or `https://` address in `text` at or after `from`, as a byte range:
+/// it starts at a word boundary and runs to whitespace or `<`, `>`, `"`, without the punctuation
+/// that ends a sentence around it (`.`, `,`, `:`, `;`, `!`, `?`, quotes, and a `)` or `]` it did
+/// not open). Prose like "see https://example.com/a_(b)." links `https://example.com/a_(b)`.
+pub(super) fn bare_url(text: &str, from: usize) -> Option<(usize, usize)> {
+    let mut at = from;
+    while at < text.len() {
+        let rest = text.get(at..)?;
+        let found = [rest.find("https://"), rest.find("http://")]
+            .into_iter()
+            .flatten()
+            .min()?;
+        let start = at + found;
+        let boundary = text[..start]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric() && c != '/' && c != '@');
+        let scheme = if text[start..].starts_with("https://") {
+            8
+        } else {
+            7
+        };
+        let mut end = text[start..]
+            .find(|c: char| c.is_whitespace() || c.is_control() || "<>\"`".contains(c))
+            .map_or(text.len(), |n| start + n);
+        loop {
+            let url = &text[start..end];
+            let Some(last) = url.chars().next_back() else {
+                break;
+            };
+            let unbalanced = |open: char, close: char| {
+                last == close && url.matches(close).count() > url.matches(open).count()
+            };
+            if ".,:;!?'*_~".contains(last) || unbalanced('(', ')') || unbalanced('[', ']') {
+                end -= last.len_utf8();
+            } else {
+                break;
+            }
+        }
+        if boundary && end > start + scheme {
+            return Some((start, end));
+        }
+        at = start + scheme;
+    }
+    None
+}
+
 /// Returns the language named by a fence's info string, if it is a plausible language name.
 ///
 /// Only the leading run of `[A-Za-z0-9_+#.-]` of the first word is taken (`rust,ignore` →
@@ -193,6 +240,44 @@ fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn urls(text: &str) -> Vec<&str> {
+        let mut found = Vec::new();
+        let mut from = 0;
+        while let Some((a, b)) = bare_url(text, from) {
+            found.push(&text[a..b]);
+            from = b;
+        }
+        found
+    }
+
+    #[test]
+    fn bare_addresses_are_found_without_the_punctuation_around_them() {
+        assert_eq!(urls("see https://example.com."), ["https://example.com"]);
+        assert_eq!(
+            urls("(docs: https://en.wikipedia.org/wiki/Rust_(language)), and http://a.io/x?y=1!"),
+            [
+                "https://en.wikipedia.org/wiki/Rust_(language)",
+                "http://a.io/x?y=1"
+            ]
+        );
+        assert_eq!(
+            urls("\"https://q.example/a\" said"),
+            ["https://q.example/a"]
+        );
+        assert_eq!(
+            urls("https://"),
+            Vec::<&str>::new(),
+            "a scheme alone is no address"
+        );
+        assert_eq!(urls("xhttps://not.a.link"), Vec::<&str>::new());
+        assert_eq!(urls("javascript:alert(1) ftp://x.y"), Vec::<&str>::new());
+        assert_eq!(
+            urls("日本 https://例え.jp/パス 終"),
+            ["https://例え.jp/パス"]
+        );
+        assert_eq!(urls("https://a.io<b>"), ["https://a.io"]);
+    }
 
     #[test]
     fn only_absolute_web_and_mail_urls_pass() {

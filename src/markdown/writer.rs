@@ -6,9 +6,9 @@
 //! blocks (each block's output ends with a newline), which lets the incremental renderer write
 //! blocks one at a time and still match a whole-document render byte for byte.
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event, LinkType, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, LinkType, Tag, TagEnd, TextMergeStream};
 
-use super::policy::{safe_language, safe_url};
+use super::policy::{bare_url, safe_language, safe_url};
 
 /// Appends the HTML for `events` to `out`.
 pub(super) fn push_html<'a>(out: &mut String, events: impl IntoIterator<Item = Event<'a>>) {
@@ -23,7 +23,9 @@ pub(super) fn push_html<'a>(out: &mut String, events: impl IntoIterator<Item = E
         table_cell: 0,
         in_table_head: false,
     };
-    for event in events {
+    // Text arrives in one piece per run (the parser splits it at `_`, `*`, `[`…), so a bare
+    // address is seen whole.
+    for event in TextMergeStream::new(events.into_iter()) {
         writer.event(event);
     }
 }
@@ -80,7 +82,8 @@ impl Writer<'_> {
             Event::Start(tag) => self.start(tag),
             Event::End(tag) => self.end(tag),
             Event::Text(text) if self.in_code_block => self.code(&text),
-            Event::Text(text) => self.text(&text),
+            Event::Text(text) if self.links.iter().any(|open| *open) => self.text(&text),
+            Event::Text(text) => self.linked_text(&text),
             Event::Code(text) => {
                 self.raw("<code>");
                 self.code(&text);
@@ -332,6 +335,25 @@ impl Writer<'_> {
             self.out.push_str(s);
             self.at_line_start = last == '\n';
         }
+    }
+
+    /// Prose, with its bare `http(s)://` addresses made links (as readers expect from chat).
+    fn linked_text(&mut self, s: &str) {
+        let mut written = 0;
+        let mut from = 0;
+        while let Some((start, end)) = bare_url(s, from) {
+            if let Some(url) = safe_url(&s[start..end]) {
+                self.text(&s[written..start]);
+                self.raw("<a href=\"");
+                self.attr(&url);
+                self.raw("\">");
+                self.text(&s[start..end]);
+                self.raw("</a>");
+                written = end;
+            }
+            from = end;
+        }
+        self.text(&s[written..]);
     }
 
     fn text(&mut self, s: &str) {

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use super::clock::Clock;
 use super::composer::Composer;
 use super::conversation::Conversation;
-use super::menus::{ExpandAll, ExportMenu, SettingsMenu};
+use super::menus::{ExportMenu, SettingsMenu};
 use super::notices::Notices;
 use super::sidebar::Sidebar;
 use super::sign_in::SignIn;
@@ -30,6 +30,11 @@ pub fn ChatPage() -> impl IntoView {
             .map(|me| me.needs_setup)
     };
     let drawer = RwSignal::new(false);
+    // The tab says which chat it holds.
+    Effect::new(move |_| {
+        let title = chat.title.get();
+        document().set_title(&crate::client::labels::tab_title(&title));
+    });
 
     Effect::new(move |_| {
         chat.guard_secs.set(crate::client::browser::guard_secs());
@@ -41,11 +46,33 @@ pub fn ChatPage() -> impl IntoView {
         let storage = window_event_listener(leptos::ev::storage, move |ev| {
             chat.on_storage_changed(ev.key())
         });
+        // Menus are popovers: a press outside closes them, Escape closes the open one.
+        let outside = window_event_listener(leptos::ev::pointerdown, move |ev| {
+            let target = ev
+                .target()
+                .and_then(|t| leptos::wasm_bindgen::JsCast::dyn_into::<web_sys::Node>(t).ok());
+            super::dom::close_menus_outside(target.as_ref());
+        });
+        // Escape closes the open menu, else the conversations drawer (focus back on its button).
+        let escape = window_event_listener(leptos::ev::keydown, move |ev| {
+            if ev.key() != "Escape" {
+                return;
+            }
+            if super::dom::close_menu_with_escape() {
+                ev.prevent_default();
+            } else if drawer.get_untracked() {
+                ev.prevent_default();
+                drawer.set(false);
+                super::dom::focus_by_id("drawer-toggle");
+            }
+        });
         on_cleanup(move || {
             if let Ok(h) = ticker {
                 h.clear();
             }
             storage.remove();
+            outside.remove();
+            escape.remove();
         });
         chat.load_saved();
         hydrated.set(true);
@@ -69,6 +96,7 @@ pub fn ChatPage() -> impl IntoView {
                 <header class="top-bar">
                     <button
                         type="button"
+                        id="drawer-toggle"
                         class="drawer-toggle action"
                         aria-label="Conversations"
                         aria-controls="conversations"
@@ -80,7 +108,6 @@ pub fn ChatPage() -> impl IntoView {
                     <h1 class="brand">"Ponder"</h1>
                     <span class="chat-title">{move || chat.title.get()}</span>
                     <div class="top-actions">
-                        <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>
                         <ExportMenu/>
                         <SettingsMenu/>
                     </div>

@@ -10,6 +10,23 @@ use crate::client::controller::ChatController;
 pub fn Composer() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let draft = chat.draft;
+    let input = NodeRef::<leptos::html::Textarea>::new();
+    let focus_input = move || {
+        if let Some(el) = input.get_untracked() {
+            let _ = el.focus();
+        }
+    };
+    // Ready to type on load where there is a keyboard (a phone would pop its keyboard up).
+    Effect::new(move |_| {
+        if input.get().is_some() && crate::client::browser::fine_pointer() {
+            focus_input();
+        }
+    });
+    // Stop gives the place back to the composer, by mouse or keyboard alike.
+    let stop = move |_| {
+        chat.stop();
+        request_animation_frame(focus_input);
+    };
     let send = move || {
         let text = draft.get_untracked();
         if text.trim().is_empty() || chat.is_running() {
@@ -36,10 +53,12 @@ pub fn Composer() -> impl IntoView {
             <div class="composer-row">
                 <label class="visually-hidden" for="composer-input">"Message"</label>
                 <textarea
+                    node_ref=input
                     id="composer-input"
                     name="message"
                     rows="2"
-                    placeholder="Message Ponder… (Enter to send, Shift+Enter for a new line)"
+                    placeholder="Message Ponder…"
+                    aria-describedby="composer-keys"
                     prop:value=move || draft.get()
                     on:input=move |ev| draft.set(event_target_value(&ev))
                     on:keydown=move |ev| {
@@ -57,9 +76,10 @@ pub fn Composer() -> impl IntoView {
                         <button class="send" type="submit" disabled=move || draft.with(|d| d.trim().is_empty())>"Send"</button>
                     }
                 >
-                    <button class="stop" type="button" aria-label="Stop generating" on:click=move |_| chat.stop()>"Stop"</button>
+                    <button class="stop" type="button" aria-label="Stop generating" on:click=stop>"Stop"</button>
                 </Show>
             </div>
+            <p class="composer-keys" id="composer-keys">"Enter to send, Shift+Enter for a new line"</p>
         </form>
     }
 }

@@ -98,3 +98,58 @@ pub fn copy_code_from_click(ev: &web_sys::MouseEvent) {
         }
     });
 }
+
+/// The top bar's open menus (`details.menu[open]`).
+fn open_menus() -> Vec<web_sys::HtmlDetailsElement> {
+    use leptos::wasm_bindgen::JsCast;
+    let Some(list) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector_all("details.menu[open]").ok())
+    else {
+        return Vec::new();
+    };
+    (0..list.length())
+        .filter_map(|i| list.item(i))
+        .filter_map(|n| n.dyn_into::<web_sys::HtmlDetailsElement>().ok())
+        .collect()
+}
+
+/// Closes every open menu that does not contain `inside` (a click's target, a menu that just
+/// opened): one menu is open at a time, and a click elsewhere closes it.
+pub fn close_menus_outside(inside: Option<&web_sys::Node>) {
+    for menu in open_menus() {
+        let holds = inside.is_some_and(|n| menu.contains(Some(n)));
+        if !holds {
+            menu.set_open(false);
+        }
+    }
+}
+
+/// Closes the open menu, if any, and gives focus back to its button. True when one was open.
+pub fn close_menu_with_escape() -> bool {
+    use leptos::wasm_bindgen::JsCast;
+    let menus = open_menus();
+    for menu in &menus {
+        menu.set_open(false);
+        if let Ok(Some(summary)) = menu.query_selector("summary") {
+            if let Some(el) = summary.dyn_ref::<web_sys::HtmlElement>() {
+                let _ = el.focus();
+            }
+        }
+    }
+    !menus.is_empty()
+}
+
+/// Gives the focus to the element with this id, if there is one.
+pub fn focus_by_id(id: &str) {
+    use leptos::wasm_bindgen::JsCast;
+    let found = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id));
+    if let Some(el) = found
+        .as_ref()
+        .and_then(|e| e.dyn_ref::<web_sys::HtmlElement>())
+    {
+        let _ = el.focus();
+    }
+}

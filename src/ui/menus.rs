@@ -13,7 +13,7 @@ use crate::client::thinking_view::ThinkingPref;
 pub fn SettingsMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     view! {
-        <details class="menu">
+        <details class="menu" on:toggle=one_menu_open>
             <summary class="menu-button">"Settings"</summary>
             <div class="menu-panel">
                 <fieldset>
@@ -38,6 +38,10 @@ pub fn SettingsMenu() -> impl IntoView {
                         })
                         .collect_view()}
                 </fieldset>
+                // Only once the chat has a block to expand.
+                <Show when=move || chat.entries.with(|e| e.iter().any(|e| e.turn().is_some_and(|t| t.with(|t| !t.blocks.is_empty()))))>
+                    <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>
+                </Show>
                 <AccountSection/>
             </div>
         </details>
@@ -140,7 +144,7 @@ pub fn ExportMenu() -> impl IntoView {
         });
     };
     view! {
-        <details class="menu">
+        <details class="menu" on:toggle=one_menu_open>
             <summary class="menu-button">"Export"</summary>
             <div class="menu-panel">
                 <div class="checkbox">
@@ -164,6 +168,17 @@ pub fn ExportMenu() -> impl IntoView {
                 </label>
             </div>
         </details>
+    }
+}
+
+/// A menu that opens closes the other one: one is open at a time.
+fn one_menu_open(ev: leptos::ev::Event) {
+    let opened = ev
+        .target()
+        .and_then(|t| leptos::wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlDetailsElement>(t).ok())
+        .filter(web_sys::HtmlDetailsElement::open);
+    if let Some(menu) = opened {
+        dom::close_menus_outside(Some(&menu));
     }
 }
 

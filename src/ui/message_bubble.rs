@@ -151,7 +151,11 @@ fn AssistantBubble(entry: Entry) -> impl IntoView {
         >
             <div class="avatar" aria-hidden="true">"P"</div>
             <div class="bubble-col">
-                {move || turn.get().map(|t| view! { <TurnBody turn=t entry=entry.clone()/> })}
+                // Keyed by the version shown: another version gets fresh nodes, never the old
+                // answer's nodes patched (their rendered markdown would be appended to).
+                <For each=move || turn.get() key=|t| *t let:t>
+                    <TurnBody turn=t entry=entry.clone()/>
+                </For>
             </div>
         </article>
     }
@@ -228,7 +232,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
             </Show>
             <div class="actions">
                 <Show when=running_here>
-                    <button type="button" class="action" aria-label="Stop this answer" on:click=move |_| chat.stop()>"Stop"</button>
+                    <button type="button" class="action stop-answer" aria-label="Stop this answer" on:click=move |_| chat.stop()>"Stop"</button>
                 </Show>
                 <button
                     type="button"
@@ -245,10 +249,12 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
                 >
                     {move || if copied.get() { "Copied" } else { "Copy" }}
                 </button>
-                <button type="button" class="action" aria-label="Regenerate answer"
-                    disabled=move || chat.is_running()
-                    on:click=regenerate
-                >"Regenerate"</button>
+                <Show when=move || !wants_retry.get()>
+                    <button type="button" class="action" aria-label="Regenerate answer"
+                        disabled=move || chat.is_running()
+                        on:click=regenerate
+                    >"Regenerate"</button>
+                </Show>
                 <button type="button" class="action" aria-label="Branch from here"
                     disabled=move || chat.is_running()
                     on:click=branch

@@ -236,6 +236,30 @@ fn ConversationItem(
         item.title.clone()
     };
     let title_for_label = title.clone();
+    let rename_input = NodeRef::<leptos::html::Input>::new();
+    // Renaming starts in the field, its text selected; leaving it puts the focus back on Rename.
+    Effect::new(move |_| {
+        if let Some(el) = rename_input.get() {
+            let _ = el.focus();
+            // Once its value is in (it is set as a property, after this runs).
+            request_animation_frame(move || el.select());
+        }
+    });
+    let original = item.title.clone();
+    let stop_renaming = move || {
+        draft.set(original.clone());
+        mode.set(Mode::Normal);
+        let label = id.with_value(|id| format!("rename-button-{id}"));
+        request_animation_frame(move || {
+            if let Some(el) = document().get_element_by_id(&label) {
+                if let Some(el) = leptos::wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlElement>(&el)
+                {
+                    let _ = el.focus();
+                }
+            }
+        });
+    };
+    let stop_renaming = StoredValue::new(stop_renaming);
 
     view! {
         <li class="conversation-item" class:current=current>
@@ -252,7 +276,7 @@ fn ConversationItem(
                     >
                         {title.clone()}
                     </button>
-                    <button type="button" class="action" aria-label=format!("Rename {title_for_label}") on:click=move |_| mode.set(Mode::Renaming)>
+                    <button type="button" class="action" id=move || id.with_value(|id| format!("rename-button-{id}")) aria-label=format!("Rename {title_for_label}") on:click=move |_| mode.set(Mode::Renaming)>
                         "Rename"
                     </button>
                     <button type="button" class="action danger" aria-label=format!("Delete {title_for_label}") on:click=move |_| mode.set(Mode::ConfirmDelete)>
@@ -271,18 +295,20 @@ fn ConversationItem(
                     >
                         <label class="visually-hidden" for=move || id.with_value(|id| format!("rename-{id}"))>"New title"</label>
                         <input
+                            node_ref=rename_input
                             id=move || id.with_value(|id| format!("rename-{id}"))
                             type="text"
                             prop:value=move || draft.get()
                             on:input=move |ev| draft.set(event_target_value(&ev))
                             on:keydown=move |ev| {
                                 if ev.key() == "Escape" {
-                                    mode.set(Mode::Normal);
+                                    ev.prevent_default();
+                                    stop_renaming.with_value(|stop| stop());
                                 }
                             }
                         />
                         <button type="submit" class="action">"Save"</button>
-                        <button type="button" class="action" on:click=move |_| mode.set(Mode::Normal)>"Cancel"</button>
+                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|stop| stop())>"Cancel"</button>
                     </form>
                 }
                 .into_any(),

@@ -356,7 +356,8 @@ impl TurnRun {
                 parser.feed(&bytes, &mut self.pieces);
             }
             Some(Err(e)) => {
-                let message = wording::connection_broke(&e.without_url().to_string());
+                tracing::warn!(error = %e.without_url(), "the model server's stream broke");
+                let message = wording::connection_broke();
                 parser.finish(&mut self.pieces);
                 self.apply_pieces(now_ms);
                 self.fail_upstream(UpstreamFailure::ConnectionReset, message, true);

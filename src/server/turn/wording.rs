@@ -63,9 +63,10 @@ pub fn http_status(status: http::StatusCode, detail: &str, retry_after: Option<&
     message
 }
 
-/// The connection broke mid-stream.
-pub fn connection_broke(detail: &str) -> String {
-    format!("The connection to the model server broke: {detail}")
+/// The connection broke mid-stream. The transport's own words ("error decoding response
+/// body") go to the log, not to the reader.
+pub fn connection_broke() -> String {
+    "The connection to the model server broke before the answer finished — try again?".into()
 }
 
 /// The body ended without the provider's end marker.
