@@ -41,7 +41,7 @@ pub(super) fn safe_url(raw: &str) -> Option<String> {
 }
 
 /// The first bare `http://` or `https://` address in `text` at or after `from`, as a byte range:
-/// it starts at a word boundary and runs to whitespace or `<`, `>`, `"`, without the punctuation
+/// it starts at a word boundary (not inside another URL, as in `blob:https://…`) and runs to whitespace or `<`, `>`, `"`, without the punctuation
 /// that ends a sentence around it (`.`, `,`, `:`, `;`, `!`, `?`, quotes, and a `)` or `]` it did
 /// not open). Prose like "see https://example.com/a_(b)." links `https://example.com/a_(b)`.
 pub(super) fn bare_url(text: &str, from: usize) -> Option<(usize, usize)> {
@@ -56,7 +56,7 @@ pub(super) fn bare_url(text: &str, from: usize) -> Option<(usize, usize)> {
         let boundary = text[..start]
             .chars()
             .next_back()
-            .is_none_or(|c| !c.is_alphanumeric() && c != '/' && c != '@');
+            .is_none_or(|c| !c.is_alphanumeric() && !":/@.-_~%+=&?#\\".contains(c));
         let scheme = if text[start..].starts_with("https://") {
             8
         } else {
@@ -271,6 +271,11 @@ mod tests {
             "a scheme alone is no address"
         );
         assert_eq!(urls("xhttps://not.a.link"), Vec::<&str>::new());
+        assert_eq!(
+            urls("<blob:https://x.example/1> view-source:https://y.example"),
+            Vec::<&str>::new(),
+            "an address inside another scheme's URL is not one of its own"
+        );
         assert_eq!(urls("javascript:alert(1) ftp://x.y"), Vec::<&str>::new());
         assert_eq!(
             urls("日本 https://例え.jp/パス 終"),
