@@ -18,12 +18,17 @@ struct Tmux {
 impl Tmux {
     /// A tmux server of its own, running `ponder chat --server url` in a 100×30 pane.
     fn start(name: &str, url: &str) -> Tmux {
+        Self::start_args(name, url, "")
+    }
+
+    /// Starts `ponder chat` with more arguments, in a session of its own.
+    fn start_args(name: &str, url: &str, more: &str) -> Tmux {
         let dir = std::env::temp_dir().join(format!("ponder-{}-{name}", std::process::id()));
-        Self::start_with(name, url, dir.join("chat.json"))
+        Self::start_with(name, url, dir.join("chat.json"), more)
     }
 
     /// The same, with the client's config file at `config`.
-    fn start_with(name: &str, url: &str, config: std::path::PathBuf) -> Tmux {
+    fn start_with(name: &str, url: &str, config: std::path::PathBuf, more: &str) -> Tmux {
         let socket = format!("ponder-{}-{name}", std::process::id());
         let dir = std::env::temp_dir().join(&socket);
         let _ = std::fs::remove_dir_all(&dir);
@@ -33,25 +38,6 @@ impl Tmux {
             dir,
             config,
         };
-        let command = format!(
-            "env PONDER_CHAT_CONFIG={} TERM=xterm-256color {} chat --server {url}",
-            t.config().display(),
-            env!("CARGO_BIN_EXE_ponder"),
-        );
-        t.run(&command);
-        t
-    }
-
-    /// Starts `ponder chat` with more arguments, in a session of its own.
-    fn start_args(name: &str, url: &str, more: &str) -> Tmux {
-        let dir = std::env::temp_dir().join(format!("ponder-{}-{name}", std::process::id()));
-        let t = Tmux {
-            socket: format!("ponder-{}-{name}", std::process::id()),
-            config: dir.join("chat.json"),
-            dir,
-        };
-        let _ = std::fs::remove_dir_all(&t.dir);
-        std::fs::create_dir_all(&t.dir).expect("temp dir");
         let command = format!(
             "env PONDER_CHAT_CONFIG={} TERM=xterm-256color {} chat --server {url} {more}",
             t.config().display(),
@@ -222,7 +208,7 @@ fn the_thinking_block_streams_live_then_stays_as_thought_for_and_modes_toggle_an
     let config = std::env::temp_dir().join(format!("ponder-{}-kept.json", std::process::id()));
     std::fs::copy(t.config(), &config).expect("the config file is written");
     drop(t);
-    let again = Tmux::start_with("live-again", &process.url(""), config.clone());
+    let again = Tmux::start_with("live-again", &process.url(""), config.clone(), "");
     again.wait_for("detail · Tab: overview", Duration::from_secs(10));
     drop(again);
     let _ = std::fs::remove_file(config);
