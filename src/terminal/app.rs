@@ -582,19 +582,13 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        let value = || {
-            it.clone()
-                .next()
-                .cloned()
-                .ok_or(super::ask::USAGE.to_string())
-        };
+        let value = it.next().cloned().ok_or(super::ask::USAGE.to_string());
         match arg.as_str() {
-            "--server" => options.server = Some(value()?),
-            "--token" => options.token = Some(value()?),
-            "--conversation" => options.conversation = Some(value()?),
+            "--server" => options.server = Some(value?),
+            "--token" => options.token = Some(value?),
+            "--conversation" => options.conversation = Some(value?),
             _ => return Err(super::ask::USAGE.into()),
         }
-        it.next();
     }
     Ok(options)
 }
