@@ -21,7 +21,7 @@ WBG_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""
 BINARYEN_VERSION := 132.0.0
 ADDR ?= 127.0.0.1:3000
 
-.PHONY: help run test build site server tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history clean
+.PHONY: help run test build site server screenshots tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history clean
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
 help:
@@ -100,6 +100,11 @@ unit: tools-db
 
 e2e: tools-e2e build
 	cd end2end && npx playwright test
+
+# PNGs of the main states of the page, light and dark, desktop and phone, LTR and RTL, to review
+# the look by eye (not a test): target/screenshots/.
+screenshots: tools-e2e build
+	cd end2end && node screenshots.mjs
 
 test: tools tools-e2e tools-db fmt-check clippy unit e2e ops-check
 

@@ -10,58 +10,16 @@
 //
 //   HISTORY_DB=target/bench/history-keep/ponder.db RUNS=20 node end2end/bench/history-open.mjs
 
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { resolve } from "node:path";
 import { chromium } from "@playwright/test";
+import { ROOT, startServer } from "./ponder-server.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const RUNS = Number(process.env.RUNS ?? 20);
 const DB = process.env.HISTORY_DB;
 const TITLE = "A long proof";
 const LAST_ANSWER = "Step 499 follows";
 const BROWSER = JSON.parse(readFileSync(resolve(ROOT, "end2end/chromium.json"), "utf8"));
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const srv = createServer();
-    srv.on("error", fail);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => ok(port));
-    });
-  });
-}
-
-async function start() {
-  const [port, demoPort] = [await freePort(), await freePort()];
-  const child = spawn(resolve(ROOT, "target/release/ponder"), [], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      LEPTOS_SITE_ROOT: resolve(ROOT, "target/site"),
-      LEPTOS_SITE_ADDR: `127.0.0.1:${port}`,
-      PONDER_DEMO_ADDR: `127.0.0.1:${demoPort}`,
-      PONDER_DATABASE_URL: `sqlite://${resolve(ROOT, DB)}`,
-      RUST_LOG: "warn",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 30_000;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`ponder exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return { url, child };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error("ponder did not start");
-}
 
 function pct(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.round((p / 100) * (sorted.length - 1)))];
@@ -69,7 +27,7 @@ function pct(sorted, p) {
 
 async function main() {
   if (!DB) throw new Error("HISTORY_DB: the SQLite file benches/history.rs kept");
-  const { url, child } = await start();
+  const { url, stop } = await startServer({ PONDER_DATABASE_URL: `sqlite://${resolve(ROOT, DB)}` });
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? BROWSER.path, args: BROWSER.args });
   const times = [];
   let messages = 0;
@@ -112,7 +70,7 @@ async function main() {
     }
   } finally {
     await browser.close();
-    child.kill();
+    stop();
   }
   const sorted = times.filter((t) => !Number.isNaN(t)).sort((a, b) => a - b);
   if (process.env.VERBOSE) console.log(sorted.map((t) => t.toFixed(0)).join(" "));

@@ -24,14 +24,11 @@
 // Prints a markdown table (median and worst of the runs) and writes every figure as JSON to
 // target/bench-ui.json.
 
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { resolve } from "node:path";
 import { chromium } from "@playwright/test";
+import { ROOT, startServer } from "./ponder-server.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const RUNS = Number(process.env.RUNS ?? 5);
 const PROMPT = "Benchmark the page [perf]";
 const FRAME_BUDGET_MS = 16.7;
@@ -44,54 +41,6 @@ const SLOW_FRAME_TARGET = 0.05;
 const BROWSER = JSON.parse(readFileSync(resolve(ROOT, "end2end/chromium.json"), "utf8"));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? BROWSER.path;
 const CHROMIUM_ARGS = BROWSER.args;
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const srv = createServer();
-    srv.on("error", fail);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => ok(port));
-    });
-  });
-}
-
-async function waitForHealth(url, child) {
-  const until = Date.now() + 30_000;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`ponder exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url}/healthz did not answer within 30 s`);
-}
-
-/** Starts the release server on free ports with the demo model, unless one is given. */
-async function startServer() {
-  if (process.env.PONDER_URL) {
-    if (!process.env.PONDER_DEMO_URL) throw new Error("PONDER_URL needs PONDER_DEMO_URL too");
-    return { url: process.env.PONDER_URL, demoUrl: process.env.PONDER_DEMO_URL, stop() {} };
-  }
-  const [port, demoPort] = [await freePort(), await freePort()];
-  const child = spawn(resolve(ROOT, "target/release/ponder"), [], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      LEPTOS_SITE_ROOT: process.env.LEPTOS_SITE_ROOT ?? resolve(ROOT, "target/site"),
-      LEPTOS_SITE_ADDR: `127.0.0.1:${port}`,
-      PONDER_DEMO_ADDR: `127.0.0.1:${demoPort}`,
-      RUST_LOG: "warn",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url, child);
-  return { url, demoUrl: `http://127.0.0.1:${demoPort}`, stop: () => child.kill("SIGTERM") };
-}
 
 /** The thinking and answer the demo model streams for the prompt, read straight from it. */
 async function expectedTexts(demoUrl) {

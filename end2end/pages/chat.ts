@@ -1,4 +1,13 @@
+import AxeBuilder from "@axe-core/playwright";
 import { expect, type Locator, type Page } from "@playwright/test";
+
+/** Runs axe (WCAG 2.2 A and AA) on the settled page and expects no violation. */
+export async function expectNoViolations(page: Page, state: string) {
+  await new ChatPage(page).settled();
+  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"]).analyze();
+  const summary = result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  expect(summary, `axe violations while ${state}`).toEqual([]);
+}
 
 /** The chat page, as a reader uses it: by roles and labels. */
 export class ChatPage {
@@ -11,6 +20,13 @@ export class ChatPage {
   async goto() {
     await this.page.goto(`${this.baseUrl}/`);
     await expect(this.page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+  }
+
+  /** Picks Rename or Delete in the row menu of the conversation titled `title`. */
+  async rowAction(title: string, action: "Rename" | "Delete") {
+    const nav = this.page.getByRole("navigation", { name: "Conversations" });
+    await nav.getByLabel(`Options for ${title}`, { exact: true }).click();
+    await nav.getByRole("menuitem", { name: action }).click();
   }
 
   composer(): Locator {

@@ -1,13 +1,5 @@
-import AxeBuilder from "@axe-core/playwright";
-import { expect, test, type Page } from "@playwright/test";
-import { ChatPage } from "../pages/chat";
-
-async function expectNoViolations(page: Page, state: string) {
-  await new ChatPage(page).settled();
-  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"]).analyze();
-  const summary = result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  expect(summary, `axe violations while ${state}`).toEqual([]);
-}
+import { expect, test } from "@playwright/test";
+import { ChatPage, expectNoViolations } from "../pages/chat";
 
 for (const colorScheme of ["light", "dark"] as const) {
   test.describe(`accessibility (${colorScheme})`, () => {

@@ -191,14 +191,14 @@ test.describe("a trusted proxy names the user", () => {
     await expect(conversations(page)).toHaveText(["short-lived"]);
     const id = JSON.parse((await api(page, PROXY, "conversations/list", {})).body)[0].id;
 
-    await page.getByRole("button", { name: "Delete short-lived" }).click();
+    await chat.rowAction("short-lived", "Delete");
     await page.getByRole("button", { name: "Yes, delete" }).click();
     await expect(conversations(page)).toHaveCount(0);
     await page.getByRole("button", { name: "Undo" }).click();
     await expect(conversations(page)).toHaveText(["short-lived"]);
     expect((await api(page, PROXY, "conversations/get", { id })).status).toBe(200);
 
-    await page.getByRole("button", { name: "Delete short-lived" }).click();
+    await chat.rowAction("short-lived", "Delete");
     await page.getByRole("button", { name: "Yes, delete" }).click();
     await expect(conversations(page)).toHaveCount(0);
     // Restorable while the grace runs (2 s on this server); then the purge removes it.
@@ -221,7 +221,7 @@ test.describe("a trusted proxy names the user", () => {
     await chat.waitForTurnEnd();
     await chat.send("a second question");
     await chat.waitForTurnEnd();
-    await page.getByRole("button", { name: "+ New chat" }).click();
+    await page.getByRole("button", { name: "New chat" }).click();
 
     const search = page.getByRole("searchbox", { name: "Search chats" });
     const results = page.getByRole("region", { name: "Search results" });

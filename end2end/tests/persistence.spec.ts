@@ -185,7 +185,7 @@ test.describe("saved chats", () => {
     const nav = page.getByRole("navigation", { name: "Conversations" });
     await chat.send("[no-think] First topic");
     await chat.waitForTurnEnd();
-    await nav.getByRole("button", { name: "+ New chat" }).click();
+    await nav.getByRole("button", { name: "New chat" }).click();
     await expect(chat.userBubbles()).toHaveCount(0);
     await chat.send("Second topic");
     await chat.waitForTurnEnd();
@@ -198,15 +198,15 @@ test.describe("saved chats", () => {
     await nav.getByRole("button", { name: "[no-think] First topic", exact: true }).click();
     await expect(chat.userBubbles().first()).toContainText("First topic");
 
-    await nav.getByRole("button", { name: "Rename Second topic" }).click();
+    await chat.rowAction("Second topic", "Rename");
     await nav.getByLabel("New title").fill("Renamed");
     await nav.getByLabel("New title").press("Enter");
     await expect(items.first()).toHaveText("Renamed");
 
-    await nav.getByRole("button", { name: "Delete Renamed" }).click();
+    await chat.rowAction("Renamed", "Delete");
     await nav.getByRole("button", { name: "Keep" }).click();
     await expect(items).toHaveCount(2);
-    await nav.getByRole("button", { name: "Delete Renamed" }).click();
+    await chat.rowAction("Renamed", "Delete");
     await nav.getByRole("button", { name: "Yes, delete" }).click();
     await expect(items).toHaveText(["[no-think] First topic"]);
     expect(await storedChats(page)).toHaveLength(1);

@@ -44,7 +44,7 @@ test("a block that ended before a reload mid-answer still reads Thought, not sto
   const restored = chat.thinkingBlocks().first();
   await expect(chat.summary(restored)).toContainText("Thought");
   await expect(chat.summary(restored)).not.toContainText("stopped");
-  await page.getByRole("button", { name: "+ New chat" }).click();
+  await page.getByRole("button", { name: "New chat" }).click();
 });
 
 test("the composer grows with what is typed, up to a cap, then scrolls", async ({ page }) => {
@@ -86,15 +86,17 @@ test("focus: the composer has it on load and gets it back after Stop; Rename sta
   const items = page.locator(".conversation-item");
   const item = items.nth((await items.allInnerTexts()).findIndex((t) => t.includes("stop me with the mouse")));
   const title = await item.locator(".conversation-open").innerText();
-  await item.getByRole("button", { name: /^Rename / }).click();
+  const options = item.getByLabel(/^Options for /);
+  await options.click();
+  await item.getByRole("menuitem", { name: "Rename" }).click();
   const field = item.getByRole("textbox", { name: "New title" });
   await expect(field).toBeFocused();
   expect(await field.evaluate((el: HTMLInputElement) => [el.selectionStart, el.selectionEnd])).toEqual([0, title.length]);
   await page.keyboard.type("not kept");
   await page.keyboard.press("Escape");
   await expect(item.locator(".conversation-open")).toHaveText(title);
-  await expect(item.getByRole("button", { name: /^Rename / })).toBeFocused();
-  await page.getByRole("button", { name: "+ New chat" }).click();
+  await expect(options).toBeFocused();
+  await page.getByRole("button", { name: "New chat" }).click();
 });
 
 test("the tab names the chat; an error bubble offers Retry alone, in the reader's words", async ({ page }) => {
@@ -108,7 +110,7 @@ test("the tab names the chat; an error bubble offers Retry alone, in the reader'
   await expect(bubble.getByRole("button", { name: "Retry" })).toBeVisible();
   await expect(bubble.getByRole("button", { name: "Regenerate answer" })).toHaveCount(0);
   await expect(bubble).not.toContainText("error decoding");
-  await page.getByRole("button", { name: "+ New chat" }).click();
+  await page.getByRole("button", { name: "New chat" }).click();
   await expect(page).toHaveTitle("Ponder");
 });
 
@@ -128,7 +130,7 @@ test("a user message's time sits against its bubble; Expand all waits for a thin
   await chat.send("and now with thinking");
   await chat.waitForTurnEnd();
   await expect(expandAll).toHaveCount(1);
-  await page.getByRole("button", { name: "+ New chat" }).click();
+  await page.getByRole("button", { name: "New chat" }).click();
   await expect(expandAll).toHaveCount(0);
 });
 
@@ -167,7 +169,7 @@ test("a 200-character word and a long bare address stay inside the bubble, and t
   }
   expect(await answer.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
   expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
-  await page.getByRole("button", { name: "+ New chat" }).click();
+  await page.getByRole("button", { name: "New chat" }).click();
 });
 
 test.describe("on a 390 px phone", () => {

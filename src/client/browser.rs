@@ -58,6 +58,16 @@ pub fn now_ms() -> f64 {
     }
 }
 
+/// The reader's calendar day of a time (ms since the epoch), in the browser's time zone at that
+/// moment (UTC on the server, which never groups the list).
+pub fn local_day(ms: f64) -> i64 {
+    #[cfg(feature = "hydrate")]
+    let offset = -js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms)).get_timezone_offset();
+    #[cfg(not(feature = "hydrate"))]
+    let offset = 0.0;
+    super::date_groups::day_at_offset(ms, offset)
+}
+
 /// Random bits for fresh ids (0 on the server, which makes none that last).
 pub fn random_u64() -> u64 {
     #[cfg(feature = "hydrate")]

@@ -3,12 +3,14 @@
 //!   [`thinking_view`] when a block opens or closes by itself.
 //! - [`decisions`]: the controller's pure rules (the history sent, the save-conflict rule,
 //!   versions, edit, branch, regenerate), tested natively.
+//! - [`date_groups`]: the conversation list's Today / Yesterday / Previous 7 days / Older.
 //! - [`saved_chat`]: the saved-chat format; [`local_store`] its localStorage shell.
 //! - [`controller`]: binds the server function, the reducer and storage to signals.
 //! - [`browser`]: the one place the browser and server builds differ (DOM, clock, request).
 
 pub mod browser;
 pub mod controller;
+pub mod date_groups;
 pub mod decisions;
 pub mod labels;
 pub mod local_store;

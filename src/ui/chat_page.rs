@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use super::clock::Clock;
 use super::composer::Composer;
 use super::conversation::Conversation;
+use super::icons::{icon, Icon};
 use super::menus::{ExportMenu, SettingsMenu};
 use super::notices::Notices;
 use super::sidebar::Sidebar;
@@ -97,13 +98,13 @@ pub fn ChatPage() -> impl IntoView {
                     <button
                         type="button"
                         id="drawer-toggle"
-                        class="drawer-toggle action"
+                        class="drawer-toggle icon-button"
                         aria-label="Conversations"
                         aria-controls="conversations"
                         aria-expanded=move || drawer.get().to_string()
                         on:click=move |_| drawer.update(|o| *o = !*o)
                     >
-                        "☰"
+                        {icon(Icon::Menu)}
                     </button>
                     <h1 class="brand">"Ponder"</h1>
                     <span class="chat-title">{move || chat.title.get()}</span>

@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use super::icons::{icon, Icon};
 use crate::client::controller::ChatController;
 
 /// Where the reader writes: Enter sends, Shift+Enter breaks the line, and while a turn runs
@@ -56,6 +57,7 @@ pub fn Composer() -> impl IntoView {
                     node_ref=input
                     id="composer-input"
                     name="message"
+                    dir="auto"
                     rows="2"
                     placeholder="Message Ponder…"
                     aria-describedby="composer-keys"
@@ -73,10 +75,10 @@ pub fn Composer() -> impl IntoView {
                 <Show
                     when=move || chat.is_running()
                     fallback=move || view! {
-                        <button class="send" type="submit" disabled=move || draft.with(|d| d.trim().is_empty())>"Send"</button>
+                        <button class="send" type="submit" aria-label="Send" disabled=move || draft.with(|d| d.trim().is_empty())>{icon(Icon::Send)}</button>
                     }
                 >
-                    <button class="stop" type="button" aria-label="Stop generating" on:click=stop>"Stop"</button>
+                    <button class="stop" type="button" aria-label="Stop generating" on:click=stop>{icon(Icon::Stop)}</button>
                 </Show>
             </div>
             <p class="composer-keys" id="composer-keys">"Enter to send, Shift+Enter for a new line"</p>

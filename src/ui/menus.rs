@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use super::account_panel::AccountPanel;
 use super::dom;
+use super::icons::{icon, Icon};
 use crate::client::controller::ChatController;
 use crate::client::saved_chat;
 use crate::client::thinking_view::ThinkingPref;
@@ -14,7 +15,7 @@ pub fn SettingsMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     view! {
         <details class="menu" on:toggle=one_menu_open>
-            <summary class="menu-button">"Settings"</summary>
+            <summary class="menu-button">{icon(Icon::Settings)}<span class="menu-label">"Settings"</span></summary>
             <div class="menu-panel">
                 <fieldset>
                     <legend>"Thinking blocks"</legend>
@@ -145,7 +146,7 @@ pub fn ExportMenu() -> impl IntoView {
     };
     view! {
         <details class="menu" on:toggle=one_menu_open>
-            <summary class="menu-button">"Export"</summary>
+            <summary class="menu-button">{icon(Icon::Download)}<span class="menu-label">"Export"</span></summary>
             <div class="menu-panel">
                 <div class="checkbox">
                     <input
@@ -172,7 +173,8 @@ pub fn ExportMenu() -> impl IntoView {
 }
 
 /// A menu that opens closes the other one: one is open at a time.
-fn one_menu_open(ev: leptos::ev::Event) {
+/// On a menu's `toggle`: the menu that opened closes every other one.
+pub fn one_menu_open(ev: leptos::ev::Event) {
     let opened = ev
         .target()
         .and_then(|t| leptos::wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlDetailsElement>(t).ok())

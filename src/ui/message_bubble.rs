@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use super::dom;
+use super::icons::{icon, Icon};
 use super::markdown_view::MarkdownView;
 use super::thinking_block::ThinkingBlock;
 use crate::client::controller::{ChatController, Entry};
@@ -80,7 +81,7 @@ fn UserBubble(entry: Entry) -> impl IntoView {
                     <div class="actions">
                         <button
                             type="button"
-                            class="action"
+                            class="icon-button"
                             aria-label="Copy message"
                             on:click=move |_| {
                                 let text = text.clone();
@@ -91,11 +92,11 @@ fn UserBubble(entry: Entry) -> impl IntoView {
                                 });
                             }
                         >
-                            {move || if copied.get() { "Copied" } else { "Copy" }}
+                            <CopyFace copied/>
                         </button>
                         <button
                             type="button"
-                            class="action"
+                            class="icon-button"
                             aria-label="Edit message"
                             disabled=move || chat.is_running()
                             on:click=move |_| {
@@ -103,21 +104,32 @@ fn UserBubble(entry: Entry) -> impl IntoView {
                                 focus_composer();
                             }
                         >
-                            "Edit"
+                            {icon(Icon::Edit)}
                         </button>
                         <button
                             type="button"
-                            class="action"
+                            class="icon-button"
                             aria-label="Branch from here"
                             disabled=move || chat.is_running()
                             on:click=move |_| chat.branch(&for_branch)
                         >
-                            "Branch"
+                            {icon(Icon::Branch)}
                         </button>
                     </div>
                 </div>
             </div>
         </article>
+    }
+}
+
+/// A Copy button's face: the copy icon, then for two seconds a check and the word "Copied".
+#[component]
+fn CopyFace(copied: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <Show when=move || copied.get() fallback=|| icon(Icon::Copy)>
+            {icon(Icon::Check)}
+            <span class="copied-note">"Copied"</span>
+        </Show>
     }
 }
 
@@ -219,24 +231,24 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
             <Timestamp at=created_at/>
             <Show when=move || { version_count.get() > 1 }>
                 <div class="versions" role="group" aria-label="Answer versions">
-                    <button type="button" class="action" aria-label="Previous version"
+                    <button type="button" class="icon-button" aria-label="Previous version"
                         disabled=move || active.get() == 0 || chat.is_running()
                         on:click=previous_version
-                    >"‹"</button>
+                    >{icon(Icon::Previous)}</button>
                     <span class="version-label">{move || format!("{}/{}", active.get() + 1, version_count.get())}</span>
-                    <button type="button" class="action" aria-label="Next version"
+                    <button type="button" class="icon-button" aria-label="Next version"
                         disabled=move || { active.get() + 1 >= version_count.get() || chat.is_running() }
                         on:click=next_version
-                    >"›"</button>
+                    >{icon(Icon::Next)}</button>
                 </div>
             </Show>
             <div class="actions">
                 <Show when=running_here>
-                    <button type="button" class="action stop-answer" aria-label="Stop this answer" on:click=move |_| chat.stop()>"Stop"</button>
+                    <button type="button" class="icon-button stop-answer" aria-label="Stop this answer" on:click=move |_| chat.stop()>{icon(Icon::Stop)}</button>
                 </Show>
                 <button
                     type="button"
-                    class="action"
+                    class="icon-button"
                     aria-label="Copy answer"
                     on:click=move |_| {
                         let text = turn.with_untracked(|t| t.answer.clone());
@@ -247,18 +259,18 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
                         });
                     }
                 >
-                    {move || if copied.get() { "Copied" } else { "Copy" }}
+                    <CopyFace copied/>
                 </button>
                 <Show when=move || !wants_retry.get()>
-                    <button type="button" class="action" aria-label="Regenerate answer"
+                    <button type="button" class="icon-button" aria-label="Regenerate answer"
                         disabled=move || chat.is_running()
                         on:click=regenerate
-                    >"Regenerate"</button>
+                    >{icon(Icon::Regenerate)}</button>
                 </Show>
-                <button type="button" class="action" aria-label="Branch from here"
+                <button type="button" class="icon-button" aria-label="Branch from here"
                     disabled=move || chat.is_running()
                     on:click=branch
-                >"Branch"</button>
+                >{icon(Icon::Branch)}</button>
             </div>
         </div>
     }

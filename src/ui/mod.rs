@@ -7,6 +7,7 @@ pub mod clock;
 pub mod composer;
 pub mod conversation;
 pub mod dom;
+pub mod icons;
 pub mod markdown_view;
 pub mod menus;
 pub mod message_bubble;

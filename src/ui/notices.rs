@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use super::icons::{icon, Icon};
 use crate::client::controller::{Notice, NoticeKind};
 
 /// The notices at the top of the page: what went wrong with saving or reading chats, shown
@@ -24,8 +25,8 @@ pub fn Notices(
                     {notice.undo.clone().map(|id| view! {
                         <button type="button" class="action" on:click=move |_| on_undo.run(id.clone())>"Undo"</button>
                     })}
-                    <button type="button" class="action" aria-label="Dismiss notice" on:click=move |_| on_dismiss.run(notice.kind)>
-                        "Dismiss"
+                    <button type="button" class="icon-button" aria-label="Dismiss notice" on:click=move |_| on_dismiss.run(notice.kind)>
+                        {icon(Icon::Close)}
                     </button>
                 </div>
             </For>

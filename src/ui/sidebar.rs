@@ -3,7 +3,11 @@
 
 use leptos::prelude::*;
 
-use crate::client::controller::ChatController;
+use super::icons::{icon, Icon};
+use super::menus::one_menu_open;
+use crate::client::browser::local_day;
+use crate::client::controller::{now_ms, ChatController};
+use crate::client::date_groups::{group_by_date, DateGroup};
 use crate::client::saved_chat::ConversationSummary;
 
 /// The saved conversations (a drawer on narrow screens): new chat, open, rename, delete.
@@ -24,7 +28,8 @@ pub fn Sidebar(
                     open.set(false);
                 }
             >
-                "+ New chat"
+                {icon(Icon::Plus)}
+                "New chat"
             </button>
             <Show when=move || chat.server.get()>
                 <Workspaces/>
@@ -37,12 +42,38 @@ pub fn Sidebar(
                     <button type="button" class="action" on:click=move |_| chat.decline_import()>"Not now"</button>
                 </div>
             </Show>
-            <ul class="conversation-list">
-                <For each=move || chat.conversations.get() key=|c| (c.id.clone(), c.title.clone()) let:item>
-                    <ConversationItem item close=move || open.set(false)/>
-                </For>
-            </ul>
+            <ConversationGroups close=move || open.set(false)/>
         </nav>
+    }
+}
+
+/// The conversations, most recent first, under Today, Yesterday, Previous 7 days and Older.
+#[component]
+fn ConversationGroups(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let groups = Memo::new(move |_| {
+        chat.conversations
+            .with(|list| group_by_date(list, now_ms(), local_day))
+    });
+    let items_of = move |group: DateGroup| {
+        groups.with(|g| {
+            g.iter()
+                .find(|(g, _)| *g == group)
+                .map(|(_, items)| items.clone())
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <For each=move || groups.with(|g| g.iter().map(|(g, _)| *g).collect::<Vec<_>>()) key=|g| *g let:group>
+            <section class="conversation-group" aria-labelledby=format!("group-{group:?}")>
+                <h2 class="group-label" id=format!("group-{group:?}")>{group.label()}</h2>
+                <ul class="conversation-list">
+                    <For each=move || items_of(group) key=|c| (c.id.clone(), c.title.clone()) let:item>
+                        <ConversationItem item close/>
+                    </For>
+                </ul>
+            </section>
+        </For>
     }
 }
 
@@ -237,7 +268,8 @@ fn ConversationItem(
     };
     let title_for_label = title.clone();
     let rename_input = NodeRef::<leptos::html::Input>::new();
-    // Renaming starts in the field, its text selected; leaving it puts the focus back on Rename.
+    // Renaming starts in the field, its text selected; leaving it puts the focus back on the
+    // row's menu button.
     Effect::new(move |_| {
         if let Some(el) = rename_input.get() {
             let _ = el.focus();
@@ -249,7 +281,7 @@ fn ConversationItem(
     let stop_renaming = move || {
         draft.set(original.clone());
         mode.set(Mode::Normal);
-        let label = id.with_value(|id| format!("rename-button-{id}"));
+        let label = id.with_value(|id| format!("row-menu-{id}"));
         request_animation_frame(move || {
             if let Some(el) = document().get_element_by_id(&label) {
                 if let Some(el) = leptos::wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlElement>(&el)
@@ -268,6 +300,7 @@ fn ConversationItem(
                     <button
                         type="button"
                         class="conversation-open"
+                        dir="auto"
                         aria-current=move || current().then_some("page")
                         on:click=move |_| {
                             id.with_value(|id| chat.open(id));
@@ -276,12 +309,25 @@ fn ConversationItem(
                     >
                         {title.clone()}
                     </button>
-                    <button type="button" class="action" id=move || id.with_value(|id| format!("rename-button-{id}")) aria-label=format!("Rename {title_for_label}") on:click=move |_| mode.set(Mode::Renaming)>
-                        "Rename"
-                    </button>
-                    <button type="button" class="action danger" aria-label=format!("Delete {title_for_label}") on:click=move |_| mode.set(Mode::ConfirmDelete)>
-                        "Delete"
-                    </button>
+                    <details class="menu row-menu" on:toggle=one_menu_open>
+                        <summary
+                            class="icon-button"
+                            id=move || id.with_value(|id| format!("row-menu-{id}"))
+                            aria-label=format!("Options for {title_for_label}")
+                        >
+                            {icon(Icon::More)}
+                        </summary>
+                        <div class="menu-panel" role="menu">
+                            <button type="button" role="menuitem" class="menu-item" on:click=move |_| mode.set(Mode::Renaming)>
+                                {icon(Icon::Edit)}
+                                "Rename"
+                            </button>
+                            <button type="button" role="menuitem" class="menu-item danger" on:click=move |_| mode.set(Mode::ConfirmDelete)>
+                                {icon(Icon::Trash)}
+                                "Delete"
+                            </button>
+                        </div>
+                    </details>
                 }
                 .into_any(),
                 Mode::Renaming => view! {
@@ -325,7 +371,7 @@ fn ConversationItem(
                         >
                             "Yes, delete"
                         </button>
-                        <button type="button" class="action" on:click=move |_| mode.set(Mode::Normal)>"Keep"</button>
+                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|back| back())>"Keep"</button>
                     </div>
                 }
                 .into_any(),
