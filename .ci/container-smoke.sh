@@ -109,7 +109,9 @@ pass "/readyz with the demo model"
 metrics=$(curl -fsS "$base/metrics")
 grep -qx 'ponder_turns_total{outcome="done"} 0' <<<"$metrics" || fail "/metrics before a turn: $metrics"
 pass "/metrics"
-curl -fsS "$base/" | grep -q '/pkg/ponder.js' || fail "the page does not load /pkg/ponder.js"
+page=$(curl -fsS "$base/")
+stem=$(grep -oE '/pkg/ponder\.[0-9a-f]{16}\.js' <<<"$page" | head -1 | sed 's|/pkg/||; s|\.js$||')
+[ -n "$stem" ] || fail "the page does not load a content-hashed /pkg/ponder.<hash>.js"
 # The image signs users in (PONDER_AUTH=password): a turn before signing in is refused, the
 # first visit creates the admin, and its session cookie lets turns run.
 jar="$work/cookies"
@@ -120,8 +122,10 @@ curl -fsS -c "$jar" "$base/api/auth/setup" -H 'content-type: application/json' \
   -d '{"name":"admin","password":"smoke-test-password"}' >/dev/null || fail "setting up the first admin"
 [ -s "$root/data/ponder.db" ] || fail "no database in /data"
 pass "accounts: 401 before signing in, the first admin set up, the database in /data"
-curl -fsS -o /dev/null "$base/pkg/ponder.wasm" || fail "/pkg/ponder.wasm is not served from the site"
-pass "the page and its wasm from the copied site"
+enc=$(curl -fsS -o /dev/null -D - -H 'accept-encoding: br' "$base/pkg/$stem.wasm" | tr -d '\r' \
+  | awk -F': ' 'tolower($1) == "content-encoding" {print $2}')
+[ "$enc" = br ] || fail "/pkg/$stem.wasm is not served brotli-compressed from the site (content-encoding: '$enc')"
+pass "the page and its wasm (brotli, hashed name) from the copied site"
 
 turn() {
   curl -sSN --max-time 60 -b "$jar" "$base/api/chat" -H 'content-type: application/json' \

@@ -141,7 +141,7 @@ wait_for() {
 check() { # name url_prefix
   local name=$1 prefix=$2
   wait_for "$prefix/healthz"
-  curl -fsS "$prefix/" | grep -q '/pkg/ponder.js' || fail "$name: the page"
+  curl -fsS "$prefix/" | grep -qE '/pkg/ponder\.[0-9a-f]{16}\.js' || fail "$name: the page"
   python3 - "$name" "$prefix/api/chat" <<'PY' || exit 1
 import http.client, json, sys, time, urllib.parse
 name, url = sys.argv[1], urllib.parse.urlsplit(sys.argv[2])

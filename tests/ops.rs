@@ -271,6 +271,69 @@ async fn without_a_base_path_the_app_is_at_the_root() {
     assert!(missing.text().await.expect("html").contains(r#"href="/""#));
 }
 
+#[tokio::test]
+async fn hashed_assets_are_named_by_the_page_served_compressed_and_kept_for_a_year() {
+    let site = site_dir();
+    let stem = "ponder.0123456789abcdef";
+    std::fs::write(site.join("pkg/assets.txt"), format!("{stem}\n")).expect("manifest");
+    std::fs::write(site.join(format!("pkg/{stem}.js")), ASSET).expect("asset");
+    std::fs::write(site.join(format!("pkg/{stem}.js.br")), b"brotli bytes").expect("br");
+    std::fs::write(site.join(format!("pkg/{stem}.js.gz")), b"gzip bytes").expect("gz");
+    let app = TestApp::spawn_in(&[], &site.to_string_lossy()).await;
+    let get = |path: &str, encoding: Option<&str>| {
+        let mut req = app.http.get(format!("http://{}{path}", app.addr));
+        if let Some(e) = encoding {
+            req = req.header("accept-encoding", e);
+        }
+        req.send()
+    };
+
+    let page = get("/", None).await.expect("page");
+    assert_eq!(page.headers()["cache-control"], "no-cache");
+    let html = page.text().await.expect("html");
+    assert!(
+        html.contains(&format!(r#"href="/pkg/{stem}.js""#)),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!(r#"href="/pkg/{stem}.wasm""#)),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!(r#"href="/pkg/{stem}.css""#)),
+        "{html}"
+    );
+
+    let plain = get(&format!("/pkg/{stem}.js"), None).await.expect("asset");
+    assert_eq!(plain.status(), 200);
+    assert_eq!(
+        plain.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert!(plain.headers().get("content-encoding").is_none());
+    assert_eq!(plain.text().await.expect("body"), ASSET);
+
+    let br = get(&format!("/pkg/{stem}.js"), Some("gzip, br"))
+        .await
+        .expect("asset");
+    assert_eq!(br.headers()["content-encoding"], "br");
+    assert_eq!(
+        br.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(br.headers()["vary"], "accept-encoding");
+    assert_eq!(br.bytes().await.expect("body").as_ref(), b"brotli bytes");
+    let gz = get(&format!("/pkg/{stem}.js"), Some("gzip"))
+        .await
+        .expect("asset");
+    assert_eq!(gz.headers()["content-encoding"], "gzip");
+
+    // The unhashed name is still there for tools, revalidated on every use.
+    let unhashed = get("/pkg/ponder.js", None).await.expect("asset");
+    assert_eq!(unhashed.status(), 200);
+    assert_eq!(unhashed.headers()["cache-control"], "no-cache");
+}
+
 // ---------- health, readiness, metrics ----------
 
 #[tokio::test]

@@ -27,6 +27,9 @@ use crate::app::{shell, App, PageSettings};
 /// it; `/healthz`, `/readyz` and `/metrics` also answer at the root so a container healthcheck
 /// or a scraper need not know the base, and `/` redirects to the app.
 pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
+    let leptos_options = super::assets::with_hashed_names(leptos_options);
+    let hashed: Option<Arc<str>> =
+        (leptos_options.output_name.contains('.')).then(|| leptos_options.output_name.clone());
     let base = state.config.base_path.clone();
     let page = PageSettings {
         base_path: base.clone(),
@@ -94,7 +97,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
 
     let guard = Arc::new(Guard::new(&state.config, state.metrics.clone()));
     if base.is_empty() {
-        return with_guard(app, guard, state);
+        return with_guard(app, guard, state, hashed);
     }
     let mut outer = Router::new()
         .merge(ops)
@@ -107,14 +110,20 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
             get(move |req: Request<Body>| render(with_full_uri(req))),
         );
     }
-    with_guard(outer.nest(&base, app), guard, state)
+    with_guard(outer.nest(&base, app), guard, state, hashed)
 }
 
-/// The guard in front of every request, and around it one tracing span per request: method
+/// The guard in front of every request, the caching rule of [`super::assets`] inside it, and
+/// around it one tracing span per request: method
 /// and path when it starts, status and duration when its response ends (logged at `debug`, so
 /// `RUST_LOG=ponder=debug` shows every request). Lines logged while a request is served, a
 /// turn's included, carry the span in the text format.
-fn with_guard(app: Router, guard: Arc<Guard>, state: Arc<AppState>) -> Router {
+fn with_guard(
+    app: Router,
+    guard: Arc<Guard>,
+    state: Arc<AppState>,
+    hashed: Option<Arc<str>>,
+) -> Router {
     use tower_http::trace::TraceLayer;
     let traced = TraceLayer::new_for_http()
         .make_span_with(|req: &Request<Body>| {
@@ -147,7 +156,10 @@ fn with_guard(app: Router, guard: Arc<Guard>, state: Arc<AppState>) -> Router {
             },
         )
         .on_failure(());
-    app.layer(axum::middleware::from_fn_with_state(
+    app.layer(axum::middleware::from_fn(move |req, next| {
+        super::assets::cache_control(hashed.clone(), req, next)
+    }))
+    .layer(axum::middleware::from_fn_with_state(
         state,
         super::auth::authenticate,
     ))

@@ -2,6 +2,7 @@
 //! pipeline, the built-in demo model and the HTTP application around them.
 
 pub mod accounts;
+pub mod assets;
 pub mod auth;
 pub mod cli;
 pub mod config;
