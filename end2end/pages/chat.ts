@@ -26,7 +26,7 @@ export class ChatPage {
   async rowAction(title: string, action: "Rename" | "Delete") {
     const nav = this.page.getByRole("navigation", { name: "Conversations" });
     await nav.getByLabel(`Options for ${title}`, { exact: true }).click();
-    await nav.getByRole("menuitem", { name: action }).click();
+    await nav.getByRole("button", { name: action, exact: true }).click();
   }
 
   composer(): Locator {

@@ -132,7 +132,7 @@ test.describe("the conversation list", () => {
     const menu = nav.locator("details.row-menu", { has: page.getByLabel("Options for From yesterday") });
     await options.click();
     await expect(menu).toHaveAttribute("open");
-    await expect(menu.getByRole("menuitem")).toHaveText(["Rename", "Delete"]);
+    await expect(menu.locator(".menu-panel").getByRole("button")).toHaveText(["Rename", "Delete"]);
     await noViolations(page, "a row menu open");
 
     // Opening Settings closes it.
@@ -150,17 +150,17 @@ test.describe("the conversation list", () => {
     await expect(menu).not.toHaveAttribute("open");
 
     await options.click();
-    await menu.getByRole("menuitem", { name: "Rename" }).click();
+    await menu.getByRole("button", { name: "Rename", exact: true }).click();
     await nav.getByLabel("New title").fill("Renamed yesterday");
     await nav.getByLabel("New title").press("Enter");
     await expect(nav.locator(".conversation-open", { hasText: "Renamed yesterday" })).toHaveCount(1);
 
     await nav.getByLabel("Options for Renamed yesterday").click();
-    await nav.getByRole("menuitem", { name: "Delete" }).click();
+    await nav.getByRole("button", { name: "Delete", exact: true }).click();
     await nav.getByRole("button", { name: "Keep" }).click();
     await expect(nav.getByLabel("Options for Renamed yesterday")).toBeFocused();
     await nav.getByLabel("Options for Renamed yesterday").click();
-    await nav.getByRole("menuitem", { name: "Delete" }).click();
+    await nav.getByRole("button", { name: "Delete", exact: true }).click();
     await nav.getByRole("button", { name: "Yes, delete" }).click();
     await expect(nav.locator(".group-label")).toHaveText(["Today", "Previous 7 days", "Older"]);
   });

@@ -88,7 +88,7 @@ test("focus: the composer has it on load and gets it back after Stop; Rename sta
   const title = await item.locator(".conversation-open").innerText();
   const options = item.getByLabel(/^Options for /);
   await options.click();
-  await item.getByRole("menuitem", { name: "Rename" }).click();
+  await item.getByRole("button", { name: "Rename", exact: true }).click();
   const field = item.getByRole("textbox", { name: "New title" });
   await expect(field).toBeFocused();
   expect(await field.evaluate((el: HTMLInputElement) => [el.selectionStart, el.selectionEnd])).toEqual([0, title.length]);

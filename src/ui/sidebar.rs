@@ -317,12 +317,12 @@ fn ConversationItem(
                         >
                             {icon(Icon::More)}
                         </summary>
-                        <div class="menu-panel" role="menu">
-                            <button type="button" role="menuitem" class="menu-item" on:click=move |_| mode.set(Mode::Renaming)>
+                        <div class="menu-panel">
+                            <button type="button" class="menu-item" on:click=move |_| mode.set(Mode::Renaming)>
                                 {icon(Icon::Edit)}
                                 "Rename"
                             </button>
-                            <button type="button" role="menuitem" class="menu-item danger" on:click=move |_| mode.set(Mode::ConfirmDelete)>
+                            <button type="button" class="menu-item danger" on:click=move |_| mode.set(Mode::ConfirmDelete)>
                                 {icon(Icon::Trash)}
                                 "Delete"
                             </button>
