@@ -30,14 +30,18 @@ pub fn hashed_stem(site_root: &Path, pkg_dir: &str, output_name: &str) -> Option
     sane.then(|| stem.to_string())
 }
 
-/// The options with the output name set to the hashed stem when there is one: the hydration
-/// scripts and the stylesheet link are named from it.
-pub fn with_hashed_names(mut options: LeptosOptions) -> LeptosOptions {
+/// The options with the output name set to the hashed stem when there is one (the hydration
+/// scripts and the stylesheet link are named from it), and that stem for [`cache_control`].
+pub fn with_hashed_names(
+    mut options: LeptosOptions,
+) -> (LeptosOptions, Option<std::sync::Arc<str>>) {
     let root = std::path::PathBuf::from(options.site_root.as_ref());
-    if let Some(stem) = hashed_stem(&root, &options.site_pkg_dir, &options.output_name) {
-        options.output_name = stem.into();
+    let stem: Option<std::sync::Arc<str>> =
+        hashed_stem(&root, &options.site_pkg_dir, &options.output_name).map(Into::into);
+    if let Some(stem) = &stem {
+        options.output_name = stem.clone();
     }
-    options
+    (options, stem)
 }
 
 /// The caching rule for a response to `path`: hashed assets (`…/pkg/<stem>.<ext>` with the

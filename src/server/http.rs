@@ -27,9 +27,7 @@ use crate::app::{shell, App, PageSettings};
 /// it; `/healthz`, `/readyz` and `/metrics` also answer at the root so a container healthcheck
 /// or a scraper need not know the base, and `/` redirects to the app.
 pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
-    let leptos_options = super::assets::with_hashed_names(leptos_options);
-    let hashed: Option<Arc<str>> =
-        (leptos_options.output_name.contains('.')).then(|| leptos_options.output_name.clone());
+    let (leptos_options, hashed) = super::assets::with_hashed_names(leptos_options);
     let base = state.config.base_path.clone();
     let page = PageSettings {
         base_path: base.clone(),
