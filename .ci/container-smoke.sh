@@ -133,7 +133,8 @@ turn() {
 }
 last=$(turn "Why is the sky blue?" | grep '^data: ' | tail -1)
 grep -q '"type":"done"' <<<"$last" || fail "the demo turn did not end with done: $last"
-curl -fsS "$base/metrics" | grep -qx 'ponder_turns_total{outcome="done"} 1' || fail "/metrics did not count the turn"
+metrics=$(curl -fsS "$base/metrics") || fail "/metrics did not answer"
+grep -qx 'ponder_turns_total{outcome="done"} 1' <<<"$metrics" || fail "/metrics did not count the turn"
 pass "one demo turn: done, and counted"
 
 # SIGTERM while a turn is running: the model stalls mid-reasoning, so it outlasts the grace.

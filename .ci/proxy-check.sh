@@ -141,7 +141,9 @@ wait_for() {
 check() { # name url_prefix
   local name=$1 prefix=$2
   wait_for "$prefix/healthz"
-  curl -fsS "$prefix/" | grep -qE '/pkg/ponder\.[0-9a-f]{16}\.js' || fail "$name: the page"
+  local page
+  page=$(curl -fsS "$prefix/") || fail "$name: the page did not load"
+  grep -qE '/pkg/ponder\.[0-9a-f]{16}\.js' <<<"$page" || fail "$name: the page does not link the hashed script"
   python3 - "$name" "$prefix/api/chat" <<'PY' || exit 1
 import http.client, json, sys, time, urllib.parse
 name, url = sys.argv[1], urllib.parse.urlsplit(sys.argv[2])
