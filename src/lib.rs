@@ -31,3 +31,13 @@ pub fn hydrate() {
     app::configure_client();
     leptos::mount::hydrate_body(app::App);
 }
+
+/// The browser's second markdown layer alone ([`ui::sanitize`]), exported so the end-to-end
+/// suite can feed it markup the writer never emits and read what the page would show, with the
+/// browser's Sanitizer API first (`with_sanitizer_api`, where there is one) or the allow-list
+/// walk alone.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn sanitize_markup(html: &str, with_sanitizer_api: bool) -> String {
+    ui::sanitize::sanitized_markup(html, with_sanitizer_api)
+}

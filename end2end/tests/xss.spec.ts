@@ -62,3 +62,50 @@ test("hostile model output: no dialog, no script, no dangerous markup, no reques
   expect(foreign).toEqual([]);
   expect(errors).toEqual([]);
 });
+
+// The second layer alone, in the browser: markup the writer never emits goes through the same
+// function the page uses before rendered markdown reaches the DOM (exported by the wasm module
+// the page already loaded), and comes out reduced to the allow-list. Both paths are checked:
+// with the browser's Sanitizer API first (Chromium has it), and the allow-list walk alone (what
+// a browser without it gets). They differ only in what happens to a foreign element's content:
+// the Sanitizer API drops it, the walk keeps its text.
+test("the browser-side allow-list strips what the writer never emits", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  const cases: [string, string, string?][] = [
+    ['<p id=x name=y style="color:red" onclick="alert(1)" lang=en>p</p>', "<p>p</p>"],
+    ['<img src="https://evil.example/x.png" onerror="alert(1)">', ""],
+    ['<svg><a href="javascript:alert(1)"><text>s</text></a><script>alert(1)</script></svg>', ""],
+    ["<math><mi>x</mi></math>", ""],
+    ['<a href="javascript:alert(1)">j</a>', '<a target="_blank" rel="noopener noreferrer nofollow">j</a>'],
+    ['<a href=" JaVaScRiPt:alert(1)">k</a>', '<a target="_blank" rel="noopener noreferrer nofollow">k</a>'],
+    ['<a href="/api/chat">r</a>', '<a target="_blank" rel="noopener noreferrer nofollow">r</a>'],
+    [
+      '<a href="http:api/chat" class="bubble md-image" target="_top" rel="opener">h</a>',
+      '<a href="http://api/chat" class="md-image" target="_blank" rel="noopener noreferrer nofollow">h</a>',
+    ],
+    ['<code class="language-x bubble">c</code>', "<code>c</code>"],
+    ['<div class="error code-block">d</div>', '<div class="code-block">d</div>'],
+    [
+      '<button type="submit" formaction="https://evil.example" aria-label="Copy code">b</button>',
+      '<button aria-label="Copy code">b</button>',
+    ],
+    ['<button aria-label="Pay now" class="copy-code">c2</button>', '<button class="copy-code">c2</button>'],
+    ['<ol start="1 onclick"><li>i</li></ol>', "<ol><li>i</li></ol>"],
+    ['<style>p{}</style><iframe src="https://evil.example"></iframe><!-- c --><template><p>t</p></template>', ""],
+    ['<form action="https://evil.example"><input name=q value=v><b>f</b></form>', "", "f"],
+    ['<table><tr><td class="align-right x">1</td></tr></table>', '<table><tbody><tr><td class="align-right">1</td></tr></tbody></table>'],
+  ];
+  for (const withApi of [true, false]) {
+    const got = await page.evaluate(
+      async ({ inputs, withApi }) => {
+        const src = document.querySelector<HTMLLinkElement>('link[rel="modulepreload"]')?.href;
+        if (!src) return ["no module"];
+        const mod = await import(src);
+        return inputs.map((html) => mod.sanitize_markup(html, withApi));
+      },
+      { inputs: cases.map(([dirty]) => dirty), withApi },
+    );
+    expect(got).toEqual(cases.map(([, api, walk]) => (withApi ? api : (walk ?? api))));
+  }
+});

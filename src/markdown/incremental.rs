@@ -43,7 +43,7 @@ use std::ops::Range;
 use pulldown_cmark::{BrokenLink, CowStr, Event, LinkType, Parser, Tag};
 use unicase::UniCase;
 
-use super::{options, policy, render, writer};
+use super::{options, render_with, whatwg_url, writer, UrlParser};
 
 /// Renders a growing markdown text incrementally.
 ///
@@ -52,8 +52,9 @@ use super::{options, policy, render, writer};
 /// [`tail_html`](Self::tail_html) (replaced on every update). When the stream ends, call
 /// [`finish`](Self::finish). A text that is not an extension of the previous one (a reclassify
 /// or a regenerate cleared it) simply starts over.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct IncrementalMarkdown {
+    urls: UrlParser,
     text: String,
     /// Length of the finished text: the start of the line where the open tail begins.
     boundary: usize,
@@ -101,10 +102,32 @@ pub struct RenderStats {
     pub full_renders: usize,
 }
 
+impl Default for IncrementalMarkdown {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl IncrementalMarkdown {
-    /// An empty renderer.
+    /// An empty renderer that judges links with the `url` crate ([`whatwg_url`]).
     pub fn new() -> Self {
-        Self::default()
+        Self::with_urls(whatwg_url)
+    }
+
+    /// An empty renderer that judges links with `urls` (the browser passes its own parser).
+    pub fn with_urls(urls: UrlParser) -> Self {
+        Self {
+            urls,
+            text: String::new(),
+            boundary: 0,
+            finished_html: String::new(),
+            tail_html: String::new(),
+            definitions: HashMap::new(),
+            finished_uses: HashMap::new(),
+            has_definitions: false,
+            done: false,
+            stats: RenderStats::default(),
+        }
     }
 
     /// Takes the whole text so far and re-renders what the new part touched.
@@ -138,7 +161,7 @@ impl IncrementalMarkdown {
         let update = self.update(text);
         self.done = true;
         if self.has_definitions {
-            self.finished_html = render(text);
+            self.finished_html = render_with(text, self.urls);
             self.tail_html.clear();
             self.stats.full_renders += 1;
             return Update::Reset;
@@ -253,16 +276,21 @@ impl IncrementalMarkdown {
                         }
                     }
                 }
-                let mut html = String::new();
-                writer::push_html(&mut html, events.into_iter().map(|(event, _)| event));
-                self.finished_html.push_str(&policy::clean(&html));
+                writer::push_html(
+                    &mut self.finished_html,
+                    events.into_iter().map(|(event, _)| event),
+                    self.urls,
+                );
                 self.stats.blocks_finished += index;
                 self.boundary += cut;
                 events = tail_events;
             }
-            let mut html = String::new();
-            writer::push_html(&mut html, events.into_iter().map(|(event, _)| event));
-            self.tail_html = policy::clean(&html);
+            self.tail_html.clear();
+            writer::push_html(
+                &mut self.tail_html,
+                events.into_iter().map(|(event, _)| event),
+                self.urls,
+            );
             return reset;
         }
     }
@@ -391,6 +419,7 @@ fn complete_lines(text: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::super::render;
     use super::*;
 
     /// Applies updates the way the page does: append to the finished element, replace the tail.

@@ -7,11 +7,14 @@
 //!    itself: raw HTML in the text is shown as text, images become links (a remote image would
 //!    leak data by its URL the moment it loads), link URLs must be absolute `http`, `https` or
 //!    `mailto` and are written in canonical form, table alignment is a class, not a style.
-//! 2. [`policy`] runs ammonia with an explicit allow-list over that HTML: the same elements,
-//!    attributes, classes and URL rule, plus `rel="noopener noreferrer nofollow"` and
-//!    `target="_blank"` on every link.
+//!    Every link gets `target="_blank"` and `rel="noopener noreferrer nofollow"`.
+//! 2. [`policy`] is an explicit allow-list of the same elements, attributes, classes and URL
+//!    rule, as data and plain decisions. The browser applies it to the tree its own parser
+//!    built from that HTML, before the tree reaches the page (`ui::dom::sanitized_fragment`),
+//!    after the browser's Sanitizer API where there is one.
 //!
-//! No `cfg` and no I/O: the same code runs on the server and in the browser.
+//! No `cfg` and no I/O: the same code runs natively and in the browser. The one thing that
+//! differs is the URL parser, a parameter ([`UrlParser`]): the browser brings its own.
 
 mod incremental;
 mod policy;
@@ -20,6 +23,10 @@ mod writer;
 use pulldown_cmark::{Options, Parser};
 
 pub use incremental::{IncrementalMarkdown, RenderStats, Update};
+pub use policy::{
+    allowed_elements, attribute, element, whatwg_url, UrlParser, Verdict, COPY_CODE_LABEL,
+    LINK_ATTRIBUTES,
+};
 
 /// CommonMark plus the GitHub extensions models use: tables, strikethrough, task lists.
 /// Footnotes, heading attributes (`{#id}`), math and metadata blocks stay off: they add ids,
@@ -28,14 +35,21 @@ fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
 }
 
-/// Renders markdown to sanitized HTML, safe for `inner_html`.
-///
-/// The output is well-formed (it is ammonia's serialization of a parsed tree) and stable: the
-/// same text always gives the same bytes.
+/// Renders markdown to HTML that holds only what [`policy`] allows, judging links with the
+/// `url` crate ([`whatwg_url`]); see [`render_with`].
 pub fn render(markdown: &str) -> String {
+    render_with(markdown, whatwg_url)
+}
+
+/// Renders markdown to HTML that holds only what [`policy`] allows, judging link addresses
+/// with `urls`.
+///
+/// The output is well-formed (every element the writer opens it closes, and all text and
+/// attribute values are escaped) and stable: the same text always gives the same bytes.
+pub fn render_with(markdown: &str, urls: UrlParser) -> String {
     let mut html = String::with_capacity(markdown.len() + markdown.len() / 2);
-    writer::push_html(&mut html, Parser::new_ext(markdown, options()));
-    policy::clean(&html)
+    writer::push_html(&mut html, Parser::new_ext(markdown, options()), urls);
+    html
 }
 
 #[cfg(test)]

@@ -1,43 +1,51 @@
-//! What rendered markdown may contain: the URL rule, the code-language rule, and the ammonia
-//! policy that re-checks everything the writer produced.
+//! What rendered markdown may contain: the URL rule, the code-language rule, and the allow-list
+//! that re-checks everything the writer produced.
 //!
 //! The writer ([`super::writer`]) only ever emits the elements and attributes listed here, so
-//! for well-behaved input ammonia removes nothing. It runs anyway, as a second, independent
-//! layer: if a future change to the writer (or a pulldown-cmark upgrade) let something through,
-//! this allow-list still stands between model output and `inner_html`. Every builder call below
-//! is spelled out, including the ones that restate a default, so the policy reads in one place.
+//! for well-behaved output the second layer removes nothing. It runs anyway, independent of the
+//! writer: if a future change to the writer (or a pulldown-cmark upgrade) let something through,
+//! this allow-list still stands between model output and the page. The list is data and plain
+//! decisions ([`element`], [`attribute`]); the browser applies them to the tree *its own* parser
+//! built (`ui::dom::sanitized_fragment`), so what is checked is exactly what is shown, and no
+//! second HTML parser has to agree with the browser's.
 
-use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use url::Url;
 
-use ammonia::{Builder, Url, UrlRelative};
-
-/// The URL schemes a link may use. Everything else (`javascript:`, `vbscript:`, `data:`,
-/// `file:`, `blob:`, custom app schemes) is dropped, whatever its case or encoding.
-const URL_SCHEMES: [&str; 3] = ["http", "https", "mailto"];
+/// Parses an address the way a browser does and returns its serialization, or `None` when it is
+/// not an absolute URL. The writer and the allow-list take it as a parameter: natively it is the
+/// `url` crate ([`whatwg_url`]); the browser passes its own `URL` (the same WHATWG algorithm),
+/// which keeps the `url` crate and its IDNA tables out of the download.
+pub type UrlParser = fn(&str) -> Option<String>;
 
 /// Longest code-fence language kept as a class name; longer info strings are not languages.
 const MAX_LANGUAGE_LEN: usize = 32;
 
+/// The [`UrlParser`] for native callers (tests, benchmarks): the `url` crate, an implementation
+/// of the WHATWG URL standard browsers follow.
+pub fn whatwg_url(raw: &str) -> Option<String> {
+    Url::parse(raw).ok().map(String::from)
+}
+
 /// Returns the canonical form of `raw` if it is an absolute `http`, `https` or `mailto` URL.
+/// Everything else (`javascript:`, `vbscript:`, `data:`, `file:`, `blob:`, custom app schemes)
+/// is refused, whatever its case or encoding.
 ///
-/// The URL is parsed by the WHATWG URL parser (the `url` crate, the same algorithm browsers
-/// use), so control characters, tabs, newlines, leading spaces and letter case are handled the
-/// way a browser would handle them; the caller has already decoded entities (pulldown-cmark
-/// does, and so does the HTML parser in ammonia). Anything without a scheme is relative and
-/// refused: a relative link would point at Ponder itself (`/api/…`). The *serialized* URL is
-/// returned, not the input: `http:api/chat` is relative to an `http:` page in a browser but
-/// absolute to a parser without a base, and its serialization `http://api/chat` removes that
-/// ambiguity, as it does for IDN hosts (punycode) and unescaped characters.
-pub(super) fn safe_url(raw: &str) -> Option<String> {
-    let url = Url::parse(raw).ok()?;
-    let allowed = match url.scheme() {
-        "http" | "https" => url.host().is_some(),
-        "mailto" => true,
-        _ => false,
-    };
-    allowed.then(|| url.into())
+/// `parse` is a WHATWG URL parser, so control characters, tabs, newlines, leading spaces and
+/// letter case are handled the way a browser would handle them; the caller has already decoded
+/// entities (pulldown-cmark does, and so does the browser's HTML parser). Anything without a
+/// scheme is relative and refused: a relative link would point at Ponder itself (`/api/…`). The
+/// *serialized* URL is returned, not the input: `http:api/chat` is relative to an `http:` page
+/// in a browser but absolute to a parser without a base, and its serialization
+/// `http://api/chat` removes that ambiguity, as it does for IDN hosts (punycode) and unescaped
+/// characters. A serialized URL starts with its lower-case scheme, and `http`/`https` ones
+/// always carry a host, so the prefix says it all.
+pub fn safe_url(raw: &str, parse: UrlParser) -> Option<String> {
+    let url = parse(raw)?;
+    let web = ["http://", "https://"].iter().any(|p| {
+        url.strip_prefix(p)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+    });
+    (web || url.starts_with("mailto:")).then_some(url)
 }
 
 /// The first bare `http://` or `https://` address in `text` at or after `from`, as a byte range:
@@ -102,138 +110,139 @@ pub(super) fn safe_language(info: &str) -> Option<&str> {
     (!lang.is_empty() && lang.len() <= MAX_LANGUAGE_LEN).then_some(lang)
 }
 
-/// Sanitizes writer output with [`policy`].
-pub(super) fn clean(html: &str) -> String {
-    policy().clean(html).to_string()
+/// What the allow-list does with an element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// One of the elements the writer emits: it stays, with the attributes [`attribute`] keeps.
+    Keep,
+    /// Not on the list: the element goes and its content stays, to be checked in turn, so
+    /// nothing the reader could read is lost.
+    Unwrap,
+    /// Never text for the reader (scripts, styles, templates, and every SVG or MathML element,
+    /// whose `a`, `script` and `style` are not HTML's): goes with everything inside it.
+    Remove,
 }
 
-/// The ammonia allow-list, built once.
+/// The writer's whole vocabulary, each element with the attributes it may carry: text blocks,
+/// lists, tables, inline emphasis, links, and the code-block frame (`div`, `span`, `button`).
+/// No `img`, `svg`, `math`, `iframe`, `object`, `embed`, `form`, `input`, `style`, `link`,
+/// `meta`, `base`.
+const ELEMENTS: [(&str, &[&str]); 28] = [
+    ("p", &[]),
+    ("br", &[]),
+    ("hr", &[]),
+    ("h1", &[]),
+    ("h2", &[]),
+    ("h3", &[]),
+    ("h4", &[]),
+    ("h5", &[]),
+    ("h6", &[]),
+    ("blockquote", &[]),
+    ("ul", &[]),
+    ("ol", &["start"]),
+    ("li", &[]),
+    ("table", &[]),
+    ("thead", &[]),
+    ("tbody", &[]),
+    ("tr", &[]),
+    ("th", &["class"]),
+    ("td", &["class"]),
+    ("pre", &[]),
+    ("code", &["class"]),
+    ("strong", &[]),
+    ("em", &[]),
+    ("del", &[]),
+    ("a", &["href", "title", "class", "target", "rel"]),
+    ("div", &["class"]),
+    ("span", &["class"]),
+    ("button", &["class", "type", "aria-label"]),
+];
+
+/// The allowed elements with the names of the attributes each may carry (their values are
+/// [`attribute`]'s to judge), e.g. for the browser's Sanitizer API.
+pub fn allowed_elements() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+    ELEMENTS.into_iter()
+}
+
+/// Elements removed with their content rather than unwrapped into visible text.
+const REMOVED: [&str; 3] = ["script", "style", "template"];
+
+/// The fixed class names the writer uses, per element, so model output cannot borrow the app's
+/// own classes (a fake "error" banner, a fake bubble). `code` is checked apart, because its
+/// class carries the language.
+const CLASSES: [(&str, &[&str]); 6] = [
+    ("a", &["md-image"]),
+    ("span", &["code-lang", "md-image"]),
+    ("div", &["code-block", "code-head"]),
+    ("button", &["copy-code"]),
+    ("th", &ALIGNMENTS),
+    ("td", &ALIGNMENTS),
+];
+
+const ALIGNMENTS: [&str; 3] = ["align-left", "align-center", "align-right"];
+
+/// What every link carries: it opens in a new tab, so a click never navigates away from a
+/// running turn, and the opened page gets no `window.opener` and no `Referer` (and search
+/// engines no endorsement).
+pub const LINK_ATTRIBUTES: [(&str, &str); 2] = [
+    ("target", "_blank"),
+    ("rel", "noopener noreferrer nofollow"),
+];
+
+/// The copy button's only label: model output cannot put its own words on a Ponder control.
+pub const COPY_CODE_LABEL: &str = "Copy code";
+
+/// The verdict for an element, by its lower-case local name; `html` is whether it is in the
+/// HTML namespace.
+pub fn element(name: &str, html: bool) -> Verdict {
+    if !html || REMOVED.contains(&name) {
+        Verdict::Remove
+    } else if ELEMENTS.iter().any(|(e, _)| *e == name) {
+        Verdict::Keep
+    } else {
+        Verdict::Unwrap
+    }
+}
+
+/// The value a kept element's attribute keeps, or `None` to drop the attribute.
 ///
-/// Line by line:
-/// - `Builder::empty()`: start from nothing, not from ammonia's default list (which allows
-///   `img`, `area`, `map`, `abbr`, …): every allowed element is named below.
-/// - `tags`: exactly what [`super::writer`] emits: text blocks, lists, tables, inline
-///   emphasis, links, and the code-block frame (`div`, `span`, `button`). No `img`, `svg`,
-///   `math`, `iframe`, `object`, `embed`, `form`, `input`, `style`, `link`, `meta`, `base`.
-/// - `clean_content_tags`: `script` and `style` vanish with their content rather than
-///   being unwrapped into visible text.
-/// - `generic_attributes` empty and no generic prefixes: ammonia's default would allow `lang`
-///   and `title` everywhere; no attribute is allowed on every element. In particular no
-///   `style`, no `on*`, no `id` or `name` (which would clobber `window`/`document` globals).
-/// - `tag_attributes`: `a` gets `href`, `title` and `class`; `code` gets `class`; `ol` gets
-///   `start`; `button` gets `type` and `aria-label`; `div`, `span`, `th` and `td` get `class`
-///   through `allowed_classes` below.
-/// - `allowed_classes`: the fixed class names the writer uses, so model output cannot borrow
-///   the app's own classes (a fake "error" banner, a fake bubble). `code` is checked by the
-///   attribute filter instead, because its class carries the language.
-/// - `tag_attribute_values`: the copy button's `type="button"` (never a submit button) and
-///   its fixed `aria-label`.
-/// - `attribute_filter`: `href` is replaced by its canonical form from [`safe_url`] (or
-///   dropped); `code` keeps only `language-<safe name>`; `ol start` keeps only digits.
-/// - `url_schemes`: `http`, `https`, `mailto`; `url_relative(Deny)`: no relative URLs.
-/// - `link_rel`: every link gets `rel="noopener noreferrer nofollow"`: the opened page gets
-///   no `window.opener` and no `Referer`, and search engines get no endorsement.
-/// - `set_tag_attribute_value("a", "target", "_blank")`: links open in a new tab, so a
-///   click never navigates away from a running turn. It is the only set attribute, so the
-///   attribute order (and the output) is stable.
-/// - `strip_comments`: comments can hide conditional-comment and mXSS tricks.
-/// - `id_prefix(None)`: moot, as no `id` is allowed.
-fn policy() -> &'static Builder<'static> {
-    static POLICY: OnceLock<Builder<'static>> = OnceLock::new();
-    POLICY.get_or_init(|| {
-        let tags: HashSet<&str> = [
-            "p",
-            "br",
-            "hr",
-            "h1",
-            "h2",
-            "h3",
-            "h4",
-            "h5",
-            "h6",
-            "blockquote",
-            "ul",
-            "ol",
-            "li",
-            "table",
-            "thead",
-            "tbody",
-            "tr",
-            "th",
-            "td",
-            "pre",
-            "code",
-            "strong",
-            "em",
-            "del",
-            "a",
-            "div",
-            "span",
-            "button",
-        ]
-        .into_iter()
-        .collect();
-        let tag_attributes: HashMap<&str, HashSet<&str>> = [
-            ("a", ["href", "title"].into_iter().collect()),
-            ("code", ["class"].into_iter().collect()),
-            ("ol", ["start"].into_iter().collect()),
-        ]
-        .into_iter()
-        .collect();
-        let classes = |names: &[&'static str]| names.iter().copied().collect::<HashSet<_>>();
-        let allowed_classes: HashMap<&str, HashSet<&str>> = [
-            ("a", classes(&["md-image"])),
-            ("span", classes(&["code-lang", "md-image"])),
-            ("div", classes(&["code-block", "code-head"])),
-            ("button", classes(&["copy-code"])),
-            (
-                "th",
-                classes(&["align-left", "align-center", "align-right"]),
-            ),
-            (
-                "td",
-                classes(&["align-left", "align-center", "align-right"]),
-            ),
-        ]
-        .into_iter()
-        .collect();
-        let button_values: HashMap<&str, HashSet<&str>> = [
-            ("type", classes(&["button"])),
-            ("aria-label", classes(&["Copy code"])),
-        ]
-        .into_iter()
-        .collect();
-
-        let mut b = Builder::empty();
-        b.tags(tags)
-            .clean_content_tags(["script", "style"].into_iter().collect())
-            .generic_attributes(HashSet::new())
-            .tag_attributes(tag_attributes)
-            .allowed_classes(allowed_classes)
-            .tag_attribute_values([("button", button_values)].into_iter().collect())
-            .attribute_filter(filter_attribute)
-            .url_schemes(URL_SCHEMES.into_iter().collect())
-            .url_relative(UrlRelative::Deny)
-            .link_rel(Some("noopener noreferrer nofollow"))
-            .set_tag_attribute_value("a", "target", "_blank")
-            .strip_comments(true)
-            .id_prefix(None);
-        b
-    })
-}
-
-fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Option<Cow<'u, str>> {
-    match (element, attribute) {
-        ("a", "href") => safe_url(value).map(Cow::Owned),
+/// No attribute is allowed on every element: in particular no `style`, no `on*`, no `id` or
+/// `name` (which would clobber `window`/`document` globals). Per element: `a` keeps `href` in
+/// the canonical form from [`safe_url`] and its `title`, and gets [`LINK_ATTRIBUTES`]; `code`
+/// keeps only `class="language-<safe name>"`; `ol start` only digits; `button` only
+/// `type="button"` (never a submit button) and its fixed label; `class` on `a`, `span`, `div`,
+/// `button`, `th` and `td` keeps only the names in [`CLASSES`].
+pub fn attribute(element: &str, name: &str, value: &str, parse: UrlParser) -> Option<String> {
+    let (_, names) = ELEMENTS.iter().find(|(e, _)| *e == element)?;
+    if !names.contains(&name) {
+        return None;
+    }
+    match (element, name) {
+        ("a", "href") => safe_url(value, parse),
+        ("a", "title") => Some(value.to_string()),
+        ("a", "target" | "rel") => LINK_ATTRIBUTES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string()),
         ("code", "class") => {
             let lang = value.strip_prefix("language-")?;
-            (safe_language(lang) == Some(lang)).then_some(Cow::Borrowed(value))
+            (safe_language(lang) == Some(lang)).then(|| value.to_string())
         }
         ("ol", "start") => {
             let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
-            digits.then_some(Cow::Borrowed(value))
+            digits.then(|| value.to_string())
         }
-        _ => Some(Cow::Borrowed(value)),
+        ("button", "type") => (value == "button").then(|| value.to_string()),
+        ("button", "aria-label") => (value == COPY_CODE_LABEL).then(|| value.to_string()),
+        (_, "class") => {
+            let (_, allowed) = CLASSES.iter().find(|(e, _)| *e == element)?;
+            let kept: Vec<&str> = value
+                .split_ascii_whitespace()
+                .filter(|c| allowed.contains(c))
+                .collect();
+            (!kept.is_empty()).then(|| kept.join(" "))
+        }
+        _ => None,
     }
 }
 
@@ -287,11 +296,11 @@ mod tests {
     #[test]
     fn only_absolute_web_and_mail_urls_pass() {
         assert_eq!(
-            safe_url("https://example.com/a b").as_deref(),
+            safe_url("https://example.com/a b", whatwg_url).as_deref(),
             Some("https://example.com/a%20b")
         );
         assert_eq!(
-            safe_url("mailto:a@b.example").as_deref(),
+            safe_url("mailto:a@b.example", whatwg_url).as_deref(),
             Some("mailto:a@b.example")
         );
         for bad in [
@@ -311,18 +320,18 @@ mod tests {
             "file:///etc/passwd",
             "blob:https://example.com/x",
         ] {
-            assert_eq!(safe_url(bad), None, "{bad:?}");
+            assert_eq!(safe_url(bad, whatwg_url), None, "{bad:?}");
         }
     }
 
     #[test]
     fn scheme_relative_forms_become_unambiguous() {
         assert_eq!(
-            safe_url("http:api/chat").as_deref(),
+            safe_url("http:api/chat", whatwg_url).as_deref(),
             Some("http://api/chat")
         );
         assert_eq!(
-            safe_url("https:/x.example").as_deref(),
+            safe_url("https:/x.example", whatwg_url).as_deref(),
             Some("https://x.example/")
         );
     }
@@ -339,32 +348,77 @@ mod tests {
     }
 
     #[test]
-    fn the_policy_alone_strips_what_the_writer_never_emits() {
-        let dirty = concat!(
-            "<p id=x name=y style=\"color:red\" onclick=\"alert(1)\" lang=en>p</p>",
-            "<img src=\"https://evil.example/x.png\">",
-            "<svg><script>alert(1)</script></svg><math><mi>x</mi></math>",
-            "<a href=\"javascript:alert(1)\">j</a>",
-            "<a href=\"/api/chat\">r</a>",
-            "<a href=\"http:api/chat\" class=\"bubble md-image\">h</a>",
-            "<code class=\"language-x bubble\">c</code>",
-            "<div class=\"error code-block\">d</div>",
-            "<button type=\"submit\" formaction=\"https://evil.example\" aria-label=\"Copy code\">b</button>",
-            "<ol start=\"1 onclick\"><li>i</li></ol>",
-            "<style>p{}</style><iframe src=\"https://evil.example\"></iframe><!-- c -->",
+    fn the_allow_list_keeps_only_the_writers_vocabulary() {
+        assert_eq!(element("p", true), Verdict::Keep);
+        assert_eq!(element("a", true), Verdict::Keep);
+        assert_eq!(element("button", true), Verdict::Keep);
+        for unwrapped in [
+            "img", "iframe", "form", "input", "object", "b", "font", "noscript",
+        ] {
+            assert_eq!(element(unwrapped, true), Verdict::Unwrap, "{unwrapped}");
+        }
+        for removed in ["script", "style", "template"] {
+            assert_eq!(element(removed, true), Verdict::Remove, "{removed}");
+        }
+        for foreign in ["a", "script", "svg", "math", "mi", "p"] {
+            assert_eq!(
+                element(foreign, false),
+                Verdict::Remove,
+                "{foreign} outside HTML"
+            );
+        }
+    }
+
+    #[test]
+    fn attributes_keep_only_safe_values() {
+        let keep = |e: &str, n: &str, v: &str| attribute(e, n, v, whatwg_url);
+        for (e, n) in [
+            ("p", "id"),
+            ("p", "name"),
+            ("p", "style"),
+            ("p", "onclick"),
+            ("p", "lang"),
+            ("a", "onmouseover"),
+            ("button", "formaction"),
+            ("div", "style"),
+        ] {
+            assert_eq!(keep(e, n, "x"), None, "{e}[{n}]");
+        }
+        assert_eq!(keep("a", "href", "javascript:alert(1)"), None);
+        assert_eq!(keep("a", "href", "/api/chat"), None);
+        assert_eq!(
+            keep("a", "href", "http:api/chat").as_deref(),
+            Some("http://api/chat")
+        );
+        assert_eq!(keep("a", "title", "t").as_deref(), Some("t"));
+        assert_eq!(keep("a", "target", "_top").as_deref(), Some("_blank"));
+        assert_eq!(
+            keep("a", "rel", "opener").as_deref(),
+            Some("noopener noreferrer nofollow")
         );
         assert_eq!(
-            clean(dirty),
-            concat!(
-                "<p>p</p>",
-                "<a target=\"_blank\" rel=\"noopener noreferrer nofollow\">j</a>",
-                "<a target=\"_blank\" rel=\"noopener noreferrer nofollow\">r</a>",
-                "<a href=\"http://api/chat\" class=\"md-image\" target=\"_blank\" rel=\"noopener noreferrer nofollow\">h</a>",
-                "<code>c</code>",
-                "<div class=\"code-block\">d</div>",
-                "<button aria-label=\"Copy code\">b</button>",
-                "<ol><li>i</li></ol>",
-            )
+            keep("a", "class", "bubble md-image").as_deref(),
+            Some("md-image")
+        );
+        assert_eq!(
+            keep("div", "class", "error code-block").as_deref(),
+            Some("code-block")
+        );
+        assert_eq!(keep("div", "class", "error"), None);
+        assert_eq!(keep("p", "class", "md-image"), None);
+        assert_eq!(
+            keep("code", "class", "language-rust").as_deref(),
+            Some("language-rust")
+        );
+        assert_eq!(keep("code", "class", "language-x bubble"), None);
+        assert_eq!(keep("ol", "start", "3").as_deref(), Some("3"));
+        assert_eq!(keep("ol", "start", "1 onclick"), None);
+        assert_eq!(keep("button", "type", "submit"), None);
+        assert_eq!(keep("button", "type", "button").as_deref(), Some("button"));
+        assert_eq!(keep("button", "aria-label", "Pay now"), None);
+        assert_eq!(
+            keep("button", "aria-label", COPY_CODE_LABEL).as_deref(),
+            Some("Copy code")
         );
     }
 }

@@ -8,12 +8,18 @@
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, LinkType, Tag, TagEnd, TextMergeStream};
 
-use super::policy::{bare_url, safe_language, safe_url};
+use super::policy::{bare_url, safe_language, safe_url, UrlParser, LINK_ATTRIBUTES};
 
 /// Appends the HTML for `events` to `out`.
-pub(super) fn push_html<'a>(out: &mut String, events: impl IntoIterator<Item = Event<'a>>) {
+/// Link addresses are judged with `urls` (see [`UrlParser`]).
+pub(super) fn push_html<'a>(
+    out: &mut String,
+    events: impl IntoIterator<Item = Event<'a>>,
+    urls: UrlParser,
+) {
     let mut writer = Writer {
         out,
+        urls,
         at_line_start: true,
         links: Vec::new(),
         image: None,
@@ -32,6 +38,7 @@ pub(super) fn push_html<'a>(out: &mut String, events: impl IntoIterator<Item = E
 
 struct Writer<'o> {
     out: &'o mut String,
+    urls: UrlParser,
     at_line_start: bool,
     /// One entry per open markdown link: whether an `<a>` was written for it. Links inside a
     /// link (and links with a refused URL) keep their text but lose their anchor, so anchors
@@ -180,9 +187,9 @@ impl Writer<'_> {
             } => {
                 let inside_link = self.links.iter().any(|open| *open);
                 let url = if link_type == LinkType::Email {
-                    safe_url(&format!("mailto:{dest_url}"))
+                    safe_url(&format!("mailto:{dest_url}"), self.urls)
                 } else {
-                    safe_url(&dest_url)
+                    safe_url(&dest_url, self.urls)
                 };
                 match url.filter(|_| !inside_link) {
                     Some(url) => {
@@ -190,6 +197,7 @@ impl Writer<'_> {
                         self.attr(&url);
                         self.raw("\"");
                         self.title(&title);
+                        self.link_attributes();
                         self.raw(">");
                         self.links.push(true);
                     }
@@ -276,12 +284,13 @@ impl Writer<'_> {
             image.alt.as_str()
         };
         let inside_link = self.links.iter().any(|open| *open);
-        match safe_url(&image.url).filter(|_| !inside_link) {
+        match safe_url(&image.url, self.urls).filter(|_| !inside_link) {
             Some(url) => {
                 self.raw("<a class=\"md-image\" href=\"");
                 self.attr(&url);
                 self.raw("\"");
                 self.title(&image.title);
+                self.link_attributes();
                 self.raw(">🖼 ");
                 self.text(alt);
                 self.raw("</a>");
@@ -330,6 +339,16 @@ impl Writer<'_> {
         }
     }
 
+    fn link_attributes(&mut self) {
+        for (name, value) in LINK_ATTRIBUTES {
+            self.raw(" ");
+            self.raw(name);
+            self.raw("=\"");
+            self.raw(value);
+            self.raw("\"");
+        }
+    }
+
     fn raw(&mut self, s: &str) {
         if let Some(last) = s.chars().last() {
             self.out.push_str(s);
@@ -342,11 +361,13 @@ impl Writer<'_> {
         let mut written = 0;
         let mut from = 0;
         while let Some((start, end)) = bare_url(s, from) {
-            if let Some(url) = safe_url(&s[start..end]) {
+            if let Some(url) = safe_url(&s[start..end], self.urls) {
                 self.text(&s[written..start]);
                 self.raw("<a href=\"");
                 self.attr(&url);
-                self.raw("\">");
+                self.raw("\"");
+                self.link_attributes();
+                self.raw(">");
                 self.text(&s[start..end]);
                 self.raw("</a>");
                 written = end;
@@ -360,7 +381,7 @@ impl Writer<'_> {
         if s.is_empty() {
             return;
         }
-        escape(self.out, s);
+        escape_text(self.out, s);
         self.at_line_start = s.ends_with('\n');
     }
 
@@ -379,7 +400,7 @@ impl Writer<'_> {
     }
 
     fn attr(&mut self, s: &str) {
-        escape(self.out, s);
+        escape_attribute(self.out, s);
     }
 }
 
@@ -412,20 +433,36 @@ fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// Escapes text for use in element content and in double-quoted attribute values.
-fn escape(out: &mut String, s: &str) {
+/// Escapes element content as the HTML serializer does (`&`, `<`, `>`, no-break space), so the
+/// output is canonical: parsing and serializing it again gives the same bytes. Line ends become
+/// `\n`, as the HTML parser makes them anyway, and NUL becomes U+FFFD, as CommonMark asks.
+fn escape_text(out: &mut String, s: &str) {
+    escape(out, s, false);
+}
+
+/// Escapes a double-quoted attribute value as the HTML serializer does (`&`, `"`, no-break
+/// space).
+fn escape_attribute(out: &mut String, s: &str) {
+    escape(out, s, true);
+}
+
+fn escape(out: &mut String, s: &str, attribute: bool) {
     let mut last = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let entity = match b {
-            b'&' => "&amp;",
-            b'<' => "&lt;",
-            b'>' => "&gt;",
-            b'"' => "&quot;",
+    for (i, c) in s.char_indices() {
+        let entity = match c {
+            '&' => "&amp;",
+            '\u{a0}' => "&nbsp;",
+            '"' if attribute => "&quot;",
+            '<' if !attribute => "&lt;",
+            '>' if !attribute => "&gt;",
+            '\r' if s[i + 1..].starts_with('\n') => "",
+            '\r' => "\n",
+            '\0' => "\u{fffd}",
             _ => continue,
         };
         out.push_str(&s[last..i]);
         out.push_str(entity);
-        last = i + 1;
+        last = i + c.len_utf8();
     }
     out.push_str(&s[last..]);
 }
@@ -458,6 +495,7 @@ mod tests {
         push_html(
             &mut out,
             pulldown_cmark::Parser::new("`a\u{202e}b` c\u{202e}d\n\n```\nx\u{2066}y\n```"),
+            super::super::whatwg_url,
         );
         assert_eq!(
             out,
@@ -468,9 +506,12 @@ mod tests {
     }
 
     #[test]
-    fn escaping_covers_markup_and_quotes() {
-        let mut out = String::new();
-        escape(&mut out, "a<b>&\"c'");
-        assert_eq!(out, "a&lt;b&gt;&amp;&quot;c'");
+    fn escaping_matches_the_html_serializer() {
+        let mut text = String::new();
+        escape_text(&mut text, "a<b>&\"c'\u{a0}\r\nd\re\0");
+        assert_eq!(text, "a&lt;b&gt;&amp;\"c'&nbsp;\nd\ne\u{fffd}");
+        let mut attribute = String::new();
+        escape_attribute(&mut attribute, "a<b>&\"c'\u{a0}");
+        assert_eq!(attribute, "a<b>&amp;&quot;c'&nbsp;");
     }
 }

@@ -1,5 +1,5 @@
-//! Rendered markdown for a growing text. The only place the app writes raw HTML, and the HTML
-//! always comes from [`crate::markdown`].
+//! Rendered markdown for a growing text. The only place the app writes raw HTML: it always
+//! comes from [`crate::markdown`], through the allow-list again in [`super::sanitize`].
 //!
 //! While the text streams, finished top-level blocks are appended to the DOM once and only the
 //! open tail is replaced; changes arrive at most once per animation frame.
@@ -7,6 +7,7 @@
 use leptos::html::Div;
 use leptos::prelude::*;
 
+use super::sanitize::{append_markup, browser_url, replace_with_markup};
 use crate::markdown::{IncrementalMarkdown, Update};
 
 /// Markdown with every kind of block the renderer handles, for [`warm_up`].
@@ -19,7 +20,7 @@ const WARM_UP_SAMPLE: &str =
 /// without it the first streamed frame of a fresh page compiled the markdown parser and
 /// sanitizer, a 50–60 ms frame.
 pub fn warm_up() {
-    let mut md = IncrementalMarkdown::new();
+    let mut md = IncrementalMarkdown::with_urls(browser_url);
     let half = WARM_UP_SAMPLE.len() / 2;
     let cut = (0..=half)
         .rev()
@@ -27,6 +28,7 @@ pub fn warm_up() {
         .unwrap_or(0);
     let _ = md.update(&WARM_UP_SAMPLE[..cut]);
     let _ = md.finish(WARM_UP_SAMPLE);
+    let _ = super::sanitize::sanitized_fragment(md.finished_html());
 }
 
 /// Renders `text` as sanitized markdown.
@@ -44,7 +46,7 @@ pub fn MarkdownView(
 ) -> impl IntoView {
     let done = NodeRef::<Div>::new();
     let tail = NodeRef::<Div>::new();
-    let renderer = StoredValue::new_local(IncrementalMarkdown::new());
+    let renderer = StoredValue::new_local(IncrementalMarkdown::with_urls(browser_url));
 
     Effect::new(move |_| {
         let (Some(done_el), Some(tail_el)) = (done.get(), tail.get()) else {
@@ -69,13 +71,11 @@ pub fn MarkdownView(
                 Update::Unchanged => {}
                 Update::Appended { from } => {
                     let added = &md.finished_html()[from..];
-                    if !added.is_empty() {
-                        let _ = done_el.insert_adjacent_html("beforeend", added);
-                    }
+                    append_markup(&done_el, added);
                 }
-                Update::Reset => done_el.set_inner_html(md.finished_html()),
+                Update::Reset => replace_with_markup(&done_el, md.finished_html()),
             }
-            tail_el.set_inner_html(md.tail_html());
+            replace_with_markup(&tail_el, md.tail_html());
         });
     });
 

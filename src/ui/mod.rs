@@ -12,6 +12,7 @@ pub mod markdown_view;
 pub mod menus;
 pub mod message_bubble;
 pub mod notices;
+pub mod sanitize;
 pub mod sidebar;
 pub mod sign_in;
 pub mod thinking_block;
