@@ -7,7 +7,7 @@
 use leptos::html::Div;
 use leptos::prelude::*;
 
-use super::sanitize::{append_markup, browser_url, replace_with_markup};
+use super::sanitize::{append_markup, browser_url, replace_with_markup, sanitized_fragment};
 use crate::markdown::{IncrementalMarkdown, Update};
 
 /// Markdown with every kind of block the renderer handles, for [`warm_up`].
@@ -28,7 +28,7 @@ pub fn warm_up() {
         .unwrap_or(0);
     let _ = md.update(&WARM_UP_SAMPLE[..cut]);
     let _ = md.finish(WARM_UP_SAMPLE);
-    let _ = super::sanitize::sanitized_fragment(md.finished_html());
+    let _ = sanitized_fragment(md.finished_html());
 }
 
 /// Renders `text` as sanitized markdown.

@@ -80,24 +80,38 @@ fn set_html_with_sanitizer(template: &HtmlTemplateElement, html: &str) -> bool {
     let Some(set_html) = set_html.dyn_ref::<js_sys::Function>() else {
         return false;
     };
+    SANITIZER_OPTIONS.with(|options| {
+        set_html
+            .call2(template, &JsValue::from_str(html), options)
+            .is_ok()
+    })
+}
+
+thread_local! {
+    /// The `setHTML` options, built once per page: the tail is sanitized every frame.
+    static SANITIZER_OPTIONS: JsValue = sanitizer_options();
+}
+
+fn sanitizer_options() -> JsValue {
+    let set = |target: &js_sys::Object, key: &str, value: &JsValue| {
+        let _ = js_sys::Reflect::set(target, &JsValue::from_str(key), value);
+    };
     let elements = js_sys::Array::new();
     for (name, attributes) in crate::markdown::allowed_elements() {
         let entry = js_sys::Object::new();
         let list: js_sys::Array = attributes.iter().map(|a| JsValue::from_str(a)).collect();
-        let _ = js_sys::Reflect::set(&entry, &"name".into(), &JsValue::from_str(name));
-        let _ = js_sys::Reflect::set(&entry, &"attributes".into(), &list);
+        set(&entry, "name", &JsValue::from_str(name));
+        set(&entry, "attributes", &list);
         elements.push(&entry);
     }
     let sanitizer = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&sanitizer, &"elements".into(), &elements);
-    let _ = js_sys::Reflect::set(&sanitizer, &"attributes".into(), &js_sys::Array::new());
-    let _ = js_sys::Reflect::set(&sanitizer, &"comments".into(), &JsValue::FALSE);
-    let _ = js_sys::Reflect::set(&sanitizer, &"dataAttributes".into(), &JsValue::FALSE);
+    set(&sanitizer, "elements", &elements);
+    set(&sanitizer, "attributes", &js_sys::Array::new());
+    set(&sanitizer, "comments", &JsValue::FALSE);
+    set(&sanitizer, "dataAttributes", &JsValue::FALSE);
     let options = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&options, &"sanitizer".into(), &sanitizer);
-    set_html
-        .call2(template, &JsValue::from_str(html), &options)
-        .is_ok()
+    set(&options, "sanitizer", &sanitizer);
+    options.into()
 }
 
 /// Walks `root` without recursion (model output can nest thousands deep): keeps, unwraps or
