@@ -43,7 +43,8 @@ async fn a_thinking_turn_streams_the_whole_contract_in_order() {
         events[end],
         TurnEvent::ThinkingEnd {
             block: 0,
-            duration_ms: Some(_)
+            duration_ms: Some(_),
+            cut_short: false,
         }
     ));
     assert_eq!(thinking_text(&events), THINKING);

@@ -480,7 +480,9 @@ fn problems(case: &Case, events: &[TurnEvent]) -> Vec<String> {
                     "{name}: thinking for {block} while {open:?} is open"
                 ));
             }
-            TurnEvent::ThinkingEnd { block, duration_ms } => {
+            TurnEvent::ThinkingEnd {
+                block, duration_ms, ..
+            } => {
                 if open != Some(*block) || duration_ms.is_none() {
                     bad.push(format!("{name}: end of {block} while {open:?} is open"));
                 }

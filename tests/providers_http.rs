@@ -52,7 +52,8 @@ async fn every_provider_streams_a_thinking_turn_through_its_own_adapter() {
                 e,
                 TurnEvent::ThinkingEnd {
                     block: 0,
-                    duration_ms: Some(_)
+                    duration_ms: Some(_),
+                    cut_short: false,
                 }
             )
         });

@@ -93,7 +93,7 @@ async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
             .await
             .expect("user message");
         let slot = me
-            .start_answer(&conv.id, None, "demo")
+            .start_answer(&conv.id, None, "demo", Default::default())
             .await
             .expect("answer");
         me.save_answer(
@@ -160,7 +160,10 @@ async fn a_long_conversation_opens_on_its_last_messages_and_pages_back() {
             me.add_user_message(&conv.id, &format!("question {i}"), None)
                 .await
                 .expect("question");
-            let slot = me.start_answer(&conv.id, None, "m").await.expect("slot");
+            let slot = me
+                .start_answer(&conv.id, None, "m", Default::default())
+                .await
+                .expect("slot");
             me.save_answer(
                 &slot,
                 &answer(
@@ -246,14 +249,20 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
             .add_user_message(&conv.id, "first question", None)
             .await
             .expect("q1");
-        let a1 = me.start_answer(&conv.id, None, "m").await.expect("a1");
+        let a1 = me
+            .start_answer(&conv.id, None, "m", Default::default())
+            .await
+            .expect("a1");
         me.save_answer(&a1, &answer("first answer", "t", VersionStatus::Done))
             .await
             .expect("a1 done");
         me.add_user_message(&conv.id, "second question", None)
             .await
             .expect("q2");
-        let a2 = me.start_answer(&conv.id, None, "m").await.expect("a2");
+        let a2 = me
+            .start_answer(&conv.id, None, "m", Default::default())
+            .await
+            .expect("a2");
         assert_eq!(
             me.history_before(&conv.id, &a2.message_id)
                 .await
@@ -271,7 +280,7 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
         me.save_answer(&a2, &failed).await.expect("failed");
         // Regenerate keeps the failed version and shows the new one.
         let again = me
-            .start_answer(&conv.id, Some(&a2.message_id), "m")
+            .start_answer(&conv.id, Some(&a2.message_id), "m", Default::default())
             .await
             .expect("regenerate");
         assert_eq!(again.version, 1);
@@ -304,7 +313,7 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
         );
         assert_eq!(edited.messages[0].versions[0].content, "first question");
         let a = me
-            .start_answer(&conv.id, None, "m")
+            .start_answer(&conv.id, None, "m", Default::default())
             .await
             .expect("answer the edit");
         assert_eq!(
@@ -330,7 +339,10 @@ async fn another_users_rows_answer_not_found_everywhere() {
             .add_user_message(&conv.id, "my secret question", None)
             .await
             .expect("q");
-        let slot = a.start_answer(&conv.id, None, "m").await.expect("answer");
+        let slot = a
+            .start_answer(&conv.id, None, "m", Default::default())
+            .await
+            .expect("answer");
         a.save_answer(
             &slot,
             &answer("my secret answer", "secret thinking", VersionStatus::Done),
@@ -374,11 +386,13 @@ async fn another_users_rows_answer_not_found_everywhere() {
             "edit",
         );
         nf(
-            b.start_answer(&conv.id, None, "m").await.map(|_| ()),
+            b.start_answer(&conv.id, None, "m", Default::default())
+                .await
+                .map(|_| ()),
             "answer",
         );
         nf(
-            b.start_answer(&conv.id, Some(&slot.message_id), "m")
+            b.start_answer(&conv.id, Some(&slot.message_id), "m", Default::default())
                 .await
                 .map(|_| ()),
             "regenerate",
@@ -436,7 +450,10 @@ async fn search_finds_answers_and_questions_and_thinking_only_when_asked() {
         me.add_user_message(&conv.id, "why is the sky blue", None)
             .await
             .expect("q");
-        let slot = me.start_answer(&conv.id, None, "m").await.expect("a");
+        let slot = me
+            .start_answer(&conv.id, None, "m", Default::default())
+            .await
+            .expect("a");
         me.save_answer(
             &slot,
             &answer(
@@ -495,7 +512,10 @@ async fn deletion_can_be_undone_until_the_purge_which_removes_everything() {
         me.add_user_message(&conv.id, "hello there", None)
             .await
             .expect("q");
-        let slot = me.start_answer(&conv.id, None, "m").await.expect("a");
+        let slot = me
+            .start_answer(&conv.id, None, "m", Default::default())
+            .await
+            .expect("a");
         me.save_answer(
             &slot,
             &answer("general kenobi", "think", VersionStatus::Done),

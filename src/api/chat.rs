@@ -69,13 +69,34 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     }
     // Every turn spends the operator's key: only someone signed in may start one.
     let (state, who) = req::caller()?;
+    let control = state.turns.register(&who.user().id);
     if !request.is_stored() {
+        let settings = request.settings();
+        let options = state
+            .models
+            .resolve(&state.config, request.model.as_deref(), None, settings)
+            .map_err(|message| {
+                req::set_status(http::StatusCode::BAD_REQUEST);
+                ApiError::new(message, false)
+            })?;
         req::set_event_stream_headers();
-        return Ok(TurnStream::new(turn::turn_stream(state, request.messages)));
+        req::set_turn_header(&control.0.id);
+        return Ok(TurnStream::new(turn::turn_stream(
+            state,
+            request.messages,
+            options,
+            Some(control),
+        )));
     }
-    let (history, first, persist) = turn::persist::begin(&state, who, &request).await?;
+    let (history, options, first, persist) = turn::persist::begin(&state, who, &request).await?;
     req::set_event_stream_headers();
+    req::set_turn_header(&control.0.id);
     Ok(TurnStream::new(turn::stored_turn_stream(
-        state, history, first, persist,
+        state,
+        history,
+        options,
+        Some(control),
+        first,
+        persist,
     )))
 }

@@ -6,3 +6,4 @@ pub mod chat;
 pub mod codec;
 pub mod error;
 pub mod history;
+pub mod models;

@@ -1068,6 +1068,7 @@ impl ChatController {
                         error: None,
                         active_version: (!e.edits.is_empty()).then(|| e.edits.len() - 1),
                         versions: e.edits.clone(),
+                        model: None,
                         extra: e.extra.clone(),
                     },
                     Role::Assistant => {

@@ -100,6 +100,7 @@ pub fn edit_versions(
         status: None,
         error: None,
         created_at,
+        model: None,
     };
     let mut versions = if earlier.is_empty() {
         vec![plain(old_text, old_at)]

@@ -31,6 +31,12 @@ pub fn header(block: &BlockState, now: f64) -> String {
     let ms = block.elapsed_ms(now);
     match block.status {
         BlockStatus::Streaming => format!("Thinking… ({})", live_seconds(ms)),
+        BlockStatus::Done if block.cut_short => {
+            let mut label = with_words("Thought", "Thought for", block, ms);
+            let at = label.find(" · ").unwrap_or(label.len());
+            label.insert_str(at, " (cut short)");
+            label
+        }
         BlockStatus::Done => with_words("Thought", "Thought for", block, ms),
         BlockStatus::Interrupted => {
             with_words("Thinking stopped", "Thinking stopped after", block, ms)
@@ -189,6 +195,7 @@ mod tests {
             TurnEvent::ThinkingEnd {
                 block: 0,
                 duration_ms: Some(4200),
+                cut_short: false,
             },
             TurnEvent::Delta { text: "x".into() },
             TurnEvent::Delta { text: "y".into() },
@@ -239,6 +246,15 @@ mod tests {
             header(&block(BlockStatus::Done, "one", Some(72_000)), 0.0),
             "Thought for 1m 12s · 1 word"
         );
+    }
+
+    #[test]
+    fn a_block_cut_short_says_so() {
+        let mut b = block(BlockStatus::Done, "w w", Some(12_000));
+        b.cut_short = true;
+        assert_eq!(header(&b, 0.0), "Thought for 12.0s (cut short) · 2 words");
+        b.text.clear();
+        assert_eq!(header(&b, 0.0), "Thought for 12.0s (cut short)");
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub struct VersionRecord {
     pub error: Option<String>,
     #[serde(default)]
     pub created_at: f64,
+    /// The model that wrote this answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// One message as saved. For an assistant message the top-level fields are its active version.
@@ -82,6 +85,9 @@ pub struct MessageRecord {
     pub status: Option<MessageStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The model that wrote the shown answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Every version, when there is more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<VersionRecord>,
@@ -224,6 +230,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
             _ => turn.error.as_ref().map(|e| e.message.clone()),
         },
         created_at: turn.created_at,
+        model: turn.model.clone(),
     }
 }
 
@@ -254,6 +261,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
             answer_followed: true,
             reader_open: t.open,
             remote: t.remote.clone(),
+            cut_short: false,
         })
         .collect();
     let (phase, error) = match status {
@@ -279,6 +287,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         saw_frame: true,
         created_at: v.created_at,
         live: false,
+        model: v.model.clone(),
         ..TurnState::default()
     }
 }
@@ -320,6 +329,7 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
             _ => v.error.as_ref().map(|e| e.message.clone()),
         },
         created_at: v.created_at as f64,
+        model: v.model.clone(),
     };
     let messages = conv
         .messages
@@ -337,6 +347,7 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
                     error: None,
                     versions: Vec::new(),
                     active_version: None,
+                    model: None,
                     extra: Map::new(),
                 };
                 if m.versions.len() > 1 {
@@ -418,6 +429,7 @@ pub fn to_import(record: &ConversationRecord) -> crate::domain::history::Import 
                             status: None,
                             error: None,
                             created_at: m.created_at,
+                            model: None,
                         }],
                         0,
                     ),
@@ -450,6 +462,7 @@ pub fn assistant_record(
         status: None,
         error: None,
         created_at,
+        model: None,
     });
     let many = versions.len() > 1;
     MessageRecord {
@@ -462,6 +475,7 @@ pub fn assistant_record(
         error: top.error,
         versions: if many { versions } else { Vec::new() },
         active_version: many.then_some(active),
+        model: top.model,
         extra: Map::new(),
     }
 }
@@ -476,6 +490,7 @@ pub fn versions_of(m: &MessageRecord) -> (Vec<VersionRecord>, usize) {
             status: m.status,
             error: m.error.clone(),
             created_at: m.created_at,
+            model: m.model.clone(),
         };
         (vec![v], 0)
     } else {
@@ -599,6 +614,7 @@ mod tests {
             &TurnEvent::ThinkingEnd {
                 block: 0,
                 duration_ms: Some(4200),
+                cut_short: false,
             },
             5200.0,
         );
@@ -718,6 +734,7 @@ mod tests {
             status,
             error: None,
             model: Some("m".into()),
+            settings: Default::default(),
             created_at: 5,
             blocks,
         };
@@ -728,6 +745,8 @@ mod tests {
             created_at: 1,
             updated_at: 2,
             rev: 3,
+            model: None,
+            settings: Default::default(),
             messages: vec![
                 Message {
                     id: "u1".into(),
@@ -856,6 +875,7 @@ mod tests {
                 TurnEvent::ThinkingEnd {
                     block: 0,
                     duration_ms: Some(399),
+                    cut_short: false,
                 },
                 400.0,
             ),

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Failure, ThinkingKind, TurnEvent, Usage};
+use crate::domain::{Failure, ReasoningSettings, ThinkingKind, TurnEvent, Usage};
 
 /// Where a turn is in its life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +67,9 @@ pub struct BlockState {
     /// count: the header shows it, and the text is fetched when the block opens.
     #[serde(default)]
     pub remote: Option<RemoteText>,
+    /// The reader asked for the answer before the model was done thinking.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
 }
 
 /// A stored block's text, still on the server.
@@ -123,6 +126,12 @@ pub struct TurnState {
     /// Streamed on this page (a restored turn is not live: its blocks start collapsed).
     #[serde(skip)]
     pub live: bool,
+    /// The model that answered, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// What the turn was asked with.
+    #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
+    pub settings: ReasoningSettings,
 }
 
 impl TurnState {
@@ -167,7 +176,9 @@ impl TurnState {
     /// Applies one event. Events after the terminal one change nothing.
     pub fn apply(&mut self, event: &TurnEvent, now: f64) {
         // Where the turn is stored is not a sign of the model: it does not count as a frame.
-        if !self.phase.is_running() || matches!(event, TurnEvent::Turn { .. }) {
+        if !self.phase.is_running()
+            || matches!(event, TurnEvent::Turn { .. } | TurnEvent::Started { .. })
+        {
             return;
         }
         self.saw_frame = true;
@@ -179,8 +190,13 @@ impl TurnState {
             TurnEvent::Thinking { block, text } => {
                 self.block_mut(*block, now).text.push_str(text);
             }
-            TurnEvent::ThinkingEnd { block, duration_ms } => {
+            TurnEvent::ThinkingEnd {
+                block,
+                duration_ms,
+                cut_short,
+            } => {
                 let b = self.block_mut(*block, now);
+                b.cut_short |= *cut_short;
                 if b.status == BlockStatus::Streaming {
                     b.status = BlockStatus::Done;
                     b.ended_at = Some(now);
@@ -219,7 +235,7 @@ impl TurnState {
                 self.usage = usage.clone();
                 self.total_ms = Some(*total_ms);
             }
-            TurnEvent::Turn { .. } => {}
+            TurnEvent::Turn { .. } | TurnEvent::Started { .. } => {}
             TurnEvent::Error(Failure { message, retryable }) => {
                 self.interrupt_open_blocks(now);
                 self.phase = TurnPhase::Error;
@@ -329,6 +345,7 @@ mod tests {
         TurnEvent::ThinkingEnd {
             block,
             duration_ms: ms,
+            cut_short: false,
         }
     }
     fn delta(t: &str) -> TurnEvent {

@@ -73,6 +73,10 @@ impl Failure {
     }
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// One event of a turn. Every turn ends with exactly one [`TurnEvent::Done`] or
 /// [`TurnEvent::Error`], and nothing follows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,12 +93,18 @@ pub enum TurnEvent {
         block: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        /// The reader asked for the answer ("Answer now") and the reasoning was cut there.
+        #[serde(default, skip_serializing_if = "is_false")]
+        cut_short: bool,
     },
     /// A piece of the answer.
     Delta { text: String },
     /// Everything sent as `delta` so far was really reasoning for `block` (inline `<think>`
     /// models whose chat template opened the tag before the stream began).
     Reclassify { block: u32 },
+    /// The id the running turn answers to (`POST /api/turn/answer-now`); the first event of
+    /// every turn, also sent as the `X-Ponder-Turn` response header.
+    Started { turn: String },
     /// Where the server stores this turn (server-side history only; the first event then):
     /// the conversation, the reader's message when the turn added one, and the answer's message
     /// and version.
@@ -162,6 +172,7 @@ mod tests {
             TurnEvent::ThinkingEnd {
                 block: 0,
                 duration_ms: Some(4200),
+                cut_short: false,
             },
             json!({"type":"thinking_end","block":0,"duration_ms":4200}),
         );
@@ -194,6 +205,10 @@ mod tests {
                 version: 0,
             },
             json!({"type":"turn","conversation":"c1","user_message":"m1","message":"m2","version":0}),
+        );
+        round_trip(
+            TurnEvent::Started { turn: "t1".into() },
+            json!({"type":"started","turn":"t1"}),
         );
         round_trip(
             TurnEvent::error("boom", true),

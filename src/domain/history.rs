@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::event::{Failure, ThinkingKind};
 use super::message::Role;
+use super::reasoning::{Effort, ReasoningSettings};
 
 /// A workspace: each conversation belongs to one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,6 +95,9 @@ pub struct Version {
     pub error: Option<Failure>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What the answer was asked with (thinking on/off, effort).
+    #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
+    pub settings: ReasoningSettings,
     pub created_at: i64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<BlockHeader>,
@@ -130,11 +134,25 @@ pub struct Conversation {
     pub created_at: i64,
     pub updated_at: i64,
     pub rev: i64,
+    /// The model its last turn used; the next turn uses it too unless the reader picks another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The reasoning settings its last turn was asked with.
+    #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
+    pub settings: ReasoningSettings,
     pub messages: Vec<Message>,
     /// How many messages come before the first one here: a page of a long conversation
     /// leaves the earlier ones to a later request (0: it starts at the beginning).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub first: usize,
+}
+
+/// Settings as two nullable columns store them.
+pub fn settings_from_columns(thinking: Option<i64>, effort: Option<String>) -> ReasoningSettings {
+    ReasoningSettings {
+        thinking: thinking.map(|t| t != 0),
+        effort: effort.as_deref().and_then(Effort::parse),
+    }
 }
 
 /// For `skip_serializing_if`: a count of nothing is left out of the JSON.

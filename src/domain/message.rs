@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::reasoning::{Effort, ReasoningSettings};
+
 /// Who wrote a message. Only two roles reach the model from the browser; a system prompt, if
 /// any, is the server's business.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -97,6 +99,15 @@ pub struct ChatRequest {
     /// Instead of `content`: the answer to write again, as a new version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regenerate: Option<String>,
+    /// The model to answer (none: the conversation's, else the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Thinking on or off, for a model that can switch it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<bool>,
+    /// The reasoning effort, for a model that takes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<Effort>,
 }
 
 impl ChatRequest {
@@ -109,6 +120,17 @@ impl ChatRequest {
             content: None,
             edit: None,
             regenerate: None,
+            model: None,
+            thinking: None,
+            effort: None,
+        }
+    }
+
+    /// The reasoning settings the reader chose for this turn.
+    pub fn settings(&self) -> ReasoningSettings {
+        ReasoningSettings {
+            thinking: self.thinking,
+            effort: self.effort,
         }
     }
 

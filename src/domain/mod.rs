@@ -7,6 +7,8 @@ pub mod account;
 pub mod event;
 pub mod history;
 pub mod message;
+pub mod reasoning;
 
 pub use event::{Failure, FinishReason, ThinkingKind, TurnEvent, Usage};
 pub use message::{ChatMessage, ChatRequest, Role};
+pub use reasoning::{Controls, Effort, ModelInfo, ModelList, ReasoningSettings};

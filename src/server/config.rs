@@ -3,6 +3,8 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
+use crate::domain::Controls;
+
 /// The wire format Ponder speaks to its upstream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProviderKind {
@@ -43,6 +45,24 @@ impl ProviderKind {
     }
 }
 
+/// One entry of `PONDER_MODELS`: `id` or `id=Display name`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OfferedModel {
+    pub id: String,
+    pub name: Option<String>,
+}
+
+/// How "Answer now" gets the answer once the reasoning is cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerNowMode {
+    /// Prefill for the self-hosted formats (Chat Completions, Ollama), ask again for the rest.
+    Auto,
+    /// Continue the assistant message with the reasoning so far and a closed `</think>`.
+    Prefill,
+    /// Ask again with thinking off, the reasoning so far given as context.
+    AskAgain,
+}
+
 /// Where and how the built-in demo model runs when no upstream is configured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DemoConfig {
@@ -62,6 +82,15 @@ pub struct Config {
     pub upstream_url: Option<String>,
     pub api_key: Option<String>,
     pub model: String,
+    /// `PONDER_MODELS`: the models offered, with optional display names (empty: what the
+    /// upstream lists).
+    pub models: Vec<OfferedModel>,
+    /// `PONDER_MODEL_CONTROLS`: the reasoning controls of named models, above anything guessed.
+    pub model_controls: Vec<(String, Controls)>,
+    /// How often the upstream's model list is fetched again.
+    pub models_refresh: Duration,
+    /// How "Answer now" asks for the answer.
+    pub answer_now: AnswerNowMode,
     pub max_output_tokens: u32,
     /// `false` sends no thinking events to the browser (they are still counted).
     pub stream_thinking: bool,
@@ -279,6 +308,26 @@ impl Config {
                 default_model(provider).into()
             }
         });
+        let models = get("PONDER_MODELS")
+            .map(|v| parse_models(&v))
+            .unwrap_or_default();
+        let model_controls = match get("PONDER_MODEL_CONTROLS") {
+            None => Vec::new(),
+            Some(v) => parse_model_controls(&v)?,
+        };
+        let answer_now = match get("PONDER_ANSWER_NOW")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("auto") => AnswerNowMode::Auto,
+            Some("prefill") => AnswerNowMode::Prefill,
+            Some("ask") => AnswerNowMode::AskAgain,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "PONDER_ANSWER_NOW={other:?} must be auto, prefill or ask"
+                )))
+            }
+        };
         let base_path = match get("PONDER_BASE_PATH") {
             None => String::new(),
             Some(p) => {
@@ -430,6 +479,10 @@ impl Config {
             upstream_url,
             api_key: get("PONDER_API_KEY"),
             model,
+            models,
+            model_controls,
+            models_refresh: parse_secs(&get, "PONDER_MODELS_REFRESH", 600.0)?,
+            answer_now,
             max_output_tokens,
             stream_thinking: parse_bool(&get, "PONDER_STREAM_THINKING", true)?,
             think_start: parse_bool(&get, "PONDER_THINK_START", false)?,
@@ -542,6 +595,54 @@ fn cores() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(256) as u32)
 }
 
+/// `PONDER_MODELS`: comma-separated `id` or `id=Display name`.
+fn parse_models(text: &str) -> Vec<OfferedModel> {
+    let mut out: Vec<OfferedModel> = Vec::new();
+    for entry in text.split(',') {
+        let (id, name) = match entry.split_once('=') {
+            Some((id, name)) => (id.trim(), Some(name.trim()).filter(|n| !n.is_empty())),
+            None => (entry.trim(), None),
+        };
+        if !id.is_empty() && !out.iter().any(|m| m.id == id) {
+            out.push(OfferedModel {
+                id: id.to_string(),
+                name: name.map(str::to_string),
+            });
+        }
+    }
+    out
+}
+
+/// `PONDER_MODEL_CONTROLS`: `;`-separated `id=control+control`, the controls being
+/// `reasons`, `toggle`, `effort` (the last two imply the first) or `none`.
+fn parse_model_controls(text: &str) -> Result<Vec<(String, Controls)>, ConfigError> {
+    let mut out = Vec::new();
+    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let Some((id, list)) = entry.rsplit_once('=') else {
+            return Err(ConfigError(format!(
+                "PONDER_MODEL_CONTROLS entry {entry:?} must be model=controls, like qwen3:8b=toggle+effort"
+            )));
+        };
+        let mut controls = Controls::NONE;
+        for word in list.split('+').map(str::trim) {
+            match word {
+                "none" => {}
+                "reasons" => controls.reasons = true,
+                "toggle" => controls.toggle = true,
+                "effort" => controls.effort = true,
+                other => {
+                    return Err(ConfigError(format!(
+                        "PONDER_MODEL_CONTROLS: {other:?} is not a control (reasons, toggle, effort or none)"
+                    )))
+                }
+            }
+        }
+        controls.reasons |= controls.toggle || controls.effort;
+        out.push((id.trim().to_string(), controls));
+    }
+    Ok(out)
+}
+
 fn default_model(provider: ProviderKind) -> &'static str {
     match provider {
         ProviderKind::OpenAi => "deepseek-reasoner",
@@ -629,6 +730,48 @@ mod tests {
         assert_eq!(c.base_path, "");
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
         assert_eq!(c.threads, cores.min(256));
+    }
+
+    #[test]
+    fn models_and_their_controls_are_read() {
+        let c = config(&[
+            ("PONDER_MODELS", "qwen3:8b=Qwen 3 8B, llama3.2 ,qwen3:8b,,"),
+            (
+                "PONDER_MODEL_CONTROLS",
+                "qwen3:8b=toggle+effort; llama3.2=none;gpt-oss:20b = effort",
+            ),
+            ("PONDER_ANSWER_NOW", "ask"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.models,
+            vec![
+                OfferedModel {
+                    id: "qwen3:8b".into(),
+                    name: Some("Qwen 3 8B".into())
+                },
+                OfferedModel {
+                    id: "llama3.2".into(),
+                    name: None
+                },
+            ]
+        );
+        assert_eq!(c.model_controls.len(), 3);
+        assert_eq!(
+            c.model_controls[0].1,
+            Controls {
+                reasons: true,
+                toggle: true,
+                effort: true
+            }
+        );
+        assert_eq!(c.model_controls[1].1, Controls::NONE);
+        assert_eq!(c.model_controls[2].0, "gpt-oss:20b");
+        assert!(c.model_controls[2].1.effort && !c.model_controls[2].1.toggle);
+        assert_eq!(c.answer_now, AnswerNowMode::AskAgain);
+        let bad = config(&[("PONDER_MODEL_CONTROLS", "qwen3=think")]).unwrap_err();
+        assert!(bad.0.contains("\"think\" is not a control"), "{}", bad.0);
+        assert!(config(&[("PONDER_ANSWER_NOW", "later")]).is_err());
     }
 
     #[test]

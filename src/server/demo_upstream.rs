@@ -26,6 +26,7 @@ pub mod framing;
 mod handlers;
 pub mod pacer;
 mod perf;
+pub mod reasoning;
 pub mod scenarios;
 
 pub use framing::{render, render_openai};
@@ -55,6 +56,9 @@ pub fn router(config: &DemoConfig) -> (Router, Arc<DemoStats>) {
         .route("/v1beta/models/{model_action}", post(handlers::gemini))
         .route("/api/chat", post(handlers::ollama_chat))
         .route("/v1/models", get(handlers::models))
+        .route("/v1beta/models", get(handlers::gemini_models))
+        .route("/api/tags", get(handlers::ollama_tags))
+        .route("/api/show", post(handlers::ollama_show))
         .route("/demo/stats", get(handlers::stats_handler))
         .route("/", get(|| async { "ponder demo model\n" }))
         .with_state(state);

@@ -320,7 +320,13 @@ pub async fn prepare(config: Config) -> Result<Arc<AppState>, Box<dyn std::error
             "PONDER_AUTH=none while listening beyond this machine: anyone who reaches Ponder uses it as the one local user"
         );
     }
-    Ok(Arc::new(AppState::new(config, upstream_base, store)?))
+    let state = Arc::new(AppState::new(config, upstream_base, store)?);
+    state.models.spawn_refresh(
+        state.config.clone(),
+        state.http.clone(),
+        state.upstream_base.clone(),
+    );
+    Ok(state)
 }
 
 /// Reads the configuration, starts the demo model if no upstream is set, and serves until

@@ -478,6 +478,7 @@ mod tests {
             TurnEvent::ThinkingEnd {
                 block: 0,
                 duration_ms: Some(1),
+                cut_short: false,
             },
             TurnEvent::Delta {
                 text: format!("Answer {a}"),

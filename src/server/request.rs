@@ -35,6 +35,19 @@ pub fn set_event_stream_headers() {
     }
 }
 
+/// The header that names a running turn, for `POST /api/turn/answer-now`.
+pub const TURN_HEADER: &str = "x-ponder-turn";
+
+/// Names the running turn in the response (the browser reads it to steer the turn).
+pub fn set_turn_header(id: &str) {
+    if let (Some(opts), Ok(value)) = (
+        use_context::<leptos_axum::ResponseOptions>(),
+        HeaderValue::from_str(id),
+    ) {
+        opts.insert_header(header::HeaderName::from_static(TURN_HEADER), value);
+    }
+}
+
 /// The Content-Security-Policy of every page: scripts only from this origin plus the one inline
 /// hydration bootstrap (by its per-request nonce) and WebAssembly compilation; no plugins, no
 /// base-URL or framing tricks; images only from this origin or `data:`. Model output is already

@@ -30,6 +30,10 @@ pub struct AppState {
     local: Arc<tokio::sync::OnceCell<Arc<Identity>>>,
     /// Sign-in attempts, per client and per name.
     pub sign_in: Arc<super::rate_limit::SignInLimits>,
+    /// The models on offer, refreshed in the background.
+    pub models: Arc<super::models::Catalogue>,
+    /// The running turns, for "Answer now" from another request.
+    pub turns: Arc<super::turn::control::TurnControls>,
 }
 
 impl AppState {
@@ -44,6 +48,8 @@ impl AppState {
             store,
             local: Arc::default(),
             sign_in: Arc::default(),
+            models: Arc::default(),
+            turns: Arc::default(),
             http: upstream_client(&config)?,
             redactor: Arc::new(Redactor::new(secrets.iter().map(String::as_str))),
             config: Arc::new(config),
@@ -67,6 +73,8 @@ impl AppState {
             store: self.store.clone(),
             local: self.local.clone(),
             sign_in: self.sign_in.clone(),
+            models: self.models.clone(),
+            turns: self.turns.clone(),
         })
     }
 

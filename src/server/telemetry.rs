@@ -107,6 +107,7 @@ pub struct Metrics {
     duration: Histogram,
     thinking_chars: Counter,
     answer_chars: Counter,
+    answered_now: Counter,
 }
 
 impl Default for Metrics {
@@ -128,6 +129,7 @@ impl Metrics {
             duration: latency_buckets(),
             thinking_chars: Counter::default(),
             answer_chars: Counter::default(),
+            answered_now: Counter::default(),
         };
         // Every outcome is exported from the start, so a rate over it exists before the first
         // failure.
@@ -187,8 +189,18 @@ impl Metrics {
                 "Characters of answer streamed",
                 m.answer_chars.clone(),
             );
+            r.register(
+                "answer_now",
+                "Turns whose reasoning the reader cut short with Answer now",
+                m.answered_now.clone(),
+            );
         }
         m
+    }
+
+    /// A reader cut a turn's reasoning short ("Answer now").
+    pub fn answer_now(&self) {
+        self.answered_now.inc();
     }
 
     pub fn turn_started(&self) {

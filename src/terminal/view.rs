@@ -318,6 +318,7 @@ mod tests {
                 TurnEvent::ThinkingEnd {
                     block: 0,
                     duration_ms: Some(12_000),
+                    cut_short: false,
                 },
                 TurnEvent::Delta {
                     text: "The answer.".into(),
@@ -350,12 +351,14 @@ mod tests {
                 TurnEvent::ThinkingEnd {
                     block: 0,
                     duration_ms: Some(2_000),
+                    cut_short: false,
                 },
                 start(1, ThinkingKind::Raw),
                 think(1, "two"),
                 TurnEvent::ThinkingEnd {
                     block: 1,
                     duration_ms: Some(5_500),
+                    cut_short: false,
                 },
             ],
             0.0,
@@ -379,6 +382,7 @@ mod tests {
             &TurnEvent::ThinkingEnd {
                 block: 0,
                 duration_ms: Some(4_000),
+                cut_short: false,
             },
             4_000.0,
         );
@@ -490,6 +494,7 @@ mod tests {
             status: VersionStatus::Done,
             error: None,
             model: None,
+            settings: Default::default(),
             created_at: 1,
             blocks,
         };
@@ -510,6 +515,8 @@ mod tests {
             created_at: 1,
             updated_at: 1,
             rev: 1,
+            model: None,
+            settings: Default::default(),
             first: 4,
             messages: vec![
                 Message {

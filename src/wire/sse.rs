@@ -460,6 +460,7 @@ mod tests {
             TurnEvent::ThinkingEnd {
                 block: 0,
                 duration_ms: Some(12),
+                cut_short: false,
             },
             TurnEvent::Delta {
                 text: "日本語の答え".into(),

@@ -14,12 +14,35 @@ use serde_json::{json, Value};
 
 use super::framing::{render, split_multibyte};
 use super::pacer::stream_response;
+use super::reasoning;
 use super::scenarios::Scenario;
 use super::DemoState;
 use crate::server::config::ProviderKind;
 
 pub(super) async fn models() -> Json<Value> {
-    Json(json!({"object": "list", "data": [{"id": "ponder-demo", "object": "model"}]}))
+    Json(reasoning::openai_list())
+}
+
+pub(super) async fn gemini_models() -> Json<Value> {
+    Json(reasoning::gemini_list())
+}
+
+pub(super) async fn ollama_tags() -> Json<Value> {
+    Json(reasoning::ollama_tags())
+}
+
+pub(super) async fn ollama_show(body: Bytes) -> Response {
+    let model = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|b| b.get("model").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default();
+    match reasoning::ollama_show(&model) {
+        Some(shown) => json_response(StatusCode::OK, &shown),
+        None => json_response(
+            StatusCode::NOT_FOUND,
+            &json!({"error": format!("model '{model}' not found")}),
+        ),
+    }
 }
 
 pub(super) async fn stats_handler(State(state): State<DemoState>) -> Json<Value> {
@@ -163,6 +186,7 @@ fn reply(
     headers: &HeaderMap,
     body: &[u8],
     sse: bool,
+    path_model: Option<&str>,
 ) -> Response {
     let request = match serde_json::from_slice::<Value>(body) {
         Ok(request) => request,
@@ -187,7 +211,14 @@ fn reply(
             scenario = Scenario::ThinkThenAnswer;
         }
     }
-    let script = scenario.script();
+    let asked = reasoning::asked(provider, &request, path_model);
+    let script = match reasoning::apply(scenario.script(), &asked) {
+        Ok(script) => script,
+        Err(message) => {
+            let error = error_body(provider, 400, &message, "invalid_request_error");
+            return json_response(StatusCode::BAD_REQUEST, &error);
+        }
+    };
     if script.status != 200 {
         let status =
             StatusCode::from_u16(script.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -232,7 +263,7 @@ pub(super) async fn chat_completions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    reply(ProviderKind::OpenAi, &state, &headers, &body, true)
+    reply(ProviderKind::OpenAi, &state, &headers, &body, true, None)
 }
 
 pub(super) async fn messages(
@@ -240,7 +271,7 @@ pub(super) async fn messages(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    reply(ProviderKind::Anthropic, &state, &headers, &body, true)
+    reply(ProviderKind::Anthropic, &state, &headers, &body, true, None)
 }
 
 pub(super) async fn responses(
@@ -248,7 +279,7 @@ pub(super) async fn responses(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    reply(ProviderKind::Responses, &state, &headers, &body, true)
+    reply(ProviderKind::Responses, &state, &headers, &body, true, None)
 }
 
 /// `POST /v1beta/models/{model}:streamGenerateContent[?alt=sse]`.
@@ -269,7 +300,15 @@ pub(super) async fn gemini(
         return json_response(StatusCode::NOT_FOUND, &error);
     }
     let sse = query.get("alt").map(String::as_str) == Some("sse");
-    reply(ProviderKind::Gemini, &state, &headers, &body, sse)
+    let model = model_action.trim_end_matches(":streamGenerateContent");
+    reply(
+        ProviderKind::Gemini,
+        &state,
+        &headers,
+        &body,
+        sse,
+        Some(model),
+    )
 }
 
 pub(super) async fn ollama_chat(
@@ -277,5 +316,5 @@ pub(super) async fn ollama_chat(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    reply(ProviderKind::Ollama, &state, &headers, &body, true)
+    reply(ProviderKind::Ollama, &state, &headers, &body, true, None)
 }

@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{FrameHandler, Piece, Sse, UpstreamRequest};
+use super::{
+    budget_for, effective_settings, FrameHandler, Piece, Sse, TurnOptions, UpstreamRequest,
+};
 use crate::domain::{ChatMessage, Failure, ThinkingKind, Usage};
 use crate::server::config::Config;
 
@@ -24,7 +26,15 @@ const MIN_BUDGET: u32 = 1024;
 
 /// The request: streaming, with extended thinking at the configured budget when the output
 /// limit leaves room for it (the budget must stay below `max_tokens`).
-pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
+///
+/// Thinking off sends `thinking: {type: disabled}`; an effort becomes a `budget_tokens`
+/// ([`budget_for`]); with neither, `PONDER_THINKING_BUDGET` as before.
+pub fn request(
+    config: &Config,
+    base_url: &str,
+    messages: &[ChatMessage],
+    options: &TurnOptions,
+) -> UpstreamRequest {
     let mut headers = vec![
         ("content-type", "application/json".to_string()),
         ("anthropic-version", API_VERSION.to_string()),
@@ -33,15 +43,20 @@ pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> Ups
         headers.push(("x-api-key", key.clone()));
     }
     let mut body = json!({
-        "model": config.model,
+        "model": options.model,
         "max_tokens": config.max_output_tokens,
         "messages": super::openai::role_content(messages),
         "stream": true,
     });
-    let budget = config
-        .thinking_budget
-        .min(config.max_output_tokens.saturating_sub(1));
-    if budget >= MIN_BUDGET {
+    let settings = effective_settings(options);
+    let asked = settings
+        .effort
+        .map(budget_for)
+        .unwrap_or(config.thinking_budget);
+    let budget = asked.min(config.max_output_tokens.saturating_sub(1));
+    if settings.thinking == Some(false) {
+        body["thinking"] = json!({"type": "disabled"});
+    } else if budget >= MIN_BUDGET {
         body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
     }
     UpstreamRequest {
@@ -495,6 +510,7 @@ mod tests {
             &c,
             "https://api.anthropic.com/v1",
             &[ChatMessage::user("hi")],
+            &super::super::TurnOptions::default_for(&c),
         );
         assert_eq!(req.url, "https://api.anthropic.com/v1/messages");
         assert_eq!(req.body["thinking"]["budget_tokens"], 2048);
@@ -509,9 +525,14 @@ mod tests {
             ("PONDER_MAX_OUTPUT_TOKENS", "4000"),
             ("PONDER_THINKING_BUDGET", "8000"),
         ]);
-        let req = request(&c, "u", &[]);
+        let req = request(&c, "u", &[], &super::super::TurnOptions::default_for(&c));
         assert_eq!(req.body["thinking"]["budget_tokens"], 3999);
         let c = config(&[("PONDER_MAX_OUTPUT_TOKENS", "1000")]);
-        assert!(request(&c, "u", &[]).body.get("thinking").is_none());
+        assert!(
+            request(&c, "u", &[], &super::super::TurnOptions::default_for(&c))
+                .body
+                .get("thinking")
+                .is_none()
+        );
     }
 }

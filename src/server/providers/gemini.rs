@@ -11,21 +11,36 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{Piece, UpstreamRequest, WireParser};
+use super::{Piece, TurnOptions, UpstreamRequest, WireParser};
 use crate::domain::{ChatMessage, Failure, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
 use crate::wire::sse::{SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 
 /// The request: SSE framing, thoughts included; the key travels in a header, never in the URL.
-pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
+///
+/// Thinking off is `thinkingBudget: 0`; an effort becomes a budget ([`super::budget_for`]).
+pub fn request(
+    config: &Config,
+    base_url: &str,
+    messages: &[ChatMessage],
+    options: &TurnOptions,
+) -> UpstreamRequest {
     let mut headers = vec![("content-type", "application/json".to_string())];
     if let Some(key) = &config.api_key {
         headers.push(("x-goog-api-key", key.clone()));
     }
-    let model = config
+    let model = options
         .model
         .strip_prefix("models/")
-        .unwrap_or(&config.model);
+        .unwrap_or(&options.model);
+    let settings = super::effective_settings(options);
+    let thinking = match (settings.thinking, settings.effort) {
+        (Some(false), _) => json!({"includeThoughts": false, "thinkingBudget": 0}),
+        (_, Some(effort)) => {
+            json!({"includeThoughts": true, "thinkingBudget": super::budget_for(effort)})
+        }
+        _ => json!({"includeThoughts": true}),
+    };
     let contents: Vec<Value> = messages
         .iter()
         .map(|m| {
@@ -42,7 +57,7 @@ pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> Ups
             "contents": contents,
             "generationConfig": {
                 "maxOutputTokens": config.max_output_tokens,
-                "thinkingConfig": {"includeThoughts": true},
+                "thinkingConfig": thinking,
             },
         }),
     }
@@ -526,6 +541,7 @@ mod tests {
             &config,
             "https://generativelanguage.googleapis.com/v1beta",
             &[ChatMessage::user("hi")],
+            &super::super::TurnOptions::default_for(&config),
         );
         assert_eq!(
             req.url,

@@ -13,7 +13,7 @@ pub mod think_tags;
 
 use serde_json::Value;
 
-use crate::domain::{ChatMessage, Failure, ThinkingKind, Usage};
+use crate::domain::{ChatMessage, Controls, Failure, ReasoningSettings, ThinkingKind, Usage};
 use crate::wire::sse::{LineDecoder, SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 
 use super::config::{Config, ProviderKind};
@@ -62,14 +62,161 @@ pub struct UpstreamRequest {
     pub body: serde_json::Value,
 }
 
+/// What one request of a turn asks beyond the history: which model, the reasoning settings
+/// (already reduced to what the model accepts), and for "Answer now" how to get the answer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnOptions {
+    pub model: String,
+    pub settings: ReasoningSettings,
+    pub controls: Controls,
+    pub answer_now: Option<AnswerNow>,
+}
+
+impl TurnOptions {
+    /// The configured model with no settings: what a turn asked nothing of gets.
+    pub fn default_for(config: &Config) -> Self {
+        TurnOptions {
+            model: config.model.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+/// The follow-up request of "Answer now", carrying the reasoning the model had written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnswerNow {
+    /// Continue the assistant message: the reasoning so far, then a closed `</think>`.
+    Prefill(String),
+    /// Ask again with thinking off (or at its lowest), the reasoning given as context.
+    AskAgain(String),
+}
+
+impl AnswerNow {
+    /// The assistant message a prefill continues.
+    pub fn prefill_text(reasoning: &str) -> String {
+        format!("<think>\n{}\n</think>\n\n", reasoning.trim())
+    }
+
+    /// The last user message, extended with the reasoning so far for a model asked again.
+    pub fn with_notes(question: &str, reasoning: &str) -> String {
+        format!(
+            "{question}\n\n---\nYou already reasoned about this. Your notes so far:\n\n{}\n\n---\nUsing those notes, write the final answer now, without reasoning further.",
+            reasoning.trim()
+        )
+    }
+
+    /// `messages` as the follow-up sends them: for asking again, the last user message carries
+    /// the notes; for a prefill, the assistant message to continue is appended by the provider.
+    pub fn history(&self, messages: &[ChatMessage]) -> Vec<ChatMessage> {
+        let mut out = messages.to_vec();
+        if let AnswerNow::AskAgain(reasoning) = self {
+            if let Some(last) = out
+                .iter_mut()
+                .rev()
+                .find(|m| m.role == crate::domain::Role::User)
+            {
+                last.content = Self::with_notes(&last.content, reasoning);
+            }
+        }
+        out
+    }
+}
+
 /// Builds the request for `messages` against the upstream at `base_url`.
-pub fn build_request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
+pub fn build_request(
+    config: &Config,
+    base_url: &str,
+    messages: &[ChatMessage],
+    options: &TurnOptions,
+) -> UpstreamRequest {
+    let history = match &options.answer_now {
+        Some(now) => now.history(messages),
+        None => messages.to_vec(),
+    };
+    let messages = &history[..];
     match config.provider {
-        ProviderKind::OpenAi => openai::request(config, base_url, messages),
-        ProviderKind::Anthropic => anthropic::request(config, base_url, messages),
-        ProviderKind::Responses => responses::request(config, base_url, messages),
-        ProviderKind::Gemini => gemini::request(config, base_url, messages),
-        ProviderKind::Ollama => ollama::request(config, base_url, messages),
+        ProviderKind::OpenAi => openai::request(config, base_url, messages, options),
+        ProviderKind::Anthropic => anthropic::request(config, base_url, messages, options),
+        ProviderKind::Responses => responses::request(config, base_url, messages, options),
+        ProviderKind::Gemini => gemini::request(config, base_url, messages, options),
+        ProviderKind::Ollama => ollama::request(config, base_url, messages, options),
+    }
+}
+
+/// The settings a follow-up that asks again sends: thinking off where it can be switched,
+/// else the lowest effort.
+pub(crate) fn ask_again_settings(controls: Controls) -> ReasoningSettings {
+    if controls.toggle {
+        ReasoningSettings {
+            thinking: Some(false),
+            effort: None,
+        }
+    } else if controls.effort {
+        ReasoningSettings {
+            thinking: None,
+            effort: Some(crate::domain::Effort::Low),
+        }
+    } else {
+        ReasoningSettings::default()
+    }
+}
+
+/// The reasoning settings of a request as its provider names them on the wire, for the error
+/// of an upstream that refuses one ("reasoning_effort: high"). Empty when none was sent.
+pub fn setting_words(provider: ProviderKind, options: &TurnOptions) -> String {
+    let s = effective_settings(options);
+    let mut words = Vec::new();
+    let effort = s.effort.map(|e| e.as_str());
+    match provider {
+        ProviderKind::OpenAi => {
+            if let Some(e) = effort {
+                words.push(format!("reasoning_effort: {e}"));
+            }
+            if let Some(on) = s.thinking {
+                words.push(format!("chat_template_kwargs.enable_thinking: {on}"));
+            }
+        }
+        ProviderKind::Responses => {
+            if let Some(e) = effort {
+                words.push(format!("reasoning.effort: {e}"));
+            }
+        }
+        ProviderKind::Anthropic => match (s.thinking, s.effort) {
+            (Some(false), _) => words.push("thinking: disabled".into()),
+            (_, Some(e)) => words.push(format!("thinking.budget_tokens: {}", budget_for(e))),
+            _ => {}
+        },
+        ProviderKind::Gemini => match (s.thinking, s.effort) {
+            (Some(false), _) => words.push("thinkingConfig.thinkingBudget: 0".into()),
+            (_, Some(e)) => words.push(format!("thinkingConfig.thinkingBudget: {}", budget_for(e))),
+            _ => {}
+        },
+        ProviderKind::Ollama => match (s.thinking, effort) {
+            (Some(on), None) => words.push(format!("think: {on}")),
+            (_, Some(e)) => words.push(format!("think: \"{e}\"")),
+            _ => {}
+        },
+    }
+    words.join(", ")
+}
+
+/// The thinking budget (tokens) an effort level asks of the budget-based providers
+/// (Anthropic, Gemini).
+pub fn budget_for(effort: crate::domain::Effort) -> u32 {
+    use crate::domain::Effort;
+    match effort {
+        Effort::Low => 1_024,
+        Effort::Medium => 8_192,
+        Effort::High => 24_576,
+    }
+}
+
+/// The settings a request sends: the reader's, or for asking again, the cheapest.
+pub(crate) fn effective_settings(options: &TurnOptions) -> ReasoningSettings {
+    match &options.answer_now {
+        Some(AnswerNow::AskAgain(_)) => ask_again_settings(options.controls),
+        Some(AnswerNow::Prefill(_)) => ReasoningSettings::default(),
+        None => options.settings,
     }
 }
 
@@ -352,7 +499,109 @@ pub(crate) fn parse_whole(mut parser: impl WireParser, body: &[u8]) -> Vec<Piece
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::Effort;
     use serde_json::json;
+
+    fn options(model: &str, thinking: Option<bool>, effort: Option<Effort>) -> TurnOptions {
+        TurnOptions {
+            model: model.into(),
+            settings: ReasoningSettings { thinking, effort },
+            controls: Controls {
+                reasons: true,
+                toggle: true,
+                effort: true,
+            },
+            answer_now: None,
+        }
+    }
+
+    fn body(provider: &str, options: &TurnOptions) -> Value {
+        let config =
+            Config::from_lookup(|n| (n == "PONDER_PROVIDER").then(|| provider.into())).unwrap();
+        build_request(&config, "http://u", &[ChatMessage::user("q")], options).body
+    }
+
+    /// Every key a reasoning setting may add to a request, to check that none is sent when
+    /// nothing was chosen.
+    const SETTING_KEYS: [&str; 3] = ["reasoning_effort", "chat_template_kwargs", "think"];
+
+    #[test]
+    fn each_provider_carries_exactly_the_setting_chosen() {
+        let high = Some(Effort::High);
+        let b = body("openai", &options("m", None, high));
+        assert_eq!(b["reasoning_effort"], "high");
+        assert!(b.get("chat_template_kwargs").is_none());
+        let b = body("openai", &options("m", Some(false), None));
+        assert_eq!(b["chat_template_kwargs"]["enable_thinking"], false);
+        assert!(b.get("reasoning_effort").is_none());
+        assert_eq!(
+            body("openai", &options("m", None, None)).get("chat_template_kwargs"),
+            None
+        );
+        let b = body("responses", &options("m", None, Some(Effort::Low)));
+        assert_eq!(b["reasoning"]["effort"], "low");
+        assert!(body("responses", &options("m", None, None))["reasoning"]
+            .get("effort")
+            .is_none());
+        let b = body("anthropic", &options("m", None, high));
+        assert_eq!(b["thinking"]["budget_tokens"], 24_576);
+        let b = body("anthropic", &options("m", Some(false), None));
+        assert_eq!(b["thinking"], json!({"type": "disabled"}));
+        let b = body("gemini", &options("m", Some(false), None));
+        assert_eq!(b["generationConfig"]["thinkingConfig"]["thinkingBudget"], 0);
+        let b = body("gemini", &options("m", None, Some(Effort::Medium)));
+        assert_eq!(
+            b["generationConfig"]["thinkingConfig"]["thinkingBudget"],
+            8_192
+        );
+        assert!(
+            body("gemini", &options("m", None, None))["generationConfig"]["thinkingConfig"]
+                .get("thinkingBudget")
+                .is_none()
+        );
+        assert_eq!(
+            body("ollama", &options("m", Some(false), None))["think"],
+            false
+        );
+        assert_eq!(body("ollama", &options("m", None, high))["think"], "high");
+        for provider in ["openai", "responses", "anthropic", "gemini"] {
+            let b = body(provider, &options("the-model", None, None));
+            for key in SETTING_KEYS {
+                assert!(b.get(key).is_none(), "{provider} sent {key} unasked");
+            }
+            assert!(b.to_string().contains("the-model") || provider == "gemini");
+        }
+    }
+
+    #[test]
+    fn answer_now_prefills_or_asks_again_with_the_reasoning() {
+        let mut o = options("m", Some(true), Some(Effort::High));
+        o.answer_now = Some(AnswerNow::Prefill("I think 42".into()));
+        let b = body("openai", &o);
+        let last = &b["messages"][1];
+        assert_eq!(last["role"], "assistant");
+        assert_eq!(last["content"], "<think>\nI think 42\n</think>\n\n");
+        assert_eq!(b["continue_final_message"], true);
+        assert!(
+            b.get("reasoning_effort").is_none(),
+            "the prefill asks no more thinking"
+        );
+        let b = body("ollama", &o);
+        assert_eq!(b["think"], false);
+        assert_eq!(b["messages"][1]["role"], "assistant");
+        o.answer_now = Some(AnswerNow::AskAgain("I think 42".into()));
+        let b = body("anthropic", &o);
+        assert_eq!(b["thinking"], json!({"type": "disabled"}));
+        let question = b["messages"][0]["content"].as_str().unwrap();
+        assert!(question.starts_with("q\n") && question.contains("I think 42"));
+        assert_eq!(b["messages"].as_array().unwrap().len(), 1);
+        o.controls.toggle = false;
+        let b = body("responses", &o);
+        assert_eq!(
+            b["reasoning"]["effort"], "low",
+            "the lowest effort where it cannot be off"
+        );
+    }
 
     #[test]
     fn retryable_follows_the_status_then_the_words() {

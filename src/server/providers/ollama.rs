@@ -8,27 +8,53 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{LineHandler, Ndjson, Piece, UpstreamRequest};
+use super::{LineHandler, Ndjson, Piece, TurnOptions, UpstreamRequest};
 use crate::domain::{ChatMessage, ThinkingKind, Usage};
 use crate::server::config::Config;
 
 /// The request: streaming NDJSON with thinking separated from the answer. The base URL is the
 /// server's root (`http://localhost:11434`), not its OpenAI-compatible `/v1`.
-pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
+///
+/// `think` is `false`, `true` or the effort word; it is left out for a model known not to
+/// reason (Ollama refuses it there). "Answer now" continues a final assistant message, which
+/// Ollama's chat templates leave open.
+pub fn request(
+    config: &Config,
+    base_url: &str,
+    messages: &[ChatMessage],
+    options: &TurnOptions,
+) -> UpstreamRequest {
     let mut headers = vec![("content-type", "application/json".to_string())];
     if let Some(key) = &config.api_key {
         headers.push(("authorization", format!("Bearer {key}")));
     }
+    let mut list = super::openai::role_content(messages);
+    let mut body = json!({
+        "model": options.model,
+        "stream": true,
+        "options": {"num_predict": config.max_output_tokens},
+    });
+    let settings = super::effective_settings(options);
+    let think = match (settings.thinking, settings.effort) {
+        (Some(false), _) => Some(json!(false)),
+        (_, Some(effort)) => Some(json!(effort.as_str())),
+        (Some(true), None) => Some(json!(true)),
+        (None, None) if options.answer_now.is_some() => Some(json!(false)),
+        (None, None) => options.controls.reasons.then(|| json!(true)),
+    };
+    if let Some(think) = think {
+        body["think"] = think;
+    }
+    if let Some(super::AnswerNow::Prefill(reasoning)) = &options.answer_now {
+        list.push(
+            json!({"role": "assistant", "content": super::AnswerNow::prefill_text(reasoning)}),
+        );
+    }
+    body["messages"] = serde_json::Value::Array(list);
     UpstreamRequest {
         url: format!("{base_url}/api/chat"),
         headers,
-        body: json!({
-            "model": config.model,
-            "messages": super::openai::role_content(messages),
-            "stream": true,
-            "think": true,
-            "options": {"num_predict": config.max_output_tokens},
-        }),
+        body,
     }
 }
 
@@ -171,9 +197,27 @@ mod tests {
             &config,
             "http://localhost:11434",
             &[ChatMessage::user("hi")],
+            &super::super::TurnOptions {
+                controls: crate::domain::Controls {
+                    reasons: true,
+                    toggle: true,
+                    effort: false,
+                },
+                ..super::super::TurnOptions::default_for(&config)
+            },
         );
         assert_eq!(req.url, "http://localhost:11434/api/chat");
         assert_eq!(req.body["think"], true);
         assert_eq!(req.body["stream"], true);
+        let plain = request(
+            &config,
+            "http://localhost:11434",
+            &[ChatMessage::user("hi")],
+            &super::super::TurnOptions::default_for(&config),
+        );
+        assert!(
+            plain.body.get("think").is_none(),
+            "not for a model that does not reason"
+        );
     }
 }

@@ -10,26 +10,52 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{FrameHandler, Piece, Sse, UpstreamRequest};
+use super::{
+    effective_settings, AnswerNow, FrameHandler, Piece, Sse, TurnOptions, UpstreamRequest,
+};
 use crate::domain::{ChatMessage, Failure, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
 
 /// The request body: streaming, with usage in the last chunk.
-pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
+///
+/// Effort goes as `reasoning_effort`; thinking on/off as `chat_template_kwargs.enable_thinking`
+/// (vLLM, SGLang and llama.cpp pass it to Qwen-style templates). "Answer now" by prefill sends
+/// the assistant message to continue with `continue_final_message` (vLLM; llama.cpp continues a
+/// final assistant message by itself).
+pub fn request(
+    config: &Config,
+    base_url: &str,
+    messages: &[ChatMessage],
+    options: &TurnOptions,
+) -> UpstreamRequest {
     let mut headers = vec![("content-type", "application/json".to_string())];
     if let Some(key) = &config.api_key {
         headers.push(("authorization", format!("Bearer {key}")));
     }
+    let mut list = role_content(messages);
+    let mut body = json!({
+        "model": options.model,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "max_tokens": config.max_output_tokens,
+    });
+    let settings = effective_settings(options);
+    if let Some(effort) = settings.effort {
+        body["reasoning_effort"] = json!(effort.as_str());
+    }
+    if let Some(on) = settings.thinking {
+        body["chat_template_kwargs"] = json!({"enable_thinking": on});
+    }
+    if let Some(AnswerNow::Prefill(reasoning)) = &options.answer_now {
+        list.push(json!({"role": "assistant", "content": AnswerNow::prefill_text(reasoning)}));
+        body["continue_final_message"] = json!(true);
+        body["add_generation_prompt"] = json!(false);
+    }
+    body["messages"] = Value::Array(list);
     UpstreamRequest {
         url: format!("{base_url}/chat/completions"),
         headers,
-        body: json!({
-            "model": config.model,
-            "messages": role_content(messages),
-            "stream": true,
-            "stream_options": {"include_usage": true},
-            "max_tokens": config.max_output_tokens,
-        }),
+        body,
     }
 }
 
@@ -554,7 +580,12 @@ mod tests {
             _ => None,
         })
         .unwrap();
-        let req = request(&config, "http://h/v1", &[ChatMessage::user("hi")]);
+        let req = request(
+            &config,
+            "http://h/v1",
+            &[ChatMessage::user("hi")],
+            &super::super::TurnOptions::default_for(&config),
+        );
         assert_eq!(req.url, "http://h/v1/chat/completions");
         assert_eq!(req.body["stream"], true);
         assert_eq!(req.body["model"], "m");

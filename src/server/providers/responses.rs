@@ -21,26 +21,43 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{FrameHandler, Piece, Sse, UpstreamRequest};
+use super::{effective_settings, FrameHandler, Piece, Sse, TurnOptions, UpstreamRequest};
 use crate::domain::{ChatMessage, ThinkingKind, Usage};
 use crate::server::config::Config;
 
 /// The request: streaming, not stored upstream, with reasoning summaries.
-pub fn request(config: &Config, base_url: &str, messages: &[ChatMessage]) -> UpstreamRequest {
+///
+/// An effort goes as `reasoning.effort`.
+pub fn request(
+    config: &Config,
+    base_url: &str,
+    messages: &[ChatMessage],
+    options: &TurnOptions,
+) -> UpstreamRequest {
     let mut headers = vec![("content-type", "application/json".to_string())];
     if let Some(key) = &config.api_key {
         headers.push(("authorization", format!("Bearer {key}")));
+    }
+    let mut reasoning = json!({"summary": "auto"});
+    let settings = effective_settings(options);
+    // The wire has no "off": thinking off asks for the least reasoning there is.
+    let effort = match settings.thinking {
+        Some(false) => Some(crate::domain::Effort::Low),
+        _ => settings.effort,
+    };
+    if let Some(effort) = effort {
+        reasoning["effort"] = json!(effort.as_str());
     }
     UpstreamRequest {
         url: format!("{base_url}/responses"),
         headers,
         body: json!({
-            "model": config.model,
+            "model": options.model,
             "input": super::openai::role_content(messages),
             "stream": true,
             "store": false,
             "max_output_tokens": config.max_output_tokens,
-            "reasoning": {"summary": "auto"},
+            "reasoning": reasoning,
         }),
     }
 }
@@ -517,6 +534,7 @@ mod tests {
             &config,
             "https://api.openai.com/v1",
             &[ChatMessage::user("hi")],
+            &super::super::TurnOptions::default_for(&config),
         );
         assert_eq!(req.url, "https://api.openai.com/v1/responses");
         assert_eq!(req.body["reasoning"]["summary"], "auto");

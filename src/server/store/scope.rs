@@ -8,10 +8,10 @@ use super::identity::Identity;
 use super::ids::{digest, new_id, new_secret};
 use super::{now_ms, Backend, Store, StoreError};
 use crate::domain::history::{
-    BlockHeader, Conversation, ConversationSummary, HitKind, Message, Page, SearchHit, Version,
-    VersionStatus, Workspace,
+    settings_from_columns, BlockHeader, Conversation, ConversationSummary, HitKind, Message, Page,
+    SearchHit, Version, VersionStatus, Workspace,
 };
-use crate::domain::{ChatMessage, Failure, Role, ThinkingKind};
+use crate::domain::{ChatMessage, Failure, ReasoningSettings, Role, ThinkingKind};
 
 /// The store, as one user sees it.
 pub struct Scoped<'s> {
@@ -357,7 +357,7 @@ impl Scoped<'_> {
         page: Page,
     ) -> Result<Conversation, StoreError> {
         let head = sqlx::query(
-            "SELECT id, title, workspace_id, created_at, updated_at, rev FROM conversations \
+            "SELECT id, title, workspace_id, created_at, updated_at, rev, model, thinking, effort FROM conversations \
              WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
         )
         .bind(id)
@@ -382,7 +382,7 @@ impl Scoped<'_> {
             _ => (0, -1),
         };
         let versions = sqlx::query(
-            "SELECT v.id, v.message_id, v.idx, v.content, v.status, v.error, v.retryable, v.model, v.created_at \
+            "SELECT v.id, v.message_id, v.idx, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.created_at \
              FROM message_versions v JOIN messages m ON m.id = v.message_id \
              WHERE m.conversation_id = $1 AND v.user_id = $2 AND m.position BETWEEN $3 AND $4 \
              ORDER BY v.message_id, v.idx",
@@ -440,6 +440,7 @@ impl Scoped<'_> {
                     retryable: retryable.is_none_or(|r| r != 0),
                 }),
                 model: v.try_get("model")?,
+                settings: settings_from_columns(v.try_get("thinking")?, v.try_get("effort")?),
                 created_at: v.try_get("created_at")?,
             });
         }
@@ -463,9 +464,30 @@ impl Scoped<'_> {
             created_at: head.try_get("created_at")?,
             updated_at: head.try_get("updated_at")?,
             rev: head.try_get("rev")?,
+            model: head.try_get("model")?,
+            settings: settings_from_columns(head.try_get("thinking")?, head.try_get("effort")?),
             messages,
             first,
         })
+    }
+
+    /// The model and reasoning settings a conversation's last turn used.
+    pub async fn conversation_model(
+        &self,
+        id: &str,
+    ) -> Result<(Option<String>, ReasoningSettings), StoreError> {
+        let row = sqlx::query(
+            "SELECT model, thinking, effort FROM conversations WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(self.user)
+        .fetch_optional(self.pool())
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        Ok((
+            row.try_get("model")?,
+            settings_from_columns(row.try_get("thinking")?, row.try_get("effort")?),
+        ))
     }
 
     /// A block's reasoning text, loaded when the reader opens it.
@@ -913,6 +935,7 @@ impl Scoped<'_> {
         conversation: &str,
         regenerate: Option<&str>,
         model: &str,
+        settings: ReasoningSettings,
     ) -> Result<AnswerSlot, StoreError> {
         self.owns_conversation(conversation).await?;
         let now = now_ms();
@@ -955,11 +978,27 @@ impl Scoped<'_> {
             now,
         )
         .await?;
-        sqlx::query("UPDATE message_versions SET model = $1 WHERE id = $2")
-            .bind(model)
-            .bind(&version_id)
-            .execute(&mut *tx)
-            .await?;
+        let thinking = settings.thinking.map(i64::from);
+        let effort = settings.effort.map(|e| e.as_str());
+        sqlx::query(
+            "UPDATE message_versions SET model = $1, thinking = $2, effort = $3 WHERE id = $4",
+        )
+        .bind(model)
+        .bind(thinking)
+        .bind(effort)
+        .bind(&version_id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE conversations SET model = $1, thinking = $2, effort = $3 WHERE id = $4 AND user_id = $5",
+        )
+        .bind(model)
+        .bind(thinking)
+        .bind(effort)
+        .bind(conversation)
+        .bind(self.user)
+        .execute(&mut *tx)
+        .await?;
         self.touch_in(&mut tx, conversation).await?;
         tx.commit().await?;
         Ok(AnswerSlot {

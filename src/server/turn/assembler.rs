@@ -34,6 +34,8 @@ pub struct TurnAssembler {
     /// The turn was ended by the character cap.
     pub capped: bool,
     outcome: Option<Outcome>,
+    /// "Answer now" cut the reasoning: what the follow-up still reasons is not shown.
+    answering_now: bool,
 }
 
 impl TurnAssembler {
@@ -51,6 +53,7 @@ impl TurnAssembler {
             max_chars: u64::MAX,
             capped: false,
             outcome: None,
+            answering_now: false,
         }
     }
 
@@ -121,16 +124,38 @@ impl TurnAssembler {
     }
 
     fn close_block(&mut self, now_ms: u64, out: &mut Vec<TurnEvent>) {
+        self.end_block(now_ms, false, out);
+    }
+
+    fn end_block(&mut self, now_ms: u64, cut_short: bool, out: &mut Vec<TurnEvent>) {
         if let Some(block) = self.open.take() {
             let duration_ms = now_ms.saturating_sub(block.started_ms);
             self.emit(
                 TurnEvent::ThinkingEnd {
                     block: block.index,
                     duration_ms: Some(duration_ms),
+                    cut_short,
                 },
                 out,
             );
         }
+    }
+
+    /// True while the model is reasoning and has not begun its answer: "Answer now" applies.
+    pub fn is_thinking(&self) -> bool {
+        !self.is_finished() && self.open.is_some() && self.first_answer_ms.is_none()
+    }
+
+    /// "Answer now": the open block ends here, marked cut short, and reasoning that the
+    /// follow-up request still produces is dropped. False when nothing was being thought.
+    pub fn cut_short(&mut self, now_ms: u64, out: &mut Vec<TurnEvent>) -> bool {
+        if !self.is_thinking() {
+            return false;
+        }
+        self.end_block(now_ms, true, out);
+        self.answering_now = true;
+        self.finish_reason = None;
+        true
     }
 
     /// Feeds one piece at `now_ms` (milliseconds since the turn began).
@@ -139,6 +164,8 @@ impl TurnAssembler {
             return;
         }
         match piece {
+            Piece::BlockStart { .. } | Piece::Reasoning { .. } | Piece::BlockKind { .. }
+                if self.answering_now => {}
             Piece::BlockStart { kind } => {
                 self.open_block(kind, now_ms, out);
             }
@@ -285,7 +312,8 @@ mod tests {
                 },
                 TurnEvent::ThinkingEnd {
                     block: 0,
-                    duration_ms: Some(40)
+                    duration_ms: Some(40),
+                    cut_short: false,
                 },
                 TurnEvent::Delta { text: "x".into() },
                 TurnEvent::Done {
@@ -296,6 +324,35 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn answer_now_cuts_the_block_once_and_drops_later_reasoning() {
+        let mut asm = TurnAssembler::new(true);
+        let mut out = Vec::new();
+        asm.push(reasoning("a"), 10, &mut out);
+        assert!(asm.is_thinking());
+        assert!(asm.cut_short(30, &mut out));
+        assert!(!asm.cut_short(31, &mut out), "only once");
+        asm.push(reasoning("more"), 40, &mut out);
+        asm.push(Piece::Answer("x".into()), 50, &mut out);
+        asm.push(Piece::Finish("stop".into()), 60, &mut out);
+        asm.end_of_stream(60, &mut out);
+        assert_eq!(
+            out[2],
+            TurnEvent::ThinkingEnd {
+                block: 0,
+                duration_ms: Some(20),
+                cut_short: true,
+            }
+        );
+        assert_eq!(out[3], TurnEvent::Delta { text: "x".into() });
+        assert_eq!(out.iter().filter(|e| e.is_terminal()).count(), 1);
+        assert_eq!(out.len(), 5);
+        let mut answered = TurnAssembler::new(true);
+        let mut out = Vec::new();
+        answered.push(Piece::Answer("x".into()), 1, &mut out);
+        assert!(!answered.cut_short(2, &mut out));
     }
 
     #[test]
@@ -315,7 +372,8 @@ mod tests {
         }));
         assert!(out.contains(&TurnEvent::ThinkingEnd {
             block: 1,
-            duration_ms: Some(1)
+            duration_ms: Some(1),
+            cut_short: false,
         }));
     }
 
@@ -401,7 +459,8 @@ mod tests {
                 TurnEvent::Reclassify { block: 0 },
                 TurnEvent::ThinkingEnd {
                     block: 0,
-                    duration_ms: Some(4)
+                    duration_ms: Some(4),
+                    cut_short: false,
                 },
                 TurnEvent::Delta { text: "ans".into() },
                 TurnEvent::Done {
@@ -454,7 +513,8 @@ mod tests {
                 },
                 TurnEvent::ThinkingEnd {
                     block: 0,
-                    duration_ms: Some(20)
+                    duration_ms: Some(20),
+                    cut_short: false,
                 },
             ]
         );
@@ -500,7 +560,8 @@ mod tests {
                 },
                 TurnEvent::ThinkingEnd {
                     block: 0,
-                    duration_ms: Some(30)
+                    duration_ms: Some(30),
+                    cut_short: false,
                 },
                 TurnEvent::Done {
                     finish_reason: "stop".into(),

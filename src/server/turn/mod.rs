@@ -3,6 +3,7 @@
 //! events are decided by the pure [`assembler`], the words by [`wording`].
 
 pub mod assembler;
+pub mod control;
 pub mod persist;
 pub mod wording;
 
@@ -19,20 +20,24 @@ use tokio::time::{sleep_until, Sleep};
 pub use super::outcome::Outcome;
 pub use assembler::TurnAssembler;
 
+use super::config::{AnswerNowMode, ProviderKind};
 use super::outcome::UpstreamFailure;
-use super::providers::{self, Piece, WireParser};
+use super::providers::{self, AnswerNow, Piece, TurnOptions, WireParser};
 use super::redact::TurnRedactor;
 use super::state::{AppState, Shutdown};
 use crate::domain::{ChatMessage, Failure, TurnEvent};
 use crate::wire::sse::{encode_event, KEEP_ALIVE};
+use control::{Command, Registration};
 
 /// The SSE bytes of one turn, pulled by the HTTP response: when the browser stops reading or
 /// goes away, the upstream is no longer read or is dropped with it.
 pub fn turn_stream(
     state: Arc<AppState>,
     messages: Vec<ChatMessage>,
+    options: TurnOptions,
+    control: Option<(Registration, tokio::sync::mpsc::Receiver<Command>)>,
 ) -> impl futures::Stream<Item = Bytes> + Send {
-    frames(TurnRun::new(state, messages))
+    frames(TurnRun::new(state, messages, options, control))
 }
 
 /// The same, for a turn stored as it streams: `first` (where it is stored) is sent before
@@ -40,10 +45,12 @@ pub fn turn_stream(
 pub fn stored_turn_stream(
     state: Arc<AppState>,
     messages: Vec<ChatMessage>,
+    options: TurnOptions,
+    control: Option<(Registration, tokio::sync::mpsc::Receiver<Command>)>,
     first: TurnEvent,
     persist: persist::Persist,
 ) -> impl futures::Stream<Item = Bytes> + Send {
-    let mut run = TurnRun::new(state, messages);
+    let mut run = TurnRun::new(state, messages, options, control);
     run.events.push(first);
     run.persist = Some(persist);
     frames(run)
@@ -61,6 +68,7 @@ enum Interrupt {
     KeepAlive,
     Deadline,
     Shutdown,
+    AnswerNow,
 }
 
 /// What a turn's waits on the upstream race against: one timer, for the turn's deadline and its
@@ -71,13 +79,19 @@ enum Interrupt {
 struct Waits {
     alarm: Option<Pin<Box<Sleep>>>,
     grace_over: Fuse<BoxFuture<'static, ()>>,
+    /// What the reader asks of the running turn from another request.
+    commands: Option<tokio::sync::mpsc::Receiver<Command>>,
 }
 
 impl Waits {
-    fn new(shutdown: Arc<Shutdown>) -> Self {
+    fn new(
+        shutdown: Arc<Shutdown>,
+        commands: Option<tokio::sync::mpsc::Receiver<Command>>,
+    ) -> Self {
         Waits {
             alarm: None,
             grace_over: async move { shutdown.grace_over().await }.boxed().fuse(),
+            commands,
         }
     }
 
@@ -103,8 +117,21 @@ impl Waits {
                     }
                 }
                 _ = &mut self.grace_over => return Err(Interrupt::Shutdown),
+                command = next_command(&mut self.commands) => match command {
+                    Some(Command::AnswerNow) => return Err(Interrupt::AnswerNow),
+                    None => self.commands = None,
+                },
             }
         }
+    }
+}
+
+async fn next_command(
+    commands: &mut Option<tokio::sync::mpsc::Receiver<Command>>,
+) -> Option<Command> {
+    match commands {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -135,7 +162,14 @@ enum Phase {
 struct TurnRun {
     state: Arc<AppState>,
     messages: Vec<ChatMessage>,
+    options: TurnOptions,
+    /// Keeps the turn reachable for "Answer now" while it runs.
+    _registration: Option<Registration>,
+    /// The reasoning streamed so far, for the follow-up of "Answer now".
+    reasoning: String,
     started: Instant,
+    /// When the request now awaited was sent: its first byte is due within the timeout.
+    request_started: Instant,
     phase: Phase,
     asm: TurnAssembler,
     pieces: Vec<Piece>,
@@ -153,10 +187,24 @@ struct TurnRun {
 }
 
 impl TurnRun {
-    fn new(state: Arc<AppState>, messages: Vec<ChatMessage>) -> Self {
+    fn new(
+        state: Arc<AppState>,
+        messages: Vec<ChatMessage>,
+        options: TurnOptions,
+        control: Option<(Registration, tokio::sync::mpsc::Receiver<Command>)>,
+    ) -> Self {
         let now = Instant::now();
         state.metrics.turn_started();
-        let waits = Waits::new(state.shutdown.clone());
+        let (registration, commands) = match control {
+            Some((r, c)) => (Some(r), Some(c)),
+            None => (None, None),
+        };
+        let waits = Waits::new(state.shutdown.clone(), commands);
+        let events = registration
+            .as_ref()
+            .map(|r| TurnEvent::Started { turn: r.id.clone() })
+            .into_iter()
+            .collect();
         TurnRun {
             asm: TurnAssembler::new(state.config.stream_thinking)
                 .with_char_limit(state.config.limits.max_turn_chars),
@@ -164,10 +212,14 @@ impl TurnRun {
             redacted: Vec::new(),
             state,
             messages,
+            options,
+            _registration: registration,
+            reasoning: String::new(),
             started: now,
+            request_started: now,
             phase: Phase::NotStarted,
             pieces: Vec::new(),
-            events: Vec::new(),
+            events,
             first_byte_seen: false,
             last_upstream: now,
             last_sent: now,
@@ -201,6 +253,11 @@ impl TurnRun {
             }
             if !self.events.is_empty() {
                 for event in self.events.drain(..) {
+                    if let TurnEvent::Thinking { text, .. } = &event {
+                        if self.reasoning.len() < MAX_KEPT_REASONING {
+                            self.reasoning.push_str(text);
+                        }
+                    }
                     self.redactor.push(event, &mut self.redacted);
                 }
                 if self.redacted.is_empty() {
@@ -242,7 +299,13 @@ impl TurnRun {
 
     fn send_request(&mut self) {
         let config = &self.state.config;
-        let req = providers::build_request(config, &self.state.upstream_base, &self.messages);
+        self.request_started = Instant::now();
+        let req = providers::build_request(
+            config,
+            &self.state.upstream_base,
+            &self.messages,
+            &self.options,
+        );
         let mut builder = self.state.http.post(&req.url).json(&req.body);
         for (name, value) in &req.headers {
             builder = builder.header(*name, value);
@@ -257,7 +320,7 @@ impl TurnRun {
         let Phase::Connecting(pending) = &mut self.phase else {
             return None;
         };
-        let deadline = self.started + config.first_byte_timeout;
+        let deadline = self.request_started + config.first_byte_timeout;
         let keep_alive_at = self.last_sent + config.keep_alive;
         let response = match self
             .waits
@@ -299,7 +362,13 @@ impl TurnRun {
                 .map(str::to_string);
             let body = read_error_body(response).await;
             let detail = providers::error_message_from_body(&body);
-            let message = wording::http_status(status, &detail, retry_after.as_deref());
+            let settings = providers::setting_words(config.provider, &self.options);
+            let message =
+                if status.is_client_error() && status.as_u16() != 429 && !settings.is_empty() {
+                    wording::setting_refused(status, &settings, &detail)
+                } else {
+                    wording::http_status(status, &detail, retry_after.as_deref())
+                };
             let retryable =
                 status.as_u16() == 429 || status.is_server_error() || status.as_u16() == 408;
             let kind = if status.is_server_error() {
@@ -312,7 +381,11 @@ impl TurnRun {
         }
         self.phase = Phase::Streaming {
             body: response.bytes_stream().boxed(),
-            parser: providers::parser(&config),
+            parser: providers::parser_with_limit(
+                config.provider,
+                config.think_start && self.options.answer_now.is_none(),
+                config.limits.max_line_bytes,
+            ),
         };
         None
     }
@@ -328,7 +401,7 @@ impl TurnRun {
         let deadline = if self.first_byte_seen {
             self.last_upstream + config.idle_timeout
         } else {
-            self.started + config.first_byte_timeout
+            self.request_started + config.first_byte_timeout
         };
         let keep_alive_at = self.last_sent + config.keep_alive;
         let chunk = match self.waits.race(body.next(), deadline, keep_alive_at).await {
@@ -440,7 +513,41 @@ impl TurnRun {
                 self.fail_upstream(UpstreamFailure::Shutdown, message, true);
                 None
             }
+            Interrupt::AnswerNow => {
+                self.answer_now();
+                None
+            }
         }
+    }
+
+    /// "Answer now": the open block ends cut short, the upstream is dropped, and a follow-up
+    /// request asks for the answer with the reasoning so far. Ignored once the answer began.
+    fn answer_now(&mut self) {
+        let now_ms = self.now_ms();
+        if let Phase::Streaming { parser, .. } = &mut self.phase {
+            parser.finish(&mut self.pieces);
+            self.apply_pieces(now_ms);
+        }
+        if !self.asm.cut_short(now_ms, &mut self.events) {
+            return;
+        }
+        self.state.metrics.answer_now();
+        let reasoning = std::mem::take(&mut self.reasoning);
+        let prefill = match self.state.config.answer_now {
+            AnswerNowMode::Prefill => true,
+            AnswerNowMode::AskAgain => false,
+            AnswerNowMode::Auto => matches!(
+                self.state.config.provider,
+                ProviderKind::OpenAi | ProviderKind::Ollama
+            ),
+        };
+        self.options.answer_now = Some(if prefill {
+            AnswerNow::Prefill(reasoning)
+        } else {
+            AnswerNow::AskAgain(reasoning)
+        });
+        self.first_byte_seen = false;
+        self.phase = Phase::NotStarted;
     }
 
     fn fail_upstream(&mut self, kind: UpstreamFailure, message: String, retryable: bool) {
@@ -466,8 +573,11 @@ impl TurnRun {
             self.asm.thinking_chars,
             self.asm.answer_chars,
         );
+        if self.asm.first_thinking_ms.is_some() {
+            self.state.models.observe_reasoning(&self.options.model);
+        }
         tracing::info!(
-            model = %self.state.config.model,
+            model = %self.options.model,
             thinking_chars = self.asm.thinking_chars,
             answer_chars = self.asm.answer_chars,
             ttft_ms = ttft_ms.map(|v| v as i64).unwrap_or(-1),
@@ -483,6 +593,9 @@ impl Drop for TurnRun {
         self.log();
     }
 }
+
+/// The reasoning kept for "Answer now" at most (bytes); a longer scratchpad sends its start.
+const MAX_KEPT_REASONING: usize = 256 * 1024;
 
 async fn read_error_body(response: reqwest::Response) -> String {
     let mut body = Vec::new();

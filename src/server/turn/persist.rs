@@ -61,7 +61,9 @@ impl AnswerBuilder {
         match event {
             TurnEvent::ThinkingStart { block, kind } => self.block(*block, now).kind = *kind,
             TurnEvent::Thinking { block, text } => self.block(*block, now).text.push_str(text),
-            TurnEvent::ThinkingEnd { block, duration_ms } => {
+            TurnEvent::ThinkingEnd {
+                block, duration_ms, ..
+            } => {
                 self.block(*block, now).duration_ms = duration_ms.or(Some(0));
             }
             TurnEvent::Delta { text } => self.record.content.push_str(text),
@@ -69,7 +71,7 @@ impl AnswerBuilder {
                 let moved = std::mem::take(&mut self.record.content);
                 self.block(*block, now).text.insert_str(0, &moved);
             }
-            TurnEvent::Turn { .. } => {}
+            TurnEvent::Turn { .. } | TurnEvent::Started { .. } => {}
             TurnEvent::Done {
                 finish_reason,
                 usage,
@@ -261,7 +263,15 @@ pub async fn begin(
     state: &crate::server::state::AppState,
     who: Arc<Identity>,
     request: &crate::domain::ChatRequest,
-) -> Result<(Vec<crate::domain::ChatMessage>, TurnEvent, Persist), Failure> {
+) -> Result<
+    (
+        Vec<crate::domain::ChatMessage>,
+        crate::server::providers::TurnOptions,
+        TurnEvent,
+        Persist,
+    ),
+    Failure,
+> {
     use crate::server::config::HistoryMode;
     use crate::server::request::{set_status, store_error};
     if state.config.history == HistoryMode::Browser {
@@ -274,6 +284,28 @@ pub async fn begin(
     let store = &state.store;
     let me = store.scoped(&who);
     let made_here = request.conversation.is_none();
+    let remembered = match &request.conversation {
+        Some(id) => Some(me.conversation_model(id).await.map_err(store_error)?),
+        None => None,
+    };
+    let asked_nothing = request.model.is_none() && request.settings().is_default();
+    let settings = match &remembered {
+        Some((_, kept)) if asked_nothing => *kept,
+        _ => request.settings(),
+    };
+    let remembered_model = remembered.as_ref().and_then(|(m, _)| m.as_deref());
+    let options = state
+        .models
+        .resolve(
+            &state.config,
+            request.model.as_deref(),
+            remembered_model,
+            settings,
+        )
+        .map_err(|message| {
+            set_status(http::StatusCode::BAD_REQUEST);
+            Failure::new(message, false)
+        })?;
     let conversation = match &request.conversation {
         Some(id) => id.clone(),
         None => {
@@ -302,7 +334,8 @@ pub async fn begin(
             .start_answer(
                 &conversation,
                 request.regenerate.as_deref(),
-                &state.config.model,
+                &options.model,
+                options.settings,
             )
             .await?;
         if request.regenerate.is_none() {
@@ -333,7 +366,12 @@ pub async fn begin(
         message: slot.message_id.clone(),
         version: slot.version,
     };
-    Ok((history, first, Persist::start(store.clone(), who, slot)))
+    Ok((
+        history,
+        options,
+        first,
+        Persist::start(store.clone(), who, slot),
+    ))
 }
 
 /// The error a turn ends with when its answer cannot be saved.
@@ -371,6 +409,7 @@ mod tests {
             TurnEvent::ThinkingEnd {
                 block: 0,
                 duration_ms: Some(40),
+                cut_short: false,
             },
             TurnEvent::Delta { text: "Ans".into() },
             TurnEvent::Delta { text: "wer".into() },
@@ -435,6 +474,7 @@ mod tests {
             TurnEvent::ThinkingEnd {
                 block: 0,
                 duration_ms: Some(5),
+                cut_short: false,
             },
             TurnEvent::Delta { text: "ok".into() },
             TurnEvent::error("boom", true),

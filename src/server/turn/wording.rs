@@ -63,6 +63,20 @@ pub fn http_status(status: http::StatusCode, detail: &str, retry_after: Option<&
     message
 }
 
+/// The upstream refused a request that carried reasoning settings: the reader is told which,
+/// so the turn can be sent again without them.
+pub fn setting_refused(status: http::StatusCode, settings: &str, detail: &str) -> String {
+    let mut message = format!(
+        "The model server refused the reasoning setting sent with this turn ({settings}); it answered {status}"
+    );
+    if !detail.is_empty() {
+        message.push_str(": ");
+        message.push_str(detail);
+    }
+    message.push_str(". Send it again without the setting.");
+    message
+}
+
 /// The connection broke mid-stream. The transport's own words ("error decoding response
 /// body") go to the log, not to the reader.
 pub fn connection_broke() -> String {

@@ -1,0 +1,240 @@
+//! Which model answers and how hard it thinks: the models Ponder offers, the reasoning
+//! controls each one accepts, and the settings a reader chose for one turn.
+
+use serde::{Deserialize, Serialize};
+
+/// How much reasoning a reader asks for. Each provider maps it onto its own wire (an effort
+/// word, a token budget, a level).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+}
+
+impl Effort {
+    pub const ALL: [Effort; 3] = [Effort::Low, Effort::Medium, Effort::High];
+
+    /// The word providers use for it (`reasoning_effort`, Ollama's `think`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Effort> {
+        Effort::ALL.into_iter().find(|e| e.as_str() == text)
+    }
+
+    /// The next level up, for "Think more"; none above high.
+    pub fn higher(self) -> Option<Effort> {
+        match self {
+            Effort::Low => Some(Effort::Medium),
+            Effort::Medium => Some(Effort::High),
+            Effort::High => None,
+        }
+    }
+}
+
+/// The reasoning settings of one turn. `None` leaves the model's own default, and nothing is
+/// sent for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<Effort>,
+}
+
+impl ReasoningSettings {
+    pub fn is_default(&self) -> bool {
+        self.thinking.is_none() && self.effort.is_none()
+    }
+
+    /// Only what `controls` accepts: a control the model does not have sends nothing.
+    pub fn applicable(self, controls: Controls) -> ReasoningSettings {
+        ReasoningSettings {
+            thinking: self.thinking.filter(|_| controls.toggle),
+            effort: self
+                .effort
+                .filter(|_| controls.effort && self.thinking != Some(false)),
+        }
+    }
+}
+
+/// What a model can do with reasoning, and so which controls the page shows for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Controls {
+    /// The model reasons (or is believed to).
+    pub reasons: bool,
+    /// Its thinking can be switched on and off.
+    pub toggle: bool,
+    /// It takes an effort level.
+    pub effort: bool,
+}
+
+impl Controls {
+    pub const NONE: Controls = Controls {
+        reasons: false,
+        toggle: false,
+        effort: false,
+    };
+}
+
+/// Where a model's [`Controls`] were decided, strongest first; shown in the picker so an
+/// operator knows what to configure when a guess is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlsSource {
+    Config,
+    Metadata,
+    Observed,
+    Family,
+    Unknown,
+}
+
+/// One model Ponder offers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub id: String,
+    /// A display name, when the upstream or the operator gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub controls: Controls,
+    pub source: ControlsSource,
+}
+
+impl ModelInfo {
+    pub fn label(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.id)
+    }
+}
+
+/// `GET /api/models`: what the picker offers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelList {
+    /// The configured default (`PONDER_MODEL`), always in `models`.
+    pub default: String,
+    pub models: Vec<ModelInfo>,
+    /// Why the list is shorter than the upstream's (it is still loading, or failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl ModelList {
+    pub fn find(&self, id: &str) -> Option<&ModelInfo> {
+        self.models.iter().find(|m| m.id == id)
+    }
+
+    /// The controls of `id`; an unknown model shows none.
+    pub fn controls(&self, id: &str) -> Controls {
+        self.find(id).map(|m| m.controls).unwrap_or(Controls::NONE)
+    }
+}
+
+/// The models whose id or name contains every word of `query` (case-insensitive), at most
+/// `limit`, and how many matched in all. The picker shows a page of a list of any size.
+pub fn filter_models<'a>(
+    models: &'a [ModelInfo],
+    query: &str,
+    limit: usize,
+) -> (Vec<&'a ModelInfo>, usize) {
+    let words: Vec<String> = query.split_whitespace().map(|w| w.to_lowercase()).collect();
+    let mut shown = Vec::new();
+    let mut total = 0;
+    for m in models {
+        let hit = words.is_empty() || {
+            let id = m.id.to_lowercase();
+            let name = m.name.as_deref().map(str::to_lowercase).unwrap_or_default();
+            words.iter().all(|w| id.contains(w) || name.contains(w))
+        };
+        if hit {
+            total += 1;
+            if shown.len() < limit {
+                shown.push(m);
+            }
+        }
+    }
+    (shown, total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(id: &str, name: Option<&str>) -> ModelInfo {
+        ModelInfo {
+            id: id.into(),
+            name: name.map(Into::into),
+            controls: Controls::NONE,
+            source: ControlsSource::Unknown,
+        }
+    }
+
+    #[test]
+    fn settings_keep_only_what_the_model_takes() {
+        let chosen = ReasoningSettings {
+            thinking: Some(true),
+            effort: Some(Effort::High),
+        };
+        let toggle_only = Controls {
+            reasons: true,
+            toggle: true,
+            effort: false,
+        };
+        assert_eq!(
+            chosen.applicable(toggle_only),
+            ReasoningSettings {
+                thinking: Some(true),
+                effort: None
+            }
+        );
+        assert!(chosen.applicable(Controls::NONE).is_default());
+        let off = ReasoningSettings {
+            thinking: Some(false),
+            effort: Some(Effort::Low),
+        };
+        let both = Controls {
+            reasons: true,
+            toggle: true,
+            effort: true,
+        };
+        assert_eq!(
+            off.applicable(both).effort,
+            None,
+            "no effort for thinking off"
+        );
+    }
+
+    #[test]
+    fn effort_has_a_wire_word_and_a_next_level() {
+        for e in Effort::ALL {
+            assert_eq!(Effort::parse(e.as_str()), Some(e));
+        }
+        assert_eq!(Effort::Low.higher(), Some(Effort::Medium));
+        assert_eq!(Effort::High.higher(), None);
+        assert_eq!(
+            serde_json::to_string(&Effort::Medium).unwrap(),
+            "\"medium\""
+        );
+    }
+
+    #[test]
+    fn the_filter_matches_every_word_in_id_or_name_and_counts_all() {
+        let models: Vec<ModelInfo> = (0..5000)
+            .map(|i| model(&format!("vendor{}/model-{i}", i % 7), None))
+            .chain([model("qwen3:8b", Some("Qwen 3 8B"))])
+            .collect();
+        let (shown, total) = filter_models(&models, "QWEN 8b", 50);
+        assert_eq!(total, 1);
+        assert_eq!(shown[0].id, "qwen3:8b");
+        let (shown, total) = filter_models(&models, "vendor3", 50);
+        assert_eq!(shown.len(), 50);
+        assert_eq!(total, (0..5000).filter(|i| i % 7 == 3).count());
+        let (_, total) = filter_models(&models, "", 10);
+        assert_eq!(total, 5001);
+    }
+}

@@ -1,0 +1,318 @@
+//! How the demo model honours the reasoning controls, so each one is tested end to end: it
+//! lists several models with different capabilities in every provider's list shape, thinks
+//! longer at higher effort, answers without thinking when thinking is off or when a prefill
+//! already closed `</think>`, and refuses a setting its model does not take, as real servers do.
+
+use serde_json::{json, Value};
+
+use super::scenarios::{Script, Step};
+use crate::domain::Effort;
+use crate::server::config::ProviderKind;
+
+/// The demo's models: (id, display name, reasons, can switch thinking, takes an effort).
+pub const MODELS: [(&str, &str, bool, bool, bool); 3] = [
+    ("ponder-demo", "Ponder demo", true, true, true),
+    (
+        "ponder-demo-deep",
+        "Ponder demo (deep, always thinks)",
+        true,
+        false,
+        true,
+    ),
+    (
+        "ponder-demo-mini",
+        "Ponder demo mini (no reasoning)",
+        false,
+        false,
+        false,
+    ),
+];
+
+/// `GET /v1/models` in the shape OpenAI-compatible servers and Anthropic share.
+pub fn openai_list() -> Value {
+    let data: Vec<Value> = MODELS
+        .iter()
+        .map(|(id, name, reasons, toggle, effort)| {
+            let mut params = vec!["max_tokens", "temperature"];
+            if *reasons {
+                params.extend(["reasoning", "include_reasoning"]);
+            }
+            if *toggle {
+                params.push("enable_thinking");
+            }
+            if *effort {
+                params.push("reasoning_effort");
+            }
+            json!({"id": id, "object": "model", "type": "model", "display_name": name, "owned_by": "ponder", "supported_parameters": params})
+        })
+        .collect();
+    json!({"object": "list", "data": data, "has_more": false})
+}
+
+/// `GET /v1beta/models`, Gemini's shape.
+pub fn gemini_list() -> Value {
+    let models: Vec<Value> = MODELS
+        .iter()
+        .map(|(id, name, reasons, _, _)| {
+            json!({"name": format!("models/{id}"), "displayName": name, "thinking": reasons, "supportedGenerationMethods": ["generateContent", "streamGenerateContent"]})
+        })
+        .collect();
+    json!({"models": models})
+}
+
+/// `GET /api/tags`, Ollama's list.
+pub fn ollama_tags() -> Value {
+    let models: Vec<Value> = MODELS
+        .iter()
+        .map(
+            |(id, ..)| json!({"name": id, "model": id, "size": 0, "details": {"family": "ponder"}}),
+        )
+        .collect();
+    json!({"models": models})
+}
+
+/// `POST /api/show`: the capabilities of one model, or `None` for an unknown one.
+pub fn ollama_show(model: &str) -> Option<Value> {
+    let (_, _, reasons, ..) = MODELS.iter().find(|(id, ..)| *id == model)?;
+    let mut caps = vec!["completion"];
+    if *reasons {
+        caps.push("thinking");
+    }
+    Some(json!({"capabilities": caps, "details": {"family": "ponder"}}))
+}
+
+/// What one request asked of the reasoning, read from the provider's own fields.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Asked {
+    pub model: String,
+    pub thinking: Option<bool>,
+    pub effort: Option<Effort>,
+    /// The setting's name on the wire, for the error of a model that does not take it.
+    pub setting: Option<&'static str>,
+    /// The request continues an assistant message whose reasoning is already closed.
+    pub prefilled: bool,
+}
+
+fn effort_of_budget(budget: u64) -> Effort {
+    match budget {
+        0..=2_048 => Effort::Low,
+        2_049..=12_000 => Effort::Medium,
+        _ => Effort::High,
+    }
+}
+
+/// Reads the model and reasoning settings of `body` (`model` comes from the path for Gemini).
+pub fn asked(provider: ProviderKind, body: &Value, path_model: Option<&str>) -> Asked {
+    let mut a = Asked {
+        model: path_model
+            .map(str::to_string)
+            .or_else(|| {
+                body.get("model")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_default(),
+        ..Asked::default()
+    };
+    match provider {
+        ProviderKind::OpenAi => {
+            if let Some(e) = body.get("reasoning_effort").and_then(Value::as_str) {
+                a.effort = Effort::parse(e);
+                a.setting = Some("reasoning_effort");
+            }
+            if let Some(on) = body["chat_template_kwargs"]["enable_thinking"].as_bool() {
+                a.thinking = Some(on);
+                a.setting = Some("chat_template_kwargs.enable_thinking");
+            }
+        }
+        ProviderKind::Responses => {
+            if let Some(e) = body["reasoning"]["effort"].as_str() {
+                a.effort = Effort::parse(e);
+                a.setting = Some("reasoning.effort");
+            }
+        }
+        ProviderKind::Anthropic => match body["thinking"]["type"].as_str() {
+            Some("disabled") => {
+                a.thinking = Some(false);
+                a.setting = Some("thinking");
+            }
+            Some("enabled") => {
+                a.effort = body["thinking"]["budget_tokens"]
+                    .as_u64()
+                    .map(effort_of_budget);
+            }
+            _ => {}
+        },
+        ProviderKind::Gemini => {
+            let config = &body["generationConfig"]["thinkingConfig"];
+            if let Some(budget) = config.get("thinkingBudget").and_then(Value::as_u64) {
+                a.setting = Some("thinkingConfig.thinkingBudget");
+                if budget == 0 {
+                    a.thinking = Some(false);
+                } else {
+                    a.effort = Some(effort_of_budget(budget));
+                }
+            }
+        }
+        ProviderKind::Ollama => match body.get("think") {
+            Some(Value::Bool(on)) => {
+                a.thinking = Some(*on);
+                a.setting = Some("think");
+            }
+            Some(Value::String(level)) => {
+                a.effort = Effort::parse(level);
+                a.setting = Some("think");
+            }
+            _ => {}
+        },
+    }
+    let list = match provider {
+        ProviderKind::Responses => "input",
+        ProviderKind::Gemini => "contents",
+        _ => "messages",
+    };
+    if let Some(last) = body
+        .get(list)
+        .and_then(Value::as_array)
+        .and_then(|l| l.last())
+    {
+        let role = last.get("role").and_then(Value::as_str);
+        let text = last.get("content").and_then(Value::as_str).unwrap_or("");
+        a.prefilled = role == Some("assistant") && text.contains("</think>");
+    }
+    a
+}
+
+/// The script as `asked` changes it, or the 400 message of a setting the model refuses.
+pub fn apply(mut script: Script, asked: &Asked) -> Result<Script, String> {
+    let (reasons, toggle, effort) = MODELS
+        .iter()
+        .find(|(id, ..)| *id == asked.model)
+        .map(|(_, _, r, t, e)| (*r, *t, *e))
+        .unwrap_or((true, true, true));
+    let refused = match (asked.thinking, asked.effort) {
+        (Some(_), _) if !toggle && asked.setting != Some("thinking") => asked.setting,
+        (_, Some(_)) if !effort && asked.setting.is_some() => asked.setting,
+        _ => None,
+    };
+    let refused = refused.or_else(|| {
+        (!reasons && asked.setting.is_some() && asked.thinking != Some(false))
+            .then_some(asked.setting)
+            .flatten()
+    });
+    if let Some(setting) = refused {
+        return Err(format!(
+            "{setting} is not supported by the model {}",
+            asked.model
+        ));
+    }
+    let think = reasons && asked.thinking != Some(false) && !asked.prefilled;
+    if !think {
+        script
+            .steps
+            .retain(|s| !matches!(s, Step::Think(_) | Step::Hidden(_)));
+        return Ok(script);
+    }
+    match asked.effort {
+        Some(Effort::Low) => {
+            let mut kept = false;
+            script.steps.retain_mut(|s| match s {
+                Step::Think(text) if !kept => {
+                    kept = true;
+                    if let Some(end) = text.find(". ") {
+                        text.truncate(end + 1);
+                    }
+                    true
+                }
+                Step::Think(_) => false,
+                _ => true,
+            });
+        }
+        Some(Effort::High) => {
+            let mut steps = Vec::with_capacity(script.steps.len() * 2);
+            for s in script.steps.drain(..) {
+                let extra = matches!(s, Step::Think(_));
+                steps.push(s);
+                if extra {
+                    steps.push(Step::Think(
+                        "\n\nThinking harder: I check the result another way, and it holds. "
+                            .into(),
+                    ));
+                }
+            }
+            script.steps = steps;
+        }
+        _ => {}
+    }
+    Ok(script)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::demo_upstream::Scenario;
+
+    fn thinking_chars(s: &Script) -> usize {
+        s.steps
+            .iter()
+            .map(|s| match s {
+                Step::Think(t) => t.len(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn effort_lengthens_thinking_and_off_removes_it() {
+        let base = Scenario::ThinkThenAnswer.script();
+        let with = |body: Value| apply(base.clone(), &asked(ProviderKind::OpenAi, &body, None));
+        let low = with(json!({"model": "ponder-demo", "reasoning_effort": "low"})).unwrap();
+        let mid = with(json!({"model": "ponder-demo"})).unwrap();
+        let high = with(json!({"model": "ponder-demo", "reasoning_effort": "high"})).unwrap();
+        assert!(thinking_chars(&low) < thinking_chars(&mid));
+        assert!(thinking_chars(&mid) < thinking_chars(&high));
+        let off = with(
+            json!({"model": "ponder-demo", "chat_template_kwargs": {"enable_thinking": false}}),
+        )
+        .unwrap();
+        assert_eq!(thinking_chars(&off), 0);
+        let prefilled = with(json!({"model": "ponder-demo", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "<think>\nx\n</think>\n\n"}]})).unwrap();
+        assert_eq!(thinking_chars(&prefilled), 0);
+        assert!(prefilled.steps.iter().any(|s| matches!(s, Step::Answer(_))));
+    }
+
+    #[test]
+    fn a_setting_the_model_does_not_take_is_refused_by_name() {
+        let base = Scenario::ThinkThenAnswer.script();
+        let body = json!({"model": "ponder-demo-mini", "reasoning_effort": "high"});
+        let err = apply(base.clone(), &asked(ProviderKind::OpenAi, &body, None)).unwrap_err();
+        assert!(err.contains("reasoning_effort"), "{err}");
+        let body = json!({"model": "ponder-demo-deep", "think": false});
+        let err = apply(base.clone(), &asked(ProviderKind::Ollama, &body, None)).unwrap_err();
+        assert!(err.contains("think"), "{err}");
+        let mini = apply(
+            base,
+            &asked(
+                ProviderKind::OpenAi,
+                &json!({"model": "ponder-demo-mini"}),
+                None,
+            ),
+        )
+        .unwrap();
+        assert_eq!(thinking_chars(&mini), 0);
+    }
+
+    #[test]
+    fn every_list_shape_names_every_model() {
+        let parsed = crate::server::models::parse_list(ProviderKind::OpenAi, &openai_list());
+        assert_eq!(parsed.len(), MODELS.len());
+        assert!(parsed[0].metadata.unwrap().toggle);
+        assert!(!parsed[2].metadata.unwrap().reasons);
+        let gemini = crate::server::models::parse_list(ProviderKind::Gemini, &gemini_list());
+        assert_eq!(gemini[1].id, "ponder-demo-deep");
+        let tags = crate::server::models::parse_list(ProviderKind::Ollama, &ollama_tags());
+        assert_eq!(tags.len(), 3);
+        assert!(ollama_show("ponder-demo-mini").is_some());
+        assert!(ollama_show("nope").is_none());
+    }
+}

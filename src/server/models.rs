@@ -1,0 +1,672 @@
+//! The models Ponder offers: the upstream's own list, fetched in the background at start and
+//! every `PONDER_MODELS_REFRESH`, never on a reader's request; narrowed or named by
+//! `PONDER_MODELS`; each model's reasoning controls decided by [`decide`], strongest evidence
+//! first. A slow or failing list leaves the configured model alone on offer, with a note.
+//!
+//! The parsers of each provider's list are pure and tested on the shapes the real servers send.
+
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::config::{Config, ProviderKind};
+use super::providers::TurnOptions;
+use crate::domain::reasoning::ControlsSource;
+use crate::domain::{Controls, ModelInfo, ModelList, ReasoningSettings};
+
+/// One model as the upstream describes it: what its metadata says about reasoning, if anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub id: String,
+    pub name: Option<String>,
+    pub metadata: Option<Controls>,
+}
+
+/// The longest a model-list request may take; a slower upstream keeps the last list.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// At most this many models are kept from one list (OpenRouter lists a few hundred; a hostile
+/// upstream could list millions).
+pub const MAX_MODELS: usize = 20_000;
+
+/// Ollama's `/api/show` is asked for the capabilities of at most this many models per refresh.
+const MAX_SHOWN: usize = 64;
+
+/// The list of `provider`'s `GET` endpoint, parsed. Unknown shapes give an empty list.
+pub fn parse_list(provider: ProviderKind, body: &Value) -> Vec<Listed> {
+    let items = match provider {
+        ProviderKind::Gemini => body.get("models"),
+        ProviderKind::Ollama => body.get("models"),
+        _ => body.get("data"),
+    };
+    let Some(items) = items.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .take(MAX_MODELS)
+        .filter_map(|m| match provider {
+            ProviderKind::Gemini => gemini_model(m),
+            ProviderKind::Ollama => ollama_model(m),
+            _ => openai_model(m),
+        })
+        .collect()
+}
+
+fn text(v: &Value, key: &str) -> Option<String> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty() && s.len() <= 300)
+        .map(str::to_string)
+}
+
+/// OpenAI-compatible and Anthropic lists: `{data: [{id, display_name?, name?,
+/// supported_parameters?}]}`. OpenRouter-style `supported_parameters` tell reasoning apart.
+fn openai_model(m: &Value) -> Option<Listed> {
+    let id = text(m, "id")?;
+    let name = text(m, "display_name").or_else(|| text(m, "name"));
+    let metadata = m
+        .get("supported_parameters")
+        .and_then(Value::as_array)
+        .map(|params| {
+            let has = |p: &str| params.iter().any(|v| v.as_str() == Some(p));
+            let effort = has("reasoning_effort");
+            let toggle = has("enable_thinking") || has("chat_template_kwargs");
+            Controls {
+                reasons: effort || toggle || has("reasoning") || has("include_reasoning"),
+                toggle,
+                effort,
+            }
+        });
+    Some(Listed { id, name, metadata })
+}
+
+/// Gemini: `{models: [{name: "models/…", displayName, thinking?, supportedGenerationMethods}]}`;
+/// models that cannot stream content are left out.
+fn gemini_model(m: &Value) -> Option<Listed> {
+    let full = text(m, "name")?;
+    let id = full.strip_prefix("models/").unwrap_or(&full).to_string();
+    if let Some(methods) = m
+        .get("supportedGenerationMethods")
+        .and_then(Value::as_array)
+    {
+        if !methods
+            .iter()
+            .any(|v| v.as_str() == Some("streamGenerateContent"))
+        {
+            return None;
+        }
+    }
+    let metadata = m.get("thinking").and_then(Value::as_bool).map(|thinks| {
+        let family = family(ProviderKind::Gemini, &id).unwrap_or(Controls::NONE);
+        Controls {
+            reasons: thinks,
+            toggle: thinks && family.toggle,
+            effort: thinks,
+        }
+    });
+    Some(Listed {
+        id,
+        name: text(m, "displayName"),
+        metadata,
+    })
+}
+
+/// Ollama `/api/tags`: `{models: [{name, model}]}`; capabilities come from `/api/show`.
+fn ollama_model(m: &Value) -> Option<Listed> {
+    let id = text(m, "name").or_else(|| text(m, "model"))?;
+    Some(Listed {
+        id,
+        name: None,
+        metadata: None,
+    })
+}
+
+/// Ollama `/api/show`'s `capabilities`: `thinking` means `think` true/false works, and the
+/// gpt-oss family also takes levels.
+pub fn ollama_capabilities(id: &str, show: &Value) -> Option<Controls> {
+    let caps = show.get("capabilities")?.as_array()?;
+    let thinks = caps.iter().any(|c| c.as_str() == Some("thinking"));
+    let levels = id.to_ascii_lowercase().contains("gpt-oss");
+    Some(Controls {
+        reasons: thinks,
+        toggle: thinks && !levels,
+        effort: thinks && levels,
+    })
+}
+
+/// What is known of a model's controls from its name alone, per provider's wire.
+pub fn family(provider: ProviderKind, id: &str) -> Option<Controls> {
+    let id = id.to_ascii_lowercase();
+    let name = id.rsplit('/').next().unwrap_or(&id);
+    let has = |w: &str| name.contains(w);
+    let c = |reasons, toggle, effort| Controls {
+        reasons,
+        toggle,
+        effort,
+    };
+    if has("ponder-demo") {
+        return None;
+    }
+    if has("gpt-oss") {
+        return Some(c(true, false, true));
+    }
+    let openai_reasoner = name.starts_with("o1")
+        || name.starts_with("o3")
+        || name.starts_with("o4")
+        || name.starts_with("gpt-5");
+    if openai_reasoner {
+        return Some(c(true, false, true));
+    }
+    if has("claude") {
+        let thinks = ["3-7", "sonnet-4", "opus-4", "haiku-4", "4-5", "4-1"]
+            .iter()
+            .any(|v| has(v));
+        return Some(if thinks {
+            c(true, true, true)
+        } else {
+            Controls::NONE
+        });
+    }
+    if has("gemini") {
+        let thinks = ["2.5", "-3"].iter().any(|v| has(v));
+        return Some(match (thinks, has("pro")) {
+            (false, _) => Controls::NONE,
+            (true, true) => c(true, false, true),
+            (true, false) => c(true, true, true),
+        });
+    }
+    let toggles = (has("qwen3") && !has("instruct") && !has("coder"))
+        || has("glm-4.5")
+        || has("glm-4.6")
+        || has("deepseek-v3.1")
+        || has("hunyuan");
+    if toggles {
+        return Some(c(true, true, false));
+    }
+    let reasons_only = has("deepseek-r1")
+        || has("deepseek-reasoner")
+        || has("qwq")
+        || has("reasoning")
+        || has("thinking")
+        || has("magistral");
+    if reasons_only {
+        return Some(c(true, provider == ProviderKind::Ollama, false));
+    }
+    None
+}
+
+/// A model's controls and where they came from: configuration, the backend's metadata, what
+/// it did before (it reasoned), then its name's family; with nothing known, no controls.
+pub fn decide(
+    provider: ProviderKind,
+    id: &str,
+    configured: Option<Controls>,
+    metadata: Option<Controls>,
+    observed: bool,
+) -> (Controls, ControlsSource) {
+    if let Some(c) = configured {
+        return (c, ControlsSource::Config);
+    }
+    if let Some(c) = metadata {
+        return (c, ControlsSource::Metadata);
+    }
+    if let Some(c) = family(provider, id).filter(|c| c.reasons) {
+        return (c, ControlsSource::Family);
+    }
+    if observed {
+        let observed = Controls {
+            reasons: true,
+            toggle: provider == ProviderKind::Ollama,
+            effort: false,
+        };
+        return (observed, ControlsSource::Observed);
+    }
+    match family(provider, id) {
+        Some(c) => (c, ControlsSource::Family),
+        // Ollama is asked to think unless a model is known not to, as before models were known.
+        None => (
+            Controls {
+                reasons: provider == ProviderKind::Ollama,
+                ..Controls::NONE
+            },
+            ControlsSource::Unknown,
+        ),
+    }
+}
+
+/// The last list fetched, and why the last fetch failed.
+#[derive(Debug, Default)]
+struct Fetched {
+    listed: Option<Vec<Listed>>,
+    error: Option<String>,
+}
+
+/// The models on offer, shared by every request; written only by the refresh task.
+#[derive(Debug, Default)]
+pub struct Catalogue {
+    fetched: RwLock<Fetched>,
+    observed: RwLock<HashSet<String>>,
+}
+
+impl Catalogue {
+    /// The picker's list now, from the last fetch and what turns have shown.
+    pub fn list(&self, config: &Config) -> ModelList {
+        let fetched = self.fetched.read().map(|f| f.listed.clone()).ok().flatten();
+        let error = self.fetched.read().ok().and_then(|f| f.error.clone());
+        let observed = self.observed.read().map(|o| o.clone()).unwrap_or_default();
+        build_list(config, fetched.as_deref(), error, &observed)
+    }
+
+    /// A turn of `model` streamed reasoning: it reasons, whatever its name says.
+    pub fn observe_reasoning(&self, model: &str) {
+        if let Ok(mut seen) = self.observed.write() {
+            if seen.len() < MAX_MODELS && !seen.contains(model) {
+                seen.insert(model.to_string());
+            }
+        }
+    }
+
+    /// The options of a turn: the model asked for (it must be on offer when the offer is
+    /// known), else the one `remembered` by the conversation while it is still offered, else
+    /// the default; and the settings reduced to what that model accepts.
+    pub fn resolve(
+        &self,
+        config: &Config,
+        asked: Option<&str>,
+        remembered: Option<&str>,
+        settings: ReasoningSettings,
+    ) -> Result<TurnOptions, String> {
+        let known = self
+            .fetched
+            .read()
+            .map(|f| f.listed.is_some())
+            .unwrap_or(false);
+        let list = self.list(config);
+        let offered = |id: &str| {
+            id == config.model || !(known || !config.models.is_empty()) || list.find(id).is_some()
+        };
+        let model = match (asked, remembered) {
+            (Some(id), _) if offered(id) => id.to_string(),
+            (Some(id), _) => {
+                return Err(format!(
+                    "the model {id:?} is not offered here: pick one of GET /api/models"
+                ))
+            }
+            (None, Some(id)) if offered(id) => id.to_string(),
+            _ => config.model.clone(),
+        };
+        let controls = match list.find(&model) {
+            Some(m) => m.controls,
+            None => {
+                let configured = config
+                    .model_controls
+                    .iter()
+                    .find(|(m, _)| *m == model)
+                    .map(|(_, c)| *c);
+                let observed = self
+                    .observed
+                    .read()
+                    .map(|o| o.contains(&model))
+                    .unwrap_or(false);
+                decide(config.provider, &model, configured, None, observed).0
+            }
+        };
+        Ok(TurnOptions {
+            settings: settings.applicable(controls),
+            controls,
+            model,
+            answer_now: None,
+        })
+    }
+
+    fn store(&self, result: Result<Vec<Listed>, String>) {
+        if let Ok(mut f) = self.fetched.write() {
+            match result {
+                Ok(listed) => {
+                    f.listed = Some(listed);
+                    f.error = None;
+                }
+                Err(e) => f.error = Some(e),
+            }
+        }
+    }
+
+    /// Fetches the list once and keeps it (or keeps the previous one and the error).
+    pub async fn refresh(&self, config: &Config, http: &reqwest::Client, base: &str) {
+        let result = tokio::time::timeout(FETCH_TIMEOUT, fetch(config, http, base))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "the model server did not list its models within {} s",
+                    FETCH_TIMEOUT.as_secs()
+                ))
+            });
+        if let Err(e) = &result {
+            tracing::warn!(error = %e, "the model list could not be fetched; offering the configured model");
+        }
+        self.store(result);
+    }
+
+    /// Refreshes now and then every `PONDER_MODELS_REFRESH`, for as long as the server runs.
+    pub fn spawn_refresh(
+        self: &Arc<Self>,
+        config: Arc<Config>,
+        http: reqwest::Client,
+        base: String,
+    ) {
+        let me = self.clone();
+        tokio::spawn(async move {
+            let every = config.models_refresh.max(Duration::from_secs(5));
+            loop {
+                me.refresh(&config, &http, &base).await;
+                tokio::time::sleep(every).await;
+            }
+        });
+    }
+}
+
+/// Joins the fetched list, `PONDER_MODELS`, the default model and the decisions. Pure.
+pub fn build_list(
+    config: &Config,
+    fetched: Option<&[Listed]>,
+    error: Option<String>,
+    observed: &HashSet<String>,
+) -> ModelList {
+    let configured = |id: &str| {
+        config
+            .model_controls
+            .iter()
+            .find(|(m, _)| m == id)
+            .map(|(_, c)| *c)
+    };
+    let info = |id: &str, name: Option<String>, metadata: Option<Controls>| {
+        let (controls, source) = decide(
+            config.provider,
+            id,
+            configured(id),
+            metadata,
+            observed.contains(id),
+        );
+        ModelInfo {
+            id: id.to_string(),
+            name,
+            controls,
+            source,
+        }
+    };
+    let find = |id: &str| fetched.and_then(|l| l.iter().find(|m| m.id == id));
+    let mut models: Vec<ModelInfo> = if !config.models.is_empty() {
+        config
+            .models
+            .iter()
+            .map(|offered| {
+                let listed = find(&offered.id);
+                let name = offered
+                    .name
+                    .clone()
+                    .or_else(|| listed.and_then(|l| l.name.clone()));
+                info(&offered.id, name, listed.and_then(|l| l.metadata))
+            })
+            .collect()
+    } else {
+        fetched
+            .unwrap_or_default()
+            .iter()
+            .map(|l| info(&l.id, l.name.clone(), l.metadata))
+            .collect()
+    };
+    if !models.iter().any(|m| m.id == config.model) {
+        let listed = find(&config.model);
+        models.insert(
+            0,
+            info(
+                &config.model,
+                listed.and_then(|l| l.name.clone()),
+                listed.and_then(|l| l.metadata),
+            ),
+        );
+    }
+    let note = match (fetched, error) {
+        (_, Some(e)) if config.models.is_empty() => Some(format!(
+            "Only the configured model is offered: {e}. The list is tried again every {} s.",
+            config.models_refresh.as_secs()
+        )),
+        (None, None) if config.models.is_empty() => {
+            Some("The model server's list is still loading.".to_string())
+        }
+        _ => None,
+    };
+    ModelList {
+        default: config.model.clone(),
+        models,
+        note,
+    }
+}
+
+/// The URL of `provider`'s model list.
+pub fn list_url(provider: ProviderKind, base: &str) -> String {
+    match provider {
+        ProviderKind::Ollama => format!("{base}/api/tags"),
+        ProviderKind::Gemini => format!("{base}/models?pageSize=1000"),
+        _ => format!("{base}/models?limit=1000"),
+    }
+}
+
+fn auth(config: &Config, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    let Some(key) = &config.api_key else {
+        return req;
+    };
+    match config.provider {
+        ProviderKind::Anthropic => req.header("x-api-key", key).header(
+            "anthropic-version",
+            super::providers::anthropic::API_VERSION,
+        ),
+        ProviderKind::Gemini => req.header("x-goog-api-key", key),
+        _ => req.bearer_auth(key),
+    }
+}
+
+/// Reads a JSON body of at most `limit` bytes.
+async fn json_body(response: reqwest::Response, limit: usize) -> Result<Value, String> {
+    use futures::StreamExt;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!("the model list answered HTTP {}", status.as_u16()));
+    }
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| "the model list's connection broke".to_string())?;
+        if body.len() + chunk.len() > limit {
+            return Err(format!("the model list is over {} MB", limit >> 20));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice(&body).map_err(|_| "the model list is not JSON".to_string())
+}
+
+const LIST_LIMIT: usize = 32 << 20;
+
+async fn fetch(config: &Config, http: &reqwest::Client, base: &str) -> Result<Vec<Listed>, String> {
+    let url = list_url(config.provider, base);
+    let response = auth(config, http.get(&url))
+        .send()
+        .await
+        .map_err(|e| format!("the model list could not be reached ({})", e.without_url()))?;
+    let body = json_body(response, LIST_LIMIT).await?;
+    let mut listed = parse_list(config.provider, &body);
+    if config.provider == ProviderKind::Ollama {
+        show_capabilities(config, http, base, &mut listed).await;
+    }
+    Ok(listed)
+}
+
+/// Asks Ollama's `/api/show` for the capabilities of the offered models, a few at a time.
+async fn show_capabilities(
+    config: &Config,
+    http: &reqwest::Client,
+    base: &str,
+    listed: &mut [Listed],
+) {
+    use futures::StreamExt;
+    let wanted: Vec<usize> = listed
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| config.models.is_empty() || config.models.iter().any(|m| m.id == l.id))
+        .map(|(i, _)| i)
+        .take(MAX_SHOWN)
+        .collect();
+    let url = format!("{base}/api/show");
+    let asks = wanted.into_iter().map(|i| {
+        let id = listed[i].id.clone();
+        let req = auth(config, http.post(&url)).json(&serde_json::json!({"model": id}));
+        async move {
+            let shown = match req.send().await {
+                Ok(r) => json_body(r, 1 << 20).await.ok(),
+                Err(_) => None,
+            };
+            (i, shown.and_then(|s| ollama_capabilities(&id, &s)))
+        }
+    });
+    let results: Vec<(usize, Option<Controls>)> = futures::stream::iter(asks)
+        .buffer_unordered(4)
+        .collect()
+        .await;
+    for (i, caps) in results {
+        listed[i].metadata = caps;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn config(vars: &[(&str, &str)]) -> Config {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())).unwrap()
+    }
+
+    #[test]
+    fn every_provider_list_shape_parses() {
+        let openrouter = json!({"data": [
+            {"id": "deepseek/deepseek-r1", "name": "DeepSeek R1", "supported_parameters": ["reasoning", "include_reasoning"]},
+            {"id": "openai/o4-mini", "supported_parameters": ["reasoning", "reasoning_effort"]},
+            {"id": "meta/llama", "supported_parameters": ["temperature"]},
+            {"id": ""}
+        ]});
+        let l = parse_list(ProviderKind::OpenAi, &openrouter);
+        assert_eq!(l.len(), 3);
+        assert_eq!(l[0].name.as_deref(), Some("DeepSeek R1"));
+        assert_eq!(
+            l[0].metadata,
+            Some(Controls {
+                reasons: true,
+                toggle: false,
+                effort: false
+            })
+        );
+        assert!(l[1].metadata.unwrap().effort);
+        assert_eq!(l[2].metadata, Some(Controls::NONE));
+        let anthropic = json!({"data": [{"type": "model", "id": "claude-sonnet-4-5", "display_name": "Claude Sonnet 4.5"}], "has_more": false});
+        let l = parse_list(ProviderKind::Anthropic, &anthropic);
+        assert_eq!(l[0].name.as_deref(), Some("Claude Sonnet 4.5"));
+        assert_eq!(l[0].metadata, None);
+        let gemini = json!({"models": [
+            {"name": "models/gemini-2.5-flash", "displayName": "Gemini 2.5 Flash", "thinking": true, "supportedGenerationMethods": ["generateContent", "streamGenerateContent"]},
+            {"name": "models/embedding-001", "supportedGenerationMethods": ["embedContent"]}
+        ]});
+        let l = parse_list(ProviderKind::Gemini, &gemini);
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].id, "gemini-2.5-flash");
+        assert!(l[0].metadata.unwrap().toggle);
+        let tags = json!({"models": [{"name": "qwen3:8b", "model": "qwen3:8b"}]});
+        assert_eq!(parse_list(ProviderKind::Ollama, &tags)[0].id, "qwen3:8b");
+        assert!(parse_list(ProviderKind::OpenAi, &json!({"error": "x"})).is_empty());
+    }
+
+    #[test]
+    fn ollama_capabilities_decide_toggle_or_levels() {
+        let show = json!({"capabilities": ["completion", "thinking", "tools"]});
+        assert!(ollama_capabilities("qwen3:8b", &show).unwrap().toggle);
+        let oss = ollama_capabilities("gpt-oss:20b", &show).unwrap();
+        assert!(oss.effort && !oss.toggle);
+        let plain = json!({"capabilities": ["completion"]});
+        assert_eq!(
+            ollama_capabilities("llama3.2", &plain),
+            Some(Controls::NONE)
+        );
+        assert_eq!(ollama_capabilities("x", &json!({})), None);
+    }
+
+    #[test]
+    fn decisions_go_config_metadata_observed_family() {
+        let on = Controls {
+            reasons: true,
+            toggle: true,
+            effort: true,
+        };
+        let p = ProviderKind::OpenAi;
+        assert_eq!(
+            decide(p, "qwen3", Some(Controls::NONE), Some(on), true).1,
+            ControlsSource::Config
+        );
+        assert_eq!(
+            decide(p, "qwen3", None, Some(Controls::NONE), true),
+            (Controls::NONE, ControlsSource::Metadata)
+        );
+        let (c, s) = decide(p, "my-finetune", None, None, true);
+        assert!(c.reasons && !c.toggle && s == ControlsSource::Observed);
+        let (c, s) = decide(p, "Qwen/Qwen3-32B", None, None, false);
+        assert!(c.toggle && s == ControlsSource::Family);
+        let (c, _) = decide(p, "o4-mini", None, None, false);
+        assert!(c.effort && !c.toggle);
+        let (c, s) = decide(p, "llama3.2", None, None, false);
+        assert_eq!((c, s), (Controls::NONE, ControlsSource::Unknown));
+        let (c, _) = decide(ProviderKind::Gemini, "gemini-2.5-pro", None, None, false);
+        assert!(c.effort && !c.toggle);
+        let (c, _) = decide(
+            ProviderKind::Anthropic,
+            "claude-3-5-haiku",
+            None,
+            None,
+            false,
+        );
+        assert_eq!(c, Controls::NONE);
+    }
+
+    #[test]
+    fn the_list_is_narrowed_named_and_always_holds_the_default() {
+        let listed = vec![
+            Listed {
+                id: "a".into(),
+                name: Some("Model A".into()),
+                metadata: None,
+            },
+            Listed {
+                id: "b".into(),
+                name: None,
+                metadata: None,
+            },
+        ];
+        let c = config(&[("PONDER_MODEL", "b"), ("PONDER_MODELS", "a=Alpha,z")]);
+        let l = build_list(&c, Some(&listed), None, &HashSet::new());
+        let ids: Vec<&str> = l.models.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, ["b", "a", "z"]);
+        assert_eq!(l.models[1].name.as_deref(), Some("Alpha"));
+        assert_eq!(l.note, None);
+        let c = config(&[("PONDER_MODEL", "m")]);
+        let l = build_list(&c, None, Some("HTTP 500".into()), &HashSet::new());
+        assert_eq!(l.models.len(), 1);
+        assert!(l.note.unwrap().contains("HTTP 500"));
+        let l = build_list(&c, Some(&listed), Some("timeout".into()), &HashSet::new());
+        assert_eq!(l.models.len(), 3, "a failed refresh keeps the last list");
+    }
+}

@@ -1,0 +1,344 @@
+//! Models and reasoning controls over real HTTP: the demo's model list in every provider shape,
+//! the settings a turn carries (and nothing when they do not apply), a refused setting named in
+//! the error, "Answer now" mid-thinking, and a model list that is slow, failing or huge.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use axum::routing::get;
+use common::*;
+use ponder::domain::{ModelList, TurnEvent};
+use ponder::server::config::Config;
+use ponder::server::demo_upstream::THINKING;
+use ponder::server::models::Catalogue;
+use serde_json::{json, Value};
+
+/// Waits for the background fetch of the model list.
+async fn loaded(app: &TestApp) -> ModelList {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let list = app.state.models.list(&app.state.config);
+        if list.note.is_none() && list.models.len() > 1 {
+            return list;
+        }
+        assert!(
+            Instant::now() < until,
+            "the model list never loaded: {list:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn chat(app: &TestApp, body: Value) -> Vec<TurnEvent> {
+    let response = app.post_chat(body.to_string()).await;
+    assert_eq!(response.status(), 200);
+    read_events(response).await
+}
+
+fn ask(prompt: &str, extra: Value) -> Value {
+    let mut body = json!({"messages": [{"role": "user", "content": prompt}]});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    body
+}
+
+#[tokio::test]
+async fn every_provider_lists_the_demo_models_with_their_controls() {
+    for provider in ["openai", "anthropic", "responses", "gemini", "ollama"] {
+        let app = TestApp::spawn(&[("PONDER_PROVIDER", provider)]).await;
+        let list = loaded(&app).await;
+        let ids: Vec<&str> = list.models.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["ponder-demo", "ponder-demo-deep", "ponder-demo-mini"],
+            "{provider}"
+        );
+        let mini = list.find("ponder-demo-mini").unwrap();
+        assert!(!mini.controls.reasons, "{provider}: {mini:?}");
+        let demo = list.find("ponder-demo").unwrap();
+        assert!(demo.controls.reasons, "{provider}: {demo:?}");
+        let response = app
+            .http
+            .post(app.url("/api/models/list"))
+            .header("content-type", "application/json")
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let served: ModelList = response.json().await.unwrap();
+        assert_eq!(served, list);
+    }
+}
+
+#[tokio::test]
+async fn thinking_off_effort_and_a_model_without_reasoning_change_the_turn() {
+    let app = TestApp::spawn(&[]).await;
+    loaded(&app).await;
+    let plain = chat(&app, ask("why?", json!({}))).await;
+    assert_eq!(thinking_text(&plain), THINKING);
+    let off = chat(&app, ask("why?", json!({"thinking": false}))).await;
+    assert!(
+        !off.iter()
+            .any(|e| matches!(e, TurnEvent::ThinkingStart { .. })),
+        "{off:?}"
+    );
+    assert!(!answer_text(&off).is_empty());
+    let high = chat(&app, ask("why?", json!({"effort": "high"}))).await;
+    let low = chat(&app, ask("why?", json!({"effort": "low"}))).await;
+    assert!(thinking_text(&low).len() < THINKING.len());
+    assert!(thinking_text(&high).len() > THINKING.len());
+    // The mini model takes no setting: Ponder sends none, so the demo (which refuses them) answers.
+    let mini = chat(
+        &app,
+        ask(
+            "why?",
+            json!({"model": "ponder-demo-mini", "effort": "high"}),
+        ),
+    )
+    .await;
+    assert!(
+        matches!(mini.last(), Some(TurnEvent::Done { .. })),
+        "{mini:?}"
+    );
+    assert!(thinking_text(&mini).is_empty());
+    let refused = app
+        .post_chat(ask("why?", json!({"model": "gpt-elsewhere"})).to_string())
+        .await;
+    assert_eq!(refused.status(), 400);
+    assert!(refused.text().await.unwrap().contains("not offered"));
+}
+
+#[tokio::test]
+async fn a_setting_the_model_refuses_is_named_in_the_error() {
+    let app = TestApp::spawn(&[("PONDER_MODEL_CONTROLS", "ponder-demo-mini=effort")]).await;
+    loaded(&app).await;
+    let events = chat(
+        &app,
+        ask(
+            "why?",
+            json!({"model": "ponder-demo-mini", "effort": "high"}),
+        ),
+    )
+    .await;
+    assert_one_terminal(&events);
+    match events.last() {
+        Some(TurnEvent::Error(f)) => {
+            assert!(
+                f.message.contains("reasoning_effort: high"),
+                "{}",
+                f.message
+            );
+            assert!(!f.retryable);
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn answer_now_cuts_the_thinking_and_the_same_turn_answers() {
+    for provider in ["openai", "anthropic", "ollama", "gemini", "responses"] {
+        let app = TestApp::spawn(&[
+            ("PONDER_PROVIDER", provider),
+            ("PONDER_DEMO_DELAY_MS", "25"),
+        ])
+        .await;
+        loaded(&app).await;
+        let response = app
+            .post_chat(ask("[long-think] why?", json!({})).to_string())
+            .await;
+        assert_eq!(response.status(), 200);
+        let turn = response.headers()["x-ponder-turn"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        let mut decoder = ponder::wire::sse::TurnDecoder::new();
+        let mut events = Vec::new();
+        let mut stream = futures::StreamExt::boxed(response.bytes_stream());
+        let mut asked = false;
+        while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+            decoder.push(&chunk.unwrap(), &mut events);
+            if !asked && thinking_text(&events).len() > 40 {
+                asked = true;
+                let stop = app
+                    .http
+                    .post(app.url("/api/turn/answer-now"))
+                    .header("content-type", "application/json")
+                    .body(json!({"turn": turn}).to_string())
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(stop.status(), 200, "{provider}");
+            }
+        }
+        decoder.finish(&mut events);
+        assert!(asked, "{provider}: the thinking never started");
+        assert_one_terminal(&events);
+        assert!(
+            matches!(events.last(), Some(TurnEvent::Done { .. })),
+            "{provider}: {events:?}"
+        );
+        let cut = events
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    TurnEvent::ThinkingEnd {
+                        cut_short: true,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert_eq!(cut, 1, "{provider}: {events:?}");
+        assert!(
+            thinking_text(&events).len() < THINKING.len() + 200,
+            "{provider}: the thinking went on"
+        );
+        let end = events
+            .iter()
+            .position(|e| matches!(e, TurnEvent::ThinkingEnd { .. }))
+            .unwrap();
+        assert!(
+            events[end..].iter().all(|e| !matches!(
+                e,
+                TurnEvent::Thinking { .. } | TurnEvent::ThinkingStart { .. }
+            )),
+            "{provider}: reasoning after the cut"
+        );
+        assert!(!answer_text(&events).is_empty(), "{provider}");
+        let gone = app
+            .http
+            .post(app.url("/api/turn/answer-now"))
+            .header("content-type", "application/json")
+            .body(json!({"turn": turn}).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(gone.status(), 404, "a finished turn is not found");
+    }
+}
+
+#[tokio::test]
+async fn a_stored_conversation_remembers_its_model_and_settings() {
+    let app = TestApp::spawn(&[]).await;
+    loaded(&app).await;
+    let first = chat(
+        &app,
+        json!({"content": "hello", "model": "ponder-demo-deep", "effort": "low"}),
+    )
+    .await;
+    let Some(TurnEvent::Turn { conversation, .. }) = first.first() else {
+        panic!("{first:?}")
+    };
+    let next = chat(
+        &app,
+        json!({"conversation": conversation, "content": "again"}),
+    )
+    .await;
+    assert!(
+        thinking_text(&next).len() < THINKING.len(),
+        "low effort kept"
+    );
+    let me = app.state.local_identity().await.unwrap();
+    let stored = app
+        .state
+        .store
+        .scoped(&me)
+        .conversation(conversation, false)
+        .await
+        .unwrap();
+    assert_eq!(stored.model.as_deref(), Some("ponder-demo-deep"));
+    let answer = stored.messages[3].shown().unwrap();
+    assert_eq!(answer.model.as_deref(), Some("ponder-demo-deep"));
+    assert_eq!(answer.settings.effort, Some(ponder::domain::Effort::Low));
+}
+
+/// An upstream whose model list answers slowly, fails, or lists 5,000 models.
+async fn list_server(kind: &'static str) -> String {
+    let app = axum::Router::new().route(
+        "/v1/models",
+        get(move || async move {
+            match kind {
+                "slow" => {
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                    (axum::http::StatusCode::OK, "{\"data\":[]}".to_string())
+                }
+                "fail" => (
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    "{\"error\":\"down\"}".to_string(),
+                ),
+                _ => {
+                    let data: Vec<Value> = (0..5000)
+                        .map(|i| json!({"id": format!("vendor/model-{i}"), "supported_parameters": ["reasoning"]}))
+                        .collect();
+                    (axum::http::StatusCode::OK, json!({"data": data}).to_string())
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/v1")
+}
+
+fn config_for(url: &str) -> Config {
+    Config::from_lookup(|n| match n {
+        "PONDER_UPSTREAM_URL" => Some(url.to_string()),
+        "PONDER_MODEL" => Some("configured".into()),
+        _ => None,
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn the_model_list_survives_a_slow_a_failing_and_a_huge_upstream() {
+    let http = reqwest::Client::new();
+    let slow = list_server("slow").await;
+    let config = config_for(&slow);
+    let catalogue = std::sync::Arc::new(Catalogue::default());
+    let started = Instant::now();
+    let refresh = {
+        let (c, config, http, slow) = (
+            catalogue.clone(),
+            config.clone(),
+            http.clone(),
+            slow.clone(),
+        );
+        tokio::spawn(async move { c.refresh(&config, &http, &slow).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let during = catalogue.list(&config);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "listing never waits on the upstream"
+    );
+    assert_eq!(during.models.len(), 1);
+    assert_eq!(during.models[0].id, "configured");
+    assert!(during.note.unwrap().contains("loading"));
+    refresh.await.unwrap();
+    let after = catalogue.list(&config);
+    assert_eq!(after.models.len(), 1);
+    assert!(after.note.unwrap().contains("did not list its models"));
+
+    let fail = list_server("fail").await;
+    let config = config_for(&fail);
+    let catalogue = Catalogue::default();
+    catalogue.refresh(&config, &http, &fail).await;
+    let list = catalogue.list(&config);
+    assert_eq!(list.models.len(), 1);
+    assert!(list.note.unwrap().contains("HTTP 500"));
+
+    let huge = list_server("huge").await;
+    let config = config_for(&huge);
+    let catalogue = Catalogue::default();
+    catalogue.refresh(&config, &http, &huge).await;
+    let list = catalogue.list(&config);
+    assert_eq!(list.models.len(), 5001, "the 5,000 and the configured one");
+    assert!(list.models[1].controls.reasons);
+    let (shown, total) = ponder::domain::reasoning::filter_models(&list.models, "model-4999", 50);
+    assert_eq!((shown.len(), total), (1, 1));
+}
