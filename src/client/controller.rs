@@ -23,7 +23,10 @@ use super::thinking_view::ThinkingPref;
 use super::turn_state::TurnState;
 use crate::domain::account::Me;
 use crate::domain::history::{Page, Preferences, Workspace};
-use crate::domain::{ChatMessage, ChatRequest, Role, TurnEvent};
+use crate::domain::reasoning::NewChatModel;
+use crate::domain::{
+    ChatMessage, ChatRequest, Controls, Effort, ModelList, ReasoningSettings, Role, TurnEvent,
+};
 use crate::wire::sse::TurnDecoder;
 
 pub use super::browser::now_ms;
@@ -230,6 +233,15 @@ pub struct ChatController {
     pub importable: RwSignal<usize>,
     /// The workspace's preferences as the server keeps them, so changing one keeps the others.
     prefs: StoredValue<Preferences>,
+    /// The models on offer (the configured one alone until the list arrives).
+    pub models: RwSignal<ModelList>,
+    /// The model the next turn asks for (none: the conversation's, else the default).
+    pub model: RwSignal<Option<String>>,
+    /// The reasoning settings the next turn asks for.
+    pub thinking: RwSignal<Option<bool>>,
+    pub effort: RwSignal<Option<Effort>>,
+    /// The running turn's id on the server, for "Answer now".
+    running_turn: StoredValue<Option<String>>,
 }
 
 impl Default for ChatController {
@@ -291,7 +303,109 @@ impl ChatController {
             reveal: RwSignal::new(None),
             importable: RwSignal::new(0),
             prefs: StoredValue::new(Preferences::default()),
+            models: RwSignal::new(ModelList::default()),
+            model: RwSignal::new(None),
+            thinking: RwSignal::new(None),
+            effort: RwSignal::new(None),
+            running_turn: StoredValue::new(None),
         }
+    }
+
+    // ---------- models and reasoning controls ----------
+
+    /// Asks the server for the models on offer.
+    pub fn load_models(&self) {
+        let this = *self;
+        spawn_local(async move {
+            if let Ok(list) = crate::api::models::list_models().await {
+                this.models.set(list);
+            }
+        });
+    }
+
+    /// The model the next turn uses.
+    pub fn current_model(&self) -> String {
+        self.model
+            .get()
+            .unwrap_or_else(|| self.models.with(|m| m.default.clone()))
+    }
+
+    /// What the current model accepts.
+    pub fn controls(&self) -> Controls {
+        let model = self.current_model();
+        self.models.with(|m| m.controls(&model))
+    }
+
+    /// Picks the model for the next turns of this conversation.
+    pub fn pick_model(&self, id: String) {
+        self.model.set(Some(id.clone()));
+        local_store::set_last_model(&id);
+    }
+
+    fn with_settings(&self, mut request: ChatRequest, turn: RwSignal<TurnState>) -> ChatRequest {
+        let model = self.current_model();
+        let settings = ReasoningSettings {
+            thinking: self.thinking.get_untracked(),
+            effort: self.effort.get_untracked(),
+        }
+        .applicable(self.models.with_untracked(|m| m.controls(&model)));
+        request.model = (!model.is_empty()).then(|| model.clone());
+        request.thinking = settings.thinking;
+        request.effort = settings.effort;
+        turn.update_untracked(|t| {
+            t.model = request.model.clone();
+            t.settings = settings;
+        });
+        request
+    }
+
+    /// "Answer now": the running turn stops thinking and answers with what it has thought.
+    pub fn answer_now(&self) {
+        let Some(turn) = self.running_turn.get_value() else {
+            return;
+        };
+        let this = *self;
+        spawn_local(async move {
+            if let Err(e) = crate::api::models::answer_now(turn).await {
+                this.notify(
+                    NoticeKind::Server,
+                    format!("The answer could not be asked for now ({}).", e.0.message),
+                );
+            }
+        });
+    }
+
+    /// "Think more": a new version of `entry` at the next effort up (or with thinking on).
+    pub fn think_more(&self, entry: &Entry) {
+        let asked = entry
+            .turn_untracked()
+            .map(|t| t.with_untracked(|t| t.settings))
+            .unwrap_or_default();
+        if self.controls().effort {
+            let next = asked
+                .effort
+                .unwrap_or(Effort::Medium)
+                .higher()
+                .unwrap_or(Effort::High);
+            self.effort.set(Some(next));
+        }
+        self.thinking
+            .set(Some(true).filter(|_| self.controls().toggle));
+        self.regenerate(entry);
+    }
+
+    /// Sends the failed turn of `entry` again with the model's default reasoning.
+    pub fn retry_without_settings(&self, entry: &Entry) {
+        self.thinking.set(None);
+        self.effort.set(None);
+        self.retry(entry);
+    }
+
+    /// The model and settings a conversation opened from the server last used.
+    fn take_settings(&self, model: Option<String>, settings: ReasoningSettings) {
+        self.model.set(model);
+        self.thinking.set(settings.thinking);
+        self.effort.set(settings.effort);
     }
 
     /// Runs `f` in the current conversation's scope, so the signals it makes outlive the
@@ -356,6 +470,10 @@ impl ChatController {
         }
         let settings = local_store::load_settings();
         self.pref.set(settings.thinking);
+        self.load_models();
+        if settings.new_chat_model == NewChatModel::LastUsed {
+            self.model.set(settings.last_model.clone());
+        }
         let last = settings.last_conversation.clone();
         self.refresh_list();
         if let Some(id) = &last {
@@ -652,6 +770,9 @@ impl ChatController {
             };
             match crate::api::history::get_conversation(id.clone(), page).await {
                 Ok(conv) => {
+                    if this.conversation_id.get_untracked() == id && !this.is_running() {
+                        this.take_settings(conv.model.clone(), conv.settings);
+                    }
                     let record = saved_chat::record_from_server(&conv);
                     if this.conversation_id.get_untracked() == id && !this.is_running() {
                         this.show(record.clone());
@@ -927,6 +1048,11 @@ impl ChatController {
         self.entries.set(Vec::new());
         self.editing.set(None);
         self.draft.set(String::new());
+        let model = match local_store::new_chat_rule() {
+            NewChatModel::LastUsed => local_store::last_model(),
+            NewChatModel::Default => None,
+        };
+        self.take_settings(model, ReasoningSettings::default());
         self.remember_current();
     }
 
@@ -1242,6 +1368,7 @@ impl ChatController {
                 }
             });
         }
+        let request = self.with_settings(request, turn);
         self.start(request, turn);
     }
 
@@ -1297,8 +1424,8 @@ impl ChatController {
         if self.is_running() {
             return;
         }
-        let request = self.request_again(entry);
         let turn = self.turn_signal(TurnState::started(now_ms()));
+        let request = self.with_settings(self.request_again(entry), turn);
         let slot = decisions::regenerate_slot(entry.versions.with_untracked(Vec::len));
         entry.versions.update(|v| v.push(turn));
         let (decisions::Slot::Push(shown) | decisions::Slot::Replace(shown)) = slot;
@@ -1503,6 +1630,7 @@ impl ChatController {
             sleep(std::time::Duration::ZERO).await;
             this.save();
             run_turn(this, request, turn, rx, guard_secs).await;
+            this.running_turn.set_value(None);
             this.stop.set_value(None);
             this.running.set(None);
             this.save();
@@ -1613,6 +1741,10 @@ async fn run_turn(
                     events.retain(|e| match e {
                         TurnEvent::Turn { conversation, user_message, message, .. } => {
                             chat.on_stored(turn, conversation.clone(), user_message.clone(), message.clone());
+                            false
+                        }
+                        TurnEvent::Started { turn } => {
+                            chat.running_turn.set_value(Some(turn.clone()));
                             false
                         }
                         _ => true,

@@ -289,6 +289,7 @@ mod tests {
                     error: None,
                     versions: Vec::new(),
                     active_version: None,
+                    model: None,
                     extra: serde_json::Map::new(),
                 })
                 .collect(),

@@ -6,6 +6,8 @@
 use gloo_storage::errors::StorageError;
 use gloo_storage::{LocalStorage, Storage};
 
+use crate::domain::reasoning::NewChatModel;
+
 use super::saved_chat::{
     self, ConversationRecord, Settings, BACKUP_PREFIX, CHAT_PREFIX, SETTINGS_KEY,
 };
@@ -129,4 +131,28 @@ pub fn save_settings(settings: &Settings) -> Result<(), SaveError> {
         return Err(SaveError::Unavailable);
     }
     LocalStorage::set(SETTINGS_KEY, settings).map_err(classify)
+}
+
+/// The model the reader picked last, for a new chat.
+pub fn last_model() -> Option<String> {
+    load_settings().last_model
+}
+
+pub fn set_last_model(id: &str) {
+    let mut settings = load_settings();
+    if settings.last_model.as_deref() != Some(id) {
+        settings.last_model = Some(id.to_string());
+        let _ = save_settings(&settings);
+    }
+}
+
+/// Which model a new chat starts with.
+pub fn new_chat_rule() -> NewChatModel {
+    load_settings().new_chat_model
+}
+
+pub fn set_new_chat_rule(rule: NewChatModel) {
+    let mut settings = load_settings();
+    settings.new_chat_model = rule;
+    let _ = save_settings(&settings);
 }

@@ -585,6 +585,12 @@ pub struct Settings {
     /// again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub import_declined: bool,
+    /// The model the reader picked last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_model: Option<String>,
+    /// Which model a new chat starts with.
+    #[serde(default)]
+    pub new_chat_model: crate::domain::reasoning::NewChatModel,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -662,6 +668,7 @@ mod tests {
             error: None,
             versions: vec![],
             active_version: None,
+            model: None,
             extra: Map::new(),
         };
         let record = record_with(vec![
@@ -818,6 +825,7 @@ mod tests {
             }]),
             status: None,
             error: None,
+            model: None,
             created_at: 0.0,
         };
         assert_eq!(

@@ -65,6 +65,17 @@ impl ReasoningSettings {
     }
 }
 
+/// Which model a new chat starts with: a setting of the reader's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewChatModel {
+    /// The model the reader used last.
+    #[default]
+    LastUsed,
+    /// The server's default (`PONDER_MODEL`).
+    Default,
+}
+
 /// What a model can do with reasoning, and so which controls the page shows for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Controls {

@@ -287,7 +287,7 @@ impl Catalogue {
             .unwrap_or(false);
         let list = self.list(config);
         let offered = |id: &str| {
-            id == config.model || !(known || !config.models.is_empty()) || list.find(id).is_some()
+            id == config.model || list.find(id).is_some() || (!known && config.models.is_empty())
         };
         let model = match (asked, remembered) {
             (Some(id), _) if offered(id) => id.to_string(),

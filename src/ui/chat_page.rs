@@ -8,6 +8,7 @@ use super::composer::Composer;
 use super::conversation::Conversation;
 use super::icons::{icon, Icon};
 use super::menus::{ExportMenu, SettingsMenu};
+use super::model_picker::ModelPicker;
 use super::notices::Notices;
 use super::sidebar::Sidebar;
 use super::sign_in::SignIn;
@@ -109,6 +110,7 @@ pub fn ChatPage() -> impl IntoView {
                     <h1 class="brand">"Ponder"</h1>
                     <span class="chat-title">{move || chat.title.get()}</span>
                     <div class="top-actions">
+                        <ModelPicker/>
                         <ExportMenu/>
                         <SettingsMenu/>
                     </div>

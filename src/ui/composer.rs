@@ -3,7 +3,9 @@
 use leptos::prelude::*;
 
 use super::icons::{icon, Icon};
+use super::model_picker::ReasoningControls;
 use crate::client::controller::ChatController;
+use crate::client::turn_state::{BlockStatus, TurnPhase};
 
 /// Where the reader writes: Enter sends, Shift+Enter breaks the line, and while a turn runs
 /// the button stops it; while editing a message it says so and can be cancelled.
@@ -28,6 +30,15 @@ pub fn Composer() -> impl IntoView {
         chat.stop();
         request_animation_frame(focus_input);
     };
+    // While the running turn is thinking and has not begun its answer.
+    let thinking_now = move || {
+        chat.running.get().is_some_and(|turn| {
+            turn.with(|t| {
+                t.phase == TurnPhase::Thinking
+                    && t.blocks.iter().any(|b| b.status == BlockStatus::Streaming)
+            })
+        })
+    };
     let send = move || {
         let text = draft.get_untracked();
         if text.trim().is_empty() || chat.is_running() {
@@ -51,6 +62,12 @@ pub fn Composer() -> impl IntoView {
                     <button type="button" class="action" on:click=move |_| chat.cancel_edit()>"Cancel edit"</button>
                 </div>
             </Show>
+            <div class="composer-tools">
+                <ReasoningControls/>
+                <Show when=thinking_now>
+                    <button type="button" class="chip answer-now" on:click=move |_| chat.answer_now()>"Answer now"</button>
+                </Show>
+            </div>
             <div class="composer-row">
                 <label class="visually-hidden" for="composer-input">"Message"</label>
                 <textarea

@@ -39,6 +39,7 @@ pub fn SettingsMenu() -> impl IntoView {
                         })
                         .collect_view()}
                 </fieldset>
+                <NewChatModelSetting/>
                 // Only once the chat has a block to expand.
                 <Show when=move || chat.entries.with(|e| e.iter().any(|e| e.turn().is_some_and(|t| t.with(|t| !t.blocks.is_empty()))))>
                     <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>
@@ -46,6 +47,36 @@ pub fn SettingsMenu() -> impl IntoView {
                 <AccountSection/>
             </div>
         </details>
+    }
+}
+
+/// Which model a new chat starts with: the one used last, or the server's default.
+#[component]
+fn NewChatModelSetting() -> impl IntoView {
+    use crate::client::local_store;
+    use crate::domain::reasoning::NewChatModel;
+    let rule = RwSignal::new(NewChatModel::LastUsed);
+    Effect::new(move |_| rule.set(local_store::new_chat_rule()));
+    let choice = move |value: NewChatModel, id: &'static str, text: &'static str| {
+        view! {
+            <div class="radio">
+                <input type="radio" name="new-chat-model" id=id
+                    prop:checked=move || rule.get() == value
+                    on:change=move |_| {
+                        rule.set(value);
+                        local_store::set_new_chat_rule(value);
+                    }
+                />
+                <label for=id>{text}</label>
+            </div>
+        }
+    };
+    view! {
+        <fieldset>
+            <legend>"New chats use"</legend>
+            {choice(NewChatModel::LastUsed, "new-chat-last", "The model used last")}
+            {choice(NewChatModel::Default, "new-chat-default", "The default model")}
+        </fieldset>
     }
 }
 

@@ -198,6 +198,24 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
     let previous_version = move |_: leptos::ev::MouseEvent| {
         entry.with_value(|e| chat.show_version(e, active.get_untracked().saturating_sub(1)))
     };
+    // A finished answer can be asked again with more thought, where the model has more to give.
+    let can_think_more = move || {
+        let controls = chat.controls();
+        turn.with(|t| {
+            t.phase == TurnPhase::Done
+                && (controls.effort && t.settings.effort != Some(crate::domain::Effort::High)
+                    || controls.toggle && t.settings.thinking == Some(false))
+        })
+    };
+    let think_more = move |_: leptos::ev::MouseEvent| entry.with_value(|e| chat.think_more(e));
+    // The upstream refused a reasoning setting this turn carried.
+    let refused_setting = move || {
+        turn.with(|t| {
+            t.phase == TurnPhase::Error
+                && !t.settings.is_default()
+                && t.error.as_ref().is_some_and(|e| !e.retryable)
+        })
+    };
     let next_version = move |_: leptos::ev::MouseEvent| {
         entry.with_value(|e| chat.show_version(e, active.get_untracked() + 1))
     };
@@ -225,9 +243,15 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
             <Show when=move || wants_retry.get()>
                 <button class="retry" type="button" disabled=move || chat.is_running() on:click=retry>"Retry"</button>
             </Show>
+            <Show when=refused_setting>
+                <button class="retry" type="button" disabled=move || chat.is_running()
+                    on:click=move |_| entry.with_value(|e| chat.retry_without_settings(e))
+                >"Send again without the setting"</button>
+            </Show>
         </div>
         <div class="bubble-meta">
             <span class="disclaimer">{AI_DISCLAIMER}</span>
+            {move || turn.with(|t| t.model.clone()).map(|m| view! { <span class="answer-model" title="The model that wrote this answer">{m}</span> })}
             <Timestamp at=created_at/>
             <Show when=move || { version_count.get() > 1 }>
                 <div class="versions" role="group" aria-label="Answer versions">
@@ -266,6 +290,12 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
                         disabled=move || chat.is_running()
                         on:click=regenerate
                     >{icon(Icon::Regenerate)}</button>
+                </Show>
+                <Show when=can_think_more>
+                    <button type="button" class="chip think-more"
+                        disabled=move || chat.is_running()
+                        on:click=think_more
+                    >"Think more"</button>
                 </Show>
                 <button type="button" class="icon-button" aria-label="Branch from here"
                     disabled=move || chat.is_running()

@@ -11,6 +11,7 @@ pub mod icons;
 pub mod markdown_view;
 pub mod menus;
 pub mod message_bubble;
+pub mod model_picker;
 pub mod notices;
 pub mod sanitize;
 pub mod sidebar;

@@ -40,7 +40,7 @@ pub fn request(
         (_, Some(effort)) => Some(json!(effort.as_str())),
         (Some(true), None) => Some(json!(true)),
         (None, None) if options.answer_now.is_some() => Some(json!(false)),
-        (None, None) => options.controls.reasons.then(|| json!(true)),
+        (None, None) => options.controls.reasons.then_some(json!(true)),
     };
     if let Some(think) = think {
         body["think"] = think;

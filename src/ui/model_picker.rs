@@ -1,0 +1,127 @@
+//! Which model answers and how hard it thinks: the model picker (searchable, showing a page of
+//! a list of any length) and the reasoning controls, shown only for a model that takes them.
+
+use leptos::prelude::*;
+
+use super::menus::one_menu_open;
+use crate::client::controller::ChatController;
+use crate::domain::reasoning::filter_models;
+use crate::domain::Effort;
+
+/// Models listed at once; the search narrows a longer list.
+const SHOWN: usize = 50;
+
+/// The picker: a menu button naming the model, a search box and the matching models.
+#[component]
+pub fn ModelPicker() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let query = RwSignal::new(String::new());
+    let menu = NodeRef::<leptos::html::Details>::new();
+    let label = move || {
+        let id = chat.current_model();
+        chat.models
+            .with(|m| m.find(&id).map(|m| m.label().to_string()))
+            .unwrap_or(id)
+    };
+    let pick = move |id: String| {
+        chat.pick_model(id);
+        query.set(String::new());
+        if let Some(menu) = menu.get_untracked() {
+            menu.set_open(false);
+        }
+    };
+    let matches = Memo::new(move |_| {
+        let q = query.get();
+        chat.models.with(|list| {
+            let (shown, total) = filter_models(&list.models, &q, SHOWN);
+            let shown: Vec<(String, String, bool)> = shown
+                .into_iter()
+                .map(|m| (m.id.clone(), m.label().to_string(), m.controls.reasons))
+                .collect();
+            (shown, total)
+        })
+    });
+    view! {
+        <details class="menu model-picker" node_ref=menu on:toggle=one_menu_open>
+            <summary class="menu-button model-button" aria-label=move || format!("Model: {}", label())>
+                <span class="model-name">{label}</span>
+            </summary>
+            <div class="menu-panel model-panel">
+                <label class="visually-hidden" for="model-search">"Search models"</label>
+                <input
+                    id="model-search"
+                    type="search"
+                    placeholder="Search models…"
+                    autocomplete="off"
+                    prop:value=move || query.get()
+                    on:input=move |ev| query.set(event_target_value(&ev))
+                />
+                <ul class="model-list" aria-label="Models">
+                    <For
+                        each=move || matches.get().0
+                        key=|(id, ..)| id.clone()
+                        children=move |(id, name, reasons)| {
+                            let selected = {
+                                let id = id.clone();
+                                move || chat.current_model() == id
+                            };
+                            let chosen = id.clone();
+                            view! {
+                                <li>
+                                    <button type="button" class="model-option" aria-pressed=move || selected().to_string() on:click=move |_| pick(chosen.clone())>
+                                        <span>{name}</span>
+                                        {reasons.then(|| view! { <span class="model-tag">"reasons"</span> })}
+                                    </button>
+                                </li>
+                            }
+                        }
+                    />
+                </ul>
+                <p class="model-count" role="status">
+                    {move || {
+                        let (shown, total) = matches.get();
+                        match total {
+                            0 => "No model matches.".to_string(),
+                            t if t > shown.len() => format!("Showing {} of {t}: type to narrow.", shown.len()),
+                            1 => "1 model".to_string(),
+                            t => format!("{t} models"),
+                        }
+                    }}
+                </p>
+                {move || chat.models.with(|m| m.note.clone()).map(|note| view! { <p class="model-note">{note}</p> })}
+            </div>
+        </details>
+    }
+}
+
+/// Thinking on/off and the effort, for the current model; nothing for a model without them.
+#[component]
+pub fn ReasoningControls() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let controls = Memo::new(move |_| chat.controls());
+    let thinking_on = move || chat.thinking.get() != Some(false);
+    view! {
+        <Show when=move || controls.get().toggle>
+            <button
+                type="button"
+                class="chip thinking-toggle"
+                aria-pressed=move || thinking_on().to_string()
+                on:click=move |_| chat.thinking.set(Some(!thinking_on()))
+            >{move || if thinking_on() { "Thinking on" } else { "Thinking off" }}</button>
+        </Show>
+        <Show when=move || controls.get().effort && thinking_on()>
+            <label class="effort">
+                <span>"Effort"</span>
+                <select
+                    on:change=move |ev| chat.effort.set(Effort::parse(&event_target_value(&ev)))
+                    prop:value=move || chat.effort.get().map(|e| e.as_str()).unwrap_or("")
+                >
+                    <option value="">"Default"</option>
+                    <option value="low">"Low"</option>
+                    <option value="medium">"Medium"</option>
+                    <option value="high">"High"</option>
+                </select>
+            </label>
+        </Show>
+    }
+}
