@@ -21,7 +21,7 @@ WBG_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""
 BINARYEN_VERSION := 132.0.0
 ADDR ?= 127.0.0.1:3000
 
-.PHONY: help run test build site assets server screenshots size-check bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history clean
+.PHONY: help run test build site assets server screenshots size-check bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker clean
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
 help:
@@ -223,7 +223,7 @@ tools-bench:
 	  "$(LITELLM_VENV)/bin/python" -m pip install -q --disable-pip-version-check "litellm[proxy]==$(LITELLM_VERSION)"; \
 	fi
 
-bench: bench-parsers bench-load bench-ui bench-history bench-size
+bench: bench-parsers bench-load bench-ui bench-history bench-size bench-picker
 
 # The first load in Chromium: bytes on the wire cold and warm, composer ready unthrottled and on
 # Slow 4G at 1× and 4× CPU (end2end/bench/first-load.mjs; RUNS=5).
@@ -259,6 +259,11 @@ bench-history: tools-db tools-e2e build
 
 bench-ui: tools-e2e build
 	cd end2end && node bench/ui-stream.mjs
+
+# The model picker over a 5,000-model list: opening, each keystroke, the longest task
+# (end2end/bench/model-picker.mjs; RUNS=5, MODELS=5000).
+bench-picker: tools-e2e build
+	cd end2end && node bench/model-picker.mjs
 
 clean:
 	cargo clean
