@@ -12,13 +12,13 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
 fn stored_at(events: &[TurnEvent]) -> (String, String) {
-    match events.first() {
+    match events.get(1) {
         Some(TurnEvent::Turn {
             conversation,
             message,
             ..
         }) => (conversation.clone(), message.clone()),
-        other => panic!("a stored turn starts with where it is stored, not {other:?}"),
+        other => panic!("a stored turn starts with its id, then where it is stored, not {other:?}"),
     }
 }
 

@@ -18,7 +18,7 @@ async fn a_thinking_turn_streams_the_whole_contract_in_order() {
     assert_eq!(headers["cache-control"], "no-cache");
     assert_eq!(headers["x-accel-buffering"], "no");
     assert!(headers.get("content-encoding").is_none());
-    let events = read_events(response).await;
+    let events = after_start(read_events(response).await);
 
     assert_eq!(
         events[0],

@@ -25,6 +25,7 @@ async fn beside_a_healthy_turn(app: &TestApp, fault: &str) -> (Vec<TurnEvent>, V
     let response = app.post_chat(chat_body(fault)).await;
     assert_eq!(response.status(), 200);
     let (faulty, healthy) = tokio::join!(read_events(response), app.turn(HEALTHY));
+    let faulty = after_start(faulty);
     assert_one_terminal(&faulty);
     assert_one_terminal(&healthy);
     (faulty, healthy)

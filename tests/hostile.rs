@@ -94,6 +94,7 @@ async fn beside_a_healthy_turn(app: &TestApp, hostile: &str) -> (Vec<TurnEvent>,
     let response = app.post_chat(chat_body(hostile)).await;
     assert_eq!(response.status(), 200);
     let (hostile, healthy) = tokio::join!(read_events(response), app.turn("healthy"));
+    let hostile = after_start(hostile);
     assert_one_terminal(&hostile);
     assert_healthy(&healthy);
     (hostile, healthy)
@@ -161,7 +162,7 @@ async fn an_endless_line_ends_the_turn_and_drops_the_upstream_in_every_framing()
         ])
         .await;
         let response = app.post_chat(chat_body("[endless-line]")).await;
-        let events = read_events(response).await;
+        let events = after_start(read_events(response).await);
         assert_one_terminal(&events);
         let (message, retryable) = error_of(&events);
         assert!(
@@ -183,7 +184,7 @@ async fn an_endless_sse_line_keeps_the_servers_memory_flat() {
     let upstream = endless_line_upstream("openai", sent.clone()).await;
     let process = Process::start(&[("PONDER_UPSTREAM_URL", &upstream.url())]);
     // A healthy turn first, so the baseline includes a warmed-up server.
-    let warm = read_events(post(&process.url("/api/chat"), "healthy").await).await;
+    let warm = after_start(read_events(post(&process.url("/api/chat"), "healthy").await).await);
     assert_healthy(&warm);
     let (baseline, _) = process.memory_kib();
 
@@ -192,6 +193,7 @@ async fn an_endless_sse_line_keeps_the_servers_memory_flat() {
     let healthy = post(&url, "healthy");
     let (hostile, healthy) = tokio::join!(hostile, healthy);
     let (hostile, healthy) = tokio::join!(read_events(hostile), read_events(healthy));
+    let (hostile, healthy) = (after_start(hostile), after_start(healthy));
     assert_healthy(&healthy);
     assert_one_terminal(&hostile);
     let (message, _) = error_of(&hostile);
@@ -534,7 +536,7 @@ async fn no_copy_of_the_key_or_the_url_password_reaches_the_log() {
         ("RUST_LOG", "debug"),
     ]);
     for echo in ECHOES {
-        let events = read_events(post(&process.url("/api/chat"), echo).await).await;
+        let events = after_start(read_events(post(&process.url("/api/chat"), echo).await).await);
         assert_no_key(&format!("{events:?}"), echo);
     }
     // A password in the upstream URL, and a server that is not there.
@@ -546,7 +548,7 @@ async fn no_copy_of_the_key_or_the_url_password_reaches_the_log() {
         "PONDER_UPSTREAM_URL",
         &format!("http://alice:{password}@127.0.0.1:{port}/v1"),
     )]);
-    let events = read_events(post(&second.url("/api/chat"), "hello").await).await;
+    let events = after_start(read_events(post(&second.url("/api/chat"), "hello").await).await);
     let (message, _) = error_of(&events);
     assert!(message.contains("Could not reach"), "{message}");
     assert!(!message.contains(password), "{message}");
@@ -658,7 +660,7 @@ async fn cross_site_and_non_json_requests_run_no_turn() {
         .expect("request");
     assert_eq!(response.status(), 200);
     assert!(matches!(
-        read_events(response).await.last(),
+        after_start(read_events(response).await).last(),
         Some(TurnEvent::Done { .. })
     ));
     assert!(matches!(
@@ -727,7 +729,8 @@ async fn oversized_bodies_get_413_at_once_and_many_messages_a_400() {
 #[tokio::test]
 async fn many_huge_requests_at_once_stay_within_a_bounded_memory() {
     let process = Process::start(&[]);
-    let warm = read_events(post(&process.url("/api/chat"), "[no-think] hi").await).await;
+    let warm =
+        after_start(read_events(post(&process.url("/api/chat"), "[no-think] hi").await).await);
     assert_one_terminal(&warm);
     let (baseline, _) = process.memory_kib();
     let body = serde_json::json!({"messages": vec![serde_json::json!({"role": "user", "content": "x"}); 67_000]})
@@ -894,7 +897,7 @@ async fn a_thousand_held_sockets_do_not_lock_out_a_new_client() {
     for socket in held.iter_mut() {
         assert!(closed_by_server(socket, Duration::from_secs(20)).await);
     }
-    let events = read_events(post(&process.url("/api/chat"), "hello").await).await;
+    let events = after_start(read_events(post(&process.url("/api/chat"), "hello").await).await);
     assert!(matches!(events.last(), Some(TurnEvent::Done { .. })));
 }
 

@@ -230,9 +230,13 @@ async fn a_stored_conversation_remembers_its_model_and_settings() {
         json!({"content": "hello", "model": "ponder-demo-deep", "effort": "low"}),
     )
     .await;
-    let Some(TurnEvent::Turn { conversation, .. }) = first.first() else {
+    let Some(conversation) = first.iter().find_map(|e| match e {
+        TurnEvent::Turn { conversation, .. } => Some(conversation.clone()),
+        _ => None,
+    }) else {
         panic!("{first:?}")
     };
+    let conversation = &conversation;
     let next = chat(
         &app,
         json!({"conversation": conversation, "content": "again"}),
@@ -341,4 +345,58 @@ async fn the_model_list_survives_a_slow_a_failing_and_a_huge_upstream() {
     assert!(list.models[1].controls.reasons);
     let (shown, total) = ponder::domain::reasoning::filter_models(&list.models, "model-4999", 50);
     assert_eq!((shown.len(), total), (1, 1));
+}
+
+#[tokio::test]
+async fn answer_now_in_a_stored_turn_leaves_one_answer_with_its_block_cut_short() {
+    let app = TestApp::spawn(&[("PONDER_DEMO_DELAY_MS", "25")]).await;
+    loaded(&app).await;
+    let response = app
+        .post_chat(json!({"content": "[long-think] why?"}).to_string())
+        .await;
+    assert_eq!(response.status(), 200);
+    let mut decoder = ponder::wire::sse::TurnDecoder::new();
+    let mut events = Vec::new();
+    let mut stream = futures::StreamExt::boxed(response.bytes_stream());
+    let mut asked = false;
+    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
+        decoder.push(&chunk.unwrap(), &mut events);
+        if !asked && thinking_text(&events).len() > 40 {
+            let Some(TurnEvent::Started { turn }) = events.first() else {
+                panic!("{events:?}")
+            };
+            asked = true;
+            let done = app
+                .http
+                .post(app.url("/api/turn/answer-now"))
+                .header("content-type", "application/json")
+                .body(json!({"turn": turn}).to_string())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(done.status(), 200);
+        }
+    }
+    decoder.finish(&mut events);
+    assert_one_terminal(&events);
+    let Some(TurnEvent::Turn { conversation, .. }) = events.get(1) else {
+        panic!("{events:?}")
+    };
+    let me = app.state.local_identity().await.unwrap();
+    let stored = app
+        .state
+        .store
+        .scoped(&me)
+        .conversation(conversation, true)
+        .await
+        .unwrap();
+    assert_eq!(stored.messages.len(), 2, "the question and one answer");
+    let answer = stored.messages[1].shown().unwrap();
+    assert_eq!(answer.blocks.len(), 1);
+    assert!(answer.blocks[0].cut_short);
+    assert!(
+        answer.content.contains("Here is what I found"),
+        "{}",
+        answer.content
+    );
 }

@@ -89,12 +89,21 @@ async fn raw_body(response: reqwest::Response) -> String {
     String::from_utf8(bytes.to_vec()).expect("utf-8")
 }
 
+/// The events of a turn's raw body, after the `started` event it begins with.
 fn decode(raw: &str) -> Vec<TurnEvent> {
     let mut decoder = TurnDecoder::new();
     let mut events = Vec::new();
     decoder.push(raw.as_bytes(), &mut events);
     decoder.finish(&mut events);
-    events
+    after_start(events)
+}
+
+/// Where the first event after `started` begins in a turn's raw body: what the keep-alive
+/// comments must come before while the upstream is silent.
+fn first_event_after_start(raw: &str) -> Option<usize> {
+    let started = raw.find("data:")?;
+    let next = raw[started..].find("\n\n")? + started + 2;
+    raw[next..].find("data:").map(|i| i + next)
 }
 
 // ---------- SSE through proxies ----------
@@ -124,7 +133,7 @@ async fn the_event_stream_is_never_cached_buffered_or_compressed() {
 async fn a_silent_upstream_gets_keep_alive_comments_and_the_turn_still_completes() {
     let app = OpsApp::spawn(&[("PONDER_KEEP_ALIVE", "0.2")]).await;
     let raw = raw_body(app.post_turn("/api/chat", "[slow] hello").await).await;
-    let first_data = raw.find("data:").expect("events");
+    let first_data = first_event_after_start(&raw).expect("events");
     let comments = raw[..first_data].matches(": keep-alive\n\n").count();
     // The demo is silent for 3 s before its first token; at 0.2 s that is about 15 comments.
     assert!(
@@ -132,11 +141,13 @@ async fn a_silent_upstream_gets_keep_alive_comments_and_the_turn_still_completes
         "{comments} keep-alive comments in {:?}",
         &raw[..first_data]
     );
+    assert!(raw.starts_with("data: {\"type\":\"started\""), "{raw:?}");
+    let after_started = raw.find("\n\n").expect("the started frame") + 2;
     assert!(
-        raw[..first_data]
+        raw[after_started..first_data]
             .split(": keep-alive\n\n")
             .all(|rest| rest.is_empty()),
-        "only comments before the first event: {:?}",
+        "only comments between the turn's id and its first event: {:?}",
         &raw[..first_data]
     );
     let events = decode(&raw);
@@ -186,7 +197,7 @@ async fn keep_alive_comments_flow_while_the_upstream_has_not_sent_its_headers() 
     ])
     .await;
     let raw = raw_body(app.post_turn("/api/chat", "hello").await).await;
-    let first_data = raw.find("data:").expect("the timeout's error event");
+    let first_data = first_event_after_start(&raw).expect("the timeout's error event");
     assert!(
         raw[..first_data].matches(": keep-alive\n\n").count() >= 3,
         "{:?}",
@@ -393,7 +404,12 @@ async fn metrics_count_a_turn_of_each_outcome() {
     assert_eq!(closed.status(), 200);
     let mut stream = closed.bytes_stream();
     let first = stream.next().await.expect("a first frame").expect("bytes");
-    assert_eq!(&first[..], b": keep-alive\n\n");
+    assert!(
+        first.starts_with(b"data: {\"type\":\"started\""),
+        "{first:?}"
+    );
+    let second = stream.next().await.expect("a second frame").expect("bytes");
+    assert_eq!(&second[..], b": keep-alive\n\n");
     drop(stream);
 
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -526,7 +542,7 @@ async fn ponder_threads_sets_the_serving_threads_and_each_takes_a_share_of_the_c
     assert_eq!(names, ["ponder-0", "ponder-1", "ponder-2"]);
     // Each request comes on a new connection; the connections go to the threads in turn.
     for _ in 0..3 {
-        let events = read_events(post(&process.url("/api/chat"), "hello").await).await;
+        let events = after_start(read_events(post(&process.url("/api/chat"), "hello").await).await);
         assert_one_terminal(&events);
         assert_eq!(answer_text(&events), ANSWER);
     }
@@ -554,7 +570,8 @@ async fn json_logs_are_one_object_per_line_and_never_hold_the_api_key() {
     let key = "sk-log-secret-31337-abcdef";
     let mut process = Process::start(&[("PONDER_API_KEY", key), ("RUST_LOG", "debug")]);
     // The demo's [401] echoes the key it got in its error body.
-    let events = read_events(post(&process.url("/api/chat"), "[401] hello").await).await;
+    let events =
+        after_start(read_events(post(&process.url("/api/chat"), "[401] hello").await).await);
     assert!(matches!(
         events.last(),
         Some(TurnEvent::Error(Failure {
@@ -563,7 +580,7 @@ async fn json_logs_are_one_object_per_line_and_never_hold_the_api_key() {
         }))
     ));
     assert!(!format!("{events:?}").contains(key));
-    let events = read_events(post(&process.url("/api/chat"), "hello").await).await;
+    let events = after_start(read_events(post(&process.url("/api/chat"), "hello").await).await);
     assert!(matches!(events.last(), Some(TurnEvent::Done { .. })));
     process.terminate();
     assert!(process
@@ -607,7 +624,8 @@ async fn json_logs_are_one_object_per_line_and_never_hold_the_api_key() {
 #[tokio::test]
 async fn each_request_has_a_span_with_its_method_path_status_and_duration() {
     let mut process = Process::start(&[("RUST_LOG", "ponder=debug")]);
-    let events = read_events(post(&process.url("/api/chat"), "[no-think] hi").await).await;
+    let events =
+        after_start(read_events(post(&process.url("/api/chat"), "[no-think] hi").await).await);
     assert!(matches!(events.last(), Some(TurnEvent::Done { .. })));
     process.terminate();
     assert!(process.wait_exit(Duration::from_secs(10)).is_some());

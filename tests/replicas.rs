@@ -19,9 +19,9 @@ fn replica(database: &str) -> Process {
 }
 
 fn stored_at(events: &[TurnEvent]) -> String {
-    match events.first() {
+    match events.get(1) {
         Some(TurnEvent::Turn { conversation, .. }) => conversation.clone(),
-        other => panic!("a stored turn starts with where it is stored, not {other:?}"),
+        other => panic!("a stored turn starts with its id, then where it is stored, not {other:?}"),
     }
 }
 
@@ -115,9 +115,9 @@ async fn two_replicas_on_one_postgres_serve_the_same_users() {
             user_message: Some(question),
             message: answer,
             ..
-        }) = events.first()
+        }) = events.get(1)
         else {
-            panic!("a stored turn starts with where it is stored: {events:?}");
+            panic!("a stored turn starts with its id, then where it is stored: {events:?}");
         };
         let at = |id: &str| order.iter().position(|m| m == id).expect("stored");
         assert!(at(question) < at(answer), "{order:?}");

@@ -48,6 +48,7 @@ fn answer(content: &str, thinking: &str, status: VersionStatus) -> AnswerRecord 
             started_at: Some(1),
             duration_ms: (status != VersionStatus::Streaming).then_some(4200),
             interrupted: false,
+            cut_short: false,
         }],
         status,
         error: None,

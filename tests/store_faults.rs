@@ -14,9 +14,9 @@ use ponder::domain::TurnEvent;
 use serde_json::{json, Value};
 
 fn stored_at(events: &[TurnEvent]) -> String {
-    match events.first() {
+    match events.get(1) {
         Some(TurnEvent::Turn { conversation, .. }) => conversation.clone(),
-        other => panic!("a stored turn starts with where it is stored, not {other:?}"),
+        other => panic!("a stored turn starts with its id, then where it is stored, not {other:?}"),
     }
 }
 

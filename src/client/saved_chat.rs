@@ -48,6 +48,9 @@ pub struct ThinkingRecord {
     pub open: Option<bool>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The reader cut this reasoning short ("Answer now").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
     /// A block stored on the server whose text is loaded on demand: its id and word count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteText>,
@@ -217,6 +220,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
                 duration_ms: (ms > 0).then_some(ms),
                 open: b.reader_open,
                 interrupted: b.status != BlockStatus::Done,
+                cut_short: b.cut_short,
                 remote: b.text.is_empty().then(|| b.remote.clone()).flatten(),
             }
         })
@@ -261,7 +265,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
             answer_followed: true,
             reader_open: t.open,
             remote: t.remote.clone(),
-            cut_short: false,
+            cut_short: t.cut_short,
         })
         .collect();
     let (phase, error) = match status {
@@ -308,6 +312,7 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
                     duration_ms: b.duration_ms,
                     open: b.reader_open,
                     interrupted: b.interrupted,
+                    cut_short: b.cut_short,
                     remote: b.text.is_none().then(|| RemoteText {
                         id: b.id.clone(),
                         words: b.words,
@@ -780,6 +785,7 @@ mod tests {
                             words: 234,
                             chars: 1000,
                             reader_open: None,
+                            cut_short: false,
                             interrupted: false,
                             text: None,
                         }],
@@ -820,6 +826,7 @@ mod tests {
                 kind: ThinkingKind::Raw,
                 duration_ms: None,
                 open: None,
+                cut_short: false,
                 interrupted: false,
                 remote: None,
             }]),

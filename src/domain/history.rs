@@ -80,6 +80,9 @@ pub struct BlockHeader {
     pub reader_open: Option<bool>,
     #[serde(default)]
     pub interrupted: bool,
+    /// The reader cut this reasoning short ("Answer now").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
     /// The reasoning, when it was loaded with the header (an export, a small block).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,

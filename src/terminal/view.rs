@@ -505,6 +505,7 @@ mod tests {
             words: 7,
             chars: 30,
             reader_open: None,
+            cut_short: false,
             interrupted: false,
             text: Some("seven words of stored reasoning right here".into()),
         };

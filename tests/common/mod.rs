@@ -94,8 +94,18 @@ impl TestApp {
             serde_json::json!({"messages": [{"role": "user", "content": prompt}]}).to_string();
         let response = self.post_chat(body).await;
         assert_eq!(response.status(), 200);
-        read_events(response).await
+        after_start(read_events(response).await)
     }
+}
+
+/// The events after the `started` event every turn begins with (checked here).
+pub fn after_start(mut events: Vec<TurnEvent>) -> Vec<TurnEvent> {
+    assert!(
+        matches!(events.first(), Some(TurnEvent::Started { turn }) if !turn.is_empty()),
+        "a turn starts with its id: {events:?}"
+    );
+    events.remove(0);
+    events
 }
 
 /// A fresh SQLite file under the temporary directory, as a database URL.

@@ -58,6 +58,8 @@ pub struct BlockRecord {
     pub started_at: Option<i64>,
     pub duration_ms: Option<u64>,
     pub interrupted: bool,
+    /// The reader cut the reasoning short ("Answer now").
+    pub cut_short: bool,
 }
 
 /// The state of an answer being written, saved as the turn streams and at its end.
@@ -395,7 +397,7 @@ impl Scoped<'_> {
         .await?;
         let text_column = if with_text { "b.text" } else { "NULL" };
         let blocks = sqlx::query(&format!(
-            "SELECT b.id, b.version_id, b.idx, b.kind, b.chars, b.words, b.duration_ms, b.reader_open, b.interrupted, {text_column} AS text \
+            "SELECT b.id, b.version_id, b.idx, b.kind, b.chars, b.words, b.duration_ms, b.reader_open, b.interrupted, b.cut_short, {text_column} AS text \
              FROM thinking_blocks b JOIN message_versions v ON v.id = b.version_id JOIN messages m ON m.id = v.message_id \
              WHERE m.conversation_id = $1 AND b.user_id = $2 AND m.position BETWEEN $3 AND $4 \
              ORDER BY b.version_id, b.idx"
@@ -421,6 +423,7 @@ impl Scoped<'_> {
                 chars: b.try_get::<i64, _>("chars")?.max(0) as u64,
                 reader_open: b.try_get::<Option<i64>, _>("reader_open")?.map(|v| v != 0),
                 interrupted: b.try_get::<i64, _>("interrupted")? != 0,
+                cut_short: b.try_get::<i64, _>("cut_short")? != 0,
                 text,
             });
         }
@@ -601,8 +604,8 @@ impl Scoped<'_> {
                 for (bidx, b) in v.blocks.iter().enumerate() {
                     let text = b.text.clone().unwrap_or_default();
                     sqlx::query(
-                        "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, duration_ms, reader_open, interrupted) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                        "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, duration_ms, reader_open, interrupted, cut_short) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
                     )
                     .bind(new_id())
                     .bind(&version_id)
@@ -615,6 +618,7 @@ impl Scoped<'_> {
                     .bind(b.duration_ms.map(|d| d as i64))
                     .bind(b.reader_open.map(i64::from))
                     .bind(i64::from(b.interrupted))
+                    .bind(i64::from(b.cut_short))
                     .execute(&mut *tx)
                     .await?;
                 }
@@ -1081,7 +1085,7 @@ impl Scoped<'_> {
         found(done.rows_affected())?;
         for (idx, block) in answer.blocks.iter().enumerate() {
             let updated = sqlx::query(
-                "UPDATE thinking_blocks SET kind = $1, text = $2, chars = $3, words = $4, started_at = $5, duration_ms = $6, interrupted = $7 \
+                "UPDATE thinking_blocks SET kind = $1, text = $2, chars = $3, words = $4, started_at = $5, duration_ms = $6, interrupted = $7, cut_short = $10 \
                  WHERE version_id = $8 AND idx = $9",
             )
             .bind(kind_name(block.kind))
@@ -1093,12 +1097,13 @@ impl Scoped<'_> {
             .bind(i64::from(block.interrupted))
             .bind(&slot.version_id)
             .bind(idx as i64)
+            .bind(i64::from(block.cut_short))
             .execute(&mut *tx)
             .await?;
             if updated.rows_affected() == 0 {
                 sqlx::query(
-                    "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, started_at, duration_ms, interrupted) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                    "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, started_at, duration_ms, interrupted, cut_short) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
                 )
                 .bind(new_id())
                 .bind(&slot.version_id)
@@ -1111,6 +1116,7 @@ impl Scoped<'_> {
                 .bind(block.started_at)
                 .bind(block.duration_ms.map(|d| d as i64))
                 .bind(i64::from(block.interrupted))
+                .bind(i64::from(block.cut_short))
                 .execute(&mut *tx)
                 .await?;
             }

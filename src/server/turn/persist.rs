@@ -51,6 +51,7 @@ impl AnswerBuilder {
                 started_at: Some(now),
                 duration_ms: None,
                 interrupted: false,
+                cut_short: false,
             });
         }
         &mut self.record.blocks[index]
@@ -62,9 +63,13 @@ impl AnswerBuilder {
             TurnEvent::ThinkingStart { block, kind } => self.block(*block, now).kind = *kind,
             TurnEvent::Thinking { block, text } => self.block(*block, now).text.push_str(text),
             TurnEvent::ThinkingEnd {
-                block, duration_ms, ..
+                block,
+                duration_ms,
+                cut_short,
             } => {
-                self.block(*block, now).duration_ms = duration_ms.or(Some(0));
+                let b = self.block(*block, now);
+                b.duration_ms = duration_ms.or(Some(0));
+                b.cut_short |= *cut_short;
             }
             TurnEvent::Delta { text } => self.record.content.push_str(text),
             TurnEvent::Reclassify { block } => {
