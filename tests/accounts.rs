@@ -386,25 +386,7 @@ async fn a_trusted_proxy_names_the_user_and_nobody_else_can() {
 #[tokio::test]
 async fn another_users_rows_answer_404_with_the_body_of_a_missing_one_on_every_endpoint() {
     let app = TestApp::spawn(&[("PONDER_AUTH", "password")]).await;
-    let alice = Browser::new(&app);
-    alice
-        .ok(
-            "auth/setup",
-            json!({"name": "alice", "password": "alice-password"}),
-        )
-        .await;
-    alice
-        .ok(
-            "users/add",
-            json!({"name": "bob", "password": "bob-password-1", "is_admin": false}),
-        )
-        .await;
-    let bob = Browser::new(&app);
-    bob.ok(
-        "auth/sign-in",
-        json!({"name": "bob", "password": "bob-password-1"}),
-    )
-    .await;
+    let (alice, bob) = Browser::alice_and_bob(&app).await;
 
     let (_, events) = alice.turn(json!({"content": "my private question"})).await;
     let (conversation, answer) = stored_at(&events);

@@ -7,6 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use axum::routing::get;
+use common::browser::Browser;
 use common::*;
 use ponder::domain::{ModelList, TurnEvent};
 use ponder::server::config::Config;
@@ -399,4 +400,51 @@ async fn answer_now_in_a_stored_turn_leaves_one_answer_with_its_block_cut_short(
         "{}",
         answer.content
     );
+}
+
+#[tokio::test]
+async fn another_user_cannot_reach_a_running_turn() {
+    let app = TestApp::spawn(&[("PONDER_AUTH", "password"), ("PONDER_DEMO_DELAY_MS", "20")]).await;
+    let (root, ana) = Browser::alice_and_bob(&app).await;
+    let response = root
+        .request(
+            "/api/chat",
+            json!({"messages": [{"role": "user", "content": "[long-think] why?"}]}).to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let turn = response.headers()["x-ponder-turn"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let (status, body) = ana.call("turn/answer-now", json!({"turn": turn})).await;
+    assert_eq!(status, 404, "{body}");
+    let (status, _) = Browser::new(&app)
+        .call("turn/answer-now", json!({"turn": turn}))
+        .await;
+    assert_eq!(status, 401, "signed out");
+    let events = read_events(response).await;
+    assert_one_terminal(&events);
+    assert!(
+        !events.iter().any(|e| matches!(
+            e,
+            TurnEvent::ThinkingEnd {
+                cut_short: true,
+                ..
+            }
+        )),
+        "the turn went on as if nothing was asked"
+    );
+    assert_eq!(thinking_text(&events).len(), {
+        let full = ponder::server::demo_upstream::Scenario::LongThink.script();
+        full.steps
+            .iter()
+            .map(|s| match s {
+                ponder::server::demo_upstream::Step::Think(t) => t.len(),
+                _ => 0,
+            })
+            .sum::<usize>()
+    });
 }

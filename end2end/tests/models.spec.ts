@@ -61,6 +61,23 @@ test.describe("models and reasoning controls", () => {
     await expect(chat.assistantBubbles()).toHaveCount(1);
     await expect(chat.thinkingBlocks()).toHaveCount(1);
     await expect(answerNow).toHaveCount(0);
+    await page.reload();
+    await expect(chat.summary(chat.thinkingBlocks().first())).toHaveText(/cut short/);
+  });
+
+  test("a conversation remembers its model across a reload", async ({ page }) => {
+    const picker = page.locator(".model-picker");
+    await picker.locator("summary").click();
+    await page.getByLabel("Search models").fill("deep");
+    await picker.locator(".model-option").first().click();
+    await chat.send("[no-think] remember me");
+    await chat.waitForTurnEnd();
+    await expect(chat.lastAssistant().locator(".answer-model")).toHaveText("ponder-demo-deep");
+    await page.reload();
+    await expect(chat.lastAssistant().locator(".answer-model")).toHaveText("ponder-demo-deep");
+    await expect(picker.locator("summary")).toHaveAccessibleName("Model: Ponder demo (deep, always thinks)");
+    await page.getByRole("button", { name: "New chat" }).click();
+    await expect(picker.locator("summary")).toHaveAccessibleName("Model: Ponder demo (deep, always thinks)");
   });
 
   test("Think more answers again at a higher effort, as a new version", async ({ page }) => {

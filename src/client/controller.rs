@@ -888,6 +888,17 @@ impl ChatController {
             stored: true,
             on_server,
         });
+        // The conversation goes on with the model of its last answer (a server copy also says
+        // its settings once it arrives).
+        let last_model = record
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .and_then(saved_chat::model_of);
+        if last_model.is_some() {
+            self.model.set(last_model);
+        }
         self.conversation_id.set(record.id);
         self.title.set(record.title);
         self.earlier.set(record.earlier);

@@ -485,6 +485,12 @@ pub fn assistant_record(
     }
 }
 
+/// The model of the shown version of a saved assistant message, when it was saved.
+pub fn model_of(m: &MessageRecord) -> Option<String> {
+    let (versions, active) = versions_of(m);
+    versions.get(active).and_then(|v| v.model.clone())
+}
+
 /// The versions of a saved assistant message and the active index. A plain record (no
 /// `versions`) is one version.
 pub fn versions_of(m: &MessageRecord) -> (Vec<VersionRecord>, usize) {

@@ -62,12 +62,6 @@ pub fn Composer() -> impl IntoView {
                     <button type="button" class="action" on:click=move |_| chat.cancel_edit()>"Cancel edit"</button>
                 </div>
             </Show>
-            <div class="composer-tools">
-                <ReasoningControls/>
-                <Show when=thinking_now>
-                    <button type="button" class="chip answer-now" on:click=move |_| chat.answer_now()>"Answer now"</button>
-                </Show>
-            </div>
             <div class="composer-row">
                 <label class="visually-hidden" for="composer-input">"Message"</label>
                 <textarea
@@ -96,6 +90,12 @@ pub fn Composer() -> impl IntoView {
                     }
                 >
                     <button class="stop" type="button" aria-label="Stop generating" on:click=stop>{icon(Icon::Stop)}</button>
+                </Show>
+            </div>
+            <div class="composer-tools">
+                <ReasoningControls/>
+                <Show when=thinking_now>
+                    <button type="button" class="chip answer-now" on:click=move |_| chat.answer_now()>"Answer now"</button>
                 </Show>
             </div>
             <p class="composer-keys" id="composer-keys">"Enter to send, Shift+Enter for a new line"</p>

@@ -23,6 +23,8 @@ pub enum Icon {
     More,
     Close,
     Trash,
+    /// A light bulb: think more.
+    ThinkMore,
 }
 
 impl Icon {
@@ -44,6 +46,7 @@ impl Icon {
             Icon::More => "M6 12h.01M12 12h.01M18 12h.01",
             Icon::Close => "M6 6l12 12M18 6L6 18",
             Icon::Trash => "M5 7h14M10 7V4h4v3M7 7l1 13h8l1-13",
+            Icon::ThinkMore => "M9.5 18h5M10.5 21h3M12 3a6 6 0 0 0-3.5 10.9c.6.5 1 1.2 1 2.1h5c0-.9.4-1.6 1-2.1A6 6 0 0 0 12 3z",
         }
     }
 

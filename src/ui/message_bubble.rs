@@ -292,10 +292,10 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
                     >{icon(Icon::Regenerate)}</button>
                 </Show>
                 <Show when=can_think_more>
-                    <button type="button" class="chip think-more"
+                    <button type="button" class="icon-button think-more" aria-label="Think more"
                         disabled=move || chat.is_running()
                         on:click=think_more
-                    >"Think more"</button>
+                    >{icon(Icon::ThinkMore)}</button>
                 </Show>
                 <button type="button" class="icon-button" aria-label="Branch from here"
                     disabled=move || chat.is_running()

@@ -15,6 +15,31 @@ pub struct Browser {
 }
 
 impl Browser {
+    /// Two signed-in browsers of `app` (`PONDER_AUTH=password`): alice, its first admin, and
+    /// bob, a user she added.
+    pub async fn alice_and_bob(app: &TestApp) -> (Browser, Browser) {
+        let alice = Browser::new(app);
+        alice
+            .ok(
+                "auth/setup",
+                serde_json::json!({"name": "alice", "password": "alice-password"}),
+            )
+            .await;
+        alice
+            .ok(
+                "users/add",
+                serde_json::json!({"name": "bob", "password": "bob-password-1", "is_admin": false}),
+            )
+            .await;
+        let bob = Browser::new(app);
+        bob.ok(
+            "auth/sign-in",
+            serde_json::json!({"name": "bob", "password": "bob-password-1"}),
+        )
+        .await;
+        (alice, bob)
+    }
+
     pub fn new(app: &TestApp) -> Browser {
         Browser::at(app.url(""))
     }
