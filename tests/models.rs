@@ -128,7 +128,7 @@ async fn a_setting_the_model_refuses_is_named_in_the_error() {
     match events.last() {
         Some(TurnEvent::Error(f)) => {
             assert!(
-                f.message.contains("reasoning_effort: high"),
+                f.message.contains("reasoning_effort: \"high\""),
                 "{}",
                 f.message
             );

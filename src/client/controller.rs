@@ -323,11 +323,14 @@ impl ChatController {
         });
     }
 
-    /// The model the next turn uses.
+    /// The model the next turn uses: the one picked or remembered while it is on offer, else
+    /// the default.
     pub fn current_model(&self) -> String {
-        self.model
-            .get()
-            .unwrap_or_else(|| self.models.with(|m| m.default.clone()))
+        let picked = self.model.get();
+        self.models.with(|list| match picked {
+            Some(id) if list.models.is_empty() || list.find(&id).is_some() => id,
+            _ => list.default.clone(),
+        })
     }
 
     /// What the current model accepts.
@@ -342,13 +345,21 @@ impl ChatController {
         local_store::set_last_model(&id);
     }
 
-    fn with_settings(&self, mut request: ChatRequest, turn: RwSignal<TurnState>) -> ChatRequest {
-        let model = self.current_model();
-        let settings = ReasoningSettings {
-            thinking: self.thinking.get_untracked(),
-            effort: self.effort.get_untracked(),
-        }
-        .applicable(self.models.with_untracked(|m| m.controls(&model)));
+    /// The request with the model and the reasoning settings (the composer's, or `settings`),
+    /// recorded on the turn too.
+    fn with_settings(
+        &self,
+        mut request: ChatRequest,
+        turn: RwSignal<TurnState>,
+        settings: Option<ReasoningSettings>,
+    ) -> ChatRequest {
+        let model = untrack(|| self.current_model());
+        let settings = settings
+            .unwrap_or(ReasoningSettings {
+                thinking: self.thinking.get_untracked(),
+                effort: self.effort.get_untracked(),
+            })
+            .applicable(self.models.with_untracked(|m| m.controls(&model)));
         request.model = (!model.is_empty()).then(|| model.clone());
         request.thinking = settings.thinking;
         request.effort = settings.effort;
@@ -375,26 +386,25 @@ impl ChatController {
         });
     }
 
-    /// "Think more": a new version of `entry` at the next effort up (or with thinking on).
+    /// "Think more": a new version of `entry` one effort level up from what it was asked with
+    /// (or with thinking on). The composer's own settings stay as they are.
     pub fn think_more(&self, entry: &Entry) {
         let asked = entry
             .turn_untracked()
             .map(|t| t.with_untracked(|t| t.settings))
             .unwrap_or_default();
-        if self.controls().effort {
-            let next = asked
+        let controls = untrack(|| self.controls());
+        let more = ReasoningSettings {
+            thinking: controls.toggle.then_some(true),
+            effort: controls
                 .effort
-                .unwrap_or(Effort::Medium)
-                .higher()
-                .unwrap_or(Effort::High);
-            self.effort.set(Some(next));
-        }
-        self.thinking
-            .set(Some(true).filter(|_| self.controls().toggle));
-        self.regenerate(entry);
+                .then(|| decisions::more_effort(asked.effort)),
+        };
+        self.regenerate_with(entry, Some(more));
     }
 
-    /// Sends the failed turn of `entry` again with the model's default reasoning.
+    /// Sends the failed turn of `entry` again without reasoning settings (the model's own
+    /// default), after the upstream refused one; the composer's settings go back to default.
     pub fn retry_without_settings(&self, entry: &Entry) {
         self.thinking.set(None);
         self.effort.set(None);
@@ -890,15 +900,16 @@ impl ChatController {
         });
         // The conversation goes on with the model of its last answer (a server copy also says
         // its settings once it arrives).
-        let last_model = record
+        let last = record
             .messages
             .iter()
             .rev()
             .find(|m| m.role == Role::Assistant)
-            .and_then(saved_chat::model_of);
-        if last_model.is_some() {
-            self.model.set(last_model);
-        }
+            .and_then(saved_chat::shown_version);
+        self.take_settings(
+            last.as_ref().and_then(|v| v.model.clone()),
+            last.map(|v| v.settings).unwrap_or_default(),
+        );
         self.conversation_id.set(record.id);
         self.title.set(record.title);
         self.earlier.set(record.earlier);
@@ -1206,6 +1217,7 @@ impl ChatController {
                         active_version: (!e.edits.is_empty()).then(|| e.edits.len() - 1),
                         versions: e.edits.clone(),
                         model: None,
+                        settings: Default::default(),
                         extra: e.extra.clone(),
                     },
                     Role::Assistant => {
@@ -1379,7 +1391,7 @@ impl ChatController {
                 }
             });
         }
-        let request = self.with_settings(request, turn);
+        let request = self.with_settings(request, turn, None);
         self.start(request, turn);
     }
 
@@ -1415,8 +1427,8 @@ impl ChatController {
             // The server keeps the failed answer as a version: so does the page.
             return self.regenerate(entry);
         }
-        let request = self.request_again(entry);
         let turn = self.turn_signal(TurnState::started(now_ms()));
+        let request = self.with_settings(self.request_again(entry), turn, None);
         let active = entry.active.get_untracked();
         entry
             .versions
@@ -1432,11 +1444,16 @@ impl ChatController {
 
     /// A new answer for `entry`; earlier versions stay reachable.
     pub fn regenerate(&self, entry: &Entry) {
+        self.regenerate_with(entry, None);
+    }
+
+    /// The same, asked with `settings` instead of the composer's ("Think more").
+    fn regenerate_with(&self, entry: &Entry, settings: Option<ReasoningSettings>) {
         if self.is_running() {
             return;
         }
         let turn = self.turn_signal(TurnState::started(now_ms()));
-        let request = self.with_settings(self.request_again(entry), turn);
+        let request = self.with_settings(self.request_again(entry), turn, settings);
         let slot = decisions::regenerate_slot(entry.versions.with_untracked(Vec::len));
         entry.versions.update(|v| v.push(turn));
         let (decisions::Slot::Push(shown) | decisions::Slot::Replace(shown)) = slot;

@@ -101,6 +101,7 @@ pub fn edit_versions(
         error: None,
         created_at,
         model: None,
+        settings: Default::default(),
     };
     let mut versions = if earlier.is_empty() {
         vec![plain(old_text, old_at)]
@@ -290,6 +291,7 @@ mod tests {
                     versions: Vec::new(),
                     active_version: None,
                     model: None,
+                    settings: Default::default(),
                     extra: serde_json::Map::new(),
                 })
                 .collect(),
@@ -353,5 +355,28 @@ mod tests {
             "Chat (branch)"
         );
         assert_eq!(branch(&r, "missing", "b3".into(), 0.0).messages.len(), 4);
+    }
+}
+
+/// The effort "Think more" asks for: one level above what the answer was asked with (the
+/// model's default counts as medium), high at most.
+pub fn more_effort(asked: Option<crate::domain::Effort>) -> crate::domain::Effort {
+    use crate::domain::Effort;
+    asked
+        .unwrap_or(Effort::Medium)
+        .higher()
+        .unwrap_or(Effort::High)
+}
+
+#[cfg(test)]
+mod more_effort_tests {
+    use super::more_effort;
+    use crate::domain::Effort;
+
+    #[test]
+    fn think_more_goes_one_level_up_and_stops_at_high() {
+        assert_eq!(more_effort(Some(Effort::Low)), Effort::Medium);
+        assert_eq!(more_effort(None), Effort::High);
+        assert_eq!(more_effort(Some(Effort::High)), Effort::High);
     }
 }

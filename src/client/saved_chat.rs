@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::labels;
 use super::turn_state::{BlockState, BlockStatus, RemoteText, TurnPhase, TurnState};
-use crate::domain::{Failure, Role, ThinkingKind};
+use crate::domain::{Failure, ReasoningSettings, Role, ThinkingKind};
 
 /// Prefix of every conversation key.
 pub const CHAT_PREFIX: &str = "ponder.chat.v1.";
@@ -71,6 +71,9 @@ pub struct VersionRecord {
     /// The model that wrote this answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What the answer was asked with.
+    #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
+    pub settings: ReasoningSettings,
 }
 
 /// One message as saved. For an assistant message the top-level fields are its active version.
@@ -91,6 +94,9 @@ pub struct MessageRecord {
     /// The model that wrote the shown answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// What the shown answer was asked with.
+    #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
+    pub settings: ReasoningSettings,
     /// Every version, when there is more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<VersionRecord>,
@@ -235,6 +241,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
         },
         created_at: turn.created_at,
         model: turn.model.clone(),
+        settings: turn.settings,
     }
 }
 
@@ -292,6 +299,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         created_at: v.created_at,
         live: false,
         model: v.model.clone(),
+        settings: v.settings,
         ..TurnState::default()
     }
 }
@@ -335,6 +343,7 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
         },
         created_at: v.created_at as f64,
         model: v.model.clone(),
+        settings: v.settings,
     };
     let messages = conv
         .messages
@@ -353,6 +362,7 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
                     versions: Vec::new(),
                     active_version: None,
                     model: None,
+                    settings: Default::default(),
                     extra: Map::new(),
                 };
                 if m.versions.len() > 1 {
@@ -435,6 +445,7 @@ pub fn to_import(record: &ConversationRecord) -> crate::domain::history::Import 
                             error: None,
                             created_at: m.created_at,
                             model: None,
+                            settings: ReasoningSettings::default(),
                         }],
                         0,
                     ),
@@ -468,6 +479,7 @@ pub fn assistant_record(
         error: None,
         created_at,
         model: None,
+        settings: ReasoningSettings::default(),
     });
     let many = versions.len() > 1;
     MessageRecord {
@@ -481,14 +493,15 @@ pub fn assistant_record(
         versions: if many { versions } else { Vec::new() },
         active_version: many.then_some(active),
         model: top.model,
+        settings: top.settings,
         extra: Map::new(),
     }
 }
 
-/// The model of the shown version of a saved assistant message, when it was saved.
-pub fn model_of(m: &MessageRecord) -> Option<String> {
+/// The shown version of a saved assistant message.
+pub fn shown_version(m: &MessageRecord) -> Option<VersionRecord> {
     let (versions, active) = versions_of(m);
-    versions.get(active).and_then(|v| v.model.clone())
+    versions.into_iter().nth(active)
 }
 
 /// The versions of a saved assistant message and the active index. A plain record (no
@@ -502,6 +515,7 @@ pub fn versions_of(m: &MessageRecord) -> (Vec<VersionRecord>, usize) {
             error: m.error.clone(),
             created_at: m.created_at,
             model: m.model.clone(),
+            settings: m.settings,
         };
         (vec![v], 0)
     } else {
@@ -680,6 +694,7 @@ mod tests {
             versions: vec![],
             active_version: None,
             model: None,
+            settings: Default::default(),
             extra: Map::new(),
         };
         let record = record_with(vec![
@@ -839,6 +854,7 @@ mod tests {
             status: None,
             error: None,
             model: None,
+            settings: Default::default(),
             created_at: 0.0,
         };
         assert_eq!(

@@ -105,7 +105,7 @@ pub enum TurnEvent {
     /// The id the running turn answers to (`POST /api/turn/answer-now`); the first event of
     /// every turn, also sent as the `X-Ponder-Turn` response header.
     Started { turn: String },
-    /// Where the server stores this turn (server-side history only; the first event then):
+    /// Where the server stores this turn (server-side history only; right after `started`):
     /// the conversation, the reader's message when the turn added one, and the answer's message
     /// and version.
     Turn {

@@ -56,14 +56,19 @@ impl ReasoningSettings {
 
     /// Only what `controls` accepts: a control the model does not have sends nothing.
     pub fn applicable(self, controls: Controls) -> ReasoningSettings {
+        let thinking = self.thinking.filter(|_| controls.toggle);
         ReasoningSettings {
-            thinking: self.thinking.filter(|_| controls.toggle),
+            thinking,
             effort: self
                 .effort
-                .filter(|_| controls.effort && self.thinking != Some(false)),
+                .filter(|_| controls.effort && thinking != Some(false)),
         }
     }
 }
+
+/// How the error of an upstream that refused a reasoning setting begins: the page offers the
+/// turn again without the setting when it sees it.
+pub const SETTING_REFUSED: &str = "The model server refused the reasoning setting";
 
 /// Which model a new chat starts with: a setting of the reader's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,6 +222,16 @@ mod tests {
             off.applicable(both).effort,
             None,
             "no effort for thinking off"
+        );
+        let effort_only = Controls {
+            reasons: true,
+            toggle: false,
+            effort: true,
+        };
+        assert_eq!(
+            off.applicable(effort_only).effort,
+            Some(Effort::Low),
+            "an off the model cannot take does not hide its effort"
         );
     }
 

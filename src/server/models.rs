@@ -214,15 +214,14 @@ pub fn decide(
     if let Some(c) = metadata {
         return (c, ControlsSource::Metadata);
     }
-    if let Some(c) = family(provider, id).filter(|c| c.reasons) {
-        return (c, ControlsSource::Family);
-    }
     if observed {
-        let observed = Controls {
+        // It reasons; which controls it takes, only its family can tell.
+        let known = family(provider, id).filter(|c| c.reasons);
+        let observed = known.unwrap_or(Controls {
             reasons: true,
             toggle: provider == ProviderKind::Ollama,
             effort: false,
-        };
+        });
         return (observed, ControlsSource::Observed);
     }
     match family(provider, id) {
@@ -263,6 +262,9 @@ impl Catalogue {
 
     /// A turn of `model` streamed reasoning: it reasons, whatever its name says.
     pub fn observe_reasoning(&self, model: &str) {
+        if model.len() > 300 {
+            return;
+        }
         if let Ok(mut seen) = self.observed.write() {
             if seen.len() < MAX_MODELS && !seen.contains(model) {
                 seen.insert(model.to_string());
@@ -280,6 +282,11 @@ impl Catalogue {
         remembered: Option<&str>,
         settings: ReasoningSettings,
     ) -> Result<TurnOptions, String> {
+        if let Some(id) = asked {
+            if id.is_empty() || id.len() > 300 || id.chars().any(char::is_control) {
+                return Err("`model` must be a model id of at most 300 characters".into());
+            }
+        }
         let known = self
             .fetched
             .read()
@@ -293,7 +300,7 @@ impl Catalogue {
             (Some(id), _) if offered(id) => id.to_string(),
             (Some(id), _) => {
                 return Err(format!(
-                    "the model {id:?} is not offered here: pick one of GET /api/models"
+                    "the model {id:?} is not offered here: pick one of POST /api/models/list"
                 ))
             }
             (None, Some(id)) if offered(id) => id.to_string(),
@@ -335,9 +342,11 @@ impl Catalogue {
         }
     }
 
-    /// Fetches the list once and keeps it (or keeps the previous one and the error).
-    pub async fn refresh(&self, config: &Config, http: &reqwest::Client, base: &str) {
-        let result = tokio::time::timeout(FETCH_TIMEOUT, fetch(config, http, base))
+    /// Fetches the list once and keeps it (or keeps the previous one and the error); true when
+    /// it arrived. Ollama's capabilities get a deadline of their own: the list stands without
+    /// those that were too slow to come.
+    pub async fn refresh(&self, config: &Config, http: &reqwest::Client, base: &str) -> bool {
+        let mut result = tokio::time::timeout(FETCH_TIMEOUT, fetch(config, http, base))
             .await
             .unwrap_or_else(|_| {
                 Err(format!(
@@ -345,13 +354,25 @@ impl Catalogue {
                     FETCH_TIMEOUT.as_secs()
                 ))
             });
+        if let (Ok(listed), ProviderKind::Ollama) = (&mut result, config.provider) {
+            let asked = show_capabilities(config, http, base, listed);
+            if tokio::time::timeout(FETCH_TIMEOUT, asked).await.is_err() {
+                tracing::warn!(
+                    "Ollama's /api/show was too slow; some models' capabilities stay unknown"
+                );
+            }
+        }
         if let Err(e) = &result {
             tracing::warn!(error = %e, "the model list could not be fetched; offering the configured model");
         }
+        let ok = result.is_ok();
         self.store(result);
+        ok
     }
 
-    /// Refreshes now and then every `PONDER_MODELS_REFRESH`, for as long as the server runs.
+    /// Refreshes now and then every `PONDER_MODELS_REFRESH`, for as long as the server runs. A
+    /// failure is tried again sooner (5 s, doubling up to the interval), so an upstream that
+    /// starts after Ponder is listed within seconds.
     pub fn spawn_refresh(
         self: &Arc<Self>,
         config: Arc<Config>,
@@ -361,9 +382,17 @@ impl Catalogue {
         let me = self.clone();
         tokio::spawn(async move {
             let every = config.models_refresh.max(Duration::from_secs(5));
+            let mut retry = Duration::from_secs(5);
             loop {
-                me.refresh(&config, &http, &base).await;
-                tokio::time::sleep(every).await;
+                let wait = if me.refresh(&config, &http, &base).await {
+                    retry = Duration::from_secs(5);
+                    every
+                } else {
+                    let wait = retry.min(every);
+                    retry = (retry * 2).min(every);
+                    wait
+                };
+                tokio::time::sleep(wait).await;
             }
         });
     }
@@ -431,9 +460,11 @@ pub fn build_list(
         );
     }
     let note = match (fetched, error) {
-        (_, Some(e)) if config.models.is_empty() => Some(format!(
-            "Only the configured model is offered: {e}. The list is tried again every {} s.",
-            config.models_refresh.as_secs()
+        (None, Some(e)) if config.models.is_empty() => Some(format!(
+            "Only the configured model is offered: {e}. The list is tried again shortly."
+        )),
+        (Some(_), Some(e)) if config.models.is_empty() => Some(format!(
+            "The model list could not be refreshed ({e}); this is the last one fetched."
         )),
         (None, None) if config.models.is_empty() => {
             Some("The model server's list is still loading.".to_string())
@@ -498,11 +529,7 @@ async fn fetch(config: &Config, http: &reqwest::Client, base: &str) -> Result<Ve
         .await
         .map_err(|e| format!("the model list could not be reached ({})", e.without_url()))?;
     let body = json_body(response, LIST_LIMIT).await?;
-    let mut listed = parse_list(config.provider, &body);
-    if config.provider == ProviderKind::Ollama {
-        show_capabilities(config, http, base, &mut listed).await;
-    }
-    Ok(listed)
+    Ok(parse_list(config.provider, &body))
 }
 
 /// Asks Ollama's `/api/show` for the capabilities of the offered models, a few at a time.
@@ -513,16 +540,15 @@ async fn show_capabilities(
     listed: &mut [Listed],
 ) {
     use futures::StreamExt;
-    let wanted: Vec<usize> = listed
+    let wanted: Vec<(usize, String)> = listed
         .iter()
         .enumerate()
         .filter(|(_, l)| config.models.is_empty() || config.models.iter().any(|m| m.id == l.id))
-        .map(|(i, _)| i)
+        .map(|(i, l)| (i, l.id.clone()))
         .take(MAX_SHOWN)
         .collect();
     let url = format!("{base}/api/show");
-    let asks = wanted.into_iter().map(|i| {
-        let id = listed[i].id.clone();
+    let asks = wanted.into_iter().map(|(i, id)| {
         let req = auth(config, http.post(&url)).json(&serde_json::json!({"model": id}));
         async move {
             let shown = match req.send().await {
@@ -532,11 +558,9 @@ async fn show_capabilities(
             (i, shown.and_then(|s| ollama_capabilities(&id, &s)))
         }
     });
-    let results: Vec<(usize, Option<Controls>)> = futures::stream::iter(asks)
-        .buffer_unordered(4)
-        .collect()
-        .await;
-    for (i, caps) in results {
+    let mut answers = futures::stream::iter(asks).buffer_unordered(4);
+    // Kept as each arrives, so a deadline that cuts this short keeps what came.
+    while let Some((i, caps)) = answers.next().await {
         listed[i].metadata = caps;
     }
 }
@@ -624,6 +648,11 @@ mod tests {
         );
         let (c, s) = decide(p, "my-finetune", None, None, true);
         assert!(c.reasons && !c.toggle && s == ControlsSource::Observed);
+        let (c, s) = decide(p, "qwen3-32b", None, None, true);
+        assert!(
+            c.toggle && s == ControlsSource::Observed,
+            "the family refines what was seen"
+        );
         let (c, s) = decide(p, "Qwen/Qwen3-32B", None, None, false);
         assert!(c.toggle && s == ControlsSource::Family);
         let (c, _) = decide(p, "o4-mini", None, None, false);
@@ -668,5 +697,6 @@ mod tests {
         assert!(l.note.unwrap().contains("HTTP 500"));
         let l = build_list(&c, Some(&listed), Some("timeout".into()), &HashSet::new());
         assert_eq!(l.models.len(), 3, "a failed refresh keeps the last list");
+        assert!(l.note.unwrap().contains("last one fetched"));
     }
 }

@@ -212,8 +212,10 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
     let refused_setting = move || {
         turn.with(|t| {
             t.phase == TurnPhase::Error
-                && !t.settings.is_default()
-                && t.error.as_ref().is_some_and(|e| !e.retryable)
+                && t.error.as_ref().is_some_and(|e| {
+                    e.message
+                        .starts_with(crate::domain::reasoning::SETTING_REFUSED)
+                })
         })
     };
     let next_version = move |_: leptos::ev::MouseEvent| {

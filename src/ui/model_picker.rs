@@ -109,7 +109,10 @@ pub fn ReasoningControls() -> impl IntoView {
                 on:click=move |_| chat.thinking.set(Some(!thinking_on()))
             >{move || if thinking_on() { "Thinking on" } else { "Thinking off" }}</button>
         </Show>
-        <Show when=move || controls.get().effort && thinking_on()>
+        <Show when=move || {
+            let c = controls.get();
+            c.effort && chat.thinking.get().filter(|_| c.toggle) != Some(false)
+        }>
             <label class="effort">
                 <span>"Effort"</span>
                 <select

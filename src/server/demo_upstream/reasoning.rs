@@ -190,23 +190,22 @@ pub fn apply(mut script: Script, asked: &Asked) -> Result<Script, String> {
         .find(|(id, ..)| *id == asked.model)
         .map(|(_, _, r, t, e)| (*r, *t, *e))
         .unwrap_or((true, true, true));
-    let refused = match (asked.thinking, asked.effort) {
-        (Some(_), _) if !toggle && asked.setting != Some("thinking") => asked.setting,
-        (_, Some(_)) if !effort && asked.setting.is_some() => asked.setting,
-        _ => None,
-    };
-    let refused = refused.or_else(|| {
-        (!reasons && asked.setting.is_some() && asked.thinking != Some(false))
-            .then_some(asked.setting)
-            .flatten()
-    });
+    // As real servers do: a model that cannot reason refuses being asked to (an explicit
+    // "off" is harmless); an effort is refused by a model without levels; only Gemini refuses
+    // a zero budget for a model that cannot stop thinking; elsewhere "off" is ignored.
+    let refuses = (!reasons && asked.thinking != Some(false))
+        || (asked.effort.is_some() && !effort)
+        || (asked.thinking == Some(false)
+            && !toggle
+            && asked.setting == Some("thinkingConfig.thinkingBudget"));
+    let refused = asked.setting.filter(|_| refuses);
     if let Some(setting) = refused {
         return Err(format!(
             "{setting} is not supported by the model {}",
             asked.model
         ));
     }
-    let think = reasons && asked.thinking != Some(false) && !asked.prefilled;
+    let think = reasons && (asked.thinking != Some(false) || !toggle) && !asked.prefilled;
     if !think {
         script
             .steps
@@ -287,9 +286,17 @@ mod tests {
         let body = json!({"model": "ponder-demo-mini", "reasoning_effort": "high"});
         let err = apply(base.clone(), &asked(ProviderKind::OpenAi, &body, None)).unwrap_err();
         assert!(err.contains("reasoning_effort"), "{err}");
+        let body = json!({"model": "ponder-demo-deep", "generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}});
+        let err = apply(base.clone(), &asked(ProviderKind::Gemini, &body, None)).unwrap_err();
+        assert!(err.contains("thinkingBudget"), "{err}");
+        let body = json!({"model": "ponder-demo-deep", "think": true});
+        assert!(apply(base.clone(), &asked(ProviderKind::Ollama, &body, None)).is_ok());
         let body = json!({"model": "ponder-demo-deep", "think": false});
-        let err = apply(base.clone(), &asked(ProviderKind::Ollama, &body, None)).unwrap_err();
-        assert!(err.contains("think"), "{err}");
+        let deep = apply(base.clone(), &asked(ProviderKind::Ollama, &body, None)).unwrap();
+        assert!(
+            thinking_chars(&deep) > 0,
+            "a model that cannot stop thinking ignores off"
+        );
         let mini = apply(
             base,
             &asked(

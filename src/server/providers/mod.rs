@@ -161,43 +161,35 @@ pub(crate) fn ask_again_settings(controls: Controls) -> ReasoningSettings {
     }
 }
 
-/// The reasoning settings of a request as its provider names them on the wire, for the error
-/// of an upstream that refuses one ("reasoning_effort: high"). Empty when none was sent.
-pub fn setting_words(provider: ProviderKind, options: &TurnOptions) -> String {
-    let s = effective_settings(options);
+/// The reasoning fields a request body carries, as the wire names them ("reasoning_effort:
+/// \"high\""), read back from the body itself so that what the reader is told is exactly what
+/// was sent. Empty when it carries none.
+pub fn sent_settings(body: &Value) -> String {
+    let paths: [&[&str]; 7] = [
+        &["reasoning_effort"],
+        &["chat_template_kwargs", "enable_thinking"],
+        &["reasoning", "effort"],
+        &["thinking", "type"],
+        &["thinking", "budget_tokens"],
+        &["generationConfig", "thinkingConfig", "thinkingBudget"],
+        &["think"],
+    ];
     let mut words = Vec::new();
-    let effort = s.effort.map(|e| e.as_str());
-    match provider {
-        ProviderKind::OpenAi => {
-            if let Some(e) = effort {
-                words.push(format!("reasoning_effort: {e}"));
-            }
-            if let Some(on) = s.thinking {
-                words.push(format!("chat_template_kwargs.enable_thinking: {on}"));
-            }
+    for path in paths {
+        let found = path.iter().try_fold(body, |v, key| v.get(*key));
+        if let Some(value) = found {
+            words.push(format!("{}: {value}", path.join(".")));
         }
-        ProviderKind::Responses => {
-            if let Some(e) = effort {
-                words.push(format!("reasoning.effort: {e}"));
-            }
-        }
-        ProviderKind::Anthropic => match (s.thinking, s.effort) {
-            (Some(false), _) => words.push("thinking: disabled".into()),
-            (_, Some(e)) => words.push(format!("thinking.budget_tokens: {}", budget_for(e))),
-            _ => {}
-        },
-        ProviderKind::Gemini => match (s.thinking, s.effort) {
-            (Some(false), _) => words.push("thinkingConfig.thinkingBudget: 0".into()),
-            (_, Some(e)) => words.push(format!("thinkingConfig.thinkingBudget: {}", budget_for(e))),
-            _ => {}
-        },
-        ProviderKind::Ollama => match (s.thinking, effort) {
-            (Some(on), None) => words.push(format!("think: {on}")),
-            (_, Some(e)) => words.push(format!("think: \"{e}\"")),
-            _ => {}
-        },
     }
     words.join(", ")
+}
+
+/// True when an upstream's refusal is about reasoning: its words name a reasoning field.
+pub fn names_a_reasoning_field(detail: &str) -> bool {
+    let detail = detail.to_ascii_lowercase();
+    ["reason", "think", "effort", "budget"]
+        .iter()
+        .any(|w| detail.contains(w))
 }
 
 /// The thinking budget (tokens) an effort level asks of the budget-based providers
@@ -601,6 +593,30 @@ mod tests {
             b["reasoning"]["effort"], "low",
             "the lowest effort where it cannot be off"
         );
+    }
+
+    #[test]
+    fn the_settings_sent_are_read_back_from_the_body() {
+        let b = body("openai", &options("m", Some(false), Some(Effort::High)));
+        assert_eq!(
+            sent_settings(&b),
+            "reasoning_effort: \"high\", chat_template_kwargs.enable_thinking: false"
+        );
+        let b = body("anthropic", &options("m", None, Some(Effort::Low)));
+        assert_eq!(
+            sent_settings(&b),
+            "thinking.type: \"enabled\", thinking.budget_tokens: 1024"
+        );
+        assert_eq!(
+            sent_settings(&body("openai", &options("m", None, None))),
+            ""
+        );
+        assert!(names_a_reasoning_field(
+            "Unsupported parameter: 'reasoning_effort'"
+        ));
+        assert!(!names_a_reasoning_field(
+            "This model's maximum context length is 8192 tokens"
+        ));
     }
 
     #[test]

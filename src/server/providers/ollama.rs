@@ -39,7 +39,14 @@ pub fn request(
         (Some(false), _) => Some(json!(false)),
         (_, Some(effort)) => Some(json!(effort.as_str())),
         (Some(true), None) => Some(json!(true)),
-        (None, None) if options.answer_now.is_some() => Some(json!(false)),
+        // A model that takes levels but cannot be switched off (gpt-oss) gets the lowest.
+        (None, None) if options.answer_now.is_some() => {
+            Some(if options.controls.effort && !options.controls.toggle {
+                json!("low")
+            } else {
+                json!(false)
+            })
+        }
         (None, None) => options.controls.reasons.then_some(json!(true)),
     };
     if let Some(think) = think {

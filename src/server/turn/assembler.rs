@@ -164,7 +164,10 @@ impl TurnAssembler {
             return;
         }
         match piece {
-            Piece::BlockStart { .. } | Piece::Reasoning { .. } | Piece::BlockKind { .. }
+            Piece::BlockStart { .. }
+            | Piece::Reasoning { .. }
+            | Piece::BlockKind { .. }
+            | Piece::Reclassify
                 if self.answering_now => {}
             Piece::BlockStart { kind } => {
                 self.open_block(kind, now_ms, out);

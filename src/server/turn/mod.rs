@@ -167,6 +167,8 @@ struct TurnRun {
     _registration: Option<Registration>,
     /// The reasoning streamed so far, for the follow-up of "Answer now".
     reasoning: String,
+    /// The reasoning fields the request now awaited carries, for the error of a refusal.
+    sent_settings: String,
     started: Instant,
     /// When the request now awaited was sent: its first byte is due within the timeout.
     request_started: Instant,
@@ -215,6 +217,7 @@ impl TurnRun {
             options,
             _registration: registration,
             reasoning: String::new(),
+            sent_settings: String::new(),
             started: now,
             request_started: now,
             phase: Phase::NotStarted,
@@ -253,11 +256,6 @@ impl TurnRun {
             }
             if !self.events.is_empty() {
                 for event in self.events.drain(..) {
-                    if let TurnEvent::Thinking { text, .. } = &event {
-                        if self.reasoning.len() < MAX_KEPT_REASONING {
-                            self.reasoning.push_str(text);
-                        }
-                    }
                     self.redactor.push(event, &mut self.redacted);
                 }
                 if self.redacted.is_empty() {
@@ -310,6 +308,7 @@ impl TurnRun {
         for (name, value) in &req.headers {
             builder = builder.header(*name, value);
         }
+        self.sent_settings = providers::sent_settings(&req.body);
         self.phase = Phase::Connecting(Box::pin(builder.send()));
     }
 
@@ -362,13 +361,15 @@ impl TurnRun {
                 .map(str::to_string);
             let body = read_error_body(response).await;
             let detail = providers::error_message_from_body(&body);
-            let settings = providers::setting_words(config.provider, &self.options);
-            let message =
-                if status.is_client_error() && status.as_u16() != 429 && !settings.is_empty() {
-                    wording::setting_refused(status, &settings, &detail)
-                } else {
-                    wording::http_status(status, &detail, retry_after.as_deref())
-                };
+            let settings = std::mem::take(&mut self.sent_settings);
+            let about_reasoning = matches!(status.as_u16(), 400 | 422)
+                && !settings.is_empty()
+                && providers::names_a_reasoning_field(&detail);
+            let message = if about_reasoning {
+                wording::setting_refused(status, &settings, &detail)
+            } else {
+                wording::http_status(status, &detail, retry_after.as_deref())
+            };
             let retryable =
                 status.as_u16() == 429 || status.is_server_error() || status.as_u16() == 408;
             let kind = if status.is_server_error() {
@@ -456,7 +457,22 @@ impl TurnRun {
     }
 
     fn apply_pieces(&mut self, now_ms: u64) {
+        let prefilled = matches!(self.options.answer_now, Some(AnswerNow::Prefill(_)));
         for piece in self.pieces.drain(..) {
+            // After a prefill closed `</think>`, whatever comes is the answer, even from a server
+            // whose reasoning parser still labels it reasoning.
+            let piece = match piece {
+                Piece::Reasoning { text, .. } if prefilled => Piece::Answer(text),
+                Piece::BlockStart { .. } | Piece::BlockEnd | Piece::BlockKind { .. }
+                    if prefilled =>
+                {
+                    continue
+                }
+                other => other,
+            };
+            if let Piece::Reasoning { text, .. } = &piece {
+                keep_tail(&mut self.reasoning, text, MAX_KEPT_REASONING);
+            }
             match &piece {
                 Piece::Error(Failure { message, .. }) => {
                     let kind = UpstreamFailure::InStream;
@@ -523,11 +539,12 @@ impl TurnRun {
     /// "Answer now": the open block ends cut short, the upstream is dropped, and a follow-up
     /// request asks for the answer with the reasoning so far. Ignored once the answer began.
     fn answer_now(&mut self) {
-        let now_ms = self.now_ms();
-        if let Phase::Streaming { parser, .. } = &mut self.phase {
-            parser.finish(&mut self.pieces);
-            self.apply_pieces(now_ms);
+        // Once the answer began (or a follow-up already runs) there is nothing to cut, and the
+        // stream goes on untouched.
+        if !self.asm.is_thinking() || self.options.answer_now.is_some() {
+            return;
         }
+        let now_ms = self.now_ms();
         if !self.asm.cut_short(now_ms, &mut self.events) {
             return;
         }
@@ -594,8 +611,21 @@ impl Drop for TurnRun {
     }
 }
 
-/// The reasoning kept for "Answer now" at most (bytes); a longer scratchpad sends its start.
+/// The reasoning kept for "Answer now" at most (bytes); of a longer scratchpad its end is kept,
+/// where the model was closest to a conclusion.
 const MAX_KEPT_REASONING: usize = 256 * 1024;
+
+/// Appends `text` to `kept`, dropping from the front past `max` bytes (at a character edge).
+fn keep_tail(kept: &mut String, text: &str, max: usize) {
+    kept.push_str(text);
+    if kept.len() > max {
+        let mut cut = kept.len() - max * 3 / 4;
+        while !kept.is_char_boundary(cut) {
+            cut += 1;
+        }
+        kept.drain(..cut);
+    }
+}
 
 async fn read_error_body(response: reqwest::Response) -> String {
     let mut body = Vec::new();

@@ -67,7 +67,8 @@ pub fn http_status(status: http::StatusCode, detail: &str, retry_after: Option<&
 /// so the turn can be sent again without them.
 pub fn setting_refused(status: http::StatusCode, settings: &str, detail: &str) -> String {
     let mut message = format!(
-        "The model server refused the reasoning setting sent with this turn ({settings}); it answered {status}"
+        "{} sent with this turn ({settings}); it answered {status}",
+        crate::domain::reasoning::SETTING_REFUSED
     );
     if !detail.is_empty() {
         message.push_str(": ");
