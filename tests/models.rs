@@ -37,6 +37,19 @@ async fn chat(app: &TestApp, body: Value) -> Vec<TurnEvent> {
     read_events(response).await
 }
 
+/// `POST /api/turn/answer-now` for `turn`; its status.
+async fn answer_now(app: &TestApp, turn: &str) -> u16 {
+    app.http
+        .post(app.url("/api/turn/answer-now"))
+        .header("content-type", "application/json")
+        .body(json!({ "turn": turn }).to_string())
+        .send()
+        .await
+        .expect("request")
+        .status()
+        .as_u16()
+}
+
 fn ask(prompt: &str, extra: Value) -> Value {
     let mut body = json!({"messages": [{"role": "user", "content": prompt}]});
     if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
@@ -155,26 +168,12 @@ async fn answer_now_cuts_the_thinking_and_the_same_turn_answers() {
             .to_str()
             .unwrap()
             .to_string();
-        let mut decoder = ponder::wire::sse::TurnDecoder::new();
-        let mut events = Vec::new();
-        let mut stream = futures::StreamExt::boxed(response.bytes_stream());
-        let mut asked = false;
-        while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
-            decoder.push(&chunk.unwrap(), &mut events);
-            if !asked && thinking_text(&events).len() > 40 {
-                asked = true;
-                let stop = app
-                    .http
-                    .post(app.url("/api/turn/answer-now"))
-                    .header("content-type", "application/json")
-                    .body(json!({"turn": turn}).to_string())
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(stop.status(), 200, "{provider}");
-            }
-        }
-        decoder.finish(&mut events);
+        let (app, named) = (&app, &turn);
+        let (events, asked) = read_events_cutting(response, |id| async move {
+            assert_eq!(&id, named, "the header and the started event name one turn");
+            assert_eq!(answer_now(app, &id).await, 200, "{provider}");
+        })
+        .await;
         assert!(asked, "{provider}: the thinking never started");
         assert_one_terminal(&events);
         assert!(
@@ -210,15 +209,11 @@ async fn answer_now_cuts_the_thinking_and_the_same_turn_answers() {
             "{provider}: reasoning after the cut"
         );
         assert!(!answer_text(&events).is_empty(), "{provider}");
-        let gone = app
-            .http
-            .post(app.url("/api/turn/answer-now"))
-            .header("content-type", "application/json")
-            .body(json!({"turn": turn}).to_string())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(gone.status(), 404, "a finished turn is not found");
+        assert_eq!(
+            answer_now(app, &turn).await,
+            404,
+            "a finished turn is not found"
+        );
     }
 }
 
@@ -356,29 +351,12 @@ async fn answer_now_in_a_stored_turn_leaves_one_answer_with_its_block_cut_short(
         .post_chat(json!({"content": "[long-think] why?"}).to_string())
         .await;
     assert_eq!(response.status(), 200);
-    let mut decoder = ponder::wire::sse::TurnDecoder::new();
-    let mut events = Vec::new();
-    let mut stream = futures::StreamExt::boxed(response.bytes_stream());
-    let mut asked = false;
-    while let Some(chunk) = futures::StreamExt::next(&mut stream).await {
-        decoder.push(&chunk.unwrap(), &mut events);
-        if !asked && thinking_text(&events).len() > 40 {
-            let Some(TurnEvent::Started { turn }) = events.first() else {
-                panic!("{events:?}")
-            };
-            asked = true;
-            let done = app
-                .http
-                .post(app.url("/api/turn/answer-now"))
-                .header("content-type", "application/json")
-                .body(json!({"turn": turn}).to_string())
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(done.status(), 200);
-        }
-    }
-    decoder.finish(&mut events);
+    let app = &app;
+    let (events, asked) = read_events_cutting(response, |id| async move {
+        assert_eq!(answer_now(app, &id).await, 200);
+    })
+    .await;
+    assert!(asked);
     assert_one_terminal(&events);
     let Some(TurnEvent::Turn { conversation, .. }) = events.get(1) else {
         panic!("{events:?}")

@@ -7,6 +7,7 @@ mod common;
 
 use common::browser::Browser;
 use common::process::Process;
+use common::read_events_cutting;
 use ponder::domain::TurnEvent;
 use serde_json::{json, Value};
 
@@ -200,4 +201,88 @@ async fn ponder_user_adds_and_resets_accounts_from_the_shell() {
     let (code, _, err) = run(&["user", "frobnicate"], None);
     assert_eq!(code, Some(2));
     assert!(err.contains("usage"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answer_now_reaches_a_turn_running_on_another_replica_and_only_its_owner_may_ask() {
+    let database = common::postgres::database().await;
+    let slow = |database: &str| {
+        Process::start(&[
+            ("PONDER_AUTH", "password"),
+            ("PONDER_DATABASE_URL", database),
+            ("PONDER_DEMO_DELAY_MS", "25"),
+        ])
+    };
+    let a = slow(&database);
+    let b = slow(&database);
+    let alice = Browser::at(a.url(""));
+    alice
+        .ok(
+            "auth/setup",
+            json!({"name": "alice", "password": "alice-password"}),
+        )
+        .await;
+    alice
+        .ok(
+            "users/add",
+            json!({"name": "bob", "password": "bob-password-1", "is_admin": false}),
+        )
+        .await;
+    let bob_on_b = Browser::at(b.url(""));
+    bob_on_b
+        .ok(
+            "auth/sign-in",
+            json!({"name": "bob", "password": "bob-password-1"}),
+        )
+        .await;
+    let alice_on_b = alice.moved_to(b.url(""));
+
+    let response = alice
+        .request(
+            "/api/chat",
+            json!({"content": "[long-think] why?"}).to_string(),
+        )
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 200);
+    let (bob_on_b, alice_on_b) = (&bob_on_b, &alice_on_b);
+    let (events, asked) = read_events_cutting(response, |turn| async move {
+        let (status, body) = bob_on_b
+            .call("turn/answer-now", json!({"turn": turn}))
+            .await;
+        assert_eq!(status, 404, "another user: {body}");
+        let (status, body) = alice_on_b
+            .call("turn/answer-now", json!({"turn": turn}))
+            .await;
+        assert_eq!(status, 200, "through the other replica: {body}");
+    })
+    .await;
+    assert!(asked, "the turn never thought");
+    assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 1);
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            TurnEvent::ThinkingEnd {
+                cut_short: true,
+                ..
+            }
+        )),
+        "the command reached the turn on A: {events:?}"
+    );
+    let Some(TurnEvent::Started { turn }) = events.first() else {
+        panic!()
+    };
+    let mut gone = 0;
+    for _ in 0..50 {
+        gone = alice_on_b
+            .call("turn/answer-now", json!({"turn": turn}))
+            .await
+            .0;
+        if gone == 404 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(gone, 404, "a finished turn is struck off for every replica");
 }

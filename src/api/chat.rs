@@ -70,6 +70,16 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     // Every turn spends the operator's key: only someone signed in may start one.
     let (state, who) = req::caller()?;
     let control = state.turns.register(&who.user().id);
+    if state.turns.is_shared() {
+        if let Err(e) = state
+            .store
+            .scoped(&who)
+            .note_running_turn(&control.0.id)
+            .await
+        {
+            tracing::warn!(error = %e, "a running turn could not be recorded; Answer now reaches it only on this replica");
+        }
+    }
     if !request.is_stored() {
         let settings = request.settings();
         let options = state

@@ -25,6 +25,18 @@ pub async fn answer_now(turn: String) -> Result<(), ApiError> {
     if state.turns.send(&who.user().id, &turn, Command::AnswerNow) {
         return Ok(());
     }
+    // Another replica may run it: the database knows, and passes the command on.
+    if state.turns.is_shared() {
+        let forwarded = state
+            .store
+            .scoped(&who)
+            .forward_answer_now(&turn)
+            .await
+            .map_err(crate::server::request::store_error)?;
+        if forwarded {
+            return Ok(());
+        }
+    }
     crate::server::request::set_status(http::StatusCode::NOT_FOUND);
     Err(ApiError::new(
         "no turn of yours is running under that id",

@@ -321,6 +321,11 @@ pub async fn prepare(config: Config) -> Result<Arc<AppState>, Box<dyn std::error
         );
     }
     let state = Arc::new(AppState::new(config, upstream_base, store)?);
+    if state.store.backend() == super::store::Backend::Postgres {
+        state
+            .turns
+            .share_through(state.store.clone(), state.config.database_url.clone());
+    }
     state.models.spawn_refresh(
         state.config.clone(),
         state.http.clone(),

@@ -24,13 +24,15 @@ pub fn ChatPage() -> impl IntoView {
     let clock = Clock(RwSignal::new(0.0));
     provide_context(clock);
     let hydrated = RwSignal::new(false);
-    // Accounts are on and nobody is signed in: the sign-in (or first-admin) form.
-    let sign_in_needed = move || {
+    // Accounts are on and nobody is signed in: the sign-in (or first-admin) form. A memo, so
+    // that "who am I" asked again after hydration does not rebuild the form (and empty what the
+    // reader has begun to type) unless its answer changed.
+    let sign_in_needed = Memo::new(move |_| {
         chat.me
             .get()
             .filter(|me| me.auth == "password" && me.account.is_none())
             .map(|me| me.needs_setup)
-    };
+    });
     let drawer = RwSignal::new(false);
     // The tab says which chat it holds.
     Effect::new(move |_| {
@@ -89,10 +91,10 @@ pub fn ChatPage() -> impl IntoView {
     view! {
         <div
             class="chat-page"
-            class:needs-sign-in=move || sign_in_needed().is_some()
+            class:needs-sign-in=move || sign_in_needed.get().is_some()
             data-hydrated=move || hydrated.get().then_some("true")
         >
-            {move || sign_in_needed().map(|setup| view! { <SignIn setup/> })}
+            {move || sign_in_needed.get().map(|setup| view! { <SignIn setup/> })}
             <Sidebar open=drawer/>
             <div class="chat-main">
                 <header class="top-bar">

@@ -129,6 +129,33 @@ pub async fn read_events(response: reqwest::Response) -> Vec<TurnEvent> {
     events
 }
 
+/// Reads a turn's stream to its end; once 40 characters of reasoning have arrived, calls `cut`
+/// once with the turn's id (from its `started` event), as a reader pressing "Answer now" does.
+/// Returns every event and whether `cut` was called.
+pub async fn read_events_cutting<F, Fut>(
+    response: reqwest::Response,
+    cut: F,
+) -> (Vec<TurnEvent>, bool)
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut decoder = TurnDecoder::new();
+    let mut events = Vec::new();
+    let mut stream = response.bytes_stream();
+    let mut cut = Some(cut);
+    while let Some(chunk) = stream.next().await {
+        decoder.push(&chunk.expect("chunk"), &mut events);
+        if thinking_text(&events).len() > 40 {
+            if let (Some(cut), Some(TurnEvent::Started { turn })) = (cut.take(), events.first()) {
+                cut(turn.clone()).await;
+            }
+        }
+    }
+    decoder.finish(&mut events);
+    (events, cut.is_none())
+}
+
 pub fn thinking_text(events: &[TurnEvent]) -> String {
     events
         .iter()

@@ -9,6 +9,7 @@
 pub mod identity;
 pub mod ids;
 pub mod scope;
+pub mod turns;
 
 use std::str::FromStr;
 use std::time::Duration;

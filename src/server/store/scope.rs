@@ -145,8 +145,16 @@ fn title_from(text: &str) -> String {
 const PG_INDEXED_CHARS: usize = 256 * 1024;
 
 impl Scoped<'_> {
-    fn pool(&self) -> &sqlx::AnyPool {
+    pub(super) fn pool(&self) -> &sqlx::AnyPool {
         self.store.pool()
+    }
+
+    pub(super) fn backend(&self) -> super::Backend {
+        self.store.backend()
+    }
+
+    pub(super) fn user_id(&self) -> &str {
+        self.user
     }
 
     // ---------- workspaces ----------

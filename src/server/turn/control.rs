@@ -23,6 +23,9 @@ struct Entry {
 #[derive(Default)]
 pub struct TurnControls {
     turns: Mutex<HashMap<String, Entry>>,
+    /// With several replicas: the database that knows which turns run, and where a command for
+    /// a turn on another replica is passed on.
+    shared: std::sync::OnceLock<crate::server::store::Store>,
 }
 
 /// A turn's place in the registry. Dropping it (the turn ended or its reader left) removes
@@ -36,6 +39,17 @@ impl Drop for Registration {
     fn drop(&mut self) {
         if let Ok(mut turns) = self.controls.turns.lock() {
             turns.remove(&self.id);
+        }
+        if let (Some(store), Ok(runtime)) = (
+            self.controls.shared.get(),
+            tokio::runtime::Handle::try_current(),
+        ) {
+            let (store, id) = (store.clone(), std::mem::take(&mut self.id));
+            runtime.spawn(async move {
+                if let Err(e) = store.end_running_turn(&id).await {
+                    tracing::warn!(error = %e, "a finished turn could not be struck off");
+                }
+            });
         }
     }
 }
@@ -70,6 +84,34 @@ impl TurnControls {
             Some(entry) if entry.owner == owner => entry.tx.try_send(command).is_ok(),
             _ => false,
         }
+    }
+
+    /// Sends `command` to the turn `id` of this process, whoever owns it: for a command another
+    /// replica checked and passed on.
+    pub fn send_here(&self, id: &str, command: Command) -> bool {
+        let Ok(turns) = self.turns.lock() else {
+            return false;
+        };
+        turns
+            .get(id)
+            .is_some_and(|entry| entry.tx.try_send(command).is_ok())
+    }
+
+    /// Shares the running turns through `store` (PostgreSQL, several replicas) and starts
+    /// listening for commands passed on from the other replicas.
+    pub fn share_through(self: &Arc<Self>, store: crate::server::store::Store, url: String) {
+        if self.shared.set(store).is_err() {
+            return;
+        }
+        let me = self.clone();
+        tokio::spawn(crate::server::store::turns::listen(url, move |id| {
+            me.send_here(id, Command::AnswerNow);
+        }));
+    }
+
+    /// True when the running turns are shared with other replicas.
+    pub fn is_shared(&self) -> bool {
+        self.shared.get().is_some()
     }
 
     /// How many turns run now.
