@@ -263,11 +263,23 @@ fn esc_stops_the_turn_the_block_freezes_and_the_model_sees_the_disconnect() {
     t.keys(&["C-c"]);
     t.wait_for("Ctrl-C again quits", Duration::from_secs(5));
     t.keys(&["C-c"]);
+    // tmux marks the pane dead when its terminal closes and learns the exit status when the
+    // process is reaped, a moment later on a busy machine: wait for both.
     let until = Instant::now() + Duration::from_secs(5);
-    while t.format("#{pane_dead}") != "1" {
+    let ended = || {
+        t.format("#{pane_dead}") == "1"
+            && !(t.format("#{pane_dead_status}").is_empty()
+                && t.format("#{pane_dead_signal}").is_empty())
+    };
+    while !ended() {
         assert!(Instant::now() < until, "ponder chat did not quit");
         std::thread::sleep(Duration::from_millis(50));
     }
+    assert_eq!(
+        t.format("#{pane_dead_signal}"),
+        "",
+        "not killed by a signal"
+    );
     assert_eq!(t.format("#{pane_dead_status}"), "0");
     assert_eq!(
         t.format("#{alternate_on}"),
