@@ -159,20 +159,30 @@ if resp.status != 200:
     bad(f"status {resp.status}")
 if resp.getheader("content-encoding"):
     bad(f"the event stream is compressed ({resp.getheader('content-encoding')})")
-first = resp.read1(64)
-first_at = time.monotonic() - start
+# The turn's id comes first, then keep-alive comments while the model is silent.
+seen = b""
+first_at = None
+while first_at is None:
+    chunk = resp.read1(256)
+    if not chunk:
+        break
+    seen += chunk
+    if b": keep-alive" in seen:
+        first_at = time.monotonic() - start
 rest = resp.read()
 total = time.monotonic() - start
-text = (first + rest).decode()
-if not first.startswith(b": keep-alive"):
-    bad(f"the stream did not start with a keep-alive comment: {first!r}")
+text = (seen + rest).decode()
+if not seen.startswith(b'data: {"type":"started"'):
+    bad(f"the stream did not start with the turn's id: {seen[:80]!r}")
+if first_at is None:
+    bad("no keep-alive comment arrived while the model was silent")
 # The model is silent for 3 s; a buffering proxy would hold the comments until then.
 if first_at > 2.0 or total < 3.0:
-    bad(f"first bytes after {first_at:.2f}s, end after {total:.2f}s: the stream was buffered")
+    bad(f"first keep-alive after {first_at:.2f}s, end after {total:.2f}s: the stream was buffered")
 last = [l for l in text.splitlines() if l.startswith("data: ")][-1]
 if json.loads(last[6:])["type"] != "done":
     bad(f"the turn ended with {last}")
-print(f"proxy-check: {name}: first bytes after {first_at:.2f}s, done after {total:.2f}s, not compressed")
+print(f"proxy-check: {name}: first keep-alive after {first_at:.2f}s, done after {total:.2f}s, not compressed")
 PY
   local enc
   enc=$(curl -fsS -o /dev/null -D - -H 'accept-encoding: gzip' "$prefix/pkg/ponder.wasm" | tr -d '\r' \
