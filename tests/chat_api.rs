@@ -24,7 +24,8 @@ async fn a_thinking_turn_streams_the_whole_contract_in_order() {
         events[0],
         TurnEvent::ThinkingStart {
             block: 0,
-            kind: ThinkingKind::Raw
+            kind: ThinkingKind::Raw,
+            at_ms: None,
         }
     );
     let end = events

@@ -989,7 +989,8 @@ async fn accepted_sockets_get_nodelay_and_the_backlog_is_deep() {
         header_timeout: Duration::from_secs(5),
         max_connections: 10,
     };
-    let mut shards = Shards::start(1, limits, move |_| Ok(app.clone())).expect("shards");
+    let idle = tokio::sync::watch::channel(0usize).1;
+    let mut shards = Shards::start(1, limits, idle, move |_| Ok(app.clone())).expect("shards");
     tokio::spawn(async move { shards.accept(listener, std::future::pending()).await });
     let client = TcpStream::connect(addr).await.expect("connect");
     let local: SocketAddr = client.local_addr().expect("local");

@@ -447,7 +447,7 @@ fn problems(case: &Case, events: &[TurnEvent]) -> Vec<String> {
     let mut kinds: Vec<ThinkingKind> = Vec::new();
     let mut last_block: Option<u32> = None;
     for e in events {
-        if let TurnEvent::ThinkingStart { block, kind } = e {
+        if let TurnEvent::ThinkingStart { block, kind, .. } = e {
             if last_block == Some(*block) {
                 if let Some(k) = kinds.last_mut() {
                     *k = *kind;

@@ -43,7 +43,11 @@ async fn every_provider_streams_a_thinking_turn_through_its_own_adapter() {
         let events = app.turn("why is the sky blue?").await;
         assert_eq!(
             events[0],
-            TurnEvent::ThinkingStart { block: 0, kind },
+            TurnEvent::ThinkingStart {
+                block: 0,
+                kind,
+                at_ms: None
+            },
             "{provider}"
         );
         assert_eq!(starts(&events), [kind], "{provider}");
@@ -95,7 +99,11 @@ async fn reasoning_after_the_answer_starts_the_next_block_for_every_provider() {
         let events = app.turn("[two-blocks]").await;
         assert_eq!(starts(&events), [kind, kind], "{provider}");
         assert!(
-            events.contains(&TurnEvent::ThinkingStart { block: 1, kind }),
+            events.contains(&TurnEvent::ThinkingStart {
+                block: 1,
+                kind,
+                at_ms: None
+            }),
             "{provider}"
         );
         assert!(answer_text(&events).ends_with("Verified: the answer stands."));

@@ -94,7 +94,7 @@ async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
             .await
             .expect("user message");
         let slot = me
-            .start_answer(&conv.id, None, "demo", Default::default())
+            .start_answer(&conv.id, None, "demo", Default::default(), None)
             .await
             .expect("answer");
         me.save_answer(
@@ -162,7 +162,7 @@ async fn a_long_conversation_opens_on_its_last_messages_and_pages_back() {
                 .await
                 .expect("question");
             let slot = me
-                .start_answer(&conv.id, None, "m", Default::default())
+                .start_answer(&conv.id, None, "m", Default::default(), None)
                 .await
                 .expect("slot");
             me.save_answer(
@@ -251,7 +251,7 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
             .await
             .expect("q1");
         let a1 = me
-            .start_answer(&conv.id, None, "m", Default::default())
+            .start_answer(&conv.id, None, "m", Default::default(), None)
             .await
             .expect("a1");
         me.save_answer(&a1, &answer("first answer", "t", VersionStatus::Done))
@@ -261,7 +261,7 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
             .await
             .expect("q2");
         let a2 = me
-            .start_answer(&conv.id, None, "m", Default::default())
+            .start_answer(&conv.id, None, "m", Default::default(), None)
             .await
             .expect("a2");
         assert_eq!(
@@ -281,7 +281,13 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
         me.save_answer(&a2, &failed).await.expect("failed");
         // Regenerate keeps the failed version and shows the new one.
         let again = me
-            .start_answer(&conv.id, Some(&a2.message_id), "m", Default::default())
+            .start_answer(
+                &conv.id,
+                Some(&a2.message_id),
+                "m",
+                Default::default(),
+                None,
+            )
             .await
             .expect("regenerate");
         assert_eq!(again.version, 1);
@@ -314,7 +320,7 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
         );
         assert_eq!(edited.messages[0].versions[0].content, "first question");
         let a = me
-            .start_answer(&conv.id, None, "m", Default::default())
+            .start_answer(&conv.id, None, "m", Default::default(), None)
             .await
             .expect("answer the edit");
         assert_eq!(
@@ -341,7 +347,7 @@ async fn another_users_rows_answer_not_found_everywhere() {
             .await
             .expect("q");
         let slot = a
-            .start_answer(&conv.id, None, "m", Default::default())
+            .start_answer(&conv.id, None, "m", Default::default(), None)
             .await
             .expect("answer");
         a.save_answer(
@@ -387,15 +393,21 @@ async fn another_users_rows_answer_not_found_everywhere() {
             "edit",
         );
         nf(
-            b.start_answer(&conv.id, None, "m", Default::default())
+            b.start_answer(&conv.id, None, "m", Default::default(), None)
                 .await
                 .map(|_| ()),
             "answer",
         );
         nf(
-            b.start_answer(&conv.id, Some(&slot.message_id), "m", Default::default())
-                .await
-                .map(|_| ()),
+            b.start_answer(
+                &conv.id,
+                Some(&slot.message_id),
+                "m",
+                Default::default(),
+                None,
+            )
+            .await
+            .map(|_| ()),
             "regenerate",
         );
         nf(
@@ -452,7 +464,7 @@ async fn search_finds_answers_and_questions_and_thinking_only_when_asked() {
             .await
             .expect("q");
         let slot = me
-            .start_answer(&conv.id, None, "m", Default::default())
+            .start_answer(&conv.id, None, "m", Default::default(), None)
             .await
             .expect("a");
         me.save_answer(
@@ -514,7 +526,7 @@ async fn deletion_can_be_undone_until_the_purge_which_removes_everything() {
             .await
             .expect("q");
         let slot = me
-            .start_answer(&conv.id, None, "m", Default::default())
+            .start_answer(&conv.id, None, "m", Default::default(), None)
             .await
             .expect("a");
         me.save_answer(

@@ -50,9 +50,11 @@ fn bad_request() {
     crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
 }
 
-/// Streams one assistant turn: for the history in `messages` (stored nowhere), or, for a
-/// stored turn (`content` or `regenerate`), for the conversation the server keeps, which it
-/// writes as the turn streams.
+/// Streams one assistant turn: for the history in `messages` (stored nowhere, and ended when
+/// its reader leaves), or, for a stored turn (`content` or `regenerate`), for the conversation
+/// the server keeps, which it writes as the turn streams. A stored turn runs on the server
+/// whether or not anyone watches: this response is its first viewer, and `turn/events` lets
+/// any other (a reload, another tab or device) join it.
 ///
 /// The response starts at once; everything that happens upstream, failures included, arrives
 /// as events. Only a request that is malformed (400), unauthenticated (401) or about a
@@ -69,18 +71,8 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     }
     // Every turn spends the operator's key: only someone signed in may start one.
     let (state, who) = req::caller()?;
-    let control = state.turns.register(&who.user().id);
-    if state.turns.is_shared() {
-        if let Err(e) = state
-            .store
-            .scoped(&who)
-            .note_running_turn(&control.0.id)
-            .await
-        {
-            tracing::warn!(error = %e, "a running turn could not be recorded; Answer now reaches it only on this replica");
-        }
-    }
     if !request.is_stored() {
+        let control = state.turns.register(&who.user().id, None);
         let settings = request.settings();
         let options = state
             .models
@@ -98,15 +90,38 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
             Some(control),
         )));
     }
-    let (history, options, first, persist) = turn::persist::begin(&state, who, &request).await?;
+    let began = crate::server::store::now_ms();
+    let control = state
+        .turns
+        .register(&who.user().id, Some(turn::log::TurnLog::new(began)));
+    let (history, options, first, persist) =
+        turn::persist::begin(&state, who.clone(), &request, &control.0.id).await?;
+    if let Some(relay) = &state.relay {
+        let noted = state
+            .store
+            .scoped(&who)
+            .note_running_turn(
+                &control.0.id,
+                relay.replica(),
+                Some(&persist.slot().version_id),
+            )
+            .await;
+        if let Err(e) = noted {
+            tracing::warn!(error = %e, "a running turn could not be recorded; it can be followed and steered only on this replica");
+        }
+    }
     req::set_event_stream_headers();
     req::set_turn_header(&control.0.id);
-    Ok(TurnStream::new(turn::stored_turn_stream(
-        state,
-        history,
-        options,
-        Some(control),
-        first,
-        persist,
+    let keep_alive = state.config.keep_alive;
+    let log = turn::start_stored_turn(state, history, options, control, first, persist)
+        .ok_or_else(|| ApiError::new("the turn could not be started", true))?;
+    Ok(TurnStream::new(turn::log::follow(
+        log,
+        turn::log::Follow {
+            after: 0,
+            keep_alive,
+            clock: false,
+            grace_over: Box::pin(std::future::pending()),
+        },
     )))
 }

@@ -7,3 +7,4 @@ pub mod codec;
 pub mod error;
 pub mod history;
 pub mod models;
+pub mod turn;

@@ -203,7 +203,8 @@ pub struct ChatController {
     loading_earlier: StoredValue<bool>,
     /// The turn streaming now, if any.
     pub running: RwSignal<Option<RwSignal<TurnState>>>,
-    stop: StoredValue<Option<oneshot::Sender<()>>, LocalStorage>,
+    /// Ends the page's part in the running turn: Stop, or leave it running (another chat shown).
+    stop: StoredValue<Option<oneshot::Sender<Leave>>, LocalStorage>,
     save_state: StoredValue<SaveState, LocalStorage>,
     /// Seconds without any frame before the pre-token guard gives up.
     pub guard_secs: RwSignal<u64>,
@@ -377,7 +378,7 @@ impl ChatController {
         };
         let this = *self;
         spawn_local(async move {
-            if let Err(e) = crate::api::models::answer_now(turn).await {
+            if let Err(e) = crate::api::turn::answer_now(turn).await {
                 this.notify(
                     NoticeKind::Server,
                     format!("The answer could not be asked for now ({}).", e.0.message),
@@ -770,8 +771,17 @@ impl ChatController {
     }
 
     /// Takes a conversation from the server, shows it unless the reader moved on or a turn
-    /// runs, and keeps a copy in this browser.
+    /// runs, and keeps a copy in this browser. An answer still streaming is joined live.
     fn fetch_conversation(&self, id: String) {
+        self.fetch_conversation_with(id, true);
+    }
+
+    /// The same, showing a streaming answer as stored (its turn is known to be over).
+    fn fetch_conversation_without_joining(&self, id: String) {
+        self.fetch_conversation_with(id, false);
+    }
+
+    fn fetch_conversation_with(&self, id: String, join: bool) {
         let this = *self;
         spawn_local(async move {
             let page = Page {
@@ -786,6 +796,9 @@ impl ChatController {
                     let record = saved_chat::record_from_server(&conv);
                     if this.conversation_id.get_untracked() == id && !this.is_running() {
                         this.show(record.clone());
+                        if join {
+                            this.join_live_answer(&conv);
+                        }
                     }
                     // This browser's copy is written after the chat is painted, not before.
                     request_animation_frame(move || {
@@ -810,6 +823,28 @@ impl ChatController {
                 ),
             }
         });
+    }
+
+    /// Joins the turn writing the conversation's last answer, if it still streams: the stored
+    /// copy shows as running at once, then the turn's replay and live tail take over.
+    fn join_live_answer(&self, conv: &crate::domain::history::Conversation) {
+        let Some(last) = conv.messages.last().filter(|m| m.role == Role::Assistant) else {
+            return;
+        };
+        let Some(turn_id) = last.shown().and_then(|v| v.turn.clone()) else {
+            return;
+        };
+        let signal = self.entries.with_untracked(|entries| {
+            let entry = entries.iter().rev().find(|e| e.id == last.id)?;
+            entry
+                .versions
+                .with_untracked(|v| v.get(last.active).copied())
+        });
+        if let Some(turn) = signal {
+            let now = now_ms();
+            turn.update(|t| *t = t.resuming(now));
+            self.join(turn_id, turn);
+        }
     }
 
     /// Re-reads the list of saved conversations: the server's with server-side history, else
@@ -1023,12 +1058,13 @@ impl ChatController {
         self.entries.set(Vec::new());
     }
 
-    /// Opens a saved conversation.
+    /// Opens a saved conversation. A turn running on the server goes on there; one that lives
+    /// only in this page stops.
     pub fn open(&self, id: &str) {
         if self.conversation_id.get_untracked() == id {
             return;
         }
-        self.stop();
+        self.leave();
         if self.server.get_untracked() {
             // This browser's copy at once, then the server's.
             match local_store::load(id) {
@@ -1056,7 +1092,7 @@ impl ChatController {
 
     /// Starts an empty conversation; it is saved with its first message.
     pub fn new_chat(&self) {
-        self.stop();
+        self.leave();
         self.new_scope();
         let id = new_id();
         self.meta.set_value(Meta {
@@ -1529,13 +1565,25 @@ impl ChatController {
         }
     }
 
-    /// Ends the running turn at once; what arrived stays, marked stopped.
+    /// Ends the running turn at once; what arrived stays, marked stopped. A turn the server keeps
+    /// is stopped there, for every tab and device that shows it.
     pub fn stop(&self) {
-        self.stop.update_value(|s| {
-            if let Some(tx) = s.take() {
-                let _ = tx.send(());
-            }
-        });
+        self.end_part(Leave::Stop);
+    }
+
+    /// The page stops following the running turn (another chat is shown). A turn the server
+    /// keeps goes on there and can be joined again; one that lives only in this page stops.
+    fn leave(&self) {
+        self.end_part(Leave::Detach);
+    }
+
+    fn end_part(&self, how: Leave) {
+        let Some(tx) = self.stop.try_update_value(Option::take).flatten() else {
+            return;
+        };
+        let _ = tx.send(how);
+        self.running_turn.set_value(None);
+        self.running.set(None);
     }
 
     /// Sets every block of the conversation open or closed, as the reader's own choice.
@@ -1648,22 +1696,63 @@ impl ChatController {
     /// in the next task: the event that sent the message only renders it. On a fresh page the
     /// first send did all three in one task of about 50 ms, the longest of a whole turn.
     fn start(&self, request: ChatRequest, turn: RwSignal<TurnState>) {
+        self.follow(Source::Send(request), turn, "Sending…");
+    }
+
+    /// Joins the turn `id` that writes the answer shown in `turn` (a conversation opened while
+    /// its answer streams: a reload, another tab or device). The server replays it from the
+    /// start, then sends the live tail.
+    fn join(&self, id: String, turn: RwSignal<TurnState>) {
+        if self.is_running() {
+            return;
+        }
+        self.running_turn.set_value(Some(id.clone()));
+        self.follow(Source::Join(id), turn, "");
+    }
+
+    fn follow(&self, source: Source, turn: RwSignal<TurnState>, status: &str) {
         let (tx, rx) = oneshot::channel();
         self.stop.set_value(Some(tx));
         self.running.set(Some(turn));
-        self.status.set("Sending…".into());
+        self.status.set(status.into());
         let this = *self;
         let guard_secs = self.guard_secs.get_untracked();
         spawn_local(async move {
             sleep(std::time::Duration::ZERO).await;
             this.save();
-            run_turn(this, request, turn, rx, guard_secs).await;
-            this.running_turn.set_value(None);
-            this.stop.set_value(None);
-            this.running.set(None);
+            let left = run_turn(this, source, turn, rx, guard_secs).await;
+            if this.running.get_untracked() == Some(turn) {
+                this.running_turn.set_value(None);
+                this.stop.set_value(None);
+                this.running.set(None);
+            }
+            if left == Ended::Gone {
+                // The turn ended and its log is gone: the stored answer is the whole of it.
+                let id = this.conversation_id.get_untracked();
+                this.fetch_conversation_without_joining(id);
+                return;
+            }
             this.save();
             if this.server.get_untracked() {
                 this.refresh_list();
+            }
+        });
+    }
+
+    /// Sends Stop for the server's turn `id`; a turn that already ended is no matter.
+    fn stop_on_server(&self, id: String) {
+        let this = *self;
+        spawn_local(async move {
+            if let Err(e) = crate::api::turn::stop_turn(id).await {
+                if e.0.retryable {
+                    this.notify(
+                        NoticeKind::Server,
+                        format!(
+                            "The answer could not be stopped on the server ({}).",
+                            e.0.message
+                        ),
+                    );
+                }
             }
         });
     }
@@ -1700,11 +1789,13 @@ impl ChatController {
     }
 }
 
-/// Collects decoded events and applies them at most once per animation frame.
+/// Collects decoded events and applies them at most once per animation frame; a replay first
+/// replaces the turn's state in the same update, so the stored copy never blinks.
 #[derive(Clone)]
 struct FrameBatch {
     pending: Rc<RefCell<Vec<TurnEvent>>>,
     scheduled: Rc<Cell<bool>>,
+    fresh: Rc<RefCell<Option<TurnState>>>,
 }
 
 impl FrameBatch {
@@ -1712,7 +1803,13 @@ impl FrameBatch {
         FrameBatch {
             pending: Rc::default(),
             scheduled: Rc::default(),
+            fresh: Rc::default(),
         }
+    }
+
+    /// The next update starts from `state` (a replay from the turn's first event).
+    fn start_over(&self, state: TurnState) {
+        *self.fresh.borrow_mut() = Some(state);
     }
 
     fn push(&self, chat: ChatController, turn: RwSignal<TurnState>, events: &mut Vec<TurnEvent>) {
@@ -1731,80 +1828,227 @@ impl FrameBatch {
 
     fn flush(&self, chat: ChatController, turn: RwSignal<TurnState>) {
         let events = std::mem::take(&mut *self.pending.borrow_mut());
+        if let Some(fresh) = self.fresh.borrow_mut().take() {
+            turn.set(fresh);
+        }
         chat.apply(turn, events);
     }
 }
 
+/// How the page ends its part in a running turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Leave {
+    /// The reader pressed Stop.
+    Stop,
+    /// Another chat is shown: a turn the server keeps goes on without this page.
+    Detach,
+}
+
+/// Where a turn's events come from: the request that starts it, or a turn already running.
+enum Source {
+    Send(ChatRequest),
+    Join(String),
+}
+
+/// How following a turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// The turn's state says why (done, error, stopped, dropped).
+    Shown,
+    /// The turn to join is over and no longer kept: the stored conversation holds it.
+    Gone,
+}
+
+/// Follows a turn until its last event: reads its stream, decodes and applies the events once
+/// per animation frame, and, for a turn the server keeps, reconnects after a broken connection
+/// with the last event it has (so nothing is missed or doubled) until the server is back or
+/// the reconnection budget is spent. Stop ends the turn on the server too.
 async fn run_turn(
     chat: ChatController,
-    request: ChatRequest,
+    source: Source,
     turn: RwSignal<TurnState>,
-    stop: oneshot::Receiver<()>,
+    stop: oneshot::Receiver<Leave>,
     guard_secs: u64,
-) {
+) -> Ended {
     let mut stop = stop.fuse();
     let mut guard = sleep(std::time::Duration::from_secs(guard_secs)).fuse();
-    let mut call = Box::pin(crate::api::chat::chat(request).fuse());
-    let stream = futures::select! {
-        result = call => result,
-        _ = stop => { chat.transition(turn, |t| t.stop(now_ms())); return; }
-        _ = guard => { chat.transition(turn, |t| t.no_frame_within(guard_secs, now_ms())); return; }
+    type Call = futures::future::Fuse<
+        futures::future::LocalBoxFuture<
+            'static,
+            Result<crate::api::codec::TurnStream, crate::api::error::ApiError>,
+        >,
+    >;
+    let (stored, mut turn_id, mut pending): (bool, Option<String>, Option<Call>) = match source {
+        Source::Send(request) => (
+            request.is_stored(),
+            None,
+            Some(crate::api::chat::chat(request).boxed_local().fuse()),
+        ),
+        Source::Join(id) => (true, Some(id), None),
     };
-    let mut bytes = match stream {
-        Ok(stream) => stream.into_inner(),
-        Err(e) => {
-            chat.transition(turn, |t| t.fail(e.0.message, e.0.retryable, now_ms()));
-            return;
-        }
-    };
-    let batch = FrameBatch::new();
-    let mut decoder = TurnDecoder::new();
-    let mut events = Vec::new();
+    // A joined turn is replayed from its start: the stored copy shown meanwhile is replaced.
+    let mut replay = turn_id.is_some();
+    let mut last_id: Option<u64> = None;
     let mut saw_frame = false;
+    let mut stopping = false;
+    let mut attempt = 0u32;
+    let batch = FrameBatch::new();
     loop {
-        futures::select! {
-            chunk = bytes.next().fuse() => match chunk {
-                Some(Ok(chunk)) => {
-                    decoder.push(&chunk, &mut events);
-                    events.retain(|e| match e {
-                        TurnEvent::Turn { conversation, user_message, message, .. } => {
-                            chat.on_stored(turn, conversation.clone(), user_message.clone(), message.clone());
-                            false
-                        }
-                        TurnEvent::Started { turn } => {
-                            chat.running_turn.set_value(Some(turn.clone()));
-                            false
-                        }
-                        _ => true,
-                    });
-                    saw_frame |= !events.is_empty();
-                    let terminal = events.iter().any(TurnEvent::is_terminal);
-                    batch.push(chat, turn, &mut events);
-                    if terminal {
-                        batch.flush(chat, turn);
-                        return;
+        let call = match pending.take() {
+            Some(call) => call,
+            None => {
+                let Some(id) = turn_id.clone() else {
+                    break;
+                };
+                crate::api::turn::turn_events(id, last_id)
+                    .boxed_local()
+                    .fuse()
+            }
+        };
+        let mut call = call;
+        let response = futures::select! {
+            result = call => result,
+            how = stop => {
+                if how.unwrap_or(Leave::Detach) == Leave::Stop {
+                    chat.transition(turn, |t| t.stop(now_ms()));
+                    match turn_id.clone() {
+                        Some(id) => chat.stop_on_server(id),
+                        // The turn's id is its first event: wait for it, then stop it.
+                        None => stopping = stored,
                     }
                 }
-                Some(Err(_)) | None => break,
-            },
-            _ = stop => {
-                batch.flush(chat, turn);
-                chat.transition(turn, |t| t.stop(now_ms()));
-                return;
+                if !stopping {
+                    return Ended::Shown;
+                }
+                call.await
             }
             _ = guard => {
                 if !saw_frame {
-                    batch.flush(chat, turn);
                     chat.transition(turn, |t| t.no_frame_within(guard_secs, now_ms()));
-                    return;
+                    return Ended::Shown;
+                }
+                call.await
+            }
+        };
+        let mut bytes = match response {
+            Ok(stream) => {
+                attempt = 0;
+                chat.status.set(String::new());
+                stream.into_inner()
+            }
+            Err(e) if replay && e.0.message.starts_with("no turn of yours") => return Ended::Gone,
+            Err(e) => {
+                if let Some(delay) = reconnect(stored, &turn_id, &mut attempt) {
+                    chat.status.set("Connection lost — reconnecting…".into());
+                    sleep(delay).await;
+                    continue;
+                }
+                chat.transition(turn, |t| t.fail(e.0.message, e.0.retryable, now_ms()));
+                return Ended::Shown;
+            }
+        };
+        if std::mem::take(&mut replay) {
+            batch.start_over(TurnState::joined(&turn.get_untracked(), now_ms()));
+        }
+        let mut decoder = TurnDecoder::new();
+        let mut events = Vec::new();
+        loop {
+            futures::select! {
+                chunk = bytes.next().fuse() => match chunk {
+                    Some(Ok(chunk)) => {
+                        decoder.push(&chunk, &mut events);
+                        last_id = decoder.last_id().or(last_id);
+                        let mut started = None;
+                        events.retain(|e| match e {
+                            TurnEvent::Turn { conversation, user_message, message, .. } => {
+                                chat.on_stored(turn, conversation.clone(), user_message.clone(), message.clone());
+                                false
+                            }
+                            TurnEvent::Started { turn } => {
+                                started = Some(turn.clone());
+                                false
+                            }
+                            _ => true,
+                        });
+                        if let Some(id) = started {
+                            chat.running_turn.set_value(Some(id.clone()));
+                            turn_id = Some(id.clone());
+                            if stopping {
+                                chat.stop_on_server(id);
+                                return Ended::Shown;
+                            }
+                        }
+                        if stopping {
+                            continue;
+                        }
+                        saw_frame |= events.iter().any(|e| !matches!(e, TurnEvent::Clock { .. }));
+                        let terminal = events.iter().any(TurnEvent::is_terminal);
+                        batch.push(chat, turn, &mut events);
+                        if terminal {
+                            batch.flush(chat, turn);
+                            return Ended::Shown;
+                        }
+                    }
+                    Some(Err(_)) | None => break,
+                },
+                how = stop => {
+                    batch.flush(chat, turn);
+                    if how.unwrap_or(Leave::Detach) == Leave::Stop {
+                        chat.transition(turn, |t| t.stop(now_ms()));
+                        match turn_id.clone() {
+                            Some(id) if stored => chat.stop_on_server(id),
+                            None if stored => { stopping = true; continue; }
+                            _ => {}
+                        }
+                    }
+                    return Ended::Shown;
+                }
+                _ = guard => {
+                    if !saw_frame {
+                        batch.flush(chat, turn);
+                        chat.transition(turn, |t| t.no_frame_within(guard_secs, now_ms()));
+                        return Ended::Shown;
+                    }
                 }
             }
         }
+        decoder.finish(&mut events);
+        batch.push(chat, turn, &mut events);
+        batch.flush(chat, turn);
+        if stopping {
+            return Ended::Shown;
+        }
+        // The connection broke before the turn's last event: a turn the server keeps is still
+        // running there (or has just finished), so the page reconnects and asks for what follows
+        // the last event it has.
+        match reconnect(stored, &turn_id, &mut attempt) {
+            Some(delay) => {
+                chat.status.set("Connection lost — reconnecting…".into());
+                sleep(delay).await;
+            }
+            None => {
+                chat.transition(turn, |t| t.end_of_stream(now_ms()));
+                return Ended::Shown;
+            }
+        }
     }
-    decoder.finish(&mut events);
-    batch.push(chat, turn, &mut events);
-    batch.flush(chat, turn);
     chat.transition(turn, |t| t.end_of_stream(now_ms()));
+    Ended::Shown
+}
+
+/// The wait before reconnecting to a turn the server keeps, or `None` when the page should give
+/// up (a turn the server does not keep, one whose id never arrived, or too many tries).
+fn reconnect(
+    stored: bool,
+    turn: &Option<String>,
+    attempt: &mut u32,
+) -> Option<std::time::Duration> {
+    if !stored || turn.is_none() {
+        return None;
+    }
+    let delay = decisions::reconnect_delay(*attempt)?;
+    *attempt += 1;
+    Some(delay)
 }
 
 /// A future that resolves after `duration` (never on the server, where turns do not run).

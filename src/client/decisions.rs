@@ -380,3 +380,38 @@ mod more_effort_tests {
         assert_eq!(more_effort(Some(Effort::High)), Effort::High);
     }
 }
+
+/// How long the page waits before reconnecting to a turn the server keeps, after `attempt`
+/// failed tries: at once, then doubling from half a second to eight; `None` after about a
+/// minute of trying (the answer is then shown as dropped, with Retry).
+pub fn reconnect_delay(attempt: u32) -> Option<std::time::Duration> {
+    const TRIES: u32 = 12;
+    if attempt >= TRIES {
+        return None;
+    }
+    let ms = match attempt {
+        0 => 0,
+        n => (250u64 << n.min(5)).min(8_000),
+    };
+    Some(std::time::Duration::from_millis(ms))
+}
+
+#[cfg(test)]
+mod reconnect_tests {
+    use super::reconnect_delay;
+    use std::time::Duration;
+
+    #[test]
+    fn reconnecting_starts_at_once_backs_off_and_gives_up_after_about_a_minute() {
+        let delays: Vec<Duration> = (0..).map_while(reconnect_delay).collect();
+        assert_eq!(delays[0], Duration::ZERO);
+        assert_eq!(delays[1], Duration::from_millis(500));
+        assert!(delays.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(*delays.last().unwrap(), Duration::from_secs(8));
+        let total: Duration = delays.iter().sum();
+        assert!(
+            total >= Duration::from_secs(45) && total <= Duration::from_secs(90),
+            "{total:?}"
+        );
+    }
+}

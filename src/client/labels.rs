@@ -183,6 +183,7 @@ mod tests {
             TurnEvent::ThinkingStart {
                 block: 0,
                 kind: ThinkingKind::Raw,
+                at_ms: None,
             },
             TurnEvent::Thinking {
                 block: 0,

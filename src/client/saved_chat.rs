@@ -631,6 +631,7 @@ mod tests {
             &TurnEvent::ThinkingStart {
                 block: 0,
                 kind: ThinkingKind::Raw,
+                at_ms: None,
             },
             1000.0,
         );
@@ -770,6 +771,7 @@ mod tests {
             settings: Default::default(),
             created_at: 5,
             blocks,
+            turn: None,
         };
         let conv = Conversation {
             id: "c1".into(),
@@ -870,6 +872,7 @@ mod tests {
             &TurnEvent::ThinkingStart {
                 block: 0,
                 kind: ThinkingKind::Raw,
+                at_ms: None,
             },
             0.0,
         );
@@ -898,6 +901,7 @@ mod tests {
                 TurnEvent::ThinkingStart {
                     block: 0,
                     kind: ThinkingKind::Raw,
+                    at_ms: None,
                 },
                 0.0,
             ),

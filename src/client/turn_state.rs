@@ -149,6 +149,38 @@ impl TurnState {
         Self::started(0.0)
     }
 
+    /// The stored copy of an answer whose turn still runs, shown while the page joins it: running,
+    /// no error, its unfinished blocks open again (timed from `now` until the replay says when
+    /// they began).
+    pub fn resuming(&self, now: f64) -> TurnState {
+        let mut t = self.clone();
+        t.phase = if t.answer.is_empty() {
+            TurnPhase::Thinking
+        } else {
+            TurnPhase::Streaming
+        };
+        t.error = None;
+        t.live = true;
+        for b in &mut t.blocks {
+            if b.status == BlockStatus::Interrupted && b.duration_ms.is_none() {
+                b.status = BlockStatus::Streaming;
+                b.started_at = now;
+                b.ended_at = None;
+            }
+        }
+        t
+    }
+
+    /// The state a joined turn's replay starts from: nothing arrived yet; the model and settings
+    /// of the copy shown are kept.
+    pub fn joined(shown: &TurnState, now: f64) -> TurnState {
+        TurnState {
+            model: shown.model.clone(),
+            settings: shown.settings,
+            ..TurnState::started(now)
+        }
+    }
+
     fn block_mut(&mut self, index: u32, now: f64) -> &mut BlockState {
         let pos = match self.blocks.iter().position(|b| b.index == index) {
             Some(pos) => pos,
@@ -175,6 +207,11 @@ impl TurnState {
 
     /// Applies one event. Events after the terminal one change nothing.
     pub fn apply(&mut self, event: &TurnEvent, now: f64) {
+        // A viewer that joined late learns when the turn really began.
+        if let TurnEvent::Clock { turn_ms } = event {
+            self.created_at = now - *turn_ms as f64;
+            return;
+        }
         // Where the turn is stored is not a sign of the model: it does not count as a frame.
         if !self.phase.is_running()
             || matches!(event, TurnEvent::Turn { .. } | TurnEvent::Started { .. })
@@ -183,8 +220,12 @@ impl TurnState {
         }
         self.saw_frame = true;
         match event {
-            TurnEvent::ThinkingStart { block, kind } => {
-                let b = self.block_mut(*block, now);
+            TurnEvent::ThinkingStart { block, kind, at_ms } => {
+                // A block of a turn joined late is timed from when it really began.
+                let began = at_ms
+                    .map(|at| (self.created_at + at as f64).min(now))
+                    .unwrap_or(now);
+                let b = self.block_mut(*block, began);
                 b.kind = *kind;
             }
             TurnEvent::Thinking { block, text } => {
@@ -218,6 +259,11 @@ impl TurnState {
                 b.text.insert_str(0, &moved);
                 self.phase = TurnPhase::Thinking;
             }
+            TurnEvent::Done { .. } if event.is_stop() => {
+                self.interrupt_open_blocks(now);
+                self.phase = TurnPhase::Stopped;
+                self.finish_reason = Some(crate::domain::event::STOPPED.into());
+            }
             TurnEvent::Done {
                 finish_reason,
                 usage,
@@ -235,7 +281,7 @@ impl TurnState {
                 self.usage = usage.clone();
                 self.total_ms = Some(*total_ms);
             }
-            TurnEvent::Turn { .. } | TurnEvent::Started { .. } => {}
+            TurnEvent::Turn { .. } | TurnEvent::Started { .. } | TurnEvent::Clock { .. } => {}
             TurnEvent::Error(Failure { message, retryable }) => {
                 self.interrupt_open_blocks(now);
                 self.phase = TurnPhase::Error;
@@ -333,6 +379,7 @@ mod tests {
         TurnEvent::ThinkingStart {
             block,
             kind: ThinkingKind::Raw,
+            at_ms: None,
         }
     }
     fn think(block: u32, t: &str) -> TurnEvent {
@@ -441,6 +488,54 @@ mod tests {
         assert_eq!(s.blocks.len(), 2);
         assert_eq!(s.blocks[1].text, "b");
         assert_eq!(s.blocks[1].duration_ms, Some(2000));
+    }
+
+    #[test]
+    fn a_viewer_that_joins_late_times_the_block_from_its_real_start() {
+        // Joined at client time 50_000 a turn that began 12 s earlier, whose block began 2 s in.
+        let mut t = TurnState::started(50_000.0);
+        t.apply(&TurnEvent::Clock { turn_ms: 12_000 }, 50_000.0);
+        assert!(!t.saw_frame, "the clock is not a sign of the model");
+        t.apply(
+            &TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Raw,
+                at_ms: Some(2_000),
+            },
+            50_010.0,
+        );
+        assert_eq!(t.created_at, 38_000.0);
+        assert_eq!(t.blocks[0].started_at, 40_000.0);
+        assert_eq!(t.blocks[0].elapsed_ms(51_000.0), 11_000);
+        // A start from the future (clocks apart) is taken as now.
+        t.apply(
+            &TurnEvent::ThinkingStart {
+                block: 1,
+                kind: ThinkingKind::Raw,
+                at_ms: Some(90_000),
+            },
+            50_020.0,
+        );
+        assert_eq!(t.blocks[1].started_at, 50_020.0);
+    }
+
+    #[test]
+    fn a_stop_from_any_viewer_freezes_open_blocks_and_keeps_what_arrived() {
+        let mut t = run(&[start(0), think(0, "partial")]);
+        t.apply(
+            &TurnEvent::Done {
+                finish_reason: crate::domain::event::STOPPED.into(),
+                usage: None,
+                thinking_chars: 7,
+                total_ms: 900,
+            },
+            900.0,
+        );
+        assert_eq!(t.phase, TurnPhase::Stopped);
+        assert_eq!(t.blocks[0].status, BlockStatus::Interrupted);
+        assert_eq!(t.blocks[0].ended_at, Some(900.0));
+        assert_eq!(t.blocks[0].text, "partial");
+        assert!(!t.wants_retry());
     }
 
     #[test]

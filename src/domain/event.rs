@@ -35,6 +35,9 @@ impl ThinkingKind {
 /// a few of them.
 pub type FinishReason = String;
 
+/// The `finish_reason` of a turn that was stopped before it finished.
+pub const STOPPED: &str = "stopped";
+
 /// Token counts of one turn, when the upstream reports them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -84,7 +87,15 @@ fn is_false(b: &bool) -> bool {
 pub enum TurnEvent {
     /// A reasoning block begins. Sent even when no readable text will follow, so the reader
     /// always sees that the model is thinking.
-    ThinkingStart { block: u32, kind: ThinkingKind },
+    ThinkingStart {
+        block: u32,
+        kind: ThinkingKind,
+        /// When the block began, in ms since the turn began (the server's clock): a stored
+        /// turn's events say it, so a viewer that joins later counts the block's time from
+        /// its real start.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at_ms: Option<u64>,
+    },
     /// A piece of reasoning text for an open or already closed block.
     Thinking { block: u32, text: String },
     /// The block is over. `duration_ms` is measured by Ponder's server, from the block's first
@@ -115,7 +126,12 @@ pub enum TurnEvent {
         message: String,
         version: usize,
     },
-    /// The turn finished normally.
+    /// How long the turn had been running when this response began (ms, the server's clock):
+    /// the first frame of a response that joins a running turn (`GET /api/turn/events`), so
+    /// the viewer counts thinking time from the turn's real start. It has no sequence number.
+    Clock { turn_ms: u64 },
+    /// The turn finished normally, or was stopped (`finish_reason` `"stopped"`: a reader
+    /// pressed Stop, or nobody watched it under `PONDER_ORPHAN_TURNS=stop`).
     Done {
         finish_reason: FinishReason,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -134,6 +150,11 @@ impl TurnEvent {
             self,
             TurnEvent::Done { .. } | TurnEvent::Error(Failure { .. })
         )
+    }
+
+    /// True for the `done` of a turn a reader stopped.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, TurnEvent::Done { finish_reason, .. } if finish_reason == STOPPED)
     }
 
     /// A convenience constructor for the error event.
@@ -158,8 +179,21 @@ mod tests {
             TurnEvent::ThinkingStart {
                 block: 0,
                 kind: ThinkingKind::Raw,
+                at_ms: None,
             },
             json!({"type":"thinking_start","block":0,"kind":"raw"}),
+        );
+        round_trip(
+            TurnEvent::ThinkingStart {
+                block: 1,
+                kind: ThinkingKind::Summary,
+                at_ms: Some(1250),
+            },
+            json!({"type":"thinking_start","block":1,"kind":"summary","at_ms":1250}),
+        );
+        round_trip(
+            TurnEvent::Clock { turn_ms: 4200 },
+            json!({"type":"clock","turn_ms":4200}),
         );
         round_trip(
             TurnEvent::Thinking {

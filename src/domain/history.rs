@@ -104,6 +104,10 @@ pub struct Version {
     pub created_at: i64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<BlockHeader>,
+    /// While the answer streams: the turn writing it, which a viewer joins with
+    /// `GET /api/turn/events`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<String>,
 }
 
 /// One message with every version; `active` is the one shown.

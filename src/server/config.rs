@@ -63,6 +63,15 @@ pub enum AnswerNowMode {
     AskAgain,
 }
 
+/// What happens to a stored turn nobody watches any more (`PONDER_ORPHAN_TURNS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrphanTurns {
+    /// It runs to its end and is saved: a reader may come back to it, on any device.
+    Finish,
+    /// It is stopped once nobody has watched it for `PONDER_ORPHAN_GRACE`.
+    Stop,
+}
+
 /// Where and how the built-in demo model runs when no upstream is configured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DemoConfig {
@@ -127,6 +136,13 @@ pub struct Config {
     pub history: HistoryMode,
     /// How long a deleted conversation can be restored before it is purged.
     pub delete_grace: Duration,
+    /// What becomes of a stored turn nobody watches, and after how long unwatched it stops.
+    pub orphan_turns: OrphanTurns,
+    pub orphan_grace: Duration,
+    /// With several replicas: how often each beats its heartbeat, and how long after the last
+    /// beat the others end its turns.
+    pub heartbeat: Duration,
+    pub replica_timeout: Duration,
     /// How long a sign-in lasts.
     pub session_lifetime: Duration,
 }
@@ -474,7 +490,33 @@ impl Config {
             }
         };
 
+        let orphan_turns = match get("PONDER_ORPHAN_TURNS")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("finish") => OrphanTurns::Finish,
+            Some("stop") => OrphanTurns::Stop,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "PONDER_ORPHAN_TURNS={other:?} must be finish or stop"
+                )))
+            }
+        };
+        let heartbeat = parse_secs(&get, "PONDER_HEARTBEAT", 5.0)?;
+        let replica_timeout = parse_secs(&get, "PONDER_REPLICA_TIMEOUT", 15.0)?;
+        if replica_timeout <= heartbeat {
+            return Err(ConfigError(format!(
+                "PONDER_REPLICA_TIMEOUT ({} s) must be longer than PONDER_HEARTBEAT ({} s)",
+                replica_timeout.as_secs_f64(),
+                heartbeat.as_secs_f64()
+            )));
+        }
+
         Ok(Config {
+            orphan_turns,
+            orphan_grace: parse_secs(&get, "PONDER_ORPHAN_GRACE", 30.0)?,
+            heartbeat,
+            replica_timeout,
             provider,
             upstream_url,
             api_key: get("PONDER_API_KEY"),
@@ -730,6 +772,30 @@ mod tests {
         assert_eq!(c.base_path, "");
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
         assert_eq!(c.threads, cores.min(256));
+    }
+
+    #[test]
+    fn unwatched_turns_and_replica_liveness_are_read() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.orphan_turns, OrphanTurns::Finish);
+        assert_eq!(c.orphan_grace, Duration::from_secs(30));
+        assert_eq!(
+            (c.heartbeat, c.replica_timeout),
+            (Duration::from_secs(5), Duration::from_secs(15))
+        );
+        let c = config(&[
+            ("PONDER_ORPHAN_TURNS", "Stop"),
+            ("PONDER_ORPHAN_GRACE", "2.5"),
+            ("PONDER_HEARTBEAT", "0.5"),
+            ("PONDER_REPLICA_TIMEOUT", "2"),
+        ])
+        .unwrap();
+        assert_eq!(c.orphan_turns, OrphanTurns::Stop);
+        assert_eq!(c.orphan_grace, Duration::from_millis(2500));
+        assert_eq!(c.heartbeat, Duration::from_millis(500));
+        assert!(config(&[("PONDER_ORPHAN_TURNS", "keep")]).is_err());
+        let bad = config(&[("PONDER_HEARTBEAT", "20")]).unwrap_err();
+        assert!(bad.0.contains("PONDER_REPLICA_TIMEOUT"), "{}", bad.0);
     }
 
     #[test]

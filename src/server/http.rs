@@ -320,12 +320,33 @@ pub async fn prepare(config: Config) -> Result<Arc<AppState>, Box<dyn std::error
             "PONDER_AUTH=none while listening beyond this machine: anyone who reaches Ponder uses it as the one local user"
         );
     }
-    let state = Arc::new(AppState::new(config, upstream_base, store)?);
-    if state.store.backend() == super::store::Backend::Postgres {
-        state
-            .turns
-            .share_through(state.store.clone(), state.config.database_url.clone());
+    let mut state = AppState::new(config, upstream_base, store)?;
+    match state.store.backend() {
+        super::store::Backend::Postgres => {
+            let liveness = super::turn::relay::Liveness {
+                heartbeat: state.config.heartbeat,
+                timeout: state.config.replica_timeout,
+            };
+            let relay = super::turn::relay::Relay::start(
+                &state.config.database_url,
+                state.turns.clone(),
+                liveness,
+            )
+            .await?;
+            state.turns.share_through(state.store.clone());
+            state.relay = Some(relay);
+        }
+        super::store::Backend::Sqlite => {
+            let interrupted = state.store.interrupt_unfinished_answers().await?;
+            if interrupted > 0 {
+                tracing::warn!(
+                    answers = interrupted,
+                    "answers left streaming by a server that did not stop cleanly are marked interrupted"
+                );
+            }
+        }
     }
+    let state = Arc::new(state);
     state.models.spawn_refresh(
         state.config.clone(),
         state.http.clone(),
@@ -374,7 +395,7 @@ where
     let threads = state.config.threads as usize;
     let grace = state.config.shutdown_grace;
     let local_addr = listener.local_addr()?;
-    let mut shards = Shards::start(threads, limits, |_| {
+    let mut shards = Shards::start(threads, limits, state.turns.running_changes(), |_| {
         Ok(router(Arc::new(state.with_own_client()?), options.clone()))
     })?;
     tracing::info!(
@@ -412,6 +433,9 @@ where
     tokio::select! {
         _ = &mut finished => tracing::info!("stopped"),
         _ = out_of_time => tracing::warn!("connections still open after the grace period; stopping anyway"),
+    }
+    if let Some(relay) = &state.relay {
+        relay.leave().await;
     }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     trim.abort();

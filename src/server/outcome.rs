@@ -6,6 +6,8 @@ pub enum Outcome {
     Done,
     Error,
     ClientClosed,
+    /// A reader pressed Stop, or nobody watched it under `PONDER_ORPHAN_TURNS=stop`.
+    Stopped,
 }
 
 impl Outcome {
@@ -14,6 +16,7 @@ impl Outcome {
             Outcome::Done => "done",
             Outcome::Error => "error",
             Outcome::ClientClosed => "client_closed",
+            Outcome::Stopped => "stopped",
         }
     }
 }

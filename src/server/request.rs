@@ -181,6 +181,20 @@ pub fn is_https() -> bool {
             .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"))
 }
 
+/// The `Last-Event-ID` a reconnecting event-stream client sends: the sequence number of the last
+/// event it has.
+pub fn last_event_id() -> Option<u64> {
+    let parts = use_context::<http::request::Parts>()?;
+    parts
+        .headers
+        .get("last-event-id")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The request's session cookie, if it has one.
 pub fn session_secret() -> Option<String> {
     let parts = use_context::<http::request::Parts>()?;

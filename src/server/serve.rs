@@ -158,10 +158,12 @@ pub struct Shards {
 
 impl Shards {
     /// Starts `count` threads named `ponder-N`, each serving the router `make_app(N)` builds
-    /// for it.
+    /// for it. `running` counts work that outlives its connection (turns nobody watches): a
+    /// thread that is told to finish waits for it to reach zero as well.
     pub fn start(
         count: usize,
         limits: ConnectionLimits,
+        running: watch::Receiver<usize>,
         make_app: impl Fn(usize) -> Result<Router, Box<dyn std::error::Error>>,
     ) -> Result<Self, Box<dyn std::error::Error>> {
         let (stop, _) = watch::channel(false);
@@ -180,6 +182,7 @@ impl Shards {
             let app = make_app(index)?;
             let (queue, handed) = mpsc::unbounded_channel();
             let stopped = stop.subscribe();
+            let running = running.clone();
             let finished_tx = finished_tx.clone();
             let ready_tx = ready_tx.clone();
             std::thread::Builder::new()
@@ -187,7 +190,7 @@ impl Shards {
                 .spawn(move || {
                     let _ = ready_tx.send(());
                     drop(ready_tx);
-                    runtime.block_on(serve_handed(handed, app, limits, stopped));
+                    runtime.block_on(serve_handed(handed, app, limits, stopped, running));
                     drop(finished_tx);
                 })?;
             queues.push(queue);
@@ -288,12 +291,14 @@ fn is_connection_error(e: &io::Error) -> bool {
 }
 
 /// One serving thread: serves each connection it is handed until told to stop, then waits for
-/// its connections to finish.
+/// its connections to finish, and for `running` to reach zero (turns run on the thread that
+/// started them, whether or not a connection watches them).
 async fn serve_handed(
     mut handed: mpsc::UnboundedReceiver<Handed>,
     app: Router,
     limits: ConnectionLimits,
     stopped: watch::Receiver<bool>,
+    mut running: watch::Receiver<usize>,
 ) {
     let (open_tx, mut open) = mpsc::channel::<()>(1);
     let mut stopping = stopped.clone();
@@ -321,6 +326,7 @@ async fn serve_handed(
     }
     drop(open_tx);
     while open.recv().await.is_some() {}
+    let _ = running.wait_for(|n| *n == 0).await;
 }
 
 /// Serves one client connection over HTTP/1.1 until it closes, or until `stop`, after which the

@@ -32,8 +32,10 @@ pub struct AppState {
     pub sign_in: Arc<super::rate_limit::SignInLimits>,
     /// The models on offer, refreshed in the background.
     pub models: Arc<super::models::Catalogue>,
-    /// The running turns, for "Answer now" from another request.
+    /// The running turns, for "Answer now", Stop and viewers from other requests.
     pub turns: Arc<super::turn::control::TurnControls>,
+    /// With several replicas on PostgreSQL: how turns are shared with the others.
+    pub relay: Option<Arc<super::turn::relay::Relay>>,
 }
 
 impl AppState {
@@ -50,6 +52,7 @@ impl AppState {
             sign_in: Arc::default(),
             models: Arc::default(),
             turns: Arc::default(),
+            relay: None,
             http: upstream_client(&config)?,
             redactor: Arc::new(Redactor::new(secrets.iter().map(String::as_str))),
             config: Arc::new(config),
@@ -75,6 +78,7 @@ impl AppState {
             sign_in: self.sign_in.clone(),
             models: self.models.clone(),
             turns: self.turns.clone(),
+            relay: self.relay.clone(),
         })
     }
 

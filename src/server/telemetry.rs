@@ -133,7 +133,12 @@ impl Metrics {
         };
         // Every outcome is exported from the start, so a rate over it exists before the first
         // failure.
-        for outcome in [Outcome::Done, Outcome::Error, Outcome::ClientClosed] {
+        for outcome in [
+            Outcome::Done,
+            Outcome::Error,
+            Outcome::ClientClosed,
+            Outcome::Stopped,
+        ] {
             let _ = m.turns.get_or_create(&OutcomeLabel {
                 outcome: outcome.name().into(),
             });

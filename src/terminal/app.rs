@@ -34,6 +34,10 @@ pub struct Options {
 struct Running {
     task: tokio::task::JoinHandle<()>,
     progress: mpsc::UnboundedReceiver<Progress>,
+    /// The turn's id on the server, once its `started` event arrived.
+    turn: Option<String>,
+    /// Stop was pressed before the id arrived: the turn is stopped as soon as it does.
+    stop_when_started: bool,
 }
 
 struct Picker {
@@ -382,29 +386,65 @@ impl Chat {
         let (tx, progress) = mpsc::unbounded_channel();
         let server = self.server.clone();
         let task = tokio::spawn(async move { server.stream(&request, GUARD, tx).await });
-        self.running = Some(Running { task, progress });
+        self.running = Some(Running {
+            task,
+            progress,
+            turn: None,
+            stop_when_started: false,
+        });
     }
 
-    /// Ends the running turn: the connection closes, and the server drops the upstream.
+    /// Ends the running turn. A stored turn runs on the server whether or not anyone watches, so
+    /// it is stopped there (for every viewer); one stored nowhere ends when its connection
+    /// closes.
     fn stop(&mut self) {
+        if self.running.is_none() {
+            return;
+        }
+        let now = self.now();
+        if let Some(turn) = self.turn_mut() {
+            turn.state.stop(now);
+        }
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        match running.turn.clone() {
+            Some(id) if self.stored => {
+                self.stop_on_server(id);
+            }
+            None if self.stored && !running.stop_when_started => {
+                running.stop_when_started = true;
+                return;
+            }
+            _ => {}
+        }
         if let Some(running) = self.running.take() {
             running.task.abort();
-            let now = self.now();
-            if let Some(turn) = self.turn_mut() {
-                turn.state.stop(now);
-            }
         }
+    }
+
+    fn stop_on_server(&self, id: String) {
+        let server = self.server.clone();
+        tokio::spawn(async move {
+            if let Err(e) = server.stop_turn(&id).await {
+                tracing::debug!(error = %e, "the turn could not be stopped on the server");
+            }
+        });
     }
 
     fn on_progress(&mut self, progress: Progress) {
         let now = self.now();
         let mut ended = false;
         let mut stored = None;
+        let mut started = None;
         if let Some(turn) = self.turn_mut() {
             match progress {
                 Progress::Bytes(n) => turn.bytes += n,
                 Progress::Events(events) => {
                     for e in &events {
+                        if let TurnEvent::Started { turn } = e {
+                            started = Some(turn.clone());
+                        }
                         if let TurnEvent::Turn {
                             conversation,
                             message,
@@ -430,6 +470,16 @@ impl Chat {
         if let Some((conversation, message)) = stored {
             self.conversation = Some(conversation);
             self.last_answer = Some(message);
+        }
+        if let (Some(id), Some(running)) = (started, self.running.as_mut()) {
+            running.turn = Some(id.clone());
+            if running.stop_when_started {
+                self.stop_on_server(id);
+                if let Some(running) = self.running.take() {
+                    running.task.abort();
+                }
+                return;
+            }
         }
         if ended {
             self.running = None;

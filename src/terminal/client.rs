@@ -114,6 +114,12 @@ impl Server {
         .await
     }
 
+    /// Stops the running turn `id` on the server (for every viewer of it).
+    pub async fn stop_turn(&self, id: &str) -> Result<(), String> {
+        self.call::<()>("turn/stop", &serde_json::json!({ "turn": id }))
+            .await
+    }
+
     /// Runs one turn, reporting on `progress` until it ends. Nothing arriving for
     /// `guard` before the first event ends the turn with the browser's no-response message.
     pub async fn stream(

@@ -265,7 +265,11 @@ mod tests {
     }
 
     fn start(block: u32, kind: ThinkingKind) -> TurnEvent {
-        TurnEvent::ThinkingStart { block, kind }
+        TurnEvent::ThinkingStart {
+            block,
+            kind,
+            at_ms: None,
+        }
     }
 
     fn think(block: u32, text: &str) -> TurnEvent {
@@ -497,6 +501,7 @@ mod tests {
             settings: Default::default(),
             created_at: 1,
             blocks,
+            turn: None,
         };
         let block = |id: &str, duration_ms| BlockHeader {
             id: id.into(),

@@ -32,6 +32,7 @@ pub fn warm_up() {
             TurnEvent::ThinkingStart {
                 block: 0,
                 kind: ThinkingKind::Raw,
+                at_ms: None,
             },
             TurnEvent::Thinking {
                 block: 0,

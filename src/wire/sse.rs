@@ -24,6 +24,15 @@ pub fn encode_event(event: &TurnEvent, out: &mut String) {
     out.push_str("\n\n");
 }
 
+/// Appends one event of a resumable turn: its sequence number as the SSE `id:` (what a viewer
+/// that reconnects sends back as `Last-Event-ID`), then the event as [`encode_event`] writes it.
+pub fn encode_numbered_event(seq: u64, event: &TurnEvent, out: &mut String) {
+    out.push_str("id: ");
+    out.push_str(&seq.to_string());
+    out.push('\n');
+    encode_event(event, out);
+}
+
 /// The line cap upstream decoders get unless configured: a line past it is a broken or hostile
 /// stream, not a message.
 pub const DEFAULT_LINE_LIMIT: usize = 1 << 20;
@@ -157,11 +166,13 @@ impl LineDecoder {
     }
 }
 
-/// One dispatched SSE event: its `event:` name, if any, and its `data:` lines joined by `\n`.
+/// One dispatched SSE event: its `event:` name, if any, its `data:` lines joined by `\n`, and
+/// the `id:` it carried, if any.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SseFrame {
     pub event: Option<String>,
     pub data: String,
+    pub id: Option<String>,
 }
 
 /// Turns SSE lines into frames, following the WHATWG event-stream rules: comments are
@@ -177,6 +188,7 @@ pub struct SseDecoder {
 #[derive(Debug, Default)]
 struct PendingFrame {
     event: Option<String>,
+    id: Option<String>,
     data: String,
     has_data: bool,
     too_long: bool,
@@ -240,9 +252,11 @@ impl PendingFrame {
                 out.push(SseFrame {
                     event: self.event.take(),
                     data: std::mem::take(&mut self.data),
+                    id: self.id.take(),
                 });
             }
             self.event = None;
+            self.id = None;
             self.has_data = false;
             return;
         }
@@ -269,16 +283,22 @@ impl PendingFrame {
                 }
             }
             b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            // The WHATWG rules ignore an id holding NUL.
+            b"id" if !value.contains(&0) => {
+                self.id = Some(String::from_utf8_lossy(value).into_owned())
+            }
             _ => {}
         }
     }
 }
 
-/// Decodes Ponder's own turn stream: frames whose data is a [`TurnEvent`].
+/// Decodes Ponder's own turn stream: frames whose data is a [`TurnEvent`], remembering the
+/// sequence number of the last numbered one (what to resume after).
 #[derive(Debug, Default)]
 pub struct TurnDecoder {
     sse: SseDecoder,
     frames: Vec<SseFrame>,
+    last_id: Option<u64>,
 }
 
 impl TurnDecoder {
@@ -300,12 +320,21 @@ impl TurnDecoder {
         self.drain(out);
     }
 
+    /// The `id:` of the last event decoded that carried one: a reconnecting viewer sends it as
+    /// `Last-Event-ID` and gets what followed it.
+    pub fn last_id(&self) -> Option<u64> {
+        self.last_id
+    }
+
     fn drain(&mut self, out: &mut Vec<TurnEvent>) {
-        out.extend(
-            self.frames
-                .drain(..)
-                .filter_map(|frame| serde_json::from_str::<TurnEvent>(&frame.data).ok()),
-        );
+        for frame in self.frames.drain(..) {
+            if let Some(id) = frame.id.as_deref().and_then(|id| id.trim().parse().ok()) {
+                self.last_id = Some(id);
+            }
+            if let Ok(event) = serde_json::from_str::<TurnEvent>(&frame.data) {
+                out.push(event);
+            }
+        }
     }
 }
 
@@ -427,11 +456,13 @@ mod tests {
             [
                 SseFrame {
                     event: Some("ping".into()),
-                    data: "{}".into()
+                    data: "{}".into(),
+                    id: None,
                 },
                 SseFrame {
                     event: None,
-                    data: "one\ntwo".into()
+                    data: "one\ntwo".into(),
+                    id: Some("7".into()),
                 },
             ]
         );
@@ -452,6 +483,7 @@ mod tests {
             TurnEvent::ThinkingStart {
                 block: 0,
                 kind: ThinkingKind::Raw,
+                at_ms: Some(3),
             },
             TurnEvent::Thinking {
                 block: 0,
@@ -496,6 +528,29 @@ mod tests {
             dec.push(std::slice::from_ref(b), &mut out);
         }
         assert_eq!(out, events, "one byte at a time");
+    }
+
+    #[test]
+    fn numbered_events_tell_the_last_id_at_every_split_point() {
+        let events = sample_events();
+        let mut wire = String::new();
+        for (i, e) in events.iter().enumerate() {
+            encode_numbered_event(i as u64 + 1, e, &mut wire);
+            if i == 1 {
+                wire.push_str(KEEP_ALIVE);
+            }
+        }
+        let bytes = wire.as_bytes();
+        for cut in 0..=bytes.len() {
+            let mut dec = TurnDecoder::new();
+            let mut out = Vec::new();
+            dec.push(&bytes[..cut], &mut out);
+            assert_eq!(dec.last_id(), (!out.is_empty()).then_some(out.len() as u64));
+            dec.push(&bytes[cut..], &mut out);
+            dec.finish(&mut out);
+            assert_eq!(out, events, "split at byte {cut}");
+            assert_eq!(dec.last_id(), Some(events.len() as u64));
+        }
     }
 
     #[test]

@@ -392,7 +392,7 @@ impl Scoped<'_> {
             _ => (0, -1),
         };
         let versions = sqlx::query(
-            "SELECT v.id, v.message_id, v.idx, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.created_at \
+            "SELECT v.id, v.message_id, v.idx, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.created_at, v.turn_id \
              FROM message_versions v JOIN messages m ON m.id = v.message_id \
              WHERE m.conversation_id = $1 AND v.user_id = $2 AND m.position BETWEEN $3 AND $4 \
              ORDER BY v.message_id, v.idx",
@@ -441,11 +441,17 @@ impl Scoped<'_> {
             let id: String = v.try_get("id")?;
             let error: Option<String> = v.try_get("error")?;
             let retryable: Option<i64> = v.try_get("retryable")?;
+            let status = VersionStatus::parse(&v.try_get::<String, _>("status")?);
             by_message.entry(message).or_default().push(Version {
                 blocks: by_version.remove(&id).unwrap_or_default(),
                 id,
                 content: v.try_get("content")?,
-                status: VersionStatus::parse(&v.try_get::<String, _>("status")?),
+                turn: if status == VersionStatus::Streaming {
+                    v.try_get("turn_id")?
+                } else {
+                    None
+                },
+                status,
                 error: error.map(|message| Failure {
                     message,
                     retryable: retryable.is_none_or(|r| r != 0),
@@ -948,6 +954,7 @@ impl Scoped<'_> {
         regenerate: Option<&str>,
         model: &str,
         settings: ReasoningSettings,
+        turn: Option<&str>,
     ) -> Result<AnswerSlot, StoreError> {
         self.owns_conversation(conversation).await?;
         let now = now_ms();
@@ -993,12 +1000,13 @@ impl Scoped<'_> {
         let thinking = settings.thinking.map(i64::from);
         let effort = settings.effort.map(|e| e.as_str());
         sqlx::query(
-            "UPDATE message_versions SET model = $1, thinking = $2, effort = $3 WHERE id = $4",
+            "UPDATE message_versions SET model = $1, thinking = $2, effort = $3, turn_id = $5 WHERE id = $4",
         )
         .bind(model)
         .bind(thinking)
         .bind(effort)
         .bind(&version_id)
+        .bind(turn)
         .execute(&mut *tx)
         .await?;
         sqlx::query(

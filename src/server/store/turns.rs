@@ -1,94 +1,500 @@
-//! The running turns as the database knows them, for several replicas on one PostgreSQL: a
-//! command for a turn that runs on another replica is checked against its owner here, then
-//! passed on with `NOTIFY` on [`CHANNEL`], which every replica listens to. With SQLite (one
-//! process) nothing is written: the in-process registry is the whole truth.
+//! The running turns as the database knows them, for several replicas on one PostgreSQL.
+//!
+//! Each replica notes the turns it runs (`running_turns`: owner, replica, the answer written)
+//! and beats a heartbeat (`replicas`). Every event of a running turn is written, numbered, to
+//! `turn_events` (the source of truth for viewers elsewhere) and announced with `NOTIFY` on
+//! [`EVENTS_CHANNEL`], which wakes the replicas that have viewers of it; a command for a turn on
+//! another replica is checked against its owner here, then passed on with `NOTIFY` on
+//! [`CHANNEL`]. The survivors end the turns of a replica whose heartbeat stopped.
+//!
+//! With SQLite (one process) nothing here is written: the in-process registry is the whole
+//! truth, and the events stay in memory.
 
-use sqlx::Row;
+use std::time::Duration;
+
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::{Executor, Row};
 
 use super::scope::Scoped;
 use super::{now_ms, Backend, Store, StoreError};
 
-/// The channel turn commands travel on between replicas.
+/// The channel turn commands travel on between replicas (`stop:<turn>`, `answer-now:<turn>`).
 pub const CHANNEL: &str = "ponder_turn_control";
 
+/// The channel that announces new events: `<turn>:<seq>` pairs joined by commas (`*` when
+/// they would not fit in one notification: every viewer's replica then reads what it follows).
+pub const EVENTS_CHANNEL: &str = "ponder_turn_events";
+
+/// The longest notification payload PostgreSQL takes is 8,000 bytes.
+const MAX_PAYLOAD: usize = 7_900;
+
+/// One numbered event of a turn, as stored: its SSE frame and whether it ends the turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredFrame {
+    pub turn: String,
+    pub seq: u64,
+    pub frame: String,
+    pub last: bool,
+}
+
+/// A running (or just ended) turn of the caller's, as another replica sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedTurn {
+    pub started_at: i64,
+    pub ended: bool,
+}
+
 impl Scoped<'_> {
-    /// Records that the caller's turn `id` runs (PostgreSQL only).
-    pub async fn note_running_turn(&self, id: &str) -> Result<(), StoreError> {
+    /// Records that the caller's turn `id` runs on `replica`, writing the answer `version_id`
+    /// (PostgreSQL only).
+    pub async fn note_running_turn(
+        &self,
+        id: &str,
+        replica: &str,
+        version_id: Option<&str>,
+    ) -> Result<(), StoreError> {
         if self.backend() != Backend::Postgres {
             return Ok(());
         }
-        sqlx::query("INSERT INTO running_turns (id, user_id, started_at) VALUES ($1, $2, $3)")
-            .bind(id)
-            .bind(self.user_id())
-            .bind(now_ms())
-            .execute(self.pool())
-            .await?;
+        sqlx::query(
+            "INSERT INTO running_turns (id, user_id, started_at, replica, version_id) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(id)
+        .bind(self.user_id())
+        .bind(now_ms())
+        .bind(replica)
+        .bind(version_id)
+        .execute(self.pool())
+        .await?;
         Ok(())
     }
 
-    /// Passes "Answer now" to the replica running the caller's turn `id`; false when no such
-    /// turn of the caller's runs anywhere (or the database is not shared).
-    pub async fn forward_answer_now(&self, id: &str) -> Result<bool, StoreError> {
+    /// Passes `command` (`stop`, `answer-now`) to the replica running the caller's turn `id`;
+    /// false when no such turn of the caller's runs anywhere (or the database is not shared).
+    pub async fn forward_command(&self, id: &str, command: &str) -> Result<bool, StoreError> {
         if self.backend() != Backend::Postgres {
             return Ok(false);
         }
-        let found = sqlx::query("SELECT id FROM running_turns WHERE id = $1 AND user_id = $2")
-            .bind(id)
-            .bind(self.user_id())
-            .fetch_optional(self.pool())
-            .await?;
+        let found = sqlx::query(
+            "SELECT id FROM running_turns WHERE id = $1 AND user_id = $2 AND ended_at IS NULL",
+        )
+        .bind(id)
+        .bind(self.user_id())
+        .fetch_optional(self.pool())
+        .await?;
         let Some(row) = found else {
             return Ok(false);
         };
         let id: String = row.try_get("id")?;
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(CHANNEL)
-            .bind(&id)
+            .bind(format!("{command}:{id}"))
             .execute(self.pool())
             .await?;
         Ok(true)
     }
+
+    /// The caller's turn `id` as the database knows it (PostgreSQL only): running, or ended and
+    /// still kept for late viewers.
+    pub async fn shared_turn(&self, id: &str) -> Result<Option<SharedTurn>, StoreError> {
+        if self.backend() != Backend::Postgres {
+            return Ok(None);
+        }
+        let found = sqlx::query(
+            "SELECT started_at, ended_at FROM running_turns WHERE id = $1 AND user_id = $2",
+        )
+        .bind(id)
+        .bind(self.user_id())
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = found else {
+            return Ok(None);
+        };
+        Ok(Some(SharedTurn {
+            started_at: row.try_get("started_at")?,
+            ended: row.try_get::<Option<i64>, _>("ended_at")?.is_some(),
+        }))
+    }
 }
 
 impl Store {
-    /// Forgets the running turn `id` (it ended, whoever owned it).
+    /// Marks the running turn `id` ended (whoever owned it); its events stay a while for
+    /// viewers that reconnect late.
     pub async fn end_running_turn(&self, id: &str) -> Result<(), StoreError> {
         if self.backend() != Backend::Postgres {
             return Ok(());
         }
-        sqlx::query("DELETE FROM running_turns WHERE id = $1")
+        sqlx::query("UPDATE running_turns SET ended_at = $1 WHERE id = $2 AND ended_at IS NULL")
+            .bind(now_ms())
             .bind(id)
             .execute(self.pool())
             .await?;
         Ok(())
     }
+
+    /// At the start of a single-process server (SQLite): an answer still marked streaming was
+    /// written by a turn the previous process did not finish (it was killed), so it is
+    /// interrupted, and its open blocks with it.
+    pub async fn interrupt_unfinished_answers(&self) -> Result<u64, StoreError> {
+        if self.backend() != Backend::Sqlite {
+            return Ok(0);
+        }
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(
+            "UPDATE thinking_blocks SET interrupted = 1 WHERE duration_ms IS NULL AND version_id IN \
+             (SELECT id FROM message_versions WHERE status = 'streaming')",
+        )
+        .execute(&mut *tx)
+        .await?;
+        let done = sqlx::query(
+            "UPDATE message_versions SET status = 'interrupted' WHERE status = 'streaming'",
+        )
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
 }
 
-/// Listens on [`CHANNEL`] of the PostgreSQL at `url` for as long as the server runs, handing
-/// each turn id that arrives to `deliver`; reconnects after a failure.
-pub async fn listen(url: String, deliver: impl Fn(&str) + Send + 'static) {
-    let mut wait = std::time::Duration::from_millis(500);
+/// The turn tables of a shared PostgreSQL, on a small pool of their own: the event relay's
+/// writes and reads never queue behind the history's.
+#[derive(Clone, Debug)]
+pub struct SharedTurns {
+    pool: PgPool,
+}
+
+impl SharedTurns {
+    /// Connects to the PostgreSQL at `url`. Event writes do not wait for the disk: the events
+    /// are a relay, and a turn's answer is saved durably by the history.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(15))
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute("SET synchronous_commit = off").await?;
+                    Ok(())
+                })
+            })
+            .connect(url)
+            .await?;
+        Ok(SharedTurns { pool })
+    }
+
+    /// Writes a batch of events and announces them, in one statement.
+    pub async fn append(&self, frames: &[StoredFrame]) -> Result<(), StoreError> {
+        if frames.is_empty() {
+            return Ok(());
+        }
+        let turns: Vec<&str> = frames.iter().map(|f| f.turn.as_str()).collect();
+        let seqs: Vec<i64> = frames.iter().map(|f| f.seq as i64).collect();
+        let texts: Vec<&str> = frames.iter().map(|f| f.frame.as_str()).collect();
+        let lasts: Vec<bool> = frames.iter().map(|f| f.last).collect();
+        sqlx::query(
+            "WITH added AS (INSERT INTO turn_events (turn_id, seq, frame, last) \
+             SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::text[], $4::bool[]) \
+             ON CONFLICT DO NOTHING) SELECT pg_notify($5, $6)",
+        )
+        .bind(&turns)
+        .bind(&seqs)
+        .bind(&texts)
+        .bind(&lasts)
+        .bind(EVENTS_CHANNEL)
+        .bind(announcement(frames))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The events of each turn after its cursor, in order.
+    pub async fn read(&self, cursors: &[(String, u64)]) -> Result<Vec<StoredFrame>, StoreError> {
+        if cursors.is_empty() {
+            return Ok(Vec::new());
+        }
+        let turns: Vec<&str> = cursors.iter().map(|(t, _)| t.as_str()).collect();
+        let after: Vec<i64> = cursors.iter().map(|(_, a)| *a as i64).collect();
+        let rows = sqlx::query(
+            "SELECT e.turn_id, e.seq, e.frame, e.last FROM turn_events e \
+             JOIN UNNEST($1::text[], $2::bigint[]) AS c(turn_id, after) \
+             ON e.turn_id = c.turn_id AND e.seq > c.after ORDER BY e.turn_id, e.seq",
+        )
+        .bind(&turns)
+        .bind(&after)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(StoredFrame {
+                    turn: r.try_get("turn_id")?,
+                    seq: r.try_get::<i64, _>("seq")?.max(0) as u64,
+                    frame: r.try_get("frame")?,
+                    last: r.try_get("last")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
+    /// Which of `ids` ended before `before` (ms), or are gone.
+    pub async fn ended(&self, ids: &[String], before: i64) -> Result<Vec<String>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "SELECT c.id FROM UNNEST($1::text[]) AS c(id) LEFT JOIN running_turns t ON t.id = c.id \
+             WHERE t.id IS NULL OR t.ended_at < $2",
+        )
+        .bind(ids)
+        .bind(before)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| r.try_get::<String, _>("id"))
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
+    /// Notes that viewers on this replica watch `ids` now (for `PONDER_ORPHAN_TURNS=stop`).
+    pub async fn watching(&self, ids: &[String]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        sqlx::query("UPDATE running_turns SET watched_at = $1 WHERE id = ANY($2)")
+            .bind(now_ms())
+            .bind(ids)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// True when a viewer on another replica watched turn `id` since `since` (ms).
+    pub async fn watched_since(&self, id: &str, since: i64) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT watched_at FROM running_turns WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row
+            .and_then(|r| r.try_get::<Option<i64>, _>("watched_at").ok().flatten())
+            .is_some_and(|at| at >= since))
+    }
+
+    /// This replica is alive now. False when its row had been removed (it was taken for
+    /// dead): the row is written again.
+    pub async fn heartbeat(&self, replica: &str, started_at: i64) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let updated = sqlx::query("UPDATE replicas SET heartbeat_at = $1 WHERE id = $2")
+            .bind(now)
+            .bind(replica)
+            .execute(&self.pool)
+            .await?;
+        if updated.rows_affected() == 1 {
+            return Ok(true);
+        }
+        sqlx::query(
+            "INSERT INTO replicas (id, started_at, heartbeat_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at",
+        )
+        .bind(replica)
+        .bind(started_at)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(false)
+    }
+
+    /// This replica stops (a clean shutdown): its row goes, its turns are over by now.
+    pub async fn leave(&self, replica: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM replicas WHERE id = $1")
+            .bind(replica)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Ends the turns of replicas whose heartbeat is older than `dead_before` (ms): each answer
+    /// is marked interrupted (its open blocks too) and the turn's log gets `last_frame(seq)` as
+    /// its last event, announced to the viewers. Several survivors may run this at once; each
+    /// turn is ended by one. Also forgets turns that ended more than `keep` ago, with their
+    /// events. Returns the turns ended here.
+    pub async fn reap(
+        &self,
+        dead_before: i64,
+        keep: Duration,
+        last_frame: impl Fn(u64) -> String,
+    ) -> Result<Vec<String>, StoreError> {
+        let now = now_ms();
+        sqlx::query("DELETE FROM replicas WHERE heartbeat_at < $1")
+            .bind(dead_before)
+            .execute(&self.pool)
+            .await?;
+        let orphans = sqlx::query(
+            "SELECT id, version_id FROM running_turns t WHERE ended_at IS NULL AND started_at < $1 \
+             AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = t.replica)",
+        )
+        .bind(dead_before)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut ended = Vec::new();
+        for row in &orphans {
+            let id: String = row.try_get("id")?;
+            let version: Option<String> = row.try_get("version_id")?;
+            let mut tx = self.pool.begin().await?;
+            let claimed = sqlx::query(
+                "UPDATE running_turns SET ended_at = $1 WHERE id = $2 AND ended_at IS NULL",
+            )
+            .bind(now)
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+            if claimed.rows_affected() != 1 {
+                continue;
+            }
+            if let Some(version) = &version {
+                sqlx::query(
+                    "UPDATE thinking_blocks SET interrupted = 1 WHERE version_id = $1 AND duration_ms IS NULL",
+                )
+                .bind(version)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query(
+                    "UPDATE message_versions SET status = 'interrupted' WHERE id = $1 AND status = 'streaming'",
+                )
+                .bind(version)
+                .execute(&mut *tx)
+                .await?;
+            }
+            let seq = sqlx::query(
+                "SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM turn_events WHERE turn_id = $1",
+            )
+            .bind(&id)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get::<i64, _>("next")?
+            .max(1) as u64;
+            sqlx::query(
+                "INSERT INTO turn_events (turn_id, seq, frame, last) VALUES ($1, $2, $3, TRUE)",
+            )
+            .bind(&id)
+            .bind(seq as i64)
+            .bind(last_frame(seq))
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(EVENTS_CHANNEL)
+                .bind(format!("{id}:{seq}"))
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            ended.push(id);
+        }
+        sqlx::query("DELETE FROM running_turns WHERE ended_at < $1")
+            .bind(now - keep.as_millis() as i64)
+            .execute(&self.pool)
+            .await?;
+        Ok(ended)
+    }
+}
+
+/// The notification for a batch: each turn's newest sequence number, or `*` when that is too
+/// long for one notification.
+fn announcement(frames: &[StoredFrame]) -> String {
+    let mut newest: Vec<(&str, u64)> = Vec::new();
+    for f in frames {
+        match newest.iter_mut().find(|(t, _)| *t == f.turn) {
+            Some((_, seq)) => *seq = (*seq).max(f.seq),
+            None => newest.push((&f.turn, f.seq)),
+        }
+    }
+    let text = newest
+        .iter()
+        .map(|(t, s)| format!("{t}:{s}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    if text.len() > MAX_PAYLOAD {
+        "*".into()
+    } else {
+        text
+    }
+}
+
+/// Reads an announcement: `None` means "everything" (`*`).
+pub fn announced(payload: &str) -> Option<Vec<(&str, u64)>> {
+    if payload == "*" {
+        return None;
+    }
+    Some(
+        payload
+            .split(',')
+            .filter_map(|pair| {
+                let (turn, seq) = pair.rsplit_once(':')?;
+                Some((turn, seq.parse().ok()?))
+            })
+            .collect(),
+    )
+}
+
+/// Listens on `channels` of the PostgreSQL at `url` for as long as the server runs, handing
+/// each notification (channel, payload) to `deliver`, and `reconnected` after each (re)connect
+/// (what was announced meanwhile was missed); reconnects after a failure.
+pub async fn listen(
+    url: String,
+    channels: &[&str],
+    deliver: impl Fn(&str, &str) + Send + 'static,
+    reconnected: impl Fn() + Send + 'static,
+) {
+    let mut wait = Duration::from_millis(500);
     loop {
         match sqlx::postgres::PgListener::connect(&url).await {
             Ok(mut listener) => {
-                if let Err(e) = listener.listen(CHANNEL).await {
-                    tracing::warn!(error = %e, "could not listen for turn commands");
+                if let Err(e) = listener.listen_all(channels.iter().copied()).await {
+                    tracing::warn!(error = %e, "could not listen for turn notifications");
                 } else {
-                    wait = std::time::Duration::from_millis(500);
+                    wait = Duration::from_millis(500);
+                    reconnected();
                     loop {
                         match listener.recv().await {
-                            Ok(note) => deliver(note.payload()),
+                            Ok(note) => deliver(note.channel(), note.payload()),
                             Err(e) => {
-                                tracing::warn!(error = %e, "the turn command listener lost its connection");
+                                tracing::warn!(error = %e, "the turn listener lost its connection");
                                 break;
                             }
                         }
                     }
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "could not connect the turn command listener"),
+            Err(e) => tracing::warn!(error = %e, "could not connect the turn listener"),
         }
         tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(std::time::Duration::from_secs(10));
+        wait = (wait * 2).min(Duration::from_secs(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(turn: &str, seq: u64) -> StoredFrame {
+        StoredFrame {
+            turn: turn.into(),
+            seq,
+            frame: String::new(),
+            last: false,
+        }
+    }
+
+    #[test]
+    fn an_announcement_names_each_turns_newest_event() {
+        let text = announcement(&[frame("a", 1), frame("b", 4), frame("a", 3)]);
+        assert_eq!(text, "a:3,b:4");
+        assert_eq!(announced(&text), Some(vec![("a", 3), ("b", 4)]));
+        assert_eq!(announced("*"), None);
+        assert_eq!(announced("a:x,b:2,junk"), Some(vec![("b", 2)]));
+    }
+
+    #[test]
+    fn a_batch_too_long_to_name_is_announced_as_everything() {
+        let frames: Vec<_> = (0..400)
+            .map(|i| frame(&format!("turn-{i:020}"), 1))
+            .collect();
+        assert_eq!(announcement(&frames), "*");
     }
 }

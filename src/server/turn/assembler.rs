@@ -119,7 +119,14 @@ impl TurnAssembler {
             started_ms: now_ms,
         });
         self.first_thinking_ms.get_or_insert(now_ms);
-        self.emit(TurnEvent::ThinkingStart { block: index, kind }, out);
+        self.emit(
+            TurnEvent::ThinkingStart {
+                block: index,
+                kind,
+                at_ms: None,
+            },
+            out,
+        );
         index
     }
 
@@ -190,7 +197,14 @@ impl TurnAssembler {
                 if let Some(open) = self.open.as_mut().filter(|o| o.kind != kind) {
                     open.kind = kind;
                     let block = open.index;
-                    self.emit(TurnEvent::ThinkingStart { block, kind }, out);
+                    self.emit(
+                        TurnEvent::ThinkingStart {
+                            block,
+                            kind,
+                            at_ms: None,
+                        },
+                        out,
+                    );
                 }
             }
             Piece::BlockEnd => self.close_block(now_ms, out),
@@ -253,6 +267,23 @@ impl TurnAssembler {
         }
     }
 
+    /// A reader stopped the turn: it ends as `done` with `finish_reason` `"stopped"`, keeping
+    /// what arrived. An open block gets no `thinking_end`: it was cut where it was.
+    pub fn stop(&mut self, now_ms: u64, out: &mut Vec<TurnEvent>) {
+        if self.is_finished() {
+            return;
+        }
+        self.open = None;
+        let usage = (!self.usage.is_empty()).then(|| self.usage.clone());
+        out.push(TurnEvent::Done {
+            finish_reason: crate::domain::event::STOPPED.into(),
+            usage,
+            thinking_chars: self.thinking_chars,
+            total_ms: now_ms,
+        });
+        self.outcome = Some(Outcome::Stopped);
+    }
+
     /// Ends the turn with an error. An open block gets no `thinking_end`: it was interrupted.
     pub fn fail(&mut self, message: String, retryable: bool, out: &mut Vec<TurnEvent>) {
         if self.is_finished() {
@@ -288,6 +319,28 @@ mod tests {
     }
 
     #[test]
+    fn a_stop_ends_the_turn_as_stopped_with_no_end_for_the_open_block() {
+        let mut asm = TurnAssembler::new(true);
+        let mut out = Vec::new();
+        asm.push(reasoning("a"), 10, &mut out);
+        out.clear();
+        asm.stop(40, &mut out);
+        assert_eq!(
+            out,
+            [TurnEvent::Done {
+                finish_reason: "stopped".into(),
+                usage: None,
+                thinking_chars: 1,
+                total_ms: 40,
+            }]
+        );
+        assert_eq!(asm.outcome(), Some(Outcome::Stopped));
+        asm.push(Piece::Answer("late".into()), 50, &mut out);
+        asm.stop(60, &mut out);
+        assert_eq!(out.len(), 1, "nothing after the end");
+    }
+
+    #[test]
     fn thinking_then_answer_is_one_timed_block_then_deltas() {
         let out = run(
             vec![
@@ -303,7 +356,8 @@ mod tests {
             [
                 TurnEvent::ThinkingStart {
                     block: 0,
-                    kind: ThinkingKind::Raw
+                    kind: ThinkingKind::Raw,
+                    at_ms: None,
                 },
                 TurnEvent::Thinking {
                     block: 0,
@@ -371,7 +425,8 @@ mod tests {
         );
         assert!(out.contains(&TurnEvent::ThinkingStart {
             block: 1,
-            kind: ThinkingKind::Raw
+            kind: ThinkingKind::Raw,
+            at_ms: None,
         }));
         assert!(out.contains(&TurnEvent::ThinkingEnd {
             block: 1,
@@ -457,7 +512,8 @@ mod tests {
                 },
                 TurnEvent::ThinkingStart {
                     block: 0,
-                    kind: ThinkingKind::Raw
+                    kind: ThinkingKind::Raw,
+                    at_ms: None,
                 },
                 TurnEvent::Reclassify { block: 0 },
                 TurnEvent::ThinkingEnd {
@@ -508,11 +564,13 @@ mod tests {
             [
                 TurnEvent::ThinkingStart {
                     block: 0,
-                    kind: ThinkingKind::Summary
+                    kind: ThinkingKind::Summary,
+                    at_ms: None,
                 },
                 TurnEvent::ThinkingStart {
                     block: 0,
-                    kind: ThinkingKind::Redacted
+                    kind: ThinkingKind::Redacted,
+                    at_ms: None,
                 },
                 TurnEvent::ThinkingEnd {
                     block: 0,
@@ -559,7 +617,8 @@ mod tests {
             [
                 TurnEvent::ThinkingStart {
                     block: 0,
-                    kind: ThinkingKind::Redacted
+                    kind: ThinkingKind::Redacted,
+                    at_ms: None,
                 },
                 TurnEvent::ThinkingEnd {
                     block: 0,

@@ -1,45 +1,94 @@
-//! The running turns a reader can steer from another request: each turn registers under an id
-//! it sends to its reader (`X-Ponder-Turn`), and `POST /api/turn/answer-now` reaches it there.
-//! Only the user who started a turn finds it; anyone else gets the answer of an unknown id.
+//! The running turns a reader can reach from another request: each turn registers under an id
+//! it sends first (`started`), and `POST /api/turn/answer-now`, `POST /api/turn/stop` and
+//! `GET /api/turn/events` find it there. Only the user who started a turn finds it; anyone else
+//! gets the answer of an unknown id. A stored turn's log stays reachable for
+//! [`KEEP_ENDED`] after it ends, so a viewer that reconnects just then still gets the end.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
+
+use super::log::TurnLog;
+
+/// How long the log of a finished turn stays reachable for viewers that reconnect.
+pub const KEEP_ENDED: Duration = Duration::from_secs(60);
 
 /// What a reader can ask of a running turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
     /// End the reasoning now and answer with what was thought.
     AnswerNow,
+    /// End the turn here, keeping what arrived.
+    Stop,
+}
+
+impl Command {
+    /// The command's name on the wire between replicas.
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::AnswerNow => "answer-now",
+            Command::Stop => "stop",
+        }
+    }
+
+    /// Reads a command passed on by another replica: `name:turn` (a bare id is "Answer now",
+    /// as replicas of the previous release sent it).
+    pub fn parse(payload: &str) -> Option<(Command, &str)> {
+        match payload.split_once(':') {
+            Some(("answer-now", id)) => Some((Command::AnswerNow, id)),
+            Some(("stop", id)) => Some((Command::Stop, id)),
+            Some(_) => None,
+            None if !payload.is_empty() => Some((Command::AnswerNow, payload)),
+            None => None,
+        }
+    }
 }
 
 struct Entry {
     owner: String,
-    tx: mpsc::Sender<Command>,
+    /// Present while the turn runs.
+    tx: Option<mpsc::Sender<Command>>,
+    /// A stored turn's frames, for its viewers.
+    log: Option<Arc<TurnLog>>,
 }
 
 /// The registry, shared by every serving thread.
-#[derive(Default)]
 pub struct TurnControls {
     turns: Mutex<HashMap<String, Entry>>,
+    /// Ended turns whose log is still kept, oldest first.
+    ended: Mutex<VecDeque<(Instant, String)>>,
+    /// How many turns run now; shutdown waits for none.
+    running: watch::Sender<usize>,
     /// With several replicas: the database that knows which turns run, and where a command for
     /// a turn on another replica is passed on.
     shared: std::sync::OnceLock<crate::server::store::Store>,
 }
 
-/// A turn's place in the registry. Dropping it (the turn ended or its reader left) removes
-/// the turn.
+impl Default for TurnControls {
+    fn default() -> Self {
+        TurnControls {
+            turns: Mutex::default(),
+            ended: Mutex::default(),
+            running: watch::channel(0).0,
+            shared: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+/// A turn's place in the registry. Dropping it (the turn ended) ends the turn there; its log
+/// stays for [`KEEP_ENDED`].
 pub struct Registration {
     pub id: String,
+    /// The turn's frames, for a stored turn.
+    pub log: Option<Arc<TurnLog>>,
     controls: Arc<TurnControls>,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        if let Ok(mut turns) = self.controls.turns.lock() {
-            turns.remove(&self.id);
-        }
+        self.controls.end(&self.id, self.log.is_some());
         if let (Some(store), Ok(runtime)) = (
             self.controls.shared.get(),
             tokio::runtime::Handle::try_current(),
@@ -55,24 +104,77 @@ impl Drop for Registration {
 }
 
 impl TurnControls {
-    /// Registers a new turn of `owner` (a user id); the receiver gets its commands.
-    pub fn register(self: &Arc<Self>, owner: &str) -> (Registration, mpsc::Receiver<Command>) {
+    /// Registers a new turn of `owner` (a user id), with its log when the turn is stored; the
+    /// receiver gets its commands.
+    pub fn register(
+        self: &Arc<Self>,
+        owner: &str,
+        log: Option<Arc<TurnLog>>,
+    ) -> (Registration, mpsc::Receiver<Command>) {
         let id = crate::server::store::ids::new_id();
         let (tx, commands) = mpsc::channel(4);
+        self.sweep();
         if let Ok(mut turns) = self.turns.lock() {
             turns.insert(
                 id.clone(),
                 Entry {
                     owner: owner.to_string(),
-                    tx,
+                    tx: Some(tx),
+                    log: log.clone(),
                 },
             );
         }
+        self.running.send_modify(|n| *n += 1);
         let registration = Registration {
             id,
+            log,
             controls: self.clone(),
         };
         (registration, commands)
+    }
+
+    fn end(&self, id: &str, keep_log: bool) {
+        if let Ok(mut turns) = self.turns.lock() {
+            if keep_log {
+                if let Some(entry) = turns.get_mut(id) {
+                    entry.tx = None;
+                }
+            } else {
+                turns.remove(id);
+            }
+        }
+        if keep_log {
+            if let Ok(mut ended) = self.ended.lock() {
+                ended.push_back((Instant::now(), id.to_string()));
+            }
+        }
+        self.running.send_modify(|n| *n = n.saturating_sub(1));
+        self.sweep();
+    }
+
+    /// Forgets the logs of turns that ended longer than [`KEEP_ENDED`] ago.
+    fn sweep(&self) {
+        let mut gone = Vec::new();
+        if let Ok(mut ended) = self.ended.lock() {
+            while ended
+                .front()
+                .is_some_and(|(at, _)| at.elapsed() >= KEEP_ENDED)
+            {
+                if let Some((_, id)) = ended.pop_front() {
+                    gone.push(id);
+                }
+            }
+        }
+        if gone.is_empty() {
+            return;
+        }
+        if let Ok(mut turns) = self.turns.lock() {
+            for id in gone {
+                if turns.get(&id).is_some_and(|e| e.tx.is_none()) {
+                    turns.remove(&id);
+                }
+            }
+        }
     }
 
     /// Sends `command` to the turn `id` if `owner` started it and it still runs.
@@ -81,32 +183,48 @@ impl TurnControls {
             return false;
         };
         match turns.get(id) {
-            Some(entry) if entry.owner == owner => entry.tx.try_send(command).is_ok(),
+            Some(Entry {
+                owner: o,
+                tx: Some(tx),
+                ..
+            }) if o == owner => tx.try_send(command).is_ok(),
             _ => false,
         }
     }
 
     /// Sends `command` to the turn `id` of this process, whoever owns it: for a command another
-    /// replica checked and passed on.
+    /// replica checked and passed on, or the server's own decision (an unwatched turn).
     pub fn send_here(&self, id: &str, command: Command) -> bool {
         let Ok(turns) = self.turns.lock() else {
             return false;
         };
         turns
             .get(id)
-            .is_some_and(|entry| entry.tx.try_send(command).is_ok())
+            .and_then(|entry| entry.tx.as_ref())
+            .is_some_and(|tx| tx.try_send(command).is_ok())
     }
 
-    /// Shares the running turns through `store` (PostgreSQL, several replicas) and starts
-    /// listening for commands passed on from the other replicas.
-    pub fn share_through(self: &Arc<Self>, store: crate::server::store::Store, url: String) {
-        if self.shared.set(store).is_err() {
-            return;
-        }
-        let me = self.clone();
-        tokio::spawn(crate::server::store::turns::listen(url, move |id| {
-            me.send_here(id, Command::AnswerNow);
-        }));
+    /// The log of `owner`'s stored turn `id` on this replica, running or ended a moment ago.
+    pub fn log_for(&self, owner: &str, id: &str) -> Option<Arc<TurnLog>> {
+        self.sweep();
+        let turns = self.turns.lock().ok()?;
+        turns
+            .get(id)
+            .filter(|entry| entry.owner == owner)
+            .and_then(|entry| entry.log.clone())
+    }
+
+    /// True when `id` runs here (whoever owns it).
+    pub fn runs_here(&self, id: &str) -> bool {
+        self.turns
+            .lock()
+            .map(|t| t.get(id).is_some_and(|e| e.tx.is_some()))
+            .unwrap_or(false)
+    }
+
+    /// Shares the running turns through `store` (PostgreSQL, several replicas).
+    pub fn share_through(&self, store: crate::server::store::Store) {
+        let _ = self.shared.set(store);
     }
 
     /// True when the running turns are shared with other replicas.
@@ -116,7 +234,12 @@ impl TurnControls {
 
     /// How many turns run now.
     pub fn running(&self) -> usize {
-        self.turns.lock().map(|t| t.len()).unwrap_or(0)
+        *self.running.borrow()
+    }
+
+    /// Follows how many turns run (shutdown waits for none).
+    pub fn running_changes(&self) -> watch::Receiver<usize> {
+        self.running.subscribe()
     }
 }
 
@@ -127,14 +250,43 @@ mod tests {
     #[test]
     fn only_the_owner_reaches_a_running_turn() {
         let controls = Arc::new(TurnControls::default());
-        let (turn, mut commands) = controls.register("alice");
+        let (turn, mut commands) = controls.register("alice", None);
         assert!(!controls.send("bob", &turn.id, Command::AnswerNow));
         assert!(!controls.send("alice", "nope", Command::AnswerNow));
         assert!(controls.send("alice", &turn.id, Command::AnswerNow));
+        assert!(controls.send("alice", &turn.id, Command::Stop));
         assert_eq!(commands.try_recv().ok(), Some(Command::AnswerNow));
+        assert_eq!(commands.try_recv().ok(), Some(Command::Stop));
         let id = turn.id.clone();
+        assert_eq!(controls.running(), 1);
         drop(turn);
         assert!(!controls.send("alice", &id, Command::AnswerNow));
         assert_eq!(controls.running(), 0);
+    }
+
+    #[test]
+    fn an_ended_stored_turn_keeps_its_log_for_its_owner_only() {
+        let controls = Arc::new(TurnControls::default());
+        let log = TurnLog::new(0);
+        let (turn, _commands) = controls.register("alice", Some(log));
+        let id = turn.id.clone();
+        assert!(controls.log_for("alice", &id).is_some());
+        assert!(controls.log_for("bob", &id).is_none());
+        assert!(controls.runs_here(&id));
+        drop(turn);
+        assert!(!controls.runs_here(&id));
+        assert!(controls.log_for("alice", &id).is_some(), "kept a while");
+        assert!(!controls.send_here(&id, Command::Stop), "no longer runs");
+    }
+
+    #[test]
+    fn commands_passed_between_replicas_read_back() {
+        for command in [Command::AnswerNow, Command::Stop] {
+            let payload = format!("{}:abc", command.name());
+            assert_eq!(Command::parse(&payload), Some((command, "abc")));
+        }
+        assert_eq!(Command::parse("abc"), Some((Command::AnswerNow, "abc")));
+        assert_eq!(Command::parse("nuke:abc"), None);
+        assert_eq!(Command::parse(""), None);
     }
 }

@@ -4,7 +4,9 @@
 
 pub mod assembler;
 pub mod control;
+pub mod log;
 pub mod persist;
+pub mod relay;
 pub mod wording;
 
 use std::future::Future;
@@ -20,7 +22,7 @@ use tokio::time::{sleep_until, Sleep};
 pub use super::outcome::Outcome;
 pub use assembler::TurnAssembler;
 
-use super::config::{AnswerNowMode, ProviderKind};
+use super::config::{AnswerNowMode, OrphanTurns, ProviderKind};
 use super::outcome::UpstreamFailure;
 use super::providers::{self, AnswerNow, Piece, TurnOptions, WireParser};
 use super::redact::TurnRedactor;
@@ -29,38 +31,114 @@ use crate::domain::{ChatMessage, Failure, TurnEvent};
 use crate::wire::sse::{encode_event, KEEP_ALIVE};
 use control::{Command, Registration};
 
-/// The SSE bytes of one turn, pulled by the HTTP response: when the browser stops reading or
-/// goes away, the upstream is no longer read or is dropped with it.
+/// The SSE bytes of a turn stored nowhere (`messages` in, nothing kept), pulled by the HTTP
+/// response: when the browser stops reading or goes away, the upstream is no longer read or is
+/// dropped with it. Nobody could pick such a turn up again, so it does not outlive its reader.
 pub fn turn_stream(
     state: Arc<AppState>,
     messages: Vec<ChatMessage>,
     options: TurnOptions,
     control: Option<(Registration, tokio::sync::mpsc::Receiver<Command>)>,
 ) -> impl futures::Stream<Item = Bytes> + Send {
-    frames(TurnRun::new(state, messages, options, control))
+    let run = TurnRun::new(state, messages, options, control);
+    futures::stream::unfold(run, |mut run| async move {
+        let bytes = match run.next_frame().await? {
+            Produced::Events(events) => {
+                let mut out = String::new();
+                for event in &events {
+                    encode_event(event, &mut out);
+                }
+                Bytes::from(out)
+            }
+            Produced::KeepAlive => Bytes::from_static(KEEP_ALIVE.as_bytes()),
+        };
+        Some((bytes, run))
+    })
 }
 
-/// The same, for a turn stored as it streams: `first` (where it is stored) is sent before
-/// anything else, and `persist` writes what the reader is sent.
-pub fn stored_turn_stream(
+/// Starts a stored turn on the server: it runs to its end whether or not anyone watches
+/// (unless `PONDER_ORPHAN_TURNS=stop`), writing what it sends to the history and to its log,
+/// numbered. `first` (where it is stored) follows `started`. Viewers read the log (see
+/// [`log::follow`]); the one that asked is only the first of them.
+pub fn start_stored_turn(
     state: Arc<AppState>,
     messages: Vec<ChatMessage>,
     options: TurnOptions,
-    control: Option<(Registration, tokio::sync::mpsc::Receiver<Command>)>,
+    control: (Registration, tokio::sync::mpsc::Receiver<Command>),
     first: TurnEvent,
     persist: persist::Persist,
-) -> impl futures::Stream<Item = Bytes> + Send {
-    let mut run = TurnRun::new(state, messages, options, control);
+) -> Option<Arc<log::TurnLog>> {
+    let turn_log = control.0.log.clone()?;
+    let id = control.0.id.clone();
+    let mut run = TurnRun::new(state.clone(), messages, options, Some(control));
     run.events.push(first);
     run.persist = Some(persist);
-    frames(run)
+    if state.config.orphan_turns == OrphanTurns::Stop {
+        tokio::spawn(stop_when_unwatched(
+            state.clone(),
+            turn_log.clone(),
+            id.clone(),
+        ));
+    }
+    let written = turn_log.clone();
+    tokio::spawn(async move {
+        while let Some(produced) = run.next_frame().await {
+            if let Produced::Events(events) = produced {
+                let frames = written.append(events);
+                if let Some(relay) = &state.relay {
+                    relay.publish(&id, &frames);
+                }
+            }
+        }
+        drop(run);
+        if !written.is_finished() {
+            // A turn always ends with its terminal event; this is the guard for one that did
+            // not, so no viewer waits forever.
+            let frames = written.append(vec![TurnEvent::error(wording::stream_cut(), true)]);
+            if let Some(relay) = &state.relay {
+                relay.publish(&id, &frames);
+            }
+        }
+    });
+    Some(turn_log)
 }
 
-fn frames(run: TurnRun) -> impl futures::Stream<Item = Bytes> + Send {
-    futures::stream::unfold(run, |mut run| async move {
-        let frame = run.next_frame().await?;
-        Some((frame, run))
-    })
+/// `PONDER_ORPHAN_TURNS=stop`: stops the turn once nobody (here or, with several replicas, on
+/// another one) has watched it for `PONDER_ORPHAN_GRACE`.
+async fn stop_when_unwatched(state: Arc<AppState>, turn_log: Arc<log::TurnLog>, id: String) {
+    let grace = state.config.orphan_grace;
+    let mut viewers = turn_log.viewer_changes();
+    loop {
+        if turn_log.is_finished() {
+            return;
+        }
+        if viewers.wait_for(|n| *n == 0).await.is_err() {
+            return;
+        }
+        let since = crate::server::store::now_ms();
+        match tokio::time::timeout(grace, viewers.wait_for(|n| *n > 0)).await {
+            Ok(Ok(_)) => continue,
+            Ok(Err(_)) => return,
+            Err(_) => {}
+        }
+        if let Some(relay) = &state.relay {
+            if relay.watched_elsewhere(&id, since).await {
+                continue;
+            }
+        }
+        if !turn_log.is_finished() {
+            tracing::info!(turn = %id, grace_s = grace.as_secs_f64(), "nobody watched a turn for the grace: stopped (PONDER_ORPHAN_TURNS=stop)");
+            state.turns.send_here(&id, Command::Stop);
+        }
+        return;
+    }
+}
+
+/// What a turn produced next: events for its readers, or a keep-alive tick while the upstream
+/// is silent.
+enum Produced {
+    Events(Vec<TurnEvent>),
+    KeepAlive,
 }
 
 /// What ended a wait on the upstream before the upstream did.
@@ -69,6 +147,7 @@ enum Interrupt {
     Deadline,
     Shutdown,
     AnswerNow,
+    Stop,
 }
 
 /// What a turn's waits on the upstream race against: one timer, for the turn's deadline and its
@@ -119,6 +198,7 @@ impl Waits {
                 _ = &mut self.grace_over => return Err(Interrupt::Shutdown),
                 command = next_command(&mut self.commands) => match command {
                     Some(Command::AnswerNow) => return Err(Interrupt::AnswerNow),
+                    Some(Command::Stop) => return Err(Interrupt::Stop),
                     None => self.commands = None,
                 },
             }
@@ -236,7 +316,7 @@ impl TurnRun {
         self.started.elapsed().as_millis() as u64
     }
 
-    async fn next_frame(&mut self) -> Option<Bytes> {
+    async fn next_frame(&mut self) -> Option<Produced> {
         let frame = self.produce().await;
         if frame.is_some() {
             self.last_sent = Instant::now();
@@ -244,7 +324,7 @@ impl TurnRun {
         frame
     }
 
-    async fn produce(&mut self) -> Option<Bytes> {
+    async fn produce(&mut self) -> Option<Produced> {
         loop {
             if let Some(p) = &self.persist {
                 if p.has_failed() && !self.asm.is_finished() {
@@ -267,11 +347,7 @@ impl TurnRun {
                         p.final_written().await;
                     }
                 }
-                let mut out = String::new();
-                for event in self.redacted.drain(..) {
-                    encode_event(&event, &mut out);
-                }
-                return Some(Bytes::from(out));
+                return Some(Produced::Events(std::mem::take(&mut self.redacted)));
             }
             if self.asm.is_finished() {
                 self.phase = Phase::Over;
@@ -314,7 +390,7 @@ impl TurnRun {
 
     /// Waits for the upstream's response headers. A server that loads the model first can take
     /// minutes to send them, so this too returns keep-alive comments while it waits.
-    async fn connect(&mut self) -> Option<Bytes> {
+    async fn connect(&mut self) -> Option<Produced> {
         let config = self.state.config.clone();
         let Phase::Connecting(pending) = &mut self.phase else {
             return None;
@@ -393,7 +469,7 @@ impl TurnRun {
 
     /// Reads the next upstream chunk into events. Returns a keep-alive comment when the upstream
     /// has been silent for the keep-alive interval.
-    async fn read(&mut self) -> Option<Bytes> {
+    async fn read(&mut self) -> Option<Produced> {
         let config = self.state.config.clone();
         let started = self.started;
         let Phase::Streaming { body, parser } = &mut self.phase else {
@@ -511,13 +587,13 @@ impl TurnRun {
         why: Interrupt,
         timeout: (UpstreamFailure, String),
         streaming: bool,
-    ) -> Option<Bytes> {
+    ) -> Option<Produced> {
         match why {
             Interrupt::KeepAlive => {
                 if let Some(p) = &mut self.persist {
                     p.flush();
                 }
-                Some(Bytes::from_static(KEEP_ALIVE.as_bytes()))
+                Some(Produced::KeepAlive)
             }
             Interrupt::Deadline => {
                 let (kind, message) = timeout;
@@ -531,6 +607,12 @@ impl TurnRun {
             }
             Interrupt::AnswerNow => {
                 self.answer_now();
+                None
+            }
+            Interrupt::Stop => {
+                let now_ms = self.now_ms();
+                self.asm.stop(now_ms, &mut self.events);
+                self.phase = Phase::Over;
                 None
             }
         }

@@ -60,7 +60,7 @@ impl AnswerBuilder {
     /// Takes one event as the reader got it, at `now` (ms since the epoch).
     pub fn apply(&mut self, event: &TurnEvent, now: i64) {
         match event {
-            TurnEvent::ThinkingStart { block, kind } => self.block(*block, now).kind = *kind,
+            TurnEvent::ThinkingStart { block, kind, .. } => self.block(*block, now).kind = *kind,
             TurnEvent::Thinking { block, text } => self.block(*block, now).text.push_str(text),
             TurnEvent::ThinkingEnd {
                 block,
@@ -76,13 +76,19 @@ impl AnswerBuilder {
                 let moved = std::mem::take(&mut self.record.content);
                 self.block(*block, now).text.insert_str(0, &moved);
             }
-            TurnEvent::Turn { .. } | TurnEvent::Started { .. } => {}
+            TurnEvent::Turn { .. } | TurnEvent::Started { .. } | TurnEvent::Clock { .. } => {}
             TurnEvent::Done {
                 finish_reason,
                 usage,
                 ..
             } => {
-                self.record.status = if self.record.content.trim().is_empty() {
+                let stopped = event.is_stop();
+                if stopped {
+                    self.interrupt_open_blocks();
+                }
+                self.record.status = if stopped {
+                    VersionStatus::Stopped
+                } else if self.record.content.trim().is_empty() {
                     VersionStatus::NoAnswer
                 } else {
                     VersionStatus::Done
@@ -260,7 +266,8 @@ impl Drop for Persist {
     }
 }
 
-/// Opens a stored turn: checks the conversation is the caller's (or makes a new one), stores the
+/// Opens a stored turn (`turn`: its id, kept on the answer for viewers that join it): checks
+/// the conversation is the caller's (or makes a new one), stores the
 /// reader's message (or opens a new version of the answer to regenerate), and returns the
 /// history to send upstream built from the store, the first event (where the turn is stored)
 /// and the writer.
@@ -268,6 +275,7 @@ pub async fn begin(
     state: &crate::server::state::AppState,
     who: Arc<Identity>,
     request: &crate::domain::ChatRequest,
+    turn: &str,
 ) -> Result<
     (
         Vec<crate::domain::ChatMessage>,
@@ -341,6 +349,7 @@ pub async fn begin(
                 request.regenerate.as_deref(),
                 &options.model,
                 options.settings,
+                Some(turn),
             )
             .await?;
         if request.regenerate.is_none() {
@@ -406,6 +415,7 @@ mod tests {
             TurnEvent::ThinkingStart {
                 block: 0,
                 kind: ThinkingKind::Summary,
+                at_ms: None,
             },
             TurnEvent::Thinking {
                 block: 0,
@@ -466,6 +476,28 @@ mod tests {
     }
 
     #[test]
+    fn a_stopped_turn_is_stored_stopped_with_its_open_block_interrupted() {
+        let b = build(&[
+            TurnEvent::Started { turn: "t".into() },
+            TurnEvent::Clock { turn_ms: 3 },
+            TurnEvent::Thinking {
+                block: 0,
+                text: "half".into(),
+            },
+            TurnEvent::Done {
+                finish_reason: crate::domain::event::STOPPED.into(),
+                usage: None,
+                thinking_chars: 4,
+                total_ms: 10,
+            },
+        ]);
+        assert_eq!(b.record().status, VersionStatus::Stopped);
+        assert!(b.record().blocks[0].interrupted);
+        assert_eq!(b.record().blocks[0].text, "half");
+        assert!(b.is_final());
+    }
+
+    #[test]
     fn a_reclassify_moves_the_answer_into_the_block_and_an_error_keeps_what_arrived() {
         let b = build(&[
             TurnEvent::Delta {
@@ -474,6 +506,7 @@ mod tests {
             TurnEvent::ThinkingStart {
                 block: 0,
                 kind: ThinkingKind::Raw,
+                at_ms: None,
             },
             TurnEvent::Reclassify { block: 0 },
             TurnEvent::ThinkingEnd {

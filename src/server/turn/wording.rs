@@ -84,6 +84,12 @@ pub fn connection_broke() -> String {
     "The connection to the model server broke before the answer finished — try again?".into()
 }
 
+/// A turn whose server stopped (killed, crashed, cut off) before it finished, as its viewers on
+/// the other replicas are told.
+pub fn replica_died() -> String {
+    "The server running this answer stopped before it finished — try again?".into()
+}
+
 /// The body ended without the provider's end marker.
 pub fn stream_cut() -> String {
     "The model's stream was cut off before it finished.".into()

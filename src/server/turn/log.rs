@@ -1,0 +1,461 @@
+//! The log of a resumable turn: every event it sent, numbered from 1 and encoded once, so that
+//! any number of viewers (the tab that asked, a reloaded tab, another device, a viewer on
+//! another replica) read the same frames from wherever they left off. A viewer is a cursor into
+//! the log; the turn itself never waits for one.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures::Stream;
+use tokio::sync::watch;
+
+use crate::domain::TurnEvent;
+use crate::server::store::now_ms;
+use crate::wire::sse::{encode_event, encode_numbered_event, KEEP_ALIVE};
+
+/// One numbered frame: its sequence number, its SSE bytes (`id:` and `data:`), and whether it
+/// ends the turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub seq: u64,
+    pub bytes: Bytes,
+    pub last: bool,
+}
+
+#[derive(Default)]
+struct Frames {
+    /// Frame `i` has sequence number `i + 1`.
+    frames: Vec<Bytes>,
+    finished: bool,
+}
+
+/// The frames of one turn and the viewers reading them.
+pub struct TurnLog {
+    frames: Mutex<Frames>,
+    /// The last sequence number appended; viewers wait on it.
+    seq: watch::Sender<u64>,
+    /// When the turn began (ms since the epoch): thinking blocks are timed from it.
+    began_ms: i64,
+    /// Viewers reading now.
+    viewers: watch::Sender<usize>,
+    /// A copy of a turn another replica runs, kept from the database.
+    remote: bool,
+}
+
+/// What a viewer got from the log: the frames after its cursor as one buffer, the sequence
+/// number of the last of them, and whether the turn is over.
+#[derive(Debug)]
+pub struct Read {
+    pub bytes: Option<Bytes>,
+    pub last: u64,
+    pub finished: bool,
+}
+
+impl TurnLog {
+    /// The log of a turn that runs here and began at `began_ms`.
+    pub fn new(began_ms: i64) -> Arc<Self> {
+        Self::build(began_ms, false)
+    }
+
+    /// The copy of a turn that runs on another replica and began at `began_ms`.
+    pub fn mirror(began_ms: i64) -> Arc<Self> {
+        Self::build(began_ms, true)
+    }
+
+    fn build(began_ms: i64, remote: bool) -> Arc<Self> {
+        Arc::new(TurnLog {
+            frames: Mutex::default(),
+            seq: watch::channel(0).0,
+            began_ms,
+            viewers: watch::channel(0).0,
+            remote,
+        })
+    }
+
+    /// True for the copy of a turn another replica runs.
+    pub fn is_remote(&self) -> bool {
+        self.remote
+    }
+
+    /// Milliseconds since the turn began.
+    pub fn turn_ms(&self) -> u64 {
+        (now_ms() - self.began_ms).max(0) as u64
+    }
+
+    /// When the turn began (ms since the epoch).
+    pub fn began_ms(&self) -> i64 {
+        self.began_ms
+    }
+
+    /// Appends the events the turn just sent, numbering and encoding each once. A block's start
+    /// is stamped with its time in the turn. Returns the new frames (for the other replicas).
+    pub fn append(&self, events: Vec<TurnEvent>) -> Vec<Frame> {
+        let at = self.turn_ms();
+        let mut added = Vec::with_capacity(events.len());
+        let Ok(mut log) = self.frames.lock() else {
+            return added;
+        };
+        if log.finished {
+            return added;
+        }
+        for mut event in events {
+            if let TurnEvent::ThinkingStart { at_ms, .. } = &mut event {
+                at_ms.get_or_insert(at);
+            }
+            let seq = log.frames.len() as u64 + 1;
+            let mut text = String::new();
+            encode_numbered_event(seq, &event, &mut text);
+            let bytes = Bytes::from(text);
+            let last = event.is_terminal();
+            log.frames.push(bytes.clone());
+            added.push(Frame { seq, bytes, last });
+            if last {
+                log.finished = true;
+                break;
+            }
+        }
+        let newest = log.frames.len() as u64;
+        drop(log);
+        if !added.is_empty() {
+            self.seq.send_replace(newest);
+        }
+        added
+    }
+
+    /// Appends frames of a remote turn in order. A frame already here is skipped; one that
+    /// leaves a gap stops the copy and is reported (false), so the caller reads the missing
+    /// frames first.
+    pub fn extend(&self, frames: impl IntoIterator<Item = Frame>) -> bool {
+        let Ok(mut log) = self.frames.lock() else {
+            return false;
+        };
+        let mut in_order = true;
+        for frame in frames {
+            let next = log.frames.len() as u64 + 1;
+            if log.finished || frame.seq < next {
+                continue;
+            }
+            if frame.seq > next {
+                in_order = false;
+                break;
+            }
+            log.frames.push(frame.bytes);
+            log.finished |= frame.last;
+        }
+        let newest = log.frames.len() as u64;
+        drop(log);
+        self.seq.send_if_modified(|seq| {
+            let moved = *seq != newest;
+            *seq = newest;
+            moved
+        });
+        in_order
+    }
+
+    /// Ends a remote copy whose turn is over without its last frame reaching here.
+    pub fn close(&self) {
+        if let Ok(mut log) = self.frames.lock() {
+            log.finished = true;
+        }
+        self.seq.send_modify(|_| {});
+    }
+
+    /// The frames after sequence number `after`.
+    pub fn read_after(&self, after: u64) -> Read {
+        let Ok(log) = self.frames.lock() else {
+            return Read {
+                bytes: None,
+                last: after,
+                finished: true,
+            };
+        };
+        let total = log.frames.len() as u64;
+        let finished = log.finished;
+        if after >= total {
+            return Read {
+                bytes: None,
+                last: after,
+                finished,
+            };
+        }
+        let new = &log.frames[after as usize..];
+        let bytes = if new.len() == 1 {
+            new[0].clone()
+        } else {
+            let mut joined = BytesMut::with_capacity(new.iter().map(Bytes::len).sum());
+            for frame in new {
+                joined.extend_from_slice(frame);
+            }
+            joined.freeze()
+        };
+        Read {
+            bytes: Some(bytes),
+            last: total,
+            finished,
+        }
+    }
+
+    /// The sequence number of the newest frame.
+    pub fn last_seq(&self) -> u64 {
+        *self.seq.borrow()
+    }
+
+    /// True once the turn's last frame is in the log.
+    pub fn is_finished(&self) -> bool {
+        self.frames.lock().map(|l| l.finished).unwrap_or(true)
+    }
+
+    /// Counts a viewer until the returned guard is dropped.
+    pub fn watch(self: &Arc<Self>) -> Viewer {
+        self.viewers.send_modify(|n| *n += 1);
+        Viewer { log: self.clone() }
+    }
+
+    /// Viewers reading now.
+    pub fn viewers(&self) -> usize {
+        *self.viewers.borrow()
+    }
+
+    /// Follows the number of viewers (for the unwatched-turn policy).
+    pub fn viewer_changes(&self) -> watch::Receiver<usize> {
+        self.viewers.subscribe()
+    }
+
+    fn changes(&self) -> watch::Receiver<u64> {
+        self.seq.subscribe()
+    }
+}
+
+/// One viewer of a log; it stops being counted when dropped.
+pub struct Viewer {
+    log: Arc<TurnLog>,
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        self.log.viewers.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// How a viewer's response is made.
+pub struct Follow {
+    /// The last sequence number the viewer has (0: none).
+    pub after: u64,
+    /// A keep-alive comment is sent after this long without a frame.
+    pub keep_alive: Duration,
+    /// Start with a `clock` event (a viewer joining a running turn).
+    pub clock: bool,
+    /// Resolves when the server's shutdown grace is over: a viewer of a remote copy ends
+    /// then (and reconnects elsewhere); a local turn sends its own last `error` first.
+    pub grace_over: futures::future::BoxFuture<'static, ()>,
+}
+
+/// The bytes a viewer is sent: optionally the `clock`, then every frame after its cursor as it
+/// arrives, keep-alive comments while the turn is quiet, and the end once the turn's last frame
+/// is out.
+pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Send {
+    struct State {
+        viewer: Viewer,
+        changes: watch::Receiver<u64>,
+        cursor: u64,
+        clock: bool,
+        keep_alive: Duration,
+        grace_over: futures::future::Fuse<futures::future::BoxFuture<'static, ()>>,
+        done: bool,
+    }
+    use futures::FutureExt;
+    let state = State {
+        changes: log.changes(),
+        viewer: log.watch(),
+        cursor: how.after,
+        clock: how.clock,
+        keep_alive: how.keep_alive,
+        grace_over: how.grace_over.fuse(),
+        done: false,
+    };
+    futures::stream::unfold(state, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        if std::mem::take(&mut st.clock) {
+            let mut text = String::new();
+            encode_event(
+                &TurnEvent::Clock {
+                    turn_ms: st.viewer.log.turn_ms(),
+                },
+                &mut text,
+            );
+            return Some((Bytes::from(text), st));
+        }
+        loop {
+            st.changes.borrow_and_update();
+            let read = st.viewer.log.read_after(st.cursor);
+            if let Some(bytes) = read.bytes {
+                st.cursor = read.last;
+                st.done = read.finished;
+                return Some((bytes, st));
+            }
+            if read.finished {
+                return None;
+            }
+            let remote = st.viewer.log.is_remote();
+            tokio::select! {
+                changed = st.changes.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                }
+                _ = tokio::time::sleep(st.keep_alive) => {
+                    return Some((Bytes::from_static(KEEP_ALIVE.as_bytes()), st));
+                }
+                _ = &mut st.grace_over, if remote => return None,
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ThinkingKind;
+    use crate::wire::sse::TurnDecoder;
+    use futures::{FutureExt, StreamExt};
+
+    fn events() -> Vec<TurnEvent> {
+        vec![
+            TurnEvent::Started { turn: "t".into() },
+            TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Raw,
+                at_ms: None,
+            },
+            TurnEvent::Thinking {
+                block: 0,
+                text: "hm".into(),
+            },
+            TurnEvent::Delta { text: "ok".into() },
+            TurnEvent::Done {
+                finish_reason: "stop".into(),
+                usage: None,
+                thinking_chars: 2,
+                total_ms: 5,
+            },
+        ]
+    }
+
+    fn decode(bytes: &[u8]) -> (Vec<TurnEvent>, Option<u64>) {
+        let mut dec = TurnDecoder::new();
+        let mut out = Vec::new();
+        dec.push(bytes, &mut out);
+        dec.finish(&mut out);
+        (out, dec.last_id())
+    }
+
+    #[test]
+    fn every_cursor_reads_exactly_what_follows_it() {
+        let log = TurnLog::new(now_ms());
+        let added = log.append(events());
+        assert_eq!(added.len(), 5);
+        assert!(log.is_finished());
+        let (all, last) = decode(&log.read_after(0).bytes.unwrap());
+        assert_eq!(last, Some(5));
+        assert!(matches!(
+            all[1],
+            TurnEvent::ThinkingStart { at_ms: Some(_), .. }
+        ));
+        for after in 0..5 {
+            let read = log.read_after(after);
+            let (tail, _) = decode(&read.bytes.unwrap());
+            assert_eq!(tail, all[after as usize..], "after {after}");
+            assert_eq!(read.last, 5);
+        }
+        assert!(log.read_after(5).bytes.is_none());
+        assert!(log.read_after(9).bytes.is_none());
+    }
+
+    #[test]
+    fn nothing_is_appended_after_the_last_frame() {
+        let log = TurnLog::new(now_ms());
+        log.append(events());
+        assert!(log
+            .append(vec![TurnEvent::Delta { text: "x".into() }])
+            .is_empty());
+        assert_eq!(log.last_seq(), 5);
+    }
+
+    #[test]
+    fn a_remote_copy_takes_frames_in_order_and_reports_a_gap() {
+        let source = TurnLog::new(now_ms());
+        let frames = source.append(events());
+        let copy = TurnLog::mirror(source.began_ms());
+        assert!(copy.extend(frames[..2].iter().cloned()));
+        assert!(
+            copy.extend(frames[1..3].iter().cloned()),
+            "a repeat is skipped"
+        );
+        assert!(!copy.extend(frames[4..].iter().cloned()), "a gap");
+        assert_eq!(copy.last_seq(), 3);
+        assert!(copy.extend(frames[3..].iter().cloned()));
+        assert!(copy.is_finished());
+        assert_eq!(
+            copy.read_after(0).bytes.unwrap(),
+            source.read_after(0).bytes.unwrap()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_viewer_gets_the_live_tail_then_the_end_and_is_counted() {
+        let log = TurnLog::new(now_ms());
+        log.append(events()[..2].to_vec());
+        let how = Follow {
+            after: 1,
+            keep_alive: Duration::from_secs(60),
+            clock: true,
+            grace_over: futures::future::pending().boxed(),
+        };
+        let mut viewer = Box::pin(follow(log.clone(), how));
+        let (clock, _) = decode(&viewer.next().await.unwrap());
+        assert!(matches!(clock[..], [TurnEvent::Clock { .. }]));
+        assert_eq!(log.viewers(), 1);
+        let (first, id) = decode(&viewer.next().await.unwrap());
+        assert!(
+            matches!(
+                first[..],
+                [TurnEvent::ThinkingStart {
+                    block: 0,
+                    at_ms: Some(_),
+                    ..
+                }]
+            ),
+            "{first:?}"
+        );
+        assert_eq!(id, Some(2));
+        let writer = log.clone();
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            writer.append(events()[2..].to_vec());
+        });
+        let mut rest = Vec::new();
+        while let Some(bytes) = viewer.next().await {
+            rest.extend(decode(&bytes).0);
+        }
+        assert_eq!(rest, events()[2..]);
+        drop(viewer);
+        assert_eq!(log.viewers(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_quiet_turn_sends_keep_alives() {
+        let log = TurnLog::new(now_ms());
+        log.append(events()[..1].to_vec());
+        let how = Follow {
+            after: 1,
+            keep_alive: Duration::from_millis(10),
+            clock: false,
+            grace_over: futures::future::pending().boxed(),
+        };
+        let mut viewer = Box::pin(follow(log, how));
+        assert_eq!(viewer.next().await.unwrap(), KEEP_ALIVE.as_bytes());
+    }
+}

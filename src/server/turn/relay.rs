@@ -1,0 +1,392 @@
+//! Turns shared by several replicas on one PostgreSQL, with no other moving part.
+//!
+//! The replica running a turn writes each of its frames to the database in batches (one
+//! statement per batch: the rows and a `NOTIFY`); a replica with viewers of a turn it does not
+//! run keeps a copy of the turn's log ([`TurnLog::mirror`]), filled from the database when a
+//! notification says there is more (and once a second in any case, so a missed notification
+//! costs a second, not an event). Every replica beats a heartbeat; each one ends the turns of a
+//! replica whose heartbeat stopped, so their viewers see the turn interrupted, not thinking
+//! forever.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, Notify};
+
+use super::control::{Command, TurnControls, KEEP_ENDED};
+use super::log::{Frame, TurnLog};
+use super::wording;
+use crate::domain::TurnEvent;
+use crate::server::store::now_ms;
+use crate::server::store::turns::{self, SharedTurns, StoredFrame, CHANNEL, EVENTS_CHANNEL};
+use crate::server::store::StoreError;
+use crate::wire::sse::encode_numbered_event;
+
+/// How often replicas beat and look for dead ones, and when one counts as dead.
+#[derive(Clone, Copy, Debug)]
+pub struct Liveness {
+    pub heartbeat: Duration,
+    pub timeout: Duration,
+}
+
+/// Turns still to read from the database: some (with the newest sequence number announced),
+/// or every copy kept here.
+#[derive(Default)]
+struct Pending {
+    turns: HashMap<String, u64>,
+    all: bool,
+}
+
+/// One replica's part in sharing turns.
+pub struct Relay {
+    db: SharedTurns,
+    replica: String,
+    outgoing: mpsc::UnboundedSender<StoredFrame>,
+    mirrors: Mutex<HashMap<String, Weak<TurnLog>>>,
+    pending: Mutex<Pending>,
+    wake: Notify,
+}
+
+impl Relay {
+    /// Joins the replicas sharing the PostgreSQL at `url`: beats at once, then starts the
+    /// writer, the listener, the reader and the heartbeat (which also ends dead replicas'
+    /// turns) in the background.
+    pub async fn start(
+        url: &str,
+        controls: Arc<TurnControls>,
+        liveness: Liveness,
+    ) -> Result<Arc<Relay>, StoreError> {
+        let db = SharedTurns::connect(url).await?;
+        let replica = crate::server::store::ids::new_id();
+        let started_at = now_ms();
+        db.heartbeat(&replica, started_at).await?;
+        let (outgoing, frames) = mpsc::unbounded_channel();
+        let relay = Arc::new(Relay {
+            db,
+            replica,
+            outgoing,
+            mirrors: Mutex::default(),
+            pending: Mutex::default(),
+            wake: Notify::new(),
+        });
+        tokio::spawn(write(relay.db.clone(), frames));
+        let (heard, reconnected) = (Arc::downgrade(&relay), Arc::downgrade(&relay));
+        tokio::spawn(turns::listen(
+            url.to_string(),
+            &[CHANNEL, EVENTS_CHANNEL],
+            move |channel, payload| {
+                if let Some(relay) = heard.upgrade() {
+                    relay.heard(&controls, channel, payload);
+                }
+            },
+            move || {
+                if let Some(relay) = reconnected.upgrade() {
+                    relay.read_all();
+                }
+            },
+        ));
+        tokio::spawn(read(Arc::downgrade(&relay), liveness.heartbeat));
+        tokio::spawn(beat(Arc::downgrade(&relay), started_at, liveness));
+        tracing::info!(replica = %relay.replica, "sharing running turns through PostgreSQL");
+        Ok(relay)
+    }
+
+    /// This replica's id (in `running_turns.replica`).
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// Hands a local turn's new frames to the writer.
+    pub fn publish(&self, turn: &str, frames: &[Frame]) {
+        for frame in frames {
+            let _ = self.outgoing.send(StoredFrame {
+                turn: turn.to_string(),
+                seq: frame.seq,
+                frame: String::from_utf8_lossy(&frame.bytes).into_owned(),
+                last: frame.last,
+            });
+        }
+    }
+
+    /// The copy of turn `id` (begun at `began_ms`, run by another replica) kept here for its
+    /// viewers, filled with what the database has so far.
+    pub async fn mirror(&self, id: &str, began_ms: i64) -> Result<Arc<TurnLog>, StoreError> {
+        let existing = self
+            .mirrors
+            .lock()
+            .ok()
+            .and_then(|m| m.get(id).and_then(Weak::upgrade));
+        if let Some(log) = existing {
+            return Ok(log);
+        }
+        let log = TurnLog::mirror(began_ms);
+        if let Ok(mut mirrors) = self.mirrors.lock() {
+            mirrors.insert(id.to_string(), Arc::downgrade(&log));
+        }
+        let frames = self.db.read(&[(id.to_string(), 0)]).await?;
+        log.extend(frames.into_iter().map(frame_of));
+        Ok(log)
+    }
+
+    /// True when a viewer on another replica watched turn `id` since `since` (ms).
+    pub async fn watched_elsewhere(&self, id: &str, since: i64) -> bool {
+        self.db.watched_since(id, since).await.unwrap_or(true)
+    }
+
+    /// Leaves the replicas (a clean shutdown, once this replica's turns are over).
+    pub async fn leave(&self) {
+        if let Err(e) = self.db.leave(&self.replica).await {
+            tracing::warn!(error = %e, "could not sign this replica off");
+        }
+    }
+
+    fn heard(&self, controls: &TurnControls, channel: &str, payload: &str) {
+        if channel == CHANNEL {
+            if let Some((command, id)) = Command::parse(payload) {
+                controls.send_here(id, command);
+            }
+            return;
+        }
+        let Some(announced) = turns::announced(payload) else {
+            self.read_all();
+            return;
+        };
+        let behind: Vec<(String, u64)> = {
+            let Ok(mirrors) = self.mirrors.lock() else {
+                return;
+            };
+            announced
+                .into_iter()
+                .filter(|(turn, seq)| {
+                    mirrors
+                        .get(*turn)
+                        .and_then(Weak::upgrade)
+                        .is_some_and(|log| log.last_seq() < *seq)
+                })
+                .map(|(turn, seq)| (turn.to_string(), seq))
+                .collect()
+        };
+        if behind.is_empty() {
+            return;
+        }
+        if let Ok(mut pending) = self.pending.lock() {
+            for (turn, seq) in behind {
+                let newest = pending.turns.entry(turn).or_default();
+                *newest = (*newest).max(seq);
+            }
+        }
+        self.wake.notify_one();
+    }
+
+    fn read_all(&self) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.all = true;
+        }
+        self.wake.notify_one();
+    }
+
+    /// The copies kept here that viewers still read, by turn.
+    fn live_mirrors(&self) -> Vec<(String, Arc<TurnLog>)> {
+        let Ok(mut mirrors) = self.mirrors.lock() else {
+            return Vec::new();
+        };
+        mirrors.retain(|_, log| log.strong_count() > 0);
+        mirrors
+            .iter()
+            .filter_map(|(id, log)| Some((id.clone(), log.upgrade()?)))
+            .collect()
+    }
+
+    /// Reads what the pending turns (or all) are missing into their copies.
+    async fn catch_up(&self, everything: bool) -> Result<(), StoreError> {
+        let pending = self
+            .pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        let mirrors = self.live_mirrors();
+        let wanted: Vec<&(String, Arc<TurnLog>)> = mirrors
+            .iter()
+            .filter(|(id, log)| {
+                !log.is_finished() && (everything || pending.all || pending.turns.contains_key(id))
+            })
+            .collect();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        let cursors: Vec<(String, u64)> = wanted
+            .iter()
+            .map(|(id, log)| (id.clone(), log.last_seq()))
+            .collect();
+        let frames = self.db.read(&cursors).await?;
+        let mut by_turn: HashMap<&str, Vec<Frame>> = HashMap::new();
+        for frame in &frames {
+            by_turn
+                .entry(frame.turn.as_str())
+                .or_default()
+                .push(frame_of(frame.clone()));
+        }
+        let mut gaps = false;
+        for (id, log) in &wanted {
+            if let Some(frames) = by_turn.remove(id.as_str()) {
+                gaps |= !log.extend(frames);
+            }
+        }
+        if gaps {
+            self.read_all();
+        }
+        Ok(())
+    }
+
+    /// Once a second: the copies of turns that ended long enough ago without their last frame
+    /// arriving are closed; the turns viewers here watch are noted as watched.
+    async fn tidy(&self, note_watched: bool) -> Result<(), StoreError> {
+        let mirrors = self.live_mirrors();
+        let open: Vec<String> = mirrors
+            .iter()
+            .filter(|(_, log)| !log.is_finished())
+            .map(|(id, _)| id.clone())
+            .collect();
+        let ended: HashSet<String> = self
+            .db
+            .ended(&open, now_ms() - ENDED_SETTLES.as_millis() as i64)
+            .await?
+            .into_iter()
+            .collect();
+        if !ended.is_empty() {
+            self.catch_up(true).await?;
+            for (id, log) in &mirrors {
+                if ended.contains(id) && !log.is_finished() {
+                    log.close();
+                }
+            }
+        }
+        if note_watched {
+            let watched: Vec<String> = mirrors
+                .iter()
+                .filter(|(_, log)| log.viewers() > 0 && !log.is_finished())
+                .map(|(id, _)| id.clone())
+                .collect();
+            self.db.watching(&watched).await?;
+        }
+        Ok(())
+    }
+}
+
+/// How long after a turn's end its copies wait for its last frame before closing without it.
+const ENDED_SETTLES: Duration = Duration::from_secs(5);
+
+fn frame_of(stored: StoredFrame) -> Frame {
+    Frame {
+        seq: stored.seq,
+        bytes: bytes::Bytes::from(stored.frame),
+        last: stored.last,
+    }
+}
+
+/// The most frames one statement writes.
+const MAX_BATCH: usize = 2_000;
+
+/// Writes local turns' frames in order, a batch per statement: whatever queued while the last
+/// statement ran. A failure is retried (backing off up to 5 s) rather than leaving a gap that
+/// viewers elsewhere would wait on.
+async fn write(db: SharedTurns, mut frames: mpsc::UnboundedReceiver<StoredFrame>) {
+    while let Some(first) = frames.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match frames.try_recv() {
+                Ok(frame) => batch.push(frame),
+                Err(_) => break,
+            }
+        }
+        let mut wait = Duration::from_millis(100);
+        while let Err(e) = db.append(&batch).await {
+            tracing::warn!(error = %e, frames = batch.len(), "turn events could not be shared; retrying");
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_secs(5));
+        }
+    }
+}
+
+/// Fills the copies kept here: when woken by a notification, and once a second in any case.
+async fn read(relay: Weak<Relay>, heartbeat: Duration) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_watch = Instant::now();
+    loop {
+        let Some(woken) = relay
+            .upgrade()
+            .map(|r| async move { r.wake.notified().await })
+        else {
+            return;
+        };
+        let periodic = tokio::select! {
+            _ = woken => false,
+            _ = tick.tick() => true,
+        };
+        let Some(relay) = relay.upgrade() else {
+            return;
+        };
+        let result = if periodic {
+            let note = last_watch.elapsed() >= heartbeat;
+            if note {
+                last_watch = Instant::now();
+            }
+            match relay.catch_up(true).await {
+                Ok(()) => relay.tidy(note).await,
+                Err(e) => Err(e),
+            }
+        } else {
+            relay.catch_up(false).await
+        };
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "turn events from other replicas could not be read");
+        }
+    }
+}
+
+/// Beats this replica's heartbeat and ends the turns of replicas whose heartbeat stopped.
+async fn beat(relay: Weak<Relay>, started_at: i64, liveness: Liveness) {
+    let mut tick = tokio::time::interval(liveness.heartbeat);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let Some(relay) = relay.upgrade() else {
+            return;
+        };
+        match relay.db.heartbeat(&relay.replica, started_at).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(
+                replica = %relay.replica,
+                "this replica had been taken for dead (its heartbeat was late): its turns were ended by another"
+            ),
+            Err(e) => tracing::warn!(error = %e, "the heartbeat could not be written"),
+        }
+        let dead_before = now_ms() - liveness.timeout.as_millis() as i64;
+        match relay
+            .db
+            .reap(dead_before, KEEP_ENDED, interrupted_frame)
+            .await
+        {
+            Ok(ended) if !ended.is_empty() => tracing::warn!(
+                turns = ended.len(),
+                "ended the turns of a replica that stopped beating"
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "looking for dead replicas failed"),
+        }
+    }
+}
+
+/// The last frame of a turn whose replica died.
+fn interrupted_frame(seq: u64) -> String {
+    let mut text = String::new();
+    encode_numbered_event(
+        seq,
+        &TurnEvent::Error(crate::domain::Failure::new(wording::replica_died(), true)),
+        &mut text,
+    );
+    text
+}
