@@ -21,13 +21,13 @@ WBG_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""
 BINARYEN_VERSION := 132.0.0
 ADDR ?= 127.0.0.1:3000
 
-.PHONY: help run test build site assets server screenshots size-check bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker clean
+.PHONY: help run test build site assets server screenshots size-check bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
 help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
 	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright, ops checks"
-	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME, --stored), the page in Chromium (bench-ui, RUNS=5), the history store (bench-history), the first load (bench-size)"
+	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME, --stored), the page in Chromium (bench-ui, RUNS=5), the history store (bench-history), the first load (bench-size), resumable turns (bench-resume)"
 
 ## ---------- tools (each skipped when present) ----------
 
@@ -223,7 +223,7 @@ tools-bench:
 	  "$(LITELLM_VENV)/bin/python" -m pip install -q --disable-pip-version-check "litellm[proxy]==$(LITELLM_VERSION)"; \
 	fi
 
-bench: bench-parsers bench-load bench-ui bench-history bench-size bench-picker
+bench: bench-parsers bench-load bench-ui bench-history bench-size bench-picker bench-resume
 
 # The first load in Chromium: bytes on the wire cold and warm, composer ready unthrottled and on
 # Slow 4G at 1× and 4× CPU (end2end/bench/first-load.mjs; RUNS=5).
@@ -256,6 +256,20 @@ bench-history: tools-db tools-e2e build
 	  $(BENCH) --bench load -- --no-litellm --only many --count 500 --stored --database "$$PONDER_BENCH_PG/turns500" && \
 	  $(BENCH) --bench load -- --no-litellm --only many --stored && \
 	  $(BENCH) --bench load -- --no-litellm --only many --stored --database "$$PONDER_BENCH_PG/turns2000"'
+
+# Resumable turns: one stored turn watched by 1 and by 100 viewers; 2,000 stored turns logged and
+# broadcast on one process (SQLite); 2,000 turns started on one replica and watched on another,
+# through a PostgreSQL the script starts; reattaching after a reload in Chromium
+# (end2end/bench/reattach.mjs).
+bench-resume: tools-db tools-e2e build
+	$(BENCH) --bench load --no-run
+	ulimit -n 65536 2>/dev/null || ulimit -n $$(ulimit -Hn); \
+	  $(BENCH) --bench load -- --no-litellm --only fanout && \
+	  $(BENCH) --bench load -- --no-litellm --only many --stored && \
+	  .ci/with-postgres.sh bash -c '\
+	    createdb -h 127.0.0.1 -p "$${PONDER_BENCH_PG##*:}" -U ponder replicas && \
+	    $(BENCH) --bench load -- --no-litellm --only replicas --database "$$PONDER_BENCH_PG/replicas"'
+	cd end2end && node bench/reattach.mjs
 
 bench-ui: tools-e2e build
 	cd end2end && node bench/ui-stream.mjs

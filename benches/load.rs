@@ -475,6 +475,9 @@ struct ClientCfg {
     behaviour: Behaviour,
     give_up_at: u64,
     key: Arc<str>,
+    /// A running turn of Ponder's to join as a viewer (`GET /api/turn/events`) instead of
+    /// starting one.
+    join: Option<Arc<str>>,
 }
 
 async fn client(cfg: ClientCfg) -> ClientResult {
@@ -511,11 +514,17 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
         Target::Ponder => String::new(),
         Target::LiteLlm | Target::Direct => format!("authorization: Bearer {}\r\n", cfg.key),
     };
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: text/event-stream\r\n{auth}content-length: {}\r\n\r\n{body}",
-        cfg.addr,
-        body.len()
-    );
+    let request = match &cfg.join {
+        Some(turn) => format!(
+            "GET /api/turn/events?turn={turn} HTTP/1.1\r\nhost: {}\r\naccept: text/event-stream\r\n\r\n",
+            cfg.addr
+        ),
+        None => format!(
+            "POST {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: text/event-stream\r\n{auth}content-length: {}\r\n\r\n{body}",
+            cfg.addr,
+            body.len()
+        ),
+    };
     r.start = now_ns();
     sock.write_all(request.as_bytes())
         .await
@@ -1075,6 +1084,23 @@ impl Bench {
         parallel: usize,
         give_up: Duration,
     ) -> (Figures, Vec<ClientResult>) {
+        let clients = clients
+            .into_iter()
+            .map(|(script, behaviour, offset)| (script, behaviour, offset, None))
+            .collect();
+        self.run_with(server, clients, parallel, give_up).await
+    }
+
+    /// The same, each client either starting its own turn or joining the running turn named
+    /// (its script is the one that turn plays). Only events the stub sent after a client's
+    /// request count toward latency: a viewer that joins late gets what it missed at once.
+    async fn run_with(
+        &self,
+        server: &Server,
+        clients: Vec<(Script, Behaviour, Duration, Option<Arc<str>>)>,
+        parallel: usize,
+        give_up: Duration,
+    ) -> (Figures, Vec<ClientResult>) {
         let pid = server.pid();
         let cpu0 = cpu_secs(pid);
         let (stub0, client0) = (cpu_of(&self.stub_rt).await, cpu_of(&self.clients).await);
@@ -1085,7 +1111,7 @@ impl Bench {
         let mut handles = Vec::with_capacity(clients.len());
         let mut scripts = HashMap::new();
         let key: Arc<str> = server.key.as_str().into();
-        for (script, behaviour, offset) in clients {
+        for (script, behaviour, offset, join) in clients {
             scripts.insert(script.sid, script);
             let cfg = ClientCfg {
                 target: server.target,
@@ -1094,6 +1120,7 @@ impl Bench {
                 behaviour,
                 give_up_at,
                 key: key.clone(),
+                join,
             };
             let gate = gate.clone();
             let start = at_ns(t0 + offset.as_nanos() as u64);
@@ -1167,7 +1194,7 @@ impl Bench {
             }
             if let Some(sent) = stub.get(&r.sid) {
                 for &(i, at) in &r.recv {
-                    if let Some(&s) = sent.sends.get(i as usize) {
+                    if let Some(&s) = sent.sends.get(i as usize).filter(|&&s| s >= r.start) {
                         let ms = at.saturating_sub(s) as f64 / 1e6;
                         f.lat_ms.push(ms);
                         let w = (s.saturating_sub(t0) / 2_000_000_000) as usize;
@@ -2145,6 +2172,265 @@ async fn never_reads(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     ]
 }
 
+/// Starts one stored turn per script on the Ponder at `addr` (`{"content": …}`, at most
+/// `parallel` at once), reads each response up to its `started` event and leaves: the turns run
+/// on without a viewer. Returns their ids, in order.
+async fn start_turns(addr: SocketAddr, scripts: &[Script], parallel: usize) -> Res<Vec<Arc<str>>> {
+    let http = reqwest::Client::new();
+    let gate = Arc::new(Semaphore::new(parallel.max(1)));
+    let mut tasks = Vec::with_capacity(scripts.len());
+    for script in scripts {
+        let (http, gate, script) = (http.clone(), gate.clone(), *script);
+        tasks.push(tokio::spawn(async move {
+            let _permit = gate.acquire_owned().await;
+            let response = http
+                .post(format!("http://{addr}/api/chat"))
+                .json(&serde_json::json!({"content": script.prompt()}))
+                .send()
+                .await
+                .map_err(|e| format!("start a turn: {e}"))?;
+            if !response.status().is_success() {
+                return Err(format!("start a turn: HTTP {}", response.status()));
+            }
+            let mut body = response.bytes_stream();
+            let mut decoder = ponder::wire::sse::TurnDecoder::new();
+            let mut events = Vec::new();
+            use futures::StreamExt;
+            while let Some(chunk) = body.next().await {
+                decoder.push(&chunk.map_err(|e| e.to_string())?, &mut events);
+                if let Some(TurnEvent::Started { turn }) = events.first() {
+                    return Ok(Arc::<str>::from(turn.as_str()));
+                }
+            }
+            Err("a turn ended before its started event".to_string())
+        }));
+    }
+    let mut ids = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        ids.push(task.await.map_err(|e| e.to_string())??);
+    }
+    Ok(ids)
+}
+
+/// Fan-out: one stored turn watched by 1, then by 100 viewers that joined it before its first
+/// event (`GET /api/turn/events`); the added latency of every event at every viewer.
+async fn fanout(bench: &Bench) -> Vec<Row> {
+    let n = if bench.quick { 60 } else { 200 };
+    println!("\n## one stored turn of {n} events at 20/s, watched by 1 and by 100 viewers");
+    let server = match start(Target::Ponder, bench).await {
+        Ok(server) => server,
+        Err(e) => {
+            println!("  Ponder: {e}");
+            return Vec::new();
+        }
+    };
+    let mut rows = Vec::new();
+    for viewers in [1usize, 100] {
+        let script = bench.script(n, 20.0, 2_000, 16);
+        let ids = match start_turns(server.addr, &[script], 1).await {
+            Ok(ids) => ids,
+            Err(e) => {
+                println!("  {e}");
+                return rows;
+            }
+        };
+        let clients = (0..viewers)
+            .map(|_| {
+                (
+                    script,
+                    Behaviour::Read,
+                    Duration::ZERO,
+                    Some(ids[0].clone()),
+                )
+            })
+            .collect();
+        let (f, _) = bench
+            .run_with(&server, clients, viewers, Duration::from_secs(120))
+            .await;
+        describe(&format!("{viewers} viewer(s)"), &f);
+        let s = format!(
+            "1 turn × {viewers} viewer{}",
+            if viewers == 1 { "" } else { "s" }
+        );
+        let big = viewers > 1;
+        let faults = (f.lost + f.corrupted + f.duplicated + f.bad_terminal + f.errors) as f64;
+        rows.push(row(
+            &s,
+            "events delivered",
+            "all",
+            f.events as f64,
+            None,
+            "",
+            Some(f.events == f.events_expected && f.events > 0),
+        ));
+        rows.push(row(
+            &s,
+            "lost / duplicated / bad terminal",
+            "0",
+            faults,
+            None,
+            "",
+            Some(faults == 0.0),
+        ));
+        rows.push(row(
+            &s,
+            "added latency p50",
+            "",
+            f.lat(50.0),
+            None,
+            "ms",
+            None,
+        ));
+        rows.push(row(
+            &s,
+            "added latency p99",
+            if big { "< 10 ms" } else { "" },
+            f.lat(99.0),
+            None,
+            "ms",
+            big.then_some(f.lat(99.0) < 10.0),
+        ));
+        rows.push(row(
+            &s,
+            "added latency max",
+            "",
+            f.lat_ms.last().copied().unwrap_or(f64::NAN),
+            None,
+            "ms",
+            None,
+        ));
+        rows.push(row(&s, "server CPU", "", f.cpu_s, None, "s", None));
+    }
+    rows
+}
+
+/// Two replicas on one PostgreSQL (`--database postgres://…`): every turn starts on replica A
+/// and is watched from replica B, so each event reaches its viewer through the database (the
+/// event table and NOTIFY). The latency is the viewer's on B.
+async fn replicas(bench: &Bench) -> Vec<Row> {
+    let Some(url) = opts()
+        .database
+        .clone()
+        .filter(|u| u.starts_with("postgres"))
+    else {
+        println!("\n## replicas: needs --database postgres://… (make bench-resume starts one)");
+        return Vec::new();
+    };
+    let count = opts().count.unwrap_or(if bench.quick { 200 } else { 2000 });
+    let n = if bench.quick { 40 } else { 100 };
+    println!("\n## {count} stored turns at 5 events/s, {n} events each, started on replica A and watched on replica B");
+    let (a, b) = match (
+        start(Target::Ponder, bench).await,
+        start(Target::Ponder, bench).await,
+    ) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            println!("  Ponder: {e}");
+            return Vec::new();
+        }
+    };
+    let _ = url;
+    let ramp = Duration::from_secs(if count >= 1000 { 4 } else { 1 });
+    // Every turn is silent for its first seconds, so its viewer on B joins before its first
+    // event; only events sent after a viewer joined count toward latency in any case.
+    let first_ms = 4_000 + ramp.as_millis() as u64;
+    let scripts: Vec<Script> = (0..count)
+        .map(|_| bench.script(n, 5.0, first_ms, 16))
+        .collect();
+    let started = Instant::now();
+    let ids = match start_turns(a.addr, &scripts, 64).await {
+        Ok(ids) => ids,
+        Err(e) => {
+            println!("  {e}");
+            return Vec::new();
+        }
+    };
+    println!(
+        "  {count} turns started on A in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let step = ramp / count.max(1) as u32;
+    let clients = scripts
+        .iter()
+        .zip(ids)
+        .enumerate()
+        .map(|(i, (script, id))| (*script, Behaviour::Read, step * i as u32, Some(id)))
+        .collect();
+    let limit = Duration::from_secs_f64(n as f64 / 5.0 + 240.0);
+    let (f, _) = bench.run_with(&b, clients, count, limit).await;
+    describe("viewers on replica B", &f);
+    let a_cpu = cpu_secs(a.pid());
+    let s = format!("{count} turns × 5 events/s, A → PostgreSQL → B");
+    let faults = (f.lost + f.corrupted + f.duplicated) as f64;
+    let errs = (f.errors + f.bad_terminal) as f64;
+    vec![
+        row(
+            &s,
+            "events delivered on B",
+            "all",
+            f.events as f64,
+            None,
+            "",
+            Some(f.events == f.events_expected && f.events > 0),
+        ),
+        row(
+            &s,
+            "lost + duplicated + corrupted",
+            "0",
+            faults,
+            None,
+            "",
+            Some(faults == 0.0),
+        ),
+        row(
+            &s,
+            "streams with an error or ≠ 1 terminal",
+            "0",
+            errs,
+            None,
+            "",
+            Some(errs == 0.0),
+        ),
+        row(
+            &s,
+            "event latency at the viewer p50",
+            "",
+            f.lat(50.0),
+            None,
+            "ms",
+            None,
+        ),
+        row(
+            &s,
+            "event latency at the viewer p99",
+            "< 50 ms",
+            f.lat(99.0),
+            None,
+            "ms",
+            Some(f.lat(99.0) < 50.0),
+        ),
+        row(&s, "replica B CPU (viewers)", "", f.cpu_s, None, "s", None),
+        row(
+            &s,
+            "replica A CPU since start (turns, writes)",
+            "",
+            a_cpu,
+            None,
+            "s",
+            None,
+        ),
+        row(
+            &s,
+            "replica B peak RSS",
+            "",
+            f.peak_rss_mib,
+            None,
+            "MiB",
+            None,
+        ),
+    ]
+}
+
 fn runtime(name: &str) -> Res<Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -2176,7 +2462,9 @@ fn machine_conditions() -> String {
 const HELP: &str = "load harness: cargo bench --no-default-features --features ssr --bench load -- [options]
   --quick           smaller runs (for trying the harness)
   --no-litellm      Ponder only
-  --only NAME       one scenario: one, side, many, burst, abort, noread
+  --only NAME       one scenario: one, side, many, burst, abort, noread, fanout, replicas
+                    (fanout: one stored turn watched by 1 and 100 viewers; replicas: stored turns
+                    started on one replica and watched on another, needs --database postgres://…)
   --stored          Ponder's turns are stored turns, persisted to the history as they stream
   --database URL    PONDER_DATABASE_URL for Ponder (default: a new SQLite file per run)
   --count N         streams in the `many` scenario (default 2000)
@@ -2289,11 +2577,19 @@ fn real_main(args: &[String]) -> Res<()> {
         if want("noread") {
             rows.extend(never_reads(&bench, &targets).await);
         }
+        if only.as_deref() == Some("fanout") {
+            rows.extend(fanout(&bench).await);
+        }
+        if only.as_deref() == Some("replicas") {
+            rows.extend(replicas(&bench).await);
+        }
         rows
     });
     let md = format!("{}\nat the end: {}\n", table(&rows), machine_conditions());
     println!("\n{md}");
     let path = out_dir().join(match (opts().stored, &opts().database) {
+        _ if only.as_deref() == Some("fanout") => "load-fanout.md",
+        _ if only.as_deref() == Some("replicas") => "load-replicas.md",
         (false, _) => "load.md",
         (true, Some(url)) if url.starts_with("postgres") => "load-stored-postgres.md",
         (true, _) => "load-stored-sqlite.md",

@@ -55,6 +55,43 @@ async fn read_frames(response: reqwest::Response, stop_after: Option<usize>) -> 
     out
 }
 
+/// A turn's response read in two parts: its first frames, then the rest to its end.
+struct Reading {
+    body: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    decoder: SseDecoder,
+}
+
+impl Reading {
+    fn of(response: reqwest::Response) -> Reading {
+        Reading {
+            body: response.bytes_stream().boxed(),
+            decoder: SseDecoder::new(),
+        }
+    }
+
+    /// The frames of the first chunk that holds any.
+    async fn head(&mut self) -> Vec<Numbered> {
+        let mut frames = Vec::new();
+        while frames.is_empty() {
+            let chunk = self.body.next().await.expect("bytes").expect("chunk");
+            self.decoder.push(&chunk, &mut frames).expect("frames");
+        }
+        numbered(frames)
+    }
+
+    /// Every frame from here to the end.
+    async fn rest(mut self) -> Vec<Numbered> {
+        let mut frames = Vec::new();
+        while let Some(chunk) = self.body.next().await {
+            self.decoder
+                .push(&chunk.expect("chunk"), &mut frames)
+                .expect("frames");
+        }
+        self.decoder.finish(&mut frames);
+        numbered(frames)
+    }
+}
+
 fn without_clock(frames: &[Numbered]) -> Vec<Numbered> {
     frames
         .iter()
@@ -157,14 +194,9 @@ async fn a_viewer_that_reconnects_after_any_event_gets_exactly_what_it_missed() 
     let response = alice
         .start(json!({"conversation": conversation, "content": "again"}))
         .await;
-    let mut first_viewer = response.bytes_stream();
-    let mut decoder = SseDecoder::new();
-    let mut head = Vec::new();
-    while head.is_empty() {
-        let chunk = first_viewer.next().await.expect("bytes").expect("chunk");
-        decoder.push(&chunk, &mut head).expect("frames");
-    }
-    let turn = turn_id(&numbered(head.clone()));
+    let mut first_viewer = Reading::of(response);
+    let head = first_viewer.head().await;
+    let turn = turn_id(&head);
     let mut viewers = Vec::new();
     for k in 0..=count {
         let alice = alice_copy(&alice);
@@ -183,14 +215,8 @@ async fn a_viewer_that_reconnects_after_any_event_gets_exactly_what_it_missed() 
             (k, all)
         }));
     }
-    let mut reference = numbered(head);
-    while let Some(chunk) = first_viewer.next().await {
-        let mut frames = Vec::new();
-        decoder
-            .push(&chunk.expect("chunk"), &mut frames)
-            .expect("frames");
-        reference.extend(numbered(frames));
-    }
+    let mut reference = head;
+    reference.extend(first_viewer.rest().await);
     let ids: Vec<u64> = reference.iter().filter_map(|(id, _)| *id).collect();
     assert_eq!(
         ids,
@@ -219,11 +245,8 @@ async fn a_joining_viewer_counts_thinking_from_the_turns_real_start() {
     let response = alice
         .start(json!({"content": "[long-think] take your time"}))
         .await;
-    let mut first = response.bytes_stream();
-    let chunk = first.next().await.expect("bytes").expect("chunk");
-    let mut head = Vec::new();
-    SseDecoder::new().push(&chunk, &mut head).expect("frames");
-    let turn = turn_id(&numbered(head));
+    let mut first = Reading::of(response);
+    let turn = turn_id(&first.head().await);
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let joined = read_frames(alice.join(&turn, None).await, Some(4)).await;
     let Some((None, TurnEvent::Clock { turn_ms })) = joined.first() else {
@@ -252,14 +275,7 @@ async fn a_joining_viewer_counts_thinking_from_the_turns_real_start() {
     assert_eq!(alice.join("no-such-turn", None).await.status(), 404);
     // The owner's Stop ends it for the first viewer too.
     alice.ok("turn/stop", json!({"turn": turn})).await;
-    let mut decoder = SseDecoder::new();
-    let mut frames = Vec::new();
-    while let Some(chunk) = first.next().await {
-        decoder
-            .push(&chunk.expect("chunk"), &mut frames)
-            .expect("frames");
-    }
-    let rest = numbered(frames);
+    let rest = first.rest().await;
     assert!(
         matches!(rest.last(), Some((Some(_), e)) if e.is_stop()),
         "{:?}",
@@ -455,54 +471,48 @@ fn alice_copy(alice: &Browser) -> Browser {
     }
 }
 
-fn replica(database: &str, extra: &[(&str, &str)]) -> Process {
-    let mut vars = vec![
+/// A replica that beats every 0.3 s and takes another for dead after 1.5 s of silence.
+fn replica(database: &str) -> Process {
+    Process::start(&[
         ("PONDER_AUTH", "password"),
         ("PONDER_DATABASE_URL", database),
         ("PONDER_DEMO_DELAY_MS", "20"),
         ("PONDER_HEARTBEAT", "0.3"),
         ("PONDER_REPLICA_TIMEOUT", "1.5"),
-    ];
-    vars.extend_from_slice(extra);
-    Process::start(&vars)
+    ])
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_viewers_on_two_replicas_see_one_turn_and_either_stops_it() {
+/// Two replicas on a fresh database of the harness's PostgreSQL, and a browser of A signed in
+/// as their first admin.
+async fn two_replicas() -> (String, Process, Process, Browser) {
     let database = common::postgres::database().await;
-    let a = replica(&database, &[]);
-    let b = replica(&database, &[]);
+    let a = replica(&database);
+    let b = replica(&database);
     let on_a = Browser::at(a.url(""));
     on_a.ok(
         "auth/setup",
         json!({"name": "root", "password": "root-password-1"}),
     )
     .await;
+    (database, a, b, on_a)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_viewers_on_two_replicas_see_one_turn_and_either_stops_it() {
+    let (database, a, b, on_a) = two_replicas().await;
     let on_b = on_a.moved_to(b.url(""));
 
     // A turn started on A, read whole on A and, joined a moment later, on B.
     let response = on_a.start(json!({"content": "why is the sky blue?"})).await;
-    let mut stream = response.bytes_stream();
-    let mut decoder = SseDecoder::new();
-    let mut head = Vec::new();
-    while head.is_empty() {
-        let chunk = stream.next().await.expect("bytes").expect("chunk");
-        decoder.push(&chunk, &mut head).expect("frames");
-    }
-    let mut on_a_frames = numbered(head);
+    let mut reading = Reading::of(response);
+    let mut on_a_frames = reading.head().await;
     let turn = turn_id(&on_a_frames);
     let joined = tokio::spawn({
         let on_b = on_a.moved_to(b.url(""));
         let turn = turn.clone();
         async move { read_frames(on_b.join(&turn, None).await, None).await }
     });
-    while let Some(chunk) = stream.next().await {
-        let mut frames = Vec::new();
-        decoder
-            .push(&chunk.expect("chunk"), &mut frames)
-            .expect("frames");
-        on_a_frames.extend(numbered(frames));
-    }
+    on_a_frames.extend(reading.rest().await);
     let on_b_frames = joined.await.expect("viewer on B");
     assert_eq!(
         without_clock(&on_b_frames),
@@ -556,15 +566,7 @@ async fn two_viewers_on_two_replicas_see_one_turn_and_either_stops_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_turns_of_a_killed_replica_end_interrupted_for_their_viewers() {
-    let database = common::postgres::database().await;
-    let mut a = replica(&database, &[]);
-    let b = replica(&database, &[]);
-    let on_a = Browser::at(a.url(""));
-    on_a.ok(
-        "auth/setup",
-        json!({"name": "root", "password": "root-password-1"}),
-    )
-    .await;
+    let (database, mut a, b, on_a) = two_replicas().await;
     let on_b = on_a.moved_to(b.url(""));
     let response = on_a
         .start(json!({"content": "[long-think] then die"}))

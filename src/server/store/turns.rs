@@ -202,7 +202,13 @@ impl SharedTurns {
         .bind(EVENTS_CHANNEL)
         .bind(announcement(frames))
         .execute(&self.pool)
-        .await?;
+        .await
+        .map_err(|e| match e {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
+                StoreError::Conflict("the turn is not recorded as running".into())
+            }
+            other => StoreError::from(other),
+        })?;
         Ok(())
     }
 

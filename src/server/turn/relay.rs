@@ -112,18 +112,18 @@ impl Relay {
     /// The copy of turn `id` (begun at `began_ms`, run by another replica) kept here for its
     /// viewers, filled with what the database has so far.
     pub async fn mirror(&self, id: &str, began_ms: i64) -> Result<Arc<TurnLog>, StoreError> {
-        let existing = self
-            .mirrors
-            .lock()
-            .ok()
-            .and_then(|m| m.get(id).and_then(Weak::upgrade));
-        if let Some(log) = existing {
-            return Ok(log);
-        }
-        let log = TurnLog::mirror(began_ms);
-        if let Ok(mut mirrors) = self.mirrors.lock() {
+        let log = {
+            let mut mirrors = self
+                .mirrors
+                .lock()
+                .map_err(|_| StoreError::Unavailable("the turn copies' lock is poisoned".into()))?;
+            if let Some(log) = mirrors.get(id).and_then(Weak::upgrade) {
+                return Ok(log);
+            }
+            let log = TurnLog::mirror(began_ms);
             mirrors.insert(id.to_string(), Arc::downgrade(&log));
-        }
+            log
+        };
         let frames = self.db.read(&[(id.to_string(), 0)]).await?;
         log.extend(frames.into_iter().map(frame_of));
         Ok(log)
@@ -300,11 +300,42 @@ async fn write(db: SharedTurns, mut frames: mpsc::UnboundedReceiver<StoredFrame>
                 Err(_) => break,
             }
         }
-        let mut wait = Duration::from_millis(100);
-        while let Err(e) = db.append(&batch).await {
-            tracing::warn!(error = %e, frames = batch.len(), "turn events could not be shared; retrying");
-            tokio::time::sleep(wait).await;
-            wait = (wait * 2).min(Duration::from_secs(5));
+        append(&db, &batch).await;
+    }
+}
+
+/// Writes one batch, retrying while the database is unavailable. A turn whose frames the
+/// database refuses (its row is missing: it could not be recorded) is left out, so it cannot
+/// hold up the others.
+async fn append(db: &SharedTurns, batch: &[StoredFrame]) {
+    let mut wait = Duration::from_millis(100);
+    loop {
+        match db.append(batch).await {
+            Ok(()) => return,
+            Err(StoreError::Conflict(why)) => {
+                let mut turns: Vec<&str> = batch.iter().map(|f| f.turn.as_str()).collect();
+                turns.sort_unstable();
+                turns.dedup();
+                if turns.len() == 1 {
+                    tracing::warn!(
+                        turn = turns[0],
+                        why,
+                        "a turn's events cannot be shared with the other replicas"
+                    );
+                    return;
+                }
+                for turn in turns {
+                    let own: Vec<StoredFrame> =
+                        batch.iter().filter(|f| f.turn == turn).cloned().collect();
+                    Box::pin(append(db, &own)).await;
+                }
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, frames = batch.len(), "turn events could not be shared; retrying");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
         }
     }
 }
