@@ -625,3 +625,55 @@ async fn the_turns_of_a_killed_replica_end_interrupted_for_their_viewers() {
     drop(b);
     common::postgres::drop_database(&database).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_sigterm_an_unwatched_turn_gets_the_grace_and_is_saved_then_the_process_exits() {
+    let database = common::temp_database();
+    let mut process = Process::start(&[
+        ("PONDER_DATABASE_URL", &database),
+        ("PONDER_SHUTDOWN_GRACE", "20"),
+        ("PONDER_DEMO_DELAY_MS", "15"),
+    ]);
+    let local = Browser::at(process.url(""));
+    let head = read_frames(local.start(json!({"content": "finish me"})).await, Some(2)).await;
+    let (conversation, _) = stored_where(&head);
+    // Nobody watches it any more; the server is told to stop.
+    process.terminate();
+    let status = process.wait_exit(Duration::from_secs(20));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    let again = Process::start(&[("PONDER_DATABASE_URL", &database)]);
+    let version = stored_version(&Browser::at(again.url("")), &conversation).await;
+    assert_eq!(version["status"], "done", "{version}");
+    assert_eq!(version["content"], ponder::server::demo_upstream::ANSWER);
+
+    // One that outlasts the grace ends with the shutdown's error, saved as such.
+    let mut process = Process::start(&[
+        ("PONDER_DATABASE_URL", &database),
+        ("PONDER_SHUTDOWN_GRACE", "1"),
+    ]);
+    drop(again);
+    let local = Browser::at(process.url(""));
+    let head = read_frames(
+        local.start(json!({"content": "[stall-mid] hang"})).await,
+        Some(2),
+    )
+    .await;
+    let (conversation, _) = stored_where(&head);
+    let signalled = Instant::now();
+    process.terminate();
+    let status = process.wait_exit(Duration::from_secs(20));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    assert!(
+        signalled.elapsed() >= Duration::from_millis(900),
+        "the grace was given"
+    );
+    let again = Process::start(&[("PONDER_DATABASE_URL", &database)]);
+    let version = stored_version(&Browser::at(again.url("")), &conversation).await;
+    assert_eq!(version["status"], "error", "{version}");
+    assert!(
+        version["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("shutting down")),
+        "{version}"
+    );
+}

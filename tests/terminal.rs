@@ -440,6 +440,47 @@ fn past_conversations_replay_from_the_server_with_each_block_finished() {
 }
 
 #[test]
+fn a_conversation_opened_while_its_answer_streams_is_followed_live() {
+    let (process, _) = server("40");
+    // A turn started elsewhere (a browser, say) whose page then went away.
+    let started = Command::new("curl")
+        .args([
+            "-s",
+            "-N",
+            "-m",
+            "1",
+            "-H",
+            "content-type: application/json",
+            "-d",
+        ])
+        .arg(r#"{"content":"[long-think] follow me from the terminal"}"#)
+        .arg(process.url("/api/chat"))
+        .output()
+        .expect("curl");
+    let head = String::from_utf8_lossy(&started.stdout);
+    let conversation = head
+        .split("\"conversation\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the turn says where it is stored")
+        .to_string();
+    let t = Tmux::start_args(
+        "join",
+        &process.url(""),
+        &format!("--conversation {conversation}"),
+    );
+    // Live, not a stored copy marked interrupted: the clock counts from the turn's start.
+    let live = t.wait_for("▸ Thinking… (", Duration::from_secs(10));
+    assert!(!live.contains("interrupted"), "{live}");
+    let done = t.wait_for("▪ Thought for", Duration::from_secs(30));
+    assert!(!done.contains("▸ Thinking"), "{done}");
+    t.wait_for(
+        "Let me know if you want more detail.",
+        Duration::from_secs(30),
+    );
+}
+
+#[test]
 fn ponder_ask_with_no_server_starts_the_built_in_one() {
     let data = std::env::temp_dir().join(format!("ponder-ask-data-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_ponder"))

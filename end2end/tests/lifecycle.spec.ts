@@ -43,8 +43,9 @@ test.describe("the turn lifecycle", () => {
     await expect(bubble).not.toHaveClass(/error/);
   });
 
-  test("stream-drop guard: Ponder's stream ending with no done or error keeps what arrived and says so", async ({ page }) => {
-    const chat = new ChatPage(page);
+  test("stream-drop guard: a stream kept nowhere that ends with no done or error keeps what arrived and says so", async ({ page }) => {
+    // Chats in the browser only: the turn is the connection's, so there is nothing to reconnect to.
+    const chat = new ChatPage(page, SERVERS.browserHistory.url);
     await chat.goto();
     await page.route("**/api/chat", async (route) => {
       const response = await route.fetch();
@@ -60,6 +61,32 @@ test.describe("the turn lifecycle", () => {
     await expect(chat.answer()).toContainText("Here");
     await expect(chat.thinkingBlocks().first().locator(".thinking-text")).toContainText("pin down");
     await expect(bubble.getByRole("button", { name: "Retry" })).toBeVisible();
+  });
+
+  test("a stored turn whose connection breaks mid-answer is picked up again: nothing missed, nothing twice", async ({ page }) => {
+    const chat = new ChatPage(page);
+    await chat.goto();
+    let joins = 0;
+    page.on("request", (request) => {
+      if (request.url().includes("/api/turn/events")) joins += 1;
+    });
+    // The first response breaks right after the answer began, as a lost connection does.
+    await page.route("**/api/chat", async (route) => {
+      const response = await route.fetch();
+      const body = await response.text();
+      const cut = body.slice(0, body.indexOf('"type":"delta"') + 200);
+      const truncated = cut.slice(0, cut.lastIndexOf("\n\n") + 2);
+      await route.fulfill({ response, body: truncated });
+    });
+    await chat.send("Why is the sky blue?");
+    await chat.waitForTurnEnd();
+    const bubble = chat.lastAssistant();
+    await expect(bubble.locator(".error-message")).toHaveCount(0);
+    await expect(chat.answer()).toHaveText(/^Here is what I found, step by step\.[\s\S]*Let me know if you want more detail\.$/);
+    expect((await chat.answer().textContent())!.match(/Here is what I found/g)).toHaveLength(1);
+    await chat.summary(chat.thinkingBlocks().first()).click();
+    expect(((await chat.thinkingBlocks().first().locator(".thinking-text").textContent()) ?? "").match(/pin down/g)).toHaveLength(1);
+    expect(joins).toBeGreaterThan(0);
   });
 
   test("pre-token guard: no frame within the (shortened) guard is an error with Retry", async ({ page }) => {

@@ -840,9 +840,13 @@ impl ChatController {
                 .versions
                 .with_untracked(|v| v.get(last.active).copied())
         });
+        let running: Vec<Option<u64>> = last
+            .shown()
+            .map(|v| v.blocks.iter().map(|b| b.running_ms).collect())
+            .unwrap_or_default();
         if let Some(turn) = signal {
             let now = now_ms();
-            turn.update(|t| *t = t.resuming(now));
+            turn.update(|t| *t = t.resuming(now, &running));
             self.join(turn_id, turn);
         }
     }

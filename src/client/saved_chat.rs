@@ -810,6 +810,7 @@ mod tests {
                             reader_open: None,
                             cut_short: false,
                             interrupted: false,
+                            running_ms: None,
                             text: None,
                         }],
                     )],

@@ -150,9 +150,9 @@ impl TurnState {
     }
 
     /// The stored copy of an answer whose turn still runs, shown while the page joins it: running,
-    /// no error, its unfinished blocks open again (timed from `now` until the replay says when
-    /// they began).
-    pub fn resuming(&self, now: f64) -> TurnState {
+    /// no error, its unfinished blocks open again, each timed from `running_ms[i]` ago (how long
+    /// the server said it had been going; from `now` when it did not say).
+    pub fn resuming(&self, now: f64, running_ms: &[Option<u64>]) -> TurnState {
         let mut t = self.clone();
         t.phase = if t.answer.is_empty() {
             TurnPhase::Thinking
@@ -161,10 +161,10 @@ impl TurnState {
         };
         t.error = None;
         t.live = true;
-        for b in &mut t.blocks {
+        for (i, b) in t.blocks.iter_mut().enumerate() {
             if b.status == BlockStatus::Interrupted && b.duration_ms.is_none() {
                 b.status = BlockStatus::Streaming;
-                b.started_at = now;
+                b.started_at = now - running_ms.get(i).copied().flatten().unwrap_or(0) as f64;
                 b.ended_at = None;
             }
         }
@@ -517,6 +517,28 @@ mod tests {
             50_020.0,
         );
         assert_eq!(t.blocks[1].started_at, 50_020.0);
+    }
+
+    #[test]
+    fn a_stored_copy_shown_while_joining_runs_with_its_blocks_clock_from_the_server() {
+        let mut stored = run(&[
+            start(0),
+            think(0, "a"),
+            end(0, Some(900)),
+            start(1),
+            think(1, "b"),
+        ]);
+        stored.fail("interrupted".into(), true, 10.0);
+        let shown = stored.resuming(20_000.0, &[None, Some(3_000)]);
+        assert_eq!(shown.phase, TurnPhase::Thinking);
+        assert!(shown.error.is_none());
+        assert_eq!(
+            shown.blocks[0].status,
+            BlockStatus::Done,
+            "a finished block stays"
+        );
+        assert_eq!(shown.blocks[1].status, BlockStatus::Streaming);
+        assert_eq!(shown.blocks[1].elapsed_ms(20_500.0), 3_500);
     }
 
     #[test]

@@ -83,6 +83,10 @@ pub struct BlockHeader {
     /// The reader cut this reasoning short ("Answer now").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cut_short: bool,
+    /// While its answer streams: how long this unfinished block had been going when the server
+    /// answered (ms), so a page that joins the turn shows its clock right at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_ms: Option<u64>,
     /// The reasoning, when it was loaded with the header (an export, a small block).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,

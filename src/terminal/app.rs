@@ -309,13 +309,17 @@ impl Chat {
                 self.items
                     .insert(0, Item::Notice(format!("“{}”", conversation.title)));
                 self.conversation = Some(conversation.id.clone());
-                self.last_answer = conversation
+                let last = conversation
                     .messages
                     .last()
-                    .filter(|m| m.role == crate::domain::Role::Assistant)
-                    .map(|m| m.id.clone());
+                    .filter(|m| m.role == crate::domain::Role::Assistant);
+                self.last_answer = last.map(|m| m.id.clone());
                 self.back = 0;
                 self.status = String::new();
+                // An answer still streaming is followed live, from its first event.
+                if let Some(turn) = last.and_then(|m| m.shown()).and_then(|v| v.turn.clone()) {
+                    self.join(turn);
+                }
             }
             Err(e) => self.status = format!("that chat could not be opened: {e}"),
         }
@@ -390,6 +394,26 @@ impl Chat {
             task,
             progress,
             turn: None,
+            stop_when_started: false,
+        });
+    }
+
+    /// Follows the running turn `turn` that writes the last answer shown.
+    fn join(&mut self, turn: String) {
+        let now = self.now();
+        let Some(Item::Assistant(shown)) = self.items.last_mut() else {
+            return;
+        };
+        shown.state = TurnState::joined(&shown.state, now);
+        shown.bytes = 0;
+        let (tx, progress) = mpsc::unbounded_channel();
+        let server = self.server.clone();
+        let id = turn.clone();
+        let task = tokio::spawn(async move { server.join(&id, GUARD, tx).await });
+        self.running = Some(Running {
+            task,
+            progress,
+            turn: Some(turn),
             stop_when_started: false,
         });
     }

@@ -146,55 +146,92 @@ impl Server {
             }
             Ok(Ok(r)) => r,
         };
-        if !response.status().is_success() {
-            let _ = progress.send(Progress::Failed(refusal(response).await));
+        read_turn(response, guard, progress).await;
+    }
+
+    /// Joins the running turn `turn` (a stored conversation opened while its answer streams):
+    /// its events from the first, then live, reported on `progress` until it ends.
+    pub async fn join(&self, turn: &str, guard: Duration, progress: UnboundedSender<Progress>) {
+        let mut request = self
+            .http
+            .get(format!("{}/api/turn/events", self.base))
+            .query(&[("turn", turn)]);
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        match tokio::time::timeout(guard, request.send()).await {
+            Ok(Ok(response)) => read_turn(response, guard, progress).await,
+            Ok(Err(e)) => {
+                let _ = progress.send(Progress::Failed(Failure::new(
+                    unreachable_server(&self.base, &e),
+                    true,
+                )));
+            }
+            Err(_) => {
+                let _ = progress.send(Progress::Failed(Failure::new(
+                    crate::client::turn_state::no_response(guard.as_secs()),
+                    true,
+                )));
+            }
+        }
+    }
+}
+
+/// Reads a turn's response to its end (or `guard` without a first event), reporting on
+/// `progress`.
+async fn read_turn(
+    response: reqwest::Response,
+    guard: Duration,
+    progress: UnboundedSender<Progress>,
+) {
+    if !response.status().is_success() {
+        let _ = progress.send(Progress::Failed(refusal(response).await));
+        return;
+    }
+    let mut body = response.bytes_stream();
+    let mut decoder = TurnDecoder::new();
+    let mut events = Vec::new();
+    let mut saw_event = false;
+    loop {
+        let next = if saw_event {
+            body.next().await
+        } else {
+            match tokio::time::timeout(guard, body.next()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    let _ = progress.send(Progress::Failed(Failure::new(
+                        crate::client::turn_state::no_response(guard.as_secs()),
+                        true,
+                    )));
+                    return;
+                }
+            }
+        };
+        match next {
+            Some(Ok(chunk)) => {
+                let _ = progress.send(Progress::Bytes(chunk.len() as u64));
+                decoder.push(&chunk, &mut events);
+                saw_event |= !events.is_empty();
+                let terminal = events.iter().any(TurnEvent::is_terminal);
+                if !events.is_empty() {
+                    let _ = progress.send(Progress::Events(std::mem::take(&mut events)));
+                }
+                if terminal {
+                    return;
+                }
+            }
+            Some(Err(_)) | None => break,
+        }
+    }
+    decoder.finish(&mut events);
+    if !events.is_empty() {
+        let terminal = events.iter().any(TurnEvent::is_terminal);
+        let _ = progress.send(Progress::Events(events));
+        if terminal {
             return;
         }
-        let mut body = response.bytes_stream();
-        let mut decoder = TurnDecoder::new();
-        let mut events = Vec::new();
-        let mut saw_event = false;
-        loop {
-            let next = if saw_event {
-                body.next().await
-            } else {
-                match tokio::time::timeout(guard, body.next()).await {
-                    Ok(next) => next,
-                    Err(_) => {
-                        let _ = progress.send(Progress::Failed(Failure::new(
-                            crate::client::turn_state::no_response(guard.as_secs()),
-                            true,
-                        )));
-                        return;
-                    }
-                }
-            };
-            match next {
-                Some(Ok(chunk)) => {
-                    let _ = progress.send(Progress::Bytes(chunk.len() as u64));
-                    decoder.push(&chunk, &mut events);
-                    saw_event |= !events.is_empty();
-                    let terminal = events.iter().any(TurnEvent::is_terminal);
-                    if !events.is_empty() {
-                        let _ = progress.send(Progress::Events(std::mem::take(&mut events)));
-                    }
-                    if terminal {
-                        return;
-                    }
-                }
-                Some(Err(_)) | None => break,
-            }
-        }
-        decoder.finish(&mut events);
-        if !events.is_empty() {
-            let terminal = events.iter().any(TurnEvent::is_terminal);
-            let _ = progress.send(Progress::Events(events));
-            if terminal {
-                return;
-            }
-        }
-        let _ = progress.send(Progress::Ended);
     }
+    let _ = progress.send(Progress::Ended);
 }
 
 fn unreachable_server(base: &str, e: &reqwest::Error) -> String {

@@ -512,6 +512,7 @@ mod tests {
             reader_open: None,
             cut_short: false,
             interrupted: false,
+            running_ms: None,
             text: Some("seven words of stored reasoning right here".into()),
         };
         let conversation = Conversation {

@@ -405,7 +405,7 @@ impl Scoped<'_> {
         .await?;
         let text_column = if with_text { "b.text" } else { "NULL" };
         let blocks = sqlx::query(&format!(
-            "SELECT b.id, b.version_id, b.idx, b.kind, b.chars, b.words, b.duration_ms, b.reader_open, b.interrupted, b.cut_short, {text_column} AS text \
+            "SELECT b.id, b.version_id, b.idx, b.kind, b.chars, b.words, b.duration_ms, b.reader_open, b.interrupted, b.cut_short, b.started_at, {text_column} AS text \
              FROM thinking_blocks b JOIN message_versions v ON v.id = b.version_id JOIN messages m ON m.id = v.message_id \
              WHERE m.conversation_id = $1 AND b.user_id = $2 AND m.position BETWEEN $3 AND $4 \
              ORDER BY b.version_id, b.idx"
@@ -419,6 +419,7 @@ impl Scoped<'_> {
 
         let mut by_version: std::collections::HashMap<String, Vec<BlockHeader>> =
             Default::default();
+        let now = now_ms();
         for b in &blocks {
             let version: String = b.try_get("version_id")?;
             let duration: Option<i64> = b.try_get("duration_ms")?;
@@ -432,6 +433,10 @@ impl Scoped<'_> {
                 reader_open: b.try_get::<Option<i64>, _>("reader_open")?.map(|v| v != 0),
                 interrupted: b.try_get::<i64, _>("interrupted")? != 0,
                 cut_short: b.try_get::<i64, _>("cut_short")? != 0,
+                running_ms: match (duration, b.try_get::<Option<i64>, _>("started_at")?) {
+                    (None, Some(started)) => Some((now - started).max(0) as u64),
+                    _ => None,
+                },
                 text,
             });
         }
@@ -442,8 +447,14 @@ impl Scoped<'_> {
             let error: Option<String> = v.try_get("error")?;
             let retryable: Option<i64> = v.try_get("retryable")?;
             let status = VersionStatus::parse(&v.try_get::<String, _>("status")?);
+            let mut blocks = by_version.remove(&id).unwrap_or_default();
+            if status != VersionStatus::Streaming {
+                for b in &mut blocks {
+                    b.running_ms = None;
+                }
+            }
             by_message.entry(message).or_default().push(Version {
-                blocks: by_version.remove(&id).unwrap_or_default(),
+                blocks,
                 id,
                 content: v.try_get("content")?,
                 turn: if status == VersionStatus::Streaming {
