@@ -82,7 +82,7 @@ test.describe("the turn lifecycle", () => {
     await chat.waitForTurnEnd();
     const bubble = chat.lastAssistant();
     await expect(bubble.locator(".error-message")).toHaveCount(0);
-    await expect(chat.answer()).toHaveText(/^Here is what I found, step by step\.[\s\S]*Let me know if you want more detail\.$/);
+    await expect(chat.answer()).toHaveText(/^Here is what I found, step by step\.[\s\S]*Let me know if you want more detail\.\s*$/);
     expect((await chat.answer().textContent())!.match(/Here is what I found/g)).toHaveLength(1);
     await chat.summary(chat.thinkingBlocks().first()).click();
     expect(((await chat.thinkingBlocks().first().locator(".thinking-text").textContent()) ?? "").match(/pin down/g)).toHaveLength(1);
