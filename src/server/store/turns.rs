@@ -21,8 +21,11 @@ use super::{now_ms, Backend, Store, StoreError};
 /// The channel turn commands travel on between replicas (`stop:<turn>`, `answer-now:<turn>`).
 pub const CHANNEL: &str = "ponder_turn_control";
 
-/// The channel that announces new events: `<turn>:<seq>` pairs joined by commas (`*` when
-/// they would not fit in one notification: every viewer's replica then reads what it follows).
+/// The channel that carries new events to the other replicas: a batch's frames themselves, as
+/// JSON (`["<replica>",[["<turn>",seq,last,"<frame>"],…]]`, as many notifications as they need),
+/// so a replica with viewers needs no query to follow a turn. A frame too long for a notification
+/// is announced instead (`<turn>:<seq>` pairs joined by commas) and read from the table, as is
+/// anything a replica finds missing (`*`: read everything followed).
 pub const EVENTS_CHANNEL: &str = "ponder_turn_events";
 
 /// The longest notification payload PostgreSQL takes is 8,000 bytes.
@@ -181,8 +184,9 @@ impl SharedTurns {
         Ok(SharedTurns { pool })
     }
 
-    /// Writes a batch of events and announces them, in one statement.
-    pub async fn append(&self, frames: &[StoredFrame]) -> Result<(), StoreError> {
+    /// Writes a batch of events of `replica`'s turns and sends them to the other replicas, in
+    /// one statement.
+    pub async fn append(&self, replica: &str, frames: &[StoredFrame]) -> Result<(), StoreError> {
         if frames.is_empty() {
             return Ok(());
         }
@@ -193,14 +197,14 @@ impl SharedTurns {
         sqlx::query(
             "WITH added AS (INSERT INTO turn_events (turn_id, seq, frame, last) \
              SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::text[], $4::bool[]) \
-             ON CONFLICT DO NOTHING) SELECT pg_notify($5, $6)",
+             ON CONFLICT DO NOTHING) SELECT pg_notify($5, note) FROM UNNEST($6::text[]) AS note",
         )
         .bind(&turns)
         .bind(&seqs)
         .bind(&texts)
         .bind(&lasts)
         .bind(EVENTS_CHANNEL)
-        .bind(announcement(frames))
+        .bind(notes(replica, frames))
         .execute(&self.pool)
         .await
         .map_err(|e| match e {
@@ -400,26 +404,114 @@ impl SharedTurns {
     }
 }
 
-/// The notification for a batch: each turn's newest sequence number, or `*` when that is too
-/// long for one notification.
-fn announcement(frames: &[StoredFrame]) -> String {
-    let mut newest: Vec<(&str, u64)> = Vec::new();
+/// The notifications for a batch: its frames, as many to a notification as fit; a frame too
+/// long for one is announced by its turn and sequence number instead.
+fn notes(replica: &str, frames: &[StoredFrame]) -> Vec<String> {
+    let head = serde_json::to_string(replica).unwrap_or_else(|_| "\"\"".into());
+    let open = format!("[{head},[");
+    let mut notes = Vec::new();
+    let mut note = open.clone();
+    let mut announced: Vec<(&str, u64)> = Vec::new();
     for f in frames {
-        match newest.iter_mut().find(|(t, _)| *t == f.turn) {
-            Some((_, seq)) => *seq = (*seq).max(f.seq),
-            None => newest.push((&f.turn, f.seq)),
+        let item = serde_json::json!([f.turn, f.seq, f.last, f.frame]).to_string();
+        if open.len() + item.len() + 2 > MAX_PAYLOAD {
+            announced.push((&f.turn, f.seq));
+            continue;
+        }
+        if note.len() > open.len() && note.len() + 1 + item.len() + 2 > MAX_PAYLOAD {
+            note.push_str("]]");
+            notes.push(std::mem::replace(&mut note, open.clone()));
+        }
+        if note.len() > open.len() {
+            note.push(',');
+        }
+        note.push_str(&item);
+    }
+    if note.len() > open.len() {
+        note.push_str("]]");
+        notes.push(note);
+    }
+    if !announced.is_empty() {
+        notes.extend(announcements(&announced));
+    }
+    notes
+}
+
+/// Announcements of frames not carried: each turn's newest sequence number, as many `turn:seq`
+/// pairs to a notification as fit.
+fn announcements(frames: &[(&str, u64)]) -> Vec<String> {
+    let mut newest: Vec<(&str, u64)> = Vec::new();
+    for &(turn, seq) in frames {
+        match newest.iter_mut().find(|(t, _)| *t == turn) {
+            Some((_, s)) => *s = (*s).max(seq),
+            None => newest.push((turn, seq)),
         }
     }
-    let text = newest
-        .iter()
-        .map(|(t, s)| format!("{t}:{s}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    if text.len() > MAX_PAYLOAD {
-        "*".into()
-    } else {
-        text
+    let mut notes = Vec::new();
+    let mut note = String::new();
+    for (turn, seq) in newest {
+        let pair = format!("{turn}:{seq}");
+        if !note.is_empty() && note.len() + 1 + pair.len() > MAX_PAYLOAD {
+            notes.push(std::mem::take(&mut note));
+        }
+        if !note.is_empty() {
+            note.push(',');
+        }
+        note.push_str(&pair);
     }
+    if !note.is_empty() {
+        notes.push(note);
+    }
+    notes
+}
+
+/// What one notification on [`EVENTS_CHANNEL`] says.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Note<'a> {
+    /// Frames sent by `from`.
+    Frames {
+        from: String,
+        frames: Vec<StoredFrame>,
+    },
+    /// Turns with new frames to read from the table, by newest sequence number.
+    Announced(Vec<(&'a str, u64)>),
+    /// Read everything followed.
+    Everything,
+}
+
+/// Reads a notification on [`EVENTS_CHANNEL`]; one that is not understood asks for everything.
+pub fn read_note(payload: &str) -> Note<'_> {
+    if !payload.starts_with('[') {
+        return match announced(payload) {
+            Some(pairs) => Note::Announced(pairs),
+            None => Note::Everything,
+        };
+    }
+    type Carried = (String, Vec<(String, u64, bool, String)>);
+    match serde_json::from_str::<Carried>(payload) {
+        Ok((from, frames)) => Note::Frames {
+            from,
+            frames: frames
+                .into_iter()
+                .map(|(turn, seq, last, frame)| StoredFrame {
+                    turn,
+                    seq,
+                    frame,
+                    last,
+                })
+                .collect(),
+        },
+        Err(_) => Note::Everything,
+    }
+}
+
+/// True when the notification `payload` carries frames sent by `replica` (a replica skips its
+/// own without reading them).
+pub fn sent_by(payload: &str, replica: &str) -> bool {
+    payload
+        .strip_prefix("[\"")
+        .and_then(|rest| rest.strip_prefix(replica))
+        .is_some_and(|rest| rest.starts_with('"'))
 }
 
 /// Reads an announcement: `None` means "everything" (`*`).
@@ -489,18 +581,64 @@ mod tests {
 
     #[test]
     fn an_announcement_names_each_turns_newest_event() {
-        let text = announcement(&[frame("a", 1), frame("b", 4), frame("a", 3)]);
-        assert_eq!(text, "a:3,b:4");
-        assert_eq!(announced(&text), Some(vec![("a", 3), ("b", 4)]));
-        assert_eq!(announced("*"), None);
+        let notes = announcements(&[("a", 1), ("b", 4), ("a", 3)]);
+        assert_eq!(notes, ["a:3,b:4"]);
+        assert_eq!(
+            read_note(&notes[0]),
+            Note::Announced(vec![("a", 3), ("b", 4)])
+        );
+        assert_eq!(read_note("*"), Note::Everything);
         assert_eq!(announced("a:x,b:2,junk"), Some(vec![("b", 2)]));
     }
 
     #[test]
-    fn a_batch_too_long_to_name_is_announced_as_everything() {
-        let frames: Vec<_> = (0..400)
-            .map(|i| frame(&format!("turn-{i:020}"), 1))
+    fn a_batch_travels_as_its_frames_in_as_many_notifications_as_it_needs() {
+        let frames: Vec<StoredFrame> = (0..400)
+            .map(|i| StoredFrame {
+                turn: format!("turn-{}", i % 7),
+                seq: i,
+                frame: format!("id: {i}\ndata: {{\"type\":\"delta\",\"text\":\"é \\\" {i}\"}}\n\n"),
+                last: i == 399,
+            })
             .collect();
-        assert_eq!(announcement(&frames), "*");
+        let notes = notes("replica-a", &frames);
+        assert!(notes.len() > 1);
+        assert!(notes.iter().all(|n| n.len() <= MAX_PAYLOAD));
+        assert!(notes
+            .iter()
+            .all(|n| sent_by(n, "replica-a") && !sent_by(n, "replica")));
+        let mut back = Vec::new();
+        for n in &notes {
+            match read_note(n) {
+                Note::Frames { from, frames } => {
+                    assert_eq!(from, "replica-a");
+                    back.extend(frames);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(back, frames);
+    }
+
+    #[test]
+    fn a_frame_too_long_for_a_notification_is_announced_and_read_from_the_table() {
+        let long = StoredFrame {
+            turn: "t".into(),
+            seq: 3,
+            frame: "x".repeat(MAX_PAYLOAD),
+            last: false,
+        };
+        let short = StoredFrame {
+            seq: 4,
+            frame: "id: 4\n".into(),
+            ..long.clone()
+        };
+        let notes = notes("r", &[long, short.clone()]);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            matches!(read_note(&notes[0]), Note::Frames { frames, .. } if frames == vec![short])
+        );
+        assert_eq!(read_note(&notes[1]), Note::Announced(vec![("t", 3)]));
+        assert_eq!(read_note("[not json"), Note::Everything);
     }
 }

@@ -1,12 +1,13 @@
 //! Turns shared by several replicas on one PostgreSQL, with no other moving part.
 //!
 //! The replica running a turn writes each of its frames to the database in batches (one
-//! statement per batch: the rows and a `NOTIFY`); a replica with viewers of a turn it does not
-//! run keeps a copy of the turn's log ([`TurnLog::mirror`]), filled from the database when a
-//! notification says there is more (and once a second in any case, so a missed notification
-//! costs a second, not an event). Every replica beats a heartbeat; each one ends the turns of a
-//! replica whose heartbeat stopped, so their viewers see the turn interrupted, not thinking
-//! forever.
+//! statement per batch: the rows, and `NOTIFY`s carrying the frames themselves); a replica with
+//! viewers of a turn it does not run keeps a copy of the turn's log ([`TurnLog::mirror`]), fed
+//! by those notifications. The table is the source of truth: a copy starts from it, and a
+//! frame too long to carry, a gap (a notification missed) or a reconnected listener is read
+//! from it, as is everything followed once a second in any case. Every replica beats a
+//! heartbeat; each one ends the turns of a replica whose heartbeat stopped, so their viewers
+//! see the turn interrupted, not thinking forever.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
@@ -19,7 +20,7 @@ use super::log::{Frame, TurnLog};
 use super::wording;
 use crate::domain::TurnEvent;
 use crate::server::store::now_ms;
-use crate::server::store::turns::{self, SharedTurns, StoredFrame, CHANNEL, EVENTS_CHANNEL};
+use crate::server::store::turns::{self, Note, SharedTurns, StoredFrame, CHANNEL, EVENTS_CHANNEL};
 use crate::server::store::StoreError;
 use crate::wire::sse::encode_numbered_event;
 
@@ -42,7 +43,8 @@ struct Pending {
 pub struct Relay {
     db: SharedTurns,
     replica: String,
-    outgoing: mpsc::UnboundedSender<StoredFrame>,
+    /// One writer per lane; a turn's frames always take the same lane, so they stay in order.
+    outgoing: Vec<mpsc::UnboundedSender<StoredFrame>>,
     mirrors: Mutex<HashMap<String, Weak<TurnLog>>>,
     pending: Mutex<Pending>,
     wake: Notify,
@@ -61,7 +63,13 @@ impl Relay {
         let replica = crate::server::store::ids::new_id();
         let started_at = now_ms();
         db.heartbeat(&replica, started_at).await?;
-        let (outgoing, frames) = mpsc::unbounded_channel();
+        let mut outgoing = Vec::with_capacity(WRITERS);
+        let mut lanes = Vec::with_capacity(WRITERS);
+        for _ in 0..WRITERS {
+            let (tx, rx) = mpsc::unbounded_channel();
+            outgoing.push(tx);
+            lanes.push(rx);
+        }
         let relay = Arc::new(Relay {
             db,
             replica,
@@ -70,7 +78,9 @@ impl Relay {
             pending: Mutex::default(),
             wake: Notify::new(),
         });
-        tokio::spawn(write(relay.db.clone(), frames));
+        for frames in lanes {
+            tokio::spawn(write(relay.db.clone(), relay.replica.clone(), frames));
+        }
         let (heard, reconnected) = (Arc::downgrade(&relay), Arc::downgrade(&relay));
         tokio::spawn(turns::listen(
             url.to_string(),
@@ -99,8 +109,12 @@ impl Relay {
 
     /// Hands a local turn's new frames to the writer.
     pub fn publish(&self, turn: &str, frames: &[Frame]) {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        turn.hash(&mut hasher);
+        let lane = &self.outgoing[hasher.finish() as usize % self.outgoing.len()];
         for frame in frames {
-            let _ = self.outgoing.send(StoredFrame {
+            let _ = lane.send(StoredFrame {
                 turn: turn.to_string(),
                 seq: frame.seq,
                 frame: String::from_utf8_lossy(&frame.bytes).into_owned(),
@@ -148,24 +162,40 @@ impl Relay {
             }
             return;
         }
-        let Some(announced) = turns::announced(payload) else {
-            self.read_all();
+        if turns::sent_by(payload, &self.replica) {
             return;
-        };
+        }
         let behind: Vec<(String, u64)> = {
             let Ok(mirrors) = self.mirrors.lock() else {
                 return;
             };
-            announced
-                .into_iter()
-                .filter(|(turn, seq)| {
-                    mirrors
-                        .get(*turn)
-                        .and_then(Weak::upgrade)
-                        .is_some_and(|log| log.last_seq() < *seq)
-                })
-                .map(|(turn, seq)| (turn.to_string(), seq))
-                .collect()
+            let follows = |turn: &str| mirrors.get(turn).and_then(Weak::upgrade);
+            match turns::read_note(payload) {
+                Note::Everything => {
+                    drop(mirrors);
+                    self.read_all();
+                    return;
+                }
+                Note::Announced(pairs) => pairs
+                    .into_iter()
+                    .filter(|(turn, seq)| follows(turn).is_some_and(|log| log.last_seq() < *seq))
+                    .map(|(turn, seq)| (turn.to_string(), seq))
+                    .collect(),
+                // Carried frames go straight into the copies; one that leaves a gap (a
+                // notification missed) is read from the table.
+                Note::Frames { frames, .. } => {
+                    let mut behind = Vec::new();
+                    for frame in frames {
+                        if let Some(log) = follows(&frame.turn) {
+                            let (turn, seq) = (frame.turn.clone(), frame.seq);
+                            if !log.extend([frame_of(frame)]) {
+                                behind.push((turn, seq));
+                            }
+                        }
+                    }
+                    behind
+                }
+            }
         };
         if behind.is_empty() {
             return;
@@ -205,12 +235,21 @@ impl Relay {
             .lock()
             .map(|mut p| std::mem::take(&mut *p))
             .unwrap_or_default();
-        let mirrors = self.live_mirrors();
+        let mirrors = if everything || pending.all {
+            self.live_mirrors()
+        } else {
+            let Ok(mirrors) = self.mirrors.lock() else {
+                return Ok(());
+            };
+            pending
+                .turns
+                .keys()
+                .filter_map(|id| Some((id.clone(), mirrors.get(id)?.upgrade()?)))
+                .collect()
+        };
         let wanted: Vec<&(String, Arc<TurnLog>)> = mirrors
             .iter()
-            .filter(|(id, log)| {
-                !log.is_finished() && (everything || pending.all || pending.turns.contains_key(id))
-            })
+            .filter(|(_, log)| !log.is_finished())
             .collect();
         if wanted.is_empty() {
             return Ok(());
@@ -288,10 +327,14 @@ fn frame_of(stored: StoredFrame) -> Frame {
 /// The most frames one statement writes.
 const MAX_BATCH: usize = 2_000;
 
+/// Writers working at once, each on a connection of its own: a statement's round trip is most
+/// of a batch's cost, so two overlap where one would queue.
+const WRITERS: usize = 2;
+
 /// Writes local turns' frames in order, a batch per statement: whatever queued while the last
 /// statement ran. A failure is retried (backing off up to 5 s) rather than leaving a gap that
 /// viewers elsewhere would wait on.
-async fn write(db: SharedTurns, mut frames: mpsc::UnboundedReceiver<StoredFrame>) {
+async fn write(db: SharedTurns, replica: String, mut frames: mpsc::UnboundedReceiver<StoredFrame>) {
     while let Some(first) = frames.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -300,17 +343,23 @@ async fn write(db: SharedTurns, mut frames: mpsc::UnboundedReceiver<StoredFrame>
                 Err(_) => break,
             }
         }
-        append(&db, &batch).await;
+        let began = Instant::now();
+        append(&db, &replica, &batch).await;
+        tracing::debug!(
+            frames = batch.len(),
+            ms = began.elapsed().as_secs_f64() * 1e3,
+            "turn events shared"
+        );
     }
 }
 
 /// Writes one batch, retrying while the database is unavailable. A turn whose frames the
 /// database refuses (its row is missing: it could not be recorded) is left out, so it cannot
 /// hold up the others.
-async fn append(db: &SharedTurns, batch: &[StoredFrame]) {
+async fn append(db: &SharedTurns, replica: &str, batch: &[StoredFrame]) {
     let mut wait = Duration::from_millis(100);
     loop {
-        match db.append(batch).await {
+        match db.append(replica, batch).await {
             Ok(()) => return,
             Err(StoreError::Conflict(why)) => {
                 let mut turns: Vec<&str> = batch.iter().map(|f| f.turn.as_str()).collect();
@@ -327,7 +376,7 @@ async fn append(db: &SharedTurns, batch: &[StoredFrame]) {
                 for turn in turns {
                     let own: Vec<StoredFrame> =
                         batch.iter().filter(|f| f.turn == turn).cloned().collect();
-                    Box::pin(append(db, &own)).await;
+                    Box::pin(append(db, replica, &own)).await;
                 }
                 return;
             }
