@@ -570,15 +570,6 @@ pub async fn listen(
 mod tests {
     use super::*;
 
-    fn frame(turn: &str, seq: u64) -> StoredFrame {
-        StoredFrame {
-            turn: turn.into(),
-            seq,
-            frame: String::new(),
-            last: false,
-        }
-    }
-
     #[test]
     fn an_announcement_names_each_turns_newest_event() {
         let notes = announcements(&[("a", 1), ("b", 4), ("a", 3)]);
