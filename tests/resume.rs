@@ -360,7 +360,7 @@ async fn with_orphan_turns_stop_an_unwatched_turn_stops_after_the_grace_unless_s
         ("PONDER_AUTH", "password"),
         ("PONDER_DEMO_DELAY_MS", "30"),
         ("PONDER_ORPHAN_TURNS", "stop"),
-        ("PONDER_ORPHAN_GRACE", "1"),
+        ("PONDER_ORPHAN_GRACE", "2"),
     ])
     .await;
     let (alice, _) = Browser::alice_and_bob(&app).await;
@@ -374,7 +374,7 @@ async fn with_orphan_turns_stop_an_unwatched_turn_stops_after_the_grace_unless_s
     let turn = turn_id(&frames);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let back = alice.join(&turn, None).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     let (conversation, _) = stored_where(&frames);
     assert_eq!(
         stored_version(&alice, &conversation).await["status"],
@@ -676,4 +676,28 @@ async fn at_sigterm_an_unwatched_turn_gets_the_grace_and_is_saved_then_the_proce
             .is_some_and(|m| m.contains("shutting down")),
         "{version}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_stops_cleanly_is_not_taken_for_dead() {
+    let (database, mut a, b, on_a) = two_replicas().await;
+    let frames = read_frames(on_a.start(json!({"content": "short"})).await, None).await;
+    let turn = turn_id(&frames);
+    let (conversation, _) = stored_where(&frames);
+    assert!(matches!(frames.last(), Some((_, TurnEvent::Done { .. }))));
+    a.terminate();
+    let status = a.wait_exit(Duration::from_secs(20));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    // Longer than the replica timeout: the survivor would have reaped A by now.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let on_b = on_a.moved_to(b.url(""));
+    assert_eq!(stored_version(&on_b, &conversation).await["status"], "done");
+    let again = read_frames(on_b.join(&turn, None).await, None).await;
+    assert_eq!(
+        without_clock(&again),
+        frames,
+        "the log ends as the turn did, nothing added"
+    );
+    drop(b);
+    common::postgres::drop_database(&database).await;
 }

@@ -73,6 +73,17 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     let (state, who) = req::caller()?;
     if !request.is_stored() {
         let control = state.turns.register(&who.user().id, None);
+        if let Some(relay) = &state.relay {
+            // Recorded so that Answer now sent to another replica finds it.
+            let noted = state
+                .store
+                .scoped(&who)
+                .note_running_turn(&control.0.id, relay.replica(), None)
+                .await;
+            if let Err(e) = noted {
+                tracing::warn!(error = %e, "a running turn could not be recorded; Answer now reaches it only on this replica");
+            }
+        }
         let settings = request.settings();
         let options = state
             .models

@@ -1936,11 +1936,13 @@ async fn run_turn(
         };
         let mut bytes = match response {
             Ok(stream) => {
-                attempt = 0;
                 chat.status.set(String::new());
                 stream.into_inner()
             }
-            Err(e) if replay && e.0.message.starts_with("no turn of yours") => return Ended::Gone,
+            // The turn is over and no longer kept: the stored conversation holds the whole of it.
+            Err(e) if turn_id.is_some() && e.0.message.starts_with("no turn of yours") => {
+                return Ended::Gone
+            }
             Err(e) => {
                 if let Some(delay) = reconnect(stored, &turn_id, &mut attempt) {
                     chat.status.set("Connection lost — reconnecting…".into());
@@ -1961,7 +1963,11 @@ async fn run_turn(
                 chunk = bytes.next().fuse() => match chunk {
                     Some(Ok(chunk)) => {
                         decoder.push(&chunk, &mut events);
-                        last_id = decoder.last_id().or(last_id);
+                        if decoder.last_id() > last_id {
+                            // Something new arrived: the reconnection budget starts again.
+                            last_id = decoder.last_id();
+                            attempt = 0;
+                        }
                         let mut started = None;
                         events.retain(|e| match e {
                             TurnEvent::Turn { conversation, user_message, message, .. } => {
@@ -1975,7 +1981,10 @@ async fn run_turn(
                             _ => true,
                         });
                         if let Some(id) = started {
-                            chat.running_turn.set_value(Some(id.clone()));
+                            // Unless the page has moved on to another turn meanwhile.
+                            if chat.running.get_untracked() == Some(turn) {
+                                chat.running_turn.set_value(Some(id.clone()));
+                            }
                             turn_id = Some(id.clone());
                             if stopping {
                                 chat.stop_on_server(id);
@@ -2011,26 +2020,31 @@ async fn run_turn(
                     if !saw_frame {
                         batch.flush(chat, turn);
                         chat.transition(turn, |t| t.no_frame_within(guard_secs, now_ms()));
+                        // Given up on here, so it is not left running on the server either.
+                        if let Some(id) = turn_id.clone().filter(|_| stored) {
+                            chat.stop_on_server(id);
+                        }
                         return Ended::Shown;
                     }
                 }
             }
         }
-        decoder.finish(&mut events);
-        batch.push(chat, turn, &mut events);
-        batch.flush(chat, turn);
         if stopping {
             return Ended::Shown;
         }
         // The connection broke before the turn's last event: a turn the server keeps is still
         // running there (or has just finished), so the page reconnects and asks for what follows
-        // the last event it has.
+        // the last event it has. A frame cut off by the break is dropped (it comes again).
         match reconnect(stored, &turn_id, &mut attempt) {
             Some(delay) => {
+                batch.flush(chat, turn);
                 chat.status.set("Connection lost — reconnecting…".into());
                 sleep(delay).await;
             }
             None => {
+                decoder.finish(&mut events);
+                batch.push(chat, turn, &mut events);
+                batch.flush(chat, turn);
                 chat.transition(turn, |t| t.end_of_stream(now_ms()));
                 return Ended::Shown;
             }

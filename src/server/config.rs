@@ -72,6 +72,10 @@ pub enum OrphanTurns {
     Stop,
 }
 
+/// The shortest `PONDER_ORPHAN_GRACE`: replicas note the turns their viewers watch once a
+/// second, so a shorter grace could stop a turn someone watches from another replica.
+const ORPHAN_GRACE_MIN: Duration = Duration::from_secs(2);
+
 /// Where and how the built-in demo model runs when no upstream is configured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DemoConfig {
@@ -512,9 +516,19 @@ impl Config {
             )));
         }
 
+        let orphan_grace = parse_secs(&get, "PONDER_ORPHAN_GRACE", 30.0)?;
+        if orphan_grace < ORPHAN_GRACE_MIN {
+            // A viewer on another replica is noted as watching once a second.
+            return Err(ConfigError(format!(
+                "PONDER_ORPHAN_GRACE ({} s) must be at least {} s",
+                orphan_grace.as_secs_f64(),
+                ORPHAN_GRACE_MIN.as_secs()
+            )));
+        }
+
         Ok(Config {
             orphan_turns,
-            orphan_grace: parse_secs(&get, "PONDER_ORPHAN_GRACE", 30.0)?,
+            orphan_grace,
             heartbeat,
             replica_timeout,
             provider,
@@ -794,6 +808,7 @@ mod tests {
         assert_eq!(c.orphan_grace, Duration::from_millis(2500));
         assert_eq!(c.heartbeat, Duration::from_millis(500));
         assert!(config(&[("PONDER_ORPHAN_TURNS", "keep")]).is_err());
+        assert!(config(&[("PONDER_ORPHAN_GRACE", "1")]).is_err());
         let bad = config(&[("PONDER_HEARTBEAT", "20")]).unwrap_err();
         assert!(bad.0.contains("PONDER_REPLICA_TIMEOUT"), "{}", bad.0);
     }

@@ -215,7 +215,7 @@ impl Chat {
             }
             (KeyCode::Char('r'), true) => self.retry(),
             (KeyCode::Char('n'), true) => {
-                self.stop();
+                self.detach();
                 self.items.clear();
                 self.conversation = None;
                 self.last_answer = None;
@@ -277,7 +277,7 @@ impl Chat {
                     .map(|c| c.id.clone());
                 self.picker = None;
                 if let Some(id) = chosen {
-                    self.stop();
+                    self.detach();
                     self.open(&id).await;
                 }
             }
@@ -436,7 +436,8 @@ impl Chat {
             Some(id) if self.stored => {
                 self.stop_on_server(id);
             }
-            None if self.stored && !running.stop_when_started => {
+            None if self.stored => {
+                // Pressed again before the id came: the first press is already waiting for it.
                 running.stop_when_started = true;
                 return;
             }
@@ -445,6 +446,41 @@ impl Chat {
         if let Some(running) = self.running.take() {
             running.task.abort();
         }
+    }
+
+    /// The client stops following the running turn (another chat is shown): a stored turn goes
+    /// on on the server, as it does when a browser tab moves on, and a Stop still waiting for
+    /// the turn's id is delivered once it comes; one stored nowhere ends with its connection.
+    fn detach(&mut self) {
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        if !running.stop_when_started {
+            running.task.abort();
+            return;
+        }
+        let server = self.server.clone();
+        let Running {
+            task, mut progress, ..
+        } = running;
+        tokio::spawn(async move {
+            while let Some(progress) = progress.recv().await {
+                let Progress::Events(events) = progress else {
+                    continue;
+                };
+                let started = events.iter().find_map(|e| match e {
+                    TurnEvent::Started { turn } => Some(turn.clone()),
+                    _ => None,
+                });
+                if let Some(id) = started {
+                    if let Err(e) = server.stop_turn(&id).await {
+                        tracing::debug!(error = %e, "the turn could not be stopped on the server");
+                    }
+                    break;
+                }
+            }
+            task.abort();
+        });
     }
 
     fn stop_on_server(&self, id: String) {

@@ -110,7 +110,7 @@ pub fn ChatPage() -> impl IntoView {
                         {icon(Icon::Menu)}
                     </button>
                     <h1 class="brand">"Ponder"</h1>
-                    <span class="chat-title">{move || chat.title.get()}</span>
+                    <span class="chat-title" dir="auto">{move || chat.title.get()}</span>
                     <div class="top-actions">
                         <ModelPicker/>
                         <ExportMenu/>

@@ -28,6 +28,10 @@ pub const CHANNEL: &str = "ponder_turn_control";
 /// anything a replica finds missing (`*`: read everything followed).
 pub const EVENTS_CHANNEL: &str = "ponder_turn_events";
 
+/// The database's clock in ms since the epoch: heartbeats and the reaper's cut-off are read on
+/// one clock, so a replica whose own clock runs fast takes nobody for dead.
+const DB_NOW_MS: &str = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::BIGINT";
+
 /// The longest notification payload PostgreSQL takes is 8,000 bytes.
 const MAX_PAYLOAD: usize = 7_900;
 
@@ -291,28 +295,46 @@ impl SharedTurns {
     /// This replica is alive now. False when its row had been removed (it was taken for
     /// dead): the row is written again.
     pub async fn heartbeat(&self, replica: &str, started_at: i64) -> Result<bool, StoreError> {
-        let now = now_ms();
-        let updated = sqlx::query("UPDATE replicas SET heartbeat_at = $1 WHERE id = $2")
-            .bind(now)
-            .bind(replica)
-            .execute(&self.pool)
-            .await?;
+        let updated = sqlx::query(&format!(
+            "UPDATE replicas SET heartbeat_at = {DB_NOW_MS} WHERE id = $1"
+        ))
+        .bind(replica)
+        .execute(&self.pool)
+        .await?;
         if updated.rows_affected() == 1 {
             return Ok(true);
         }
-        sqlx::query(
-            "INSERT INTO replicas (id, started_at, heartbeat_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at",
-        )
+        sqlx::query(&format!(
+            "INSERT INTO replicas (id, started_at, heartbeat_at) VALUES ($1, $2, {DB_NOW_MS}) \
+             ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at"
+        ))
         .bind(replica)
         .bind(started_at)
-        .bind(now)
         .execute(&self.pool)
         .await?;
         Ok(false)
     }
 
-    /// This replica stops (a clean shutdown): its row goes, its turns are over by now.
+    /// Marks turn `id` ended (it ran on this replica); its events stay a while.
+    pub async fn end_turn(&self, id: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE running_turns SET ended_at = $1 WHERE id = $2 AND ended_at IS NULL")
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// This replica stops (a clean shutdown): its turns are over by now, so any still recorded
+    /// as running are marked ended, and its row goes.
     pub async fn leave(&self, replica: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE running_turns SET ended_at = $1 WHERE replica = $2 AND ended_at IS NULL",
+        )
+        .bind(now_ms())
+        .bind(replica)
+        .execute(&self.pool)
+        .await?;
         sqlx::query("DELETE FROM replicas WHERE id = $1")
             .bind(replica)
             .execute(&self.pool)
@@ -320,27 +342,29 @@ impl SharedTurns {
         Ok(())
     }
 
-    /// Ends the turns of replicas whose heartbeat is older than `dead_before` (ms): each answer
-    /// is marked interrupted (its open blocks too) and the turn's log gets `last_frame(seq)` as
-    /// its last event, announced to the viewers. Several survivors may run this at once; each
-    /// turn is ended by one. Also forgets turns that ended more than `keep` ago, with their
-    /// events. Returns the turns ended here.
+    /// Ends the turns of replicas whose heartbeat is older than `timeout` (on the database's
+    /// clock): each answer still streaming is marked interrupted (its open blocks too), and a
+    /// turn whose log has no last event gets `last_frame(seq)`, announced to the viewers.
+    /// Several survivors may run this at once; each turn is ended by one. Turns recorded by a
+    /// release without heartbeats (no replica named) are left alone. Also forgets turns that
+    /// ended more than `keep` ago, with their events. Returns the turns ended here.
     pub async fn reap(
         &self,
-        dead_before: i64,
+        timeout: Duration,
         keep: Duration,
         last_frame: impl Fn(u64) -> String,
     ) -> Result<Vec<String>, StoreError> {
         let now = now_ms();
-        sqlx::query("DELETE FROM replicas WHERE heartbeat_at < $1")
-            .bind(dead_before)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(&format!(
+            "DELETE FROM replicas WHERE heartbeat_at < {DB_NOW_MS} - $1"
+        ))
+        .bind(timeout.as_millis() as i64)
+        .execute(&self.pool)
+        .await?;
         let orphans = sqlx::query(
-            "SELECT id, version_id FROM running_turns t WHERE ended_at IS NULL AND started_at < $1 \
+            "SELECT id, version_id FROM running_turns t WHERE ended_at IS NULL AND replica <> '' \
              AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = t.replica)",
         )
-        .bind(dead_before)
         .fetch_all(&self.pool)
         .await?;
         let mut ended = Vec::new();
@@ -360,7 +384,8 @@ impl SharedTurns {
             }
             if let Some(version) = &version {
                 sqlx::query(
-                    "UPDATE thinking_blocks SET interrupted = 1 WHERE version_id = $1 AND duration_ms IS NULL",
+                    "UPDATE thinking_blocks SET interrupted = 1 WHERE duration_ms IS NULL AND version_id = \
+                     (SELECT id FROM message_versions WHERE id = $1 AND status = 'streaming')",
                 )
                 .bind(version)
                 .execute(&mut *tx)
@@ -372,27 +397,30 @@ impl SharedTurns {
                 .execute(&mut *tx)
                 .await?;
             }
-            let seq = sqlx::query(
-                "SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM turn_events WHERE turn_id = $1",
+            let log = sqlx::query(
+                "SELECT COALESCE(MAX(seq), 0) AS newest, COALESCE(BOOL_OR(last), FALSE) AS over \
+                 FROM turn_events WHERE turn_id = $1",
             )
             .bind(&id)
             .fetch_one(&mut *tx)
-            .await?
-            .try_get::<i64, _>("next")?
-            .max(1) as u64;
-            sqlx::query(
-                "INSERT INTO turn_events (turn_id, seq, frame, last) VALUES ($1, $2, $3, TRUE)",
-            )
-            .bind(&id)
-            .bind(seq as i64)
-            .bind(last_frame(seq))
-            .execute(&mut *tx)
             .await?;
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(EVENTS_CHANNEL)
-                .bind(format!("{id}:{seq}"))
+            if !log.try_get::<bool, _>("over")? {
+                let seq = log.try_get::<i64, _>("newest")?.max(0) as u64 + 1;
+                sqlx::query(
+                    "INSERT INTO turn_events (turn_id, seq, frame, last) VALUES ($1, $2, $3, TRUE) \
+                     ON CONFLICT DO NOTHING",
+                )
+                .bind(&id)
+                .bind(seq as i64)
+                .bind(last_frame(seq))
                 .execute(&mut *tx)
                 .await?;
+                sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind(EVENTS_CHANNEL)
+                    .bind(format!("{id}:{seq}"))
+                    .execute(&mut *tx)
+                    .await?;
+            }
             tx.commit().await?;
             ended.push(id);
         }

@@ -22,6 +22,9 @@ pub enum Command {
     AnswerNow,
     /// End the turn here, keeping what arrived.
     Stop,
+    /// End the turn with an error: the other replicas took this one for dead and ended its
+    /// turns for their viewers (never sent between replicas).
+    Abandon,
 }
 
 impl Command {
@@ -30,6 +33,7 @@ impl Command {
         match self {
             Command::AnswerNow => "answer-now",
             Command::Stop => "stop",
+            Command::Abandon => "abandon",
         }
     }
 
@@ -89,6 +93,11 @@ pub struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         self.controls.end(&self.id, self.log.is_some());
+        // A stored turn's task strikes it off itself (and a shutdown waits for that); a turn
+        // stored nowhere is struck off in the background.
+        if self.log.is_some() {
+            return;
+        }
         if let (Some(store), Ok(runtime)) = (
             self.controls.shared.get(),
             tokio::runtime::Handle::try_current(),
@@ -230,6 +239,18 @@ impl TurnControls {
     /// True when the running turns are shared with other replicas.
     pub fn is_shared(&self) -> bool {
         self.shared.get().is_some()
+    }
+
+    /// Sends `command` to every turn running here.
+    pub fn send_all(&self, command: Command) -> usize {
+        let Ok(turns) = self.turns.lock() else {
+            return 0;
+        };
+        turns
+            .values()
+            .filter_map(|entry| entry.tx.as_ref())
+            .filter(|tx| tx.try_send(command).is_ok())
+            .count()
     }
 
     /// How many turns run now.

@@ -80,27 +80,50 @@ pub fn start_stored_turn(
             id.clone(),
         ));
     }
-    let written = turn_log.clone();
+    let ending = LastWord {
+        log: turn_log.clone(),
+        relay: state.relay.clone(),
+        id: id.clone(),
+    };
     tokio::spawn(async move {
         while let Some(produced) = run.next_frame().await {
             if let Produced::Events(events) = produced {
-                let frames = written.append(events);
-                if let Some(relay) = &state.relay {
-                    relay.publish(&id, &frames);
+                let frames = ending.log.append(events);
+                if let Some(relay) = &ending.relay {
+                    relay.publish(&ending.id, &frames);
                 }
             }
         }
         drop(run);
-        if !written.is_finished() {
-            // A turn always ends with its terminal event; this is the guard for one that did
-            // not, so no viewer waits forever.
-            let frames = written.append(vec![TurnEvent::error(wording::stream_cut(), true)]);
-            if let Some(relay) = &state.relay {
-                relay.publish(&id, &frames);
-            }
+        // The turn's row says it ended before the task does: a shutdown waits for the task.
+        if let Some(relay) = &state.relay {
+            relay.ended(&ending.id).await;
         }
+        drop(ending);
     });
     Some(turn_log)
+}
+
+/// Gives a turn's log its last event if the turn task ends without one (a bug, a panic), so no
+/// viewer waits forever.
+struct LastWord {
+    log: Arc<log::TurnLog>,
+    relay: Option<Arc<relay::Relay>>,
+    id: String,
+}
+
+impl Drop for LastWord {
+    fn drop(&mut self) {
+        if self.log.is_finished() {
+            return;
+        }
+        let frames = self
+            .log
+            .append(vec![TurnEvent::error(wording::stream_cut(), true)]);
+        if let Some(relay) = &self.relay {
+            relay.publish(&self.id, &frames);
+        }
+    }
 }
 
 /// `PONDER_ORPHAN_TURNS=stop`: stops the turn once nobody (here or, with several replicas, on
@@ -148,6 +171,7 @@ enum Interrupt {
     Shutdown,
     AnswerNow,
     Stop,
+    Abandon,
 }
 
 /// What a turn's waits on the upstream race against: one timer, for the turn's deadline and its
@@ -199,6 +223,7 @@ impl Waits {
                 command = next_command(&mut self.commands) => match command {
                     Some(Command::AnswerNow) => return Err(Interrupt::AnswerNow),
                     Some(Command::Stop) => return Err(Interrupt::Stop),
+                    Some(Command::Abandon) => return Err(Interrupt::Abandon),
                     None => self.commands = None,
                 },
             }
@@ -613,6 +638,11 @@ impl TurnRun {
                 let now_ms = self.now_ms();
                 self.asm.stop(now_ms, &mut self.events);
                 self.phase = Phase::Over;
+                None
+            }
+            Interrupt::Abandon => {
+                let message = wording::replica_abandoned();
+                self.fail_upstream(UpstreamFailure::Shutdown, message, true);
                 None
             }
         }

@@ -43,6 +43,9 @@ struct Pending {
 pub struct Relay {
     db: SharedTurns,
     replica: String,
+    controls: Arc<TurnControls>,
+    /// Frames handed to the writers and not yet written (a clean shutdown waits for none).
+    unwritten: Arc<std::sync::atomic::AtomicUsize>,
     /// One writer per lane; a turn's frames always take the same lane, so they stay in order.
     outgoing: Vec<mpsc::UnboundedSender<StoredFrame>>,
     mirrors: Mutex<HashMap<String, Weak<TurnLog>>>,
@@ -73,13 +76,20 @@ impl Relay {
         let relay = Arc::new(Relay {
             db,
             replica,
+            controls: controls.clone(),
+            unwritten: Arc::default(),
             outgoing,
             mirrors: Mutex::default(),
             pending: Mutex::default(),
             wake: Notify::new(),
         });
         for frames in lanes {
-            tokio::spawn(write(relay.db.clone(), relay.replica.clone(), frames));
+            tokio::spawn(write(
+                relay.db.clone(),
+                relay.replica.clone(),
+                relay.unwritten.clone(),
+                frames,
+            ));
         }
         let (heard, reconnected) = (Arc::downgrade(&relay), Arc::downgrade(&relay));
         tokio::spawn(turns::listen(
@@ -96,7 +106,7 @@ impl Relay {
                 }
             },
         ));
-        tokio::spawn(read(Arc::downgrade(&relay), liveness.heartbeat));
+        tokio::spawn(read(Arc::downgrade(&relay)));
         tokio::spawn(beat(Arc::downgrade(&relay), started_at, liveness));
         tracing::info!(replica = %relay.replica, "sharing running turns through PostgreSQL");
         Ok(relay)
@@ -113,6 +123,8 @@ impl Relay {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         turn.hash(&mut hasher);
         let lane = &self.outgoing[hasher.finish() as usize % self.outgoing.len()];
+        self.unwritten
+            .fetch_add(frames.len(), std::sync::atomic::Ordering::AcqRel);
         for frame in frames {
             let _ = lane.send(StoredFrame {
                 turn: turn.to_string(),
@@ -148,8 +160,23 @@ impl Relay {
         self.db.watched_since(id, since).await.unwrap_or(true)
     }
 
-    /// Leaves the replicas (a clean shutdown, once this replica's turns are over).
+    /// Marks turn `id`, which ran here, ended (its events stay a while for late viewers).
+    pub async fn ended(&self, id: &str) {
+        if let Err(e) = self.db.end_turn(id).await {
+            tracing::warn!(error = %e, "a finished turn could not be struck off");
+        }
+    }
+
+    /// Leaves the replicas (a clean shutdown, once this replica's turns are over): the frames
+    /// still queued are written first (for at most a few seconds), then every turn recorded as
+    /// running here is marked ended and this replica's row goes, so nobody reaps it.
     pub async fn leave(&self) {
+        let until = Instant::now() + Duration::from_secs(5);
+        while self.unwritten.load(std::sync::atomic::Ordering::Acquire) > 0
+            && Instant::now() < until
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         if let Err(e) = self.db.leave(&self.replica).await {
             tracing::warn!(error = %e, "could not sign this replica off");
         }
@@ -273,14 +300,16 @@ impl Relay {
             }
         }
         if gaps {
-            self.read_all();
+            // What is missing is not in the table yet (or never will be): the once-a-second
+            // read tries again, without a busy loop.
+            tracing::debug!("a copy of a turn found a gap in its events");
         }
         Ok(())
     }
 
     /// Once a second: the copies of turns that ended long enough ago without their last frame
     /// arriving are closed; the turns viewers here watch are noted as watched.
-    async fn tidy(&self, note_watched: bool) -> Result<(), StoreError> {
+    async fn tidy(&self) -> Result<(), StoreError> {
         let mirrors = self.live_mirrors();
         let open: Vec<String> = mirrors
             .iter()
@@ -301,14 +330,12 @@ impl Relay {
                 }
             }
         }
-        if note_watched {
-            let watched: Vec<String> = mirrors
-                .iter()
-                .filter(|(_, log)| log.viewers() > 0 && !log.is_finished())
-                .map(|(id, _)| id.clone())
-                .collect();
-            self.db.watching(&watched).await?;
-        }
+        let watched: Vec<String> = mirrors
+            .iter()
+            .filter(|(_, log)| log.viewers() > 0 && !log.is_finished())
+            .map(|(id, _)| id.clone())
+            .collect();
+        self.db.watching(&watched).await?;
         Ok(())
     }
 }
@@ -334,7 +361,12 @@ const WRITERS: usize = 2;
 /// Writes local turns' frames in order, a batch per statement: whatever queued while the last
 /// statement ran. A failure is retried (backing off up to 5 s) rather than leaving a gap that
 /// viewers elsewhere would wait on.
-async fn write(db: SharedTurns, replica: String, mut frames: mpsc::UnboundedReceiver<StoredFrame>) {
+async fn write(
+    db: SharedTurns,
+    replica: String,
+    unwritten: Arc<std::sync::atomic::AtomicUsize>,
+    mut frames: mpsc::UnboundedReceiver<StoredFrame>,
+) {
     while let Some(first) = frames.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -345,6 +377,7 @@ async fn write(db: SharedTurns, replica: String, mut frames: mpsc::UnboundedRece
         }
         let began = Instant::now();
         append(&db, &replica, &batch).await;
+        unwritten.fetch_sub(batch.len(), std::sync::atomic::Ordering::AcqRel);
         tracing::debug!(
             frames = batch.len(),
             ms = began.elapsed().as_secs_f64() * 1e3,
@@ -390,10 +423,9 @@ async fn append(db: &SharedTurns, replica: &str, batch: &[StoredFrame]) {
 }
 
 /// Fills the copies kept here: when woken by a notification, and once a second in any case.
-async fn read(relay: Weak<Relay>, heartbeat: Duration) {
+async fn read(relay: Weak<Relay>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut last_watch = Instant::now();
     loop {
         let Some(woken) = relay
             .upgrade()
@@ -409,12 +441,8 @@ async fn read(relay: Weak<Relay>, heartbeat: Duration) {
             return;
         };
         let result = if periodic {
-            let note = last_watch.elapsed() >= heartbeat;
-            if note {
-                last_watch = Instant::now();
-            }
             match relay.catch_up(true).await {
-                Ok(()) => relay.tidy(note).await,
+                Ok(()) => relay.tidy().await,
                 Err(e) => Err(e),
             }
         } else {
@@ -438,16 +466,21 @@ async fn beat(relay: Weak<Relay>, started_at: i64, liveness: Liveness) {
         };
         match relay.db.heartbeat(&relay.replica, started_at).await {
             Ok(true) => {}
-            Ok(false) => tracing::warn!(
-                replica = %relay.replica,
-                "this replica had been taken for dead (its heartbeat was late): its turns were ended by another"
-            ),
+            Ok(false) => {
+                // The others ended this replica's turns for their viewers; going on with them
+                // would write over what they stored. They end here too, with an error.
+                let abandoned = relay.controls.send_all(Command::Abandon);
+                tracing::error!(
+                    replica = %relay.replica,
+                    turns = abandoned,
+                    "this replica had been taken for dead (its heartbeat was late): its running turns are ended"
+                );
+            }
             Err(e) => tracing::warn!(error = %e, "the heartbeat could not be written"),
         }
-        let dead_before = now_ms() - liveness.timeout.as_millis() as i64;
         match relay
             .db
-            .reap(dead_before, KEEP_ENDED, interrupted_frame)
+            .reap(liveness.timeout, KEEP_ENDED, interrupted_frame)
             .await
         {
             Ok(ended) if !ended.is_empty() => tracing::warn!(

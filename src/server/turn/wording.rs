@@ -84,6 +84,12 @@ pub fn connection_broke() -> String {
     "The connection to the model server broke before the answer finished — try again?".into()
 }
 
+/// A turn whose server lost its place among the replicas (its heartbeat was late and the others
+/// ended its turns), as its own viewers are told.
+pub fn replica_abandoned() -> String {
+    "This server lost contact with the others and stopped this answer — try again?".into()
+}
+
 /// A turn whose server stopped (killed, crashed, cut off) before it finished, as its viewers on
 /// the other replicas are told.
 pub fn replica_died() -> String {
