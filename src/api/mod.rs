@@ -7,4 +7,5 @@ pub mod codec;
 pub mod error;
 pub mod history;
 pub mod models;
+pub mod rich;
 pub mod turn;

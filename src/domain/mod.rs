@@ -8,7 +8,9 @@ pub mod event;
 pub mod history;
 pub mod message;
 pub mod reasoning;
+pub mod rich;
 
 pub use event::{Failure, FinishReason, ThinkingKind, TurnEvent, Usage};
 pub use message::{ChatMessage, ChatRequest, Role};
 pub use reasoning::{Controls, Effort, ModelInfo, ModelList, ReasoningSettings};
+pub use rich::MathItem;

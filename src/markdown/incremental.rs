@@ -132,6 +132,11 @@ impl IncrementalMarkdown {
 
     /// Takes the whole text so far and re-renders what the new part touched.
     pub fn update(&mut self, text: &str) -> Update {
+        let converted = super::math::dollar_delimiters(text);
+        self.update_converted(&converted)
+    }
+
+    fn update_converted(&mut self, text: &str) -> Update {
         if self.text == text && (self.stats.tail_renders > 0 || self.done) {
             return Update::Unchanged;
         }
@@ -155,10 +160,11 @@ impl IncrementalMarkdown {
     ///
     /// Costs one tail render, or one whole-text render if the text has reference definitions.
     pub fn finish(&mut self, text: &str) -> Update {
-        if self.done && self.text == text {
+        let converted = super::math::dollar_delimiters(text);
+        if self.done && self.text == *converted {
             return Update::Unchanged;
         }
-        let update = self.update(text);
+        let update = self.update_converted(&converted);
         self.done = true;
         if self.has_definitions {
             self.finished_html = render_with(text, self.urls);

@@ -17,22 +17,30 @@
 //! differs is the URL parser, a parameter ([`UrlParser`]): the browser brings its own.
 
 mod incremental;
+mod math;
 mod policy;
 mod writer;
 
 use pulldown_cmark::{Options, Parser};
 
 pub use incremental::{IncrementalMarkdown, RenderStats, Update};
+pub use math::dollar_delimiters;
 pub use policy::{
-    allowed_elements, attribute, element, whatwg_url, UrlParser, Verdict, COPY_CODE_LABEL,
-    LINK_ATTRIBUTES,
+    allowed_elements, allowed_math_elements, attribute, element, math_attribute, math_element,
+    whatwg_url, UrlParser, Verdict, COPY_CODE_LABEL, LINK_ATTRIBUTES,
 };
 
-/// CommonMark plus the GitHub extensions models use: tables, strikethrough, task lists.
-/// Footnotes, heading attributes (`{#id}`), math and metadata blocks stay off: they add ids,
-/// classes or raw blocks that model output has no use for.
+/// CommonMark plus the GitHub extensions models use: tables, strikethrough, task lists, and
+/// math (`$…$`, `$$…$$`; LaTeX's `\(…\)` and `\[…\]` are read as those, see [`math`]): a
+/// formula is written as its source in `<code class="math-inline">` or `"math-display"`, which
+/// the page typesets once its block is finished. Dollar amounts stay text (`$5 and $10`: a
+/// closing `$` cannot follow a space). Footnotes, heading attributes (`{#id}`) and metadata
+/// blocks stay off: they add ids, classes or raw blocks that model output has no use for.
 fn options() -> Options {
-    Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
+    Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_MATH
 }
 
 /// Renders markdown to HTML that holds only what [`policy`] allows, judging links with the
@@ -47,8 +55,9 @@ pub fn render(markdown: &str) -> String {
 /// The output is well-formed (every element the writer opens it closes, and all text and
 /// attribute values are escaped) and stable: the same text always gives the same bytes.
 pub fn render_with(markdown: &str, urls: UrlParser) -> String {
+    let markdown = math::dollar_delimiters(markdown);
     let mut html = String::with_capacity(markdown.len() + markdown.len() / 2);
-    writer::push_html(&mut html, Parser::new_ext(markdown, options()), urls);
+    writer::push_html(&mut html, Parser::new_ext(&markdown, options()), urls);
     html
 }
 

@@ -224,6 +224,7 @@ pub fn attribute(element: &str, name: &str, value: &str, parse: UrlParser) -> Op
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, v)| v.to_string()),
+        ("code", "class") if MATH_SOURCE.contains(&value) => Some(value.to_string()),
         ("code", "class") => {
             let lang = value.strip_prefix("language-")?;
             (safe_language(lang) == Some(lang)).then(|| value.to_string())
@@ -244,6 +245,105 @@ pub fn attribute(element: &str, name: &str, value: &str, parse: UrlParser) -> Op
         }
         _ => None,
     }
+}
+
+/// The classes of a formula's source, as the writer leaves it for the page to typeset.
+const MATH_SOURCE: [&str; 2] = ["math-inline", "math-display"];
+
+/// MathML Core's presentation elements: what a typeset formula is made of. No `annotation-xml`
+/// (it can hold HTML), no `maction`, nothing that links or loads.
+const MATH_ELEMENTS: [&str; 29] = [
+    "math",
+    "semantics",
+    "annotation",
+    "mrow",
+    "mi",
+    "mn",
+    "mo",
+    "ms",
+    "mtext",
+    "mspace",
+    "mfrac",
+    "msqrt",
+    "mroot",
+    "msub",
+    "msup",
+    "msubsup",
+    "munder",
+    "mover",
+    "munderover",
+    "mmultiscripts",
+    "mprescripts",
+    "none",
+    "mtable",
+    "mtr",
+    "mtd",
+    "mstyle",
+    "mpadded",
+    "mphantom",
+    "merror",
+];
+
+/// The attributes a typeset formula may carry: layout only. No `href`, `style`, `class`, `id`
+/// or event handler; `mathcolor`/`mathbackground` are left out with the colours.
+const MATH_ATTRIBUTES: [&str; 25] = [
+    "display",
+    "mathvariant",
+    "stretchy",
+    "fence",
+    "separator",
+    "lspace",
+    "rspace",
+    "accent",
+    "accentunder",
+    "columnalign",
+    "rowalign",
+    "columnspan",
+    "rowspan",
+    "displaystyle",
+    "scriptlevel",
+    "linethickness",
+    "width",
+    "height",
+    "depth",
+    "voffset",
+    "form",
+    "largeop",
+    "movablelimits",
+    "symmetric",
+    "encoding",
+];
+
+/// The MathML elements with the attributes each may carry, e.g. for the browser's Sanitizer API.
+pub fn allowed_math_elements() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+    MATH_ELEMENTS.into_iter().map(|e| (e, &MATH_ATTRIBUTES[..]))
+}
+
+/// The verdict for an element of a typeset formula, by its local name; `mathml` is whether it
+/// is in the MathML namespace (an HTML or SVG element inside a formula goes, with its content).
+pub fn math_element(name: &str, mathml: bool) -> Verdict {
+    if !mathml {
+        Verdict::Remove
+    } else if MATH_ELEMENTS.contains(&name) {
+        Verdict::Keep
+    } else if name == "annotation-xml" || name == "maction" {
+        Verdict::Remove
+    } else {
+        Verdict::Unwrap
+    }
+}
+
+/// The value an attribute of a typeset formula keeps, or `None` to drop it: only
+/// [`MATH_ATTRIBUTES`], with short values of plain characters (lengths, keywords, numbers), so
+/// nothing can carry a URL or script.
+pub fn math_attribute(_element: &str, name: &str, value: &str) -> Option<String> {
+    if !MATH_ATTRIBUTES.contains(&name) || value.len() > 64 {
+        return None;
+    }
+    let plain = value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || " .-+%#/".contains(c));
+    plain.then(|| value.to_string())
 }
 
 #[cfg(test)]
@@ -291,6 +391,49 @@ mod tests {
             ["https://例え.jp/パス"]
         );
         assert_eq!(urls("https://a.io<b>"), ["https://a.io"]);
+    }
+
+    #[test]
+    fn formulas_keep_their_layout_and_nothing_that_links_styles_or_runs() {
+        assert_eq!(math_element("mfrac", true), Verdict::Keep);
+        assert_eq!(math_element("math", false), Verdict::Remove, "not MathML");
+        assert_eq!(math_element("script", false), Verdict::Remove);
+        assert_eq!(math_element("annotation-xml", true), Verdict::Remove);
+        assert_eq!(math_element("maction", true), Verdict::Remove);
+        assert_eq!(math_element("mfancy", true), Verdict::Unwrap);
+        assert_eq!(
+            math_attribute("mspace", "width", "0.16666667em").as_deref(),
+            Some("0.16666667em")
+        );
+        assert_eq!(
+            math_attribute("math", "display", "block").as_deref(),
+            Some("block")
+        );
+        for (name, value) in [
+            ("href", "https://example.com"),
+            ("style", "color:red"),
+            ("class", "error"),
+            ("onclick", "alert(1)"),
+            ("id", "x"),
+            ("mathcolor", "red"),
+            ("width", "expression(alert(1))"),
+            ("width", "url(javascript:x)"),
+            ("display", "block\"onmouseover=alert(1)"),
+        ] {
+            assert_eq!(
+                math_attribute("mspace", name, value),
+                None,
+                "{name}={value}"
+            );
+        }
+        assert_eq!(
+            attribute("code", "class", "math-inline", whatwg_url).as_deref(),
+            Some("math-inline")
+        );
+        assert_eq!(
+            attribute("code", "class", "math-inline bubble", whatwg_url),
+            None
+        );
     }
 
     #[test]

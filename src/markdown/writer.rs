@@ -96,7 +96,16 @@ impl Writer<'_> {
                 self.code(&text);
                 self.raw("</code>");
             }
-            Event::InlineMath(text) | Event::DisplayMath(text) => self.text(&text),
+            Event::InlineMath(text) => {
+                self.raw("<code class=\"math-inline\">");
+                self.text(&text);
+                self.raw("</code>");
+            }
+            Event::DisplayMath(text) => {
+                self.raw("<code class=\"math-display\">");
+                self.text(&text);
+                self.raw("</code>");
+            }
             Event::Html(html) => self.text(&html),
             Event::InlineHtml(html) if is_line_break(&html) => self.raw("<br>\n"),
             Event::InlineHtml(html) => self.text(&html),

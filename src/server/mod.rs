@@ -15,6 +15,7 @@ pub mod providers;
 pub mod rate_limit;
 pub mod redact;
 pub mod request;
+pub mod rich;
 pub mod serve;
 pub mod state;
 pub mod store;

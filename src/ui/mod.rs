@@ -9,6 +9,7 @@ pub mod conversation;
 pub mod dom;
 pub mod icons;
 pub mod markdown_view;
+pub mod math;
 pub mod menus;
 pub mod message_bubble;
 pub mod model_picker;

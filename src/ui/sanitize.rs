@@ -12,9 +12,19 @@
 use leptos::wasm_bindgen::{JsCast, JsValue};
 use web_sys::{DocumentFragment, Element, HtmlTemplateElement, Node};
 
-use crate::markdown::{attribute, element, Verdict, LINK_ATTRIBUTES};
+use crate::markdown::{attribute, element, math_attribute, math_element, Verdict, LINK_ATTRIBUTES};
 
 const HTML_NAMESPACE: &str = "http://www.w3.org/1999/xhtml";
+const MATHML_NAMESPACE: &str = "http://www.w3.org/1998/Math/MathML";
+
+/// Which allow-list a tree is checked against.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Vocabulary {
+    /// The markdown writer's HTML.
+    Markdown,
+    /// A typeset formula's MathML.
+    Math,
+}
 
 /// The browser's WHATWG URL parser, as the renderer's [`crate::markdown::UrlParser`]: the same
 /// algorithm that will read the `href`, and no URL library in the download.
@@ -35,8 +45,24 @@ fn fragment(html: &str, with_sanitizer_api: bool) -> Option<DocumentFragment> {
         template.set_inner_html(html);
     }
     let content = template.content();
-    clean_tree(&content);
+    clean_tree(&content, Vocabulary::Markdown);
     Some(content)
+}
+
+/// A typeset formula (MathML from the server) parsed by the browser and reduced to the MathML
+/// allow-list; `None` unless it is one `<math>` element.
+pub fn sanitized_math(mathml: &str) -> Option<DocumentFragment> {
+    let document = web_sys::window()?.document()?;
+    let template: HtmlTemplateElement =
+        document.create_element("template").ok()?.dyn_into().ok()?;
+    template.set_inner_html(mathml);
+    let content = template.content();
+    clean_tree(&content, Vocabulary::Math);
+    let root = content.first_element_child()?;
+    let single = content.child_element_count() == 1
+        && root.local_name() == "math"
+        && root.namespace_uri().as_deref() == Some(MATHML_NAMESPACE);
+    single.then_some(content)
 }
 
 /// Replaces `target`'s content with the sanitized `html`.
@@ -118,7 +144,7 @@ fn sanitizer_options() -> JsValue {
 /// removes each element by [`element`], filters each kept element's attributes by
 /// [`attribute`], and drops everything that is neither element nor text (comments,
 /// processing instructions).
-fn clean_tree(root: &Node) {
+fn clean_tree(root: &Node, vocabulary: Vocabulary) {
     let mut parents = vec![root.clone()];
     while let Some(parent) = parents.pop() {
         let mut child = parent.first_child();
@@ -127,10 +153,18 @@ fn clean_tree(root: &Node) {
             match node.dyn_ref::<Element>() {
                 Some(el) => {
                     let name = el.local_name();
-                    let html = el.namespace_uri().as_deref() == Some(HTML_NAMESPACE);
-                    match element(&name, html) {
+                    let namespace = el.namespace_uri();
+                    let verdict = match vocabulary {
+                        Vocabulary::Markdown => {
+                            element(&name, namespace.as_deref() == Some(HTML_NAMESPACE))
+                        }
+                        Vocabulary::Math => {
+                            math_element(&name, namespace.as_deref() == Some(MATHML_NAMESPACE))
+                        }
+                    };
+                    match verdict {
                         Verdict::Keep => {
-                            clean_attributes(el, &name);
+                            clean_attributes(el, &name, vocabulary);
                             parents.push(node.clone());
                         }
                         Verdict::Unwrap => {
@@ -158,14 +192,18 @@ fn clean_tree(root: &Node) {
     }
 }
 
-fn clean_attributes(el: &Element, name: &str) {
+fn clean_attributes(el: &Element, name: &str, vocabulary: Vocabulary) {
     for attr in el
         .get_attribute_names()
         .iter()
         .filter_map(|a| a.as_string())
     {
         let value = el.get_attribute(&attr).unwrap_or_default();
-        match attribute(name, &attr, &value, browser_url) {
+        let kept = match vocabulary {
+            Vocabulary::Markdown => attribute(name, &attr, &value, browser_url),
+            Vocabulary::Math => math_attribute(name, &attr, &value),
+        };
+        match kept {
             Some(kept) if kept == value => {}
             Some(kept) => {
                 let _ = el.set_attribute(&attr, &kept);
@@ -175,7 +213,7 @@ fn clean_attributes(el: &Element, name: &str) {
             }
         }
     }
-    if name == "a" {
+    if vocabulary == Vocabulary::Markdown && name == "a" {
         for (attr, value) in LINK_ATTRIBUTES {
             let _ = el.set_attribute(attr, value);
         }

@@ -80,6 +80,7 @@ const TRICKY: &[&str] = &[
     "# h1\n## h2\ntext\n### h3\n",
     "Term\n: not a definition list\n\n[^1]: not a footnote\n",
     "<https://a.example>\n\n<x@y.example> [link](https://b.example \"t\")\n",
+    "Area $\\int_0^1 x^2\\,dx$ is \\(\\frac{1}{3}\\).\n\n$$a_1 *b* c_2$$\n\n\\[ E = mc^2 \\]\n\n$5 and $10.\n",
 ];
 
 #[test]

@@ -3,6 +3,7 @@
 
 mod checker;
 mod incremental;
+mod math;
 mod samples;
 mod snapshots;
 mod timing;

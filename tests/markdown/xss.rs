@@ -83,6 +83,9 @@ fn payloads_inside_ordinary_markdown_stay_inert() {
         "[{}](https://ok.example)",
         "```\n{}\n```\n\nafter",
         "1. one\n\n   {}\n\n2. two",
+        "Inline $x^2 {}$ math.",
+        "$$\n{}\n$$",
+        "\\( {} \\) and \\[ {} \\]",
     ];
     for (label, payload) in xss_payloads() {
         for context in contexts {

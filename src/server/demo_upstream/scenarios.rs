@@ -60,14 +60,25 @@ pub enum Scenario {
     /// `[perf]`: about 100 KB of markdown reasoning, then 50 KB of answer, at 200 deltas a
     /// second whatever the token delay: the load the UI benchmark measures.
     Perf,
+    /// `[math]`: formulas in every delimiter, in the reasoning and the answer, beside dollar
+    /// amounts and one formula that does not parse.
+    Math,
     /// `[tty]`: terminal escape sequences (clear screen, cursor moves, colours, a window
     /// title, an OSC 52 clipboard write, 8-bit CSI) and bidi controls, as thinking and as
     /// answer: what a terminal client must never pass through.
     Tty,
 }
 
+/// `[math]`'s reasoning: LaTeX as models write it while they think.
+pub const MATH_THINKING: &str = "The area under $y = x^2$ from 0 to 1 is \\(\\int_0^1 x^2\\,dx\\); the antiderivative is $\\frac{x^3}{3}$.";
+
+/// `[math]`'s answer: inline and display formulas in both notations, money, and a formula that
+/// does not parse.
+pub const MATH_ANSWER: &str = "The integral is $\\int_0^1 x^2\\,dx = \\frac{1}{3}$, and by Pythagoras \\(a^2 + b^2 = c^2\\).\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$\n\n\\[ E = mc^2 \\]\n\nIt costs $5 and $10 at most.\n\nThis one is broken: $\\notacommand{x}$.\n";
+
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 24] = [
+    const TAGS: [(&'static str, Scenario); 25] = [
+        ("[math]", Scenario::Math),
         ("[tty]", Scenario::Tty),
         ("[error-once]", Scenario::ErrorOnce),
         ("[xss]", Scenario::Xss),
@@ -251,6 +262,7 @@ impl Scenario {
         Scenario::ThinkTags => ok(inline_think(&["<thi", "nk>\n"])),
         Scenario::ThinkOpen => ok(inline_think(&[])),
         Scenario::Redacted => ok(vec![Step::Hidden(Duration::from_millis(1200)), answer()]),
+        Scenario::Math => ok(vec![Step::Think(MATH_THINKING.into()), Step::Answer(MATH_ANSWER.into())]),
         Scenario::Tty => {
             let hostile = [
                 "\u{1b}]0;pwned-title\u{7}",
