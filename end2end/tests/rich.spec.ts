@@ -1,0 +1,47 @@
+import { expect, test } from "@playwright/test";
+import { ChatPage, expectNoViolations } from "../pages/chat";
+
+// Rich answers: formulas in every delimiter models use are typeset as MathML once their block is
+// finished (the LaTeX never damaged), money stays prose, a formula that does not parse stays
+// its source; the same in the reasoning.
+
+test("formulas are typeset as MathML, dollar amounts stay text, a broken formula shows its source", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("[math] integrate it");
+  await chat.waitForTurnEnd();
+  const answer = chat.answer();
+  // $…$ and \(…\) inline, $$…$$ and \[…\] as blocks.
+  await expect(answer.locator("math")).toHaveCount(4);
+  await expect(answer.locator('math[display="block"]')).toHaveCount(2);
+  await expect(answer.locator("math").first().locator("msubsup")).toHaveCount(1);
+  await expect(answer.locator("math").first().locator("mfrac")).toHaveCount(1);
+  expect(await answer.locator("math").nth(1).evaluate((m) => m.namespaceURI)).toBe("http://www.w3.org/1998/Math/MathML");
+  await expect(answer).toContainText("It costs $5 and $10 at most.");
+  const broken = answer.locator('code.math-inline[data-math="source"]');
+  await expect(broken).toHaveText("\\notacommand{x}");
+  await expect(broken).toHaveAttribute("title", /could not be typeset/);
+  // Nothing of the formulas' source is left as code once typeset.
+  await expect(answer.locator("code.math-display")).toHaveCount(0);
+
+  // The reasoning's formulas too, with its own \( \) pair.
+  const block = chat.thinkingBlocks().first();
+  await chat.summary(block).click();
+  await expect(block.locator(".thinking-text math")).toHaveCount(3);
+  await expectNoViolations(page, "an answer with typeset formulas");
+});
+
+test("a formula still being written is shown as written, and typeset when its block is done", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  let requests = 0;
+  page.on("request", (r) => {
+    if (r.url().includes("/api/render/math")) requests += 1;
+  });
+  await chat.send("[math] once more");
+  await chat.waitForTurnEnd();
+  await expect(chat.answer().locator("math")).toHaveCount(4);
+  // Typeset once per finished block, not per frame.
+  expect(requests).toBeGreaterThan(0);
+  expect(requests).toBeLessThanOrEqual(6);
+});
