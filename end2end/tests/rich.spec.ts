@@ -45,3 +45,30 @@ test("a formula still being written is shown as written, and typeset when its bl
   expect(requests).toBeGreaterThan(0);
   expect(requests).toBeLessThanOrEqual(6);
 });
+
+test("finished code blocks are highlighted; their text, and what Copy takes, are unchanged", async ({ page, context }) => {
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("[code] show me");
+  await chat.waitForTurnEnd();
+  const answer = chat.answer();
+  const blocks = answer.locator(".code-block pre > code");
+  await expect(blocks).toHaveCount(4);
+  const rust = blocks.nth(0);
+  await expect(rust).toHaveAttribute("data-hl", "done");
+  await expect(rust.locator("span.hl-comment")).toHaveText("// multiply");
+  await expect(rust.locator("span.hl-storage").first()).toHaveText("fn");
+  await expect(rust).toHaveText("fn square(x: u32) -> u32 {\n    // multiply\n    x * x\n}\n");
+  await expect(blocks.nth(1).locator("span.hl-string").first()).toContainText("same");
+  await expect(blocks.nth(2).locator(".hl-markup.hl-inserted")).toContainText("let y = x * x;");
+  // A language the highlighter does not know stays plain text, markup and all.
+  const unknown = blocks.nth(3);
+  await expect(unknown).toHaveAttribute("data-hl", "plain");
+  await expect(unknown.locator("span, b")).toHaveCount(0);
+  await expect(unknown).toHaveText("qapla' <b>not markup</b>\n");
+  // The colours keep AA contrast, light or dark.
+  await expectNoViolations(page, "an answer with highlighted code");
+  await answer.locator(".code-block").first().getByRole("button", { name: "Copy code" }).click();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("fn square(x: u32) -> u32 {\n    // multiply\n    x * x\n}\n");
+});

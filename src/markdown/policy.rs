@@ -247,6 +247,23 @@ pub fn attribute(element: &str, name: &str, value: &str, parse: UrlParser) -> Op
     }
 }
 
+/// The `class` of a span in highlighted code, kept only when every name carries the `hl-`
+/// prefix and plain characters (`hl-keyword hl-control hl-c++`): the app's own classes cannot
+/// be borrowed, and nothing can end the attribute.
+pub fn highlight_class(value: &str) -> Option<String> {
+    let mut names = value.split_ascii_whitespace().peekable();
+    names.peek()?;
+    let plain = names.all(|name| {
+        name.strip_prefix("hl-").is_some_and(|rest| {
+            !rest.is_empty()
+                && rest
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+#._-".contains(c))
+        })
+    });
+    (plain && value.len() <= 512).then(|| value.to_string())
+}
+
 /// The classes of a formula's source, as the writer leaves it for the page to typeset.
 const MATH_SOURCE: [&str; 2] = ["math-inline", "math-display"];
 
@@ -391,6 +408,25 @@ mod tests {
             ["https://例え.jp/パス"]
         );
         assert_eq!(urls("https://a.io<b>"), ["https://a.io"]);
+    }
+
+    #[test]
+    fn highlighted_code_keeps_only_its_own_classes() {
+        assert_eq!(
+            highlight_class("hl-keyword hl-control hl-c++").as_deref(),
+            Some("hl-keyword hl-control hl-c++")
+        );
+        for bad in [
+            "",
+            "error",
+            "hl-keyword bubble",
+            "hl-",
+            "hl-x\"onclick",
+            "hl-a:b",
+            "hl-<",
+        ] {
+            assert_eq!(highlight_class(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -1,13 +1,16 @@
-//! Formulas for the page: LaTeX to MathML, on the server. The page's first load carries no
-//! converter (see the README's first-load figures); a finished block with math asks for its
-//! formulas once, and the answer goes through the browser's MathML allow-list like everything
-//! else the page shows.
+//! Rich content for the page, made on the server: formulas (LaTeX to MathML) and highlighted
+//! code. The page's first load carries neither converter (see the README's first-load figures);
+//! a finished block asks for its formulas or its code once, and the answer goes through the
+//! browser's allow-list like everything else the page shows.
 
 use std::sync::OnceLock;
 
 use math_core::{LatexToMathML, MathCoreConfig, MathDisplay};
+use syntect::html::{ClassStyle, ClassedHTMLGenerator};
+use syntect::parsing::SyntaxSet;
+use syntect::util::LinesWithEndings;
 
-use crate::domain::MathItem;
+use crate::domain::{CodeItem, MathItem};
 
 /// The longest formula converted; a longer one stays source.
 pub const MAX_FORMULA_CHARS: usize = 20_000;
@@ -37,6 +40,59 @@ pub fn mathml(item: &MathItem) -> Option<String> {
         .convert_with_local_state(&item.tex, display)
         .ok()
         .map(|converted| converted.mathml)
+}
+
+/// The longest code block highlighted; a longer one stays plain.
+pub const MAX_CODE_BYTES: usize = 100 * 1024;
+
+/// The most code blocks one request highlights.
+pub const MAX_BLOCKS: usize = 100;
+
+/// The prefix of every class highlighting writes (`hl-keyword hl-control hl-rust`): the
+/// allow-list keeps only classes that carry it.
+pub const CLASS_PREFIX: &str = "hl-";
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
+    SYNTAXES.get_or_init(two_face::syntax::extra_newlines)
+}
+
+/// The names models put on fences that the syntax set knows by another token.
+fn token_of(lang: &str) -> String {
+    let lang = lang.trim().to_ascii_lowercase();
+    match lang.as_str() {
+        "shell" | "sh" | "zsh" | "console" | "shellsession" => "bash".into(),
+        "c++" | "cc" | "hpp" | "cxx" => "cpp".into(),
+        "typescript" | "tsx" => "ts".into(),
+        "javascript" | "jsx" | "mjs" => "js".into(),
+        "yml" => "yaml".into(),
+        "patch" => "diff".into(),
+        "golang" => "go".into(),
+        "py" | "python3" => "python".into(),
+        "jsonc" | "json5" => "json".into(),
+        _ => lang,
+    }
+}
+
+/// The block's text as highlighted HTML: spans with `hl-` classes around the escaped text, or
+/// `None` for a language the set does not know, an empty or too long block.
+pub fn highlighted(item: &CodeItem) -> Option<String> {
+    if item.code.is_empty() || item.code.len() > MAX_CODE_BYTES {
+        return None;
+    }
+    let set = syntaxes();
+    let syntax = set.find_syntax_by_token(&token_of(&item.lang))?;
+    let mut html = ClassedHTMLGenerator::new_with_class_style(
+        syntax,
+        set,
+        ClassStyle::SpacedPrefixed {
+            prefix: CLASS_PREFIX,
+        },
+    );
+    for line in LinesWithEndings::from(&item.code) {
+        html.parse_html_for_line_which_includes_newline(line).ok()?;
+    }
+    Some(html.finalize())
 }
 
 #[cfg(test)]
@@ -117,5 +173,77 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn code(lang: &str, code: &str) -> CodeItem {
+        CodeItem {
+            lang: lang.into(),
+            code: code.into(),
+        }
+    }
+
+    /// Every language the issue names is highlighted, under the names models write, and every
+    /// class it writes passes the allow-list's class rule.
+    #[test]
+    fn the_common_languages_are_highlighted_with_allowed_classes() {
+        let samples = [
+            ("rust", "fn main() { let x: u32 = 5; }\n"),
+            ("python", "def f(x):\n    return x  # done\n"),
+            ("js", "const a = () => 1;\n"),
+            ("javascript", "let s = `t`;\n"),
+            ("ts", "let n: number = 1;\n"),
+            ("typescript", "interface A { b: string }\n"),
+            ("json", "{\"a\": [1, true]}\n"),
+            ("bash", "echo \"$HOME\" | grep x\n"),
+            ("sh", "ls -la\n"),
+            ("sql", "SELECT id FROM t WHERE x = 1;\n"),
+            ("go", "package main\nfunc main() {}\n"),
+            ("c", "int main(void) { return 0; }\n"),
+            ("cpp", "std::vector<int> v;\n"),
+            ("c++", "auto x = 1;\n"),
+            ("java", "class A { void f() {} }\n"),
+            ("html", "<p class=\"x\">hi</p>\n"),
+            ("css", "a { color: red; }\n"),
+            ("yaml", "a: 1\nb: [x]\n"),
+            ("diff", "--- a\n+++ b\n-old\n+new\n"),
+        ];
+        for (lang, text) in samples {
+            let Some(html) = highlighted(&code(lang, text)) else {
+                panic!("{lang} is not highlighted");
+            };
+            assert!(html.contains("<span class=\"hl-"), "{lang}: {html}");
+            let mut rest = html.as_str();
+            while let Some(at) = rest.find("class=\"") {
+                rest = &rest[at + 7..];
+                let end = rest.find('"').unwrap_or(rest.len());
+                assert!(
+                    crate::markdown::highlight_class(&rest[..end]).as_deref() == Some(&rest[..end]),
+                    "{lang}: class {:?}",
+                    &rest[..end]
+                );
+            }
+        }
+        assert_eq!(highlighted(&code("klingon", "qapla'\n")), None);
+        assert_eq!(highlighted(&code("rust", "")), None);
+        assert_eq!(
+            highlighted(&code("rust", &"x".repeat(MAX_CODE_BYTES + 1))),
+            None
+        );
+    }
+
+    #[test]
+    fn highlighted_code_is_text_whatever_it_holds() {
+        let html = highlighted(&code(
+            "html",
+            "<script>alert(1)</script><img src=x onerror=alert(1)>\n",
+        ))
+        .unwrap();
+        assert!(
+            !html.contains("<script") && !html.contains("<img"),
+            "{html}"
+        );
+        assert!(html.contains("&lt;"), "{html}");
+        let html = highlighted(&code("rust", "let s = \"</span><b>x\";\n")).unwrap();
+        assert!(!html.contains("<b>"), "{html}");
     }
 }

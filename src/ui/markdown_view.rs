@@ -76,7 +76,7 @@ pub fn MarkdownView(
                 Update::Reset => replace_with_markup(&done_el, md.finished_html()),
             }
             // Formulas are typeset once their block is finished, never in the open tail.
-            super::math::typeset(&done_el);
+            super::rich::typeset(&done_el);
             replace_with_markup(&tail_el, md.tail_html());
         });
     });

@@ -12,7 +12,9 @@
 use leptos::wasm_bindgen::{JsCast, JsValue};
 use web_sys::{DocumentFragment, Element, HtmlTemplateElement, Node};
 
-use crate::markdown::{attribute, element, math_attribute, math_element, Verdict, LINK_ATTRIBUTES};
+use crate::markdown::{
+    attribute, element, highlight_class, math_attribute, math_element, Verdict, LINK_ATTRIBUTES,
+};
 
 const HTML_NAMESPACE: &str = "http://www.w3.org/1999/xhtml";
 const MATHML_NAMESPACE: &str = "http://www.w3.org/1998/Math/MathML";
@@ -24,6 +26,8 @@ enum Vocabulary {
     Markdown,
     /// A typeset formula's MathML.
     Math,
+    /// Highlighted code: text in spans with `hl-` classes.
+    Code,
 }
 
 /// The browser's WHATWG URL parser, as the renderer's [`crate::markdown::UrlParser`]: the same
@@ -46,6 +50,18 @@ fn fragment(html: &str, with_sanitizer_api: bool) -> Option<DocumentFragment> {
     }
     let content = template.content();
     clean_tree(&content, Vocabulary::Markdown);
+    Some(content)
+}
+
+/// Highlighted code (from the server) parsed by the browser and reduced to text in `hl-`
+/// spans.
+pub fn sanitized_highlight(html: &str) -> Option<DocumentFragment> {
+    let document = web_sys::window()?.document()?;
+    let template: HtmlTemplateElement =
+        document.create_element("template").ok()?.dyn_into().ok()?;
+    template.set_inner_html(html);
+    let content = template.content();
+    clean_tree(&content, Vocabulary::Code);
     Some(content)
 }
 
@@ -161,6 +177,14 @@ fn clean_tree(root: &Node, vocabulary: Vocabulary) {
                         Vocabulary::Math => {
                             math_element(&name, namespace.as_deref() == Some(MATHML_NAMESPACE))
                         }
+                        Vocabulary::Code => {
+                            let html = namespace.as_deref() == Some(HTML_NAMESPACE);
+                            match element(&name, html) {
+                                Verdict::Keep if name == "span" => Verdict::Keep,
+                                Verdict::Remove => Verdict::Remove,
+                                _ => Verdict::Unwrap,
+                            }
+                        }
                     };
                     match verdict {
                         Verdict::Keep => {
@@ -202,6 +226,7 @@ fn clean_attributes(el: &Element, name: &str, vocabulary: Vocabulary) {
         let kept = match vocabulary {
             Vocabulary::Markdown => attribute(name, &attr, &value, browser_url),
             Vocabulary::Math => math_attribute(name, &attr, &value),
+            Vocabulary::Code => (attr == "class").then(|| highlight_class(&value)).flatten(),
         };
         match kept {
             Some(kept) if kept == value => {}

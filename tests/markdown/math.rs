@@ -18,9 +18,8 @@ fn every_delimiter_keeps_its_latex_whole() {
         render("by \\(a^2 + b^2 = c^2\\)."),
         "<p>by <code class=\"math-inline\">a^2 + b^2 = c^2</code>.</p>\n"
     );
-    assert!(render("$$\\sum_{k=1}^{n} k$$").contains(
-        "<code class=\"math-display\">\\sum_{k=1}^{n} k</code>"
-    ));
+    assert!(render("$$\\sum_{k=1}^{n} k$$")
+        .contains("<code class=\"math-display\">\\sum_{k=1}^{n} k</code>"));
     let html = render("$a < b \\text{<b>x</b>} & c$");
     assert!(
         html.contains("a &lt; b \\text{&lt;b&gt;x&lt;/b&gt;} &amp; c"),

@@ -60,6 +60,8 @@ pub enum Scenario {
     /// `[perf]`: about 100 KB of markdown reasoning, then 50 KB of answer, at 200 deltas a
     /// second whatever the token delay: the load the UI benchmark measures.
     Perf,
+    /// `[code]`: code blocks in several languages (and one the highlighter does not know).
+    Code,
     /// `[math]`: formulas in every delimiter, in the reasoning and the answer, beside dollar
     /// amounts and one formula that does not parse.
     Math,
@@ -69,6 +71,9 @@ pub enum Scenario {
     Tty,
 }
 
+/// `[code]`'s answer: fenced blocks the page highlights once each is finished.
+pub const CODE_ANSWER: &str = "In Rust:\n\n```rust\nfn square(x: u32) -> u32 {\n    // multiply\n    x * x\n}\n```\n\nIn Python:\n\n```python\ndef square(x):\n    return x * x  # \"same\"\n```\n\nThe change:\n\n```diff\n-let y = x + x;\n+let y = x * x;\n```\n\nAnd in a language nobody knows:\n\n```klingon\nqapla' <b>not markup</b>\n```\n";
+
 /// `[math]`'s reasoning: LaTeX as models write it while they think.
 pub const MATH_THINKING: &str = "The area under $y = x^2$ from 0 to 1 is \\(\\int_0^1 x^2\\,dx\\); the antiderivative is $\\frac{x^3}{3}$.";
 
@@ -77,7 +82,8 @@ pub const MATH_THINKING: &str = "The area under $y = x^2$ from 0 to 1 is \\(\\in
 pub const MATH_ANSWER: &str = "The integral is $\\int_0^1 x^2\\,dx = \\frac{1}{3}$, and by Pythagoras \\(a^2 + b^2 = c^2\\).\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$\n\n\\[ E = mc^2 \\]\n\nIt costs $5 and $10 at most.\n\nThis one is broken: $\\notacommand{x}$.\n";
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 25] = [
+    const TAGS: [(&'static str, Scenario); 26] = [
+        ("[code]", Scenario::Code),
         ("[math]", Scenario::Math),
         ("[tty]", Scenario::Tty),
         ("[error-once]", Scenario::ErrorOnce),
@@ -263,6 +269,7 @@ impl Scenario {
         Scenario::ThinkOpen => ok(inline_think(&[])),
         Scenario::Redacted => ok(vec![Step::Hidden(Duration::from_millis(1200)), answer()]),
         Scenario::Math => ok(vec![Step::Think(MATH_THINKING.into()), Step::Answer(MATH_ANSWER.into())]),
+        Scenario::Code => ok(vec![Step::Think("Three short examples should do.".into()), Step::Answer(CODE_ANSWER.into())]),
         Scenario::Tty => {
             let hostile = [
                 "\u{1b}]0;pwned-title\u{7}",

@@ -1,0 +1,159 @@
+//! Rich content in finished markdown blocks (never in the open tail, which changes every frame):
+//! formulas become MathML and code blocks are highlighted, both made on the server (the page's
+//! first load carries neither converter).
+//!
+//! The writer leaves each formula as its source in `<code class="math-inline">` or
+//! `"math-display"`; a block's formulas are asked for in one request (`render/math`), each
+//! answer passes the MathML allow-list ([`super::sanitize`]) and takes the source's place. A
+//! formula that does not parse, or cannot be asked for, stays source. A fenced code block with
+//! a language is asked for the same way (`render/code`); its highlighted text (spans with `hl-`
+//! classes) passes its own allow-list and replaces the plain text, which stays otherwise.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use leptos::task::spawn_local;
+use leptos::wasm_bindgen::JsCast;
+use web_sys::Element;
+
+use crate::domain::{CodeItem, MathItem};
+
+/// What the page shows when a formula stays source.
+const AS_WRITTEN: &str = "This formula could not be typeset; it is shown as written.";
+
+thread_local! {
+    /// Formulas already converted on this page (a regenerate or a reload of the same chat asks
+    /// for nothing again).
+    static TYPESET: RefCell<HashMap<MathItem, Option<String>>> = RefCell::new(HashMap::new());
+    /// Code blocks already highlighted on this page.
+    static HIGHLIGHTED: RefCell<HashMap<CodeItem, Option<String>>> = RefCell::new(HashMap::new());
+}
+
+/// Typesets the formulas and highlights the code blocks under `root` not handled yet.
+pub fn typeset(root: &Element) {
+    typeset_math(root);
+    highlight_code(root);
+}
+
+/// Highlights the fenced code blocks with a language under `root` not handled yet.
+fn highlight_code(root: &Element) {
+    let Ok(found) =
+        root.query_selector_all(".code-block pre > code[class^=\"language-\"]:not([data-hl])")
+    else {
+        return;
+    };
+    let mut blocks = Vec::new();
+    for i in 0..found.length() {
+        let Some(el) = found.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else {
+            continue;
+        };
+        let _ = el.set_attribute("data-hl", "pending");
+        let lang = el.class_name();
+        let item = CodeItem {
+            lang: lang.trim_start_matches("language-").to_string(),
+            code: el.text_content().unwrap_or_default(),
+        };
+        blocks.push((el, item));
+    }
+    if blocks.is_empty() {
+        return;
+    }
+    spawn_local(async move {
+        let mut missing: Vec<CodeItem> = HIGHLIGHTED.with(|done| {
+            let done = done.borrow();
+            blocks
+                .iter()
+                .map(|(_, item)| item)
+                .filter(|item| !done.contains_key(item))
+                .cloned()
+                .collect()
+        });
+        missing.sort_by(|a, b| (&a.lang, &a.code).cmp(&(&b.lang, &b.code)));
+        missing.dedup();
+        if !missing.is_empty() {
+            if let Ok(answers) = crate::api::rich::render_code(missing.clone()).await {
+                HIGHLIGHTED.with(|done| {
+                    let mut done = done.borrow_mut();
+                    for (item, html) in missing.into_iter().zip(answers) {
+                        done.insert(item, html);
+                    }
+                });
+            }
+        }
+        for (el, item) in blocks {
+            let html = HIGHLIGHTED.with(|done| done.borrow().get(&item).cloned().flatten());
+            let fragment = html.and_then(|h| super::sanitize::sanitized_highlight(&h));
+            // The highlighted text must be the same text, or it is not used.
+            let same = fragment
+                .as_ref()
+                .is_some_and(|f| f.text_content().as_deref() == Some(item.code.as_str()));
+            match fragment.filter(|_| same) {
+                Some(fragment) => {
+                    el.set_text_content(None);
+                    let _ = el.append_child(&fragment);
+                    let _ = el.set_attribute("data-hl", "done");
+                }
+                None => {
+                    let _ = el.set_attribute("data-hl", "plain");
+                }
+            }
+        }
+    });
+}
+
+/// Typesets the formulas under `root` not handled yet.
+fn typeset_math(root: &Element) {
+    let Ok(found) = root.query_selector_all(
+        "code.math-inline:not([data-math]), code.math-display:not([data-math])",
+    ) else {
+        return;
+    };
+    let mut formulas = Vec::new();
+    for i in 0..found.length() {
+        let Some(el) = found.item(i).and_then(|n| n.dyn_into::<Element>().ok()) else {
+            continue;
+        };
+        let _ = el.set_attribute("data-math", "pending");
+        let item = MathItem {
+            tex: el.text_content().unwrap_or_default(),
+            display: el.class_list().contains("math-display"),
+        };
+        formulas.push((el, item));
+    }
+    if formulas.is_empty() {
+        return;
+    }
+    spawn_local(async move {
+        let mut missing: Vec<MathItem> = TYPESET.with(|done| {
+            let done = done.borrow();
+            formulas
+                .iter()
+                .map(|(_, item)| item)
+                .filter(|item| !done.contains_key(item))
+                .cloned()
+                .collect()
+        });
+        missing.sort_by(|a, b| (&a.tex, a.display).cmp(&(&b.tex, b.display)));
+        missing.dedup();
+        if !missing.is_empty() {
+            if let Ok(answers) = crate::api::rich::render_math(missing.clone()).await {
+                TYPESET.with(|done| {
+                    let mut done = done.borrow_mut();
+                    for (item, mathml) in missing.into_iter().zip(answers) {
+                        done.insert(item, mathml);
+                    }
+                });
+            }
+        }
+        for (el, item) in formulas {
+            let mathml = TYPESET.with(|done| done.borrow().get(&item).cloned().flatten());
+            let typeset = mathml
+                .and_then(|m| super::sanitize::sanitized_math(&m))
+                .is_some_and(|math| el.replace_with_with_node_1(&math).is_ok());
+            if !typeset {
+                let _ = el.set_attribute("data-math", "source");
+                let _ = el.set_attribute("title", AS_WRITTEN);
+            }
+        }
+    });
+}
