@@ -57,10 +57,11 @@ test("finished code blocks are highlighted; their text, and what Copy takes, are
   await expect(blocks).toHaveCount(4);
   const rust = blocks.nth(0);
   await expect(rust).toHaveAttribute("data-hl", "done");
-  await expect(rust.locator("span.hl-comment")).toHaveText("// multiply");
+  await expect(rust.locator("span.hl-comment").first()).toContainText("// multiply");
   await expect(rust.locator("span.hl-storage").first()).toHaveText("fn");
   await expect(rust).toHaveText("fn square(x: u32) -> u32 {\n    // multiply\n    x * x\n}\n");
-  await expect(blocks.nth(1).locator("span.hl-string").first()).toContainText("same");
+  await expect(blocks.nth(1).locator("span.hl-comment").first()).toContainText('# "same"');
+  await expect(blocks.nth(1).locator(".hl-keyword").first()).toHaveText("def");
   await expect(blocks.nth(2).locator(".hl-markup.hl-inserted")).toContainText("let y = x * x;");
   // A language the highlighter does not know stays plain text, markup and all.
   const unknown = blocks.nth(3);
@@ -71,4 +72,33 @@ test("finished code blocks are highlighted; their text, and what Copy takes, are
   await expectNoViolations(page, "an answer with highlighted code");
   await answer.locator(".code-block").first().getByRole("button", { name: "Copy code" }).click();
   expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("fn square(x: u32) -> u32 {\n    // multiply\n    x * x\n}\n");
+});
+
+test("the disclaimer chip opens a short explanation: a modal dialog that keeps focus, closes on Escape and gives focus back", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("Why is the sky blue?");
+  await chat.waitForTurnEnd();
+  const chip = chat.lastAssistant().getByRole("button", { name: "AI-generated — verify" });
+  await chip.click();
+  const dialog = page.getByRole("dialog", { name: "About AI-generated answers" });
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toContainText("Check what matters");
+  const gotIt = dialog.getByRole("button", { name: "Got it" });
+  await expect(gotIt).toBeFocused();
+  // Focus stays inside while it is open: the page behind is inert.
+  await page.keyboard.press("Tab");
+  expect(await dialog.evaluate((d) => d.contains(document.activeElement))).toBe(true);
+  await page.keyboard.press("Shift+Tab");
+  expect(await dialog.evaluate((d) => d.contains(document.activeElement))).toBe(true);
+  await expectNoViolations(page, "the disclaimer's explanation open");
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+  await expect(chip).toBeFocused();
+  // The button closes it too.
+  await chip.press("Enter");
+  await expect(dialog).toBeVisible();
+  await gotIt.click();
+  await expect(dialog).toBeHidden();
+  await expect(chip).toBeFocused();
 });
