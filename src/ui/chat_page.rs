@@ -88,6 +88,9 @@ pub fn ChatPage() -> impl IntoView {
         });
     });
 
+    let disclaimer = super::message_bubble::DisclaimerDialog::new();
+    provide_context(disclaimer);
+
     view! {
         <div
             class="chat-page"
@@ -128,6 +131,7 @@ pub fn ChatPage() -> impl IntoView {
                 </div>
                 <Composer/>
             </div>
+            <super::message_bubble::DisclaimerExplanation explanation=disclaimer/>
         </div>
     }
 }

@@ -14,12 +14,100 @@ use crate::domain::Role;
 /// The disclaimer every assistant bubble carries. One string, in one place.
 pub const AI_DISCLAIMER: &str = "AI-generated — verify";
 
+/// What an assistant bubble must be given to be built at all: its disclaimer (seed 004's T11).
+/// [`AssistantBubble`] takes it as a required prop, so a bubble without one does not compile
+/// (its doc tests show both ways); there is one, [`Disclaimer::AI_GENERATED`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Disclaimer {
+    label: &'static str,
+}
+
+impl Disclaimer {
+    /// "AI-generated — verify", which opens the explanation.
+    pub const AI_GENERATED: Disclaimer = Disclaimer {
+        label: AI_DISCLAIMER,
+    };
+
+    pub fn label(self) -> &'static str {
+        self.label
+    }
+}
+
+/// The page's one explanation of the disclaimer: a modal dialog any bubble's chip opens, which
+/// gives focus back to that chip when it closes. Provided as context by the chat page.
+#[derive(Clone, Copy)]
+pub struct DisclaimerDialog {
+    dialog: NodeRef<leptos::html::Dialog>,
+    opener: StoredValue<Option<web_sys::HtmlElement>, LocalStorage>,
+}
+
+impl DisclaimerDialog {
+    /// The dialog's handles, to provide as context and render with [`DisclaimerExplanation`].
+    pub fn new() -> Self {
+        DisclaimerDialog {
+            dialog: NodeRef::new(),
+            opener: StoredValue::new_local(None),
+        }
+    }
+}
+
+impl Default for DisclaimerDialog {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The explanation the disclaimer chip opens (rendered once, in the chat page).
+#[component]
+pub fn DisclaimerExplanation(explanation: DisclaimerDialog) -> impl IntoView {
+    let DisclaimerDialog { dialog, opener } = explanation;
+    let give_focus_back = move |_| {
+        if let Some(el) = opener.get_value() {
+            let _ = el.focus();
+        }
+    };
+    view! {
+        <dialog class="disclaimer-dialog" node_ref=dialog aria-labelledby="disclaimer-title" on:close=give_focus_back>
+            <h2 id="disclaimer-title">"About AI-generated answers"</h2>
+            <p>"A language model wrote this answer. It can be wrong, out of date or made up while sounding sure, and so can the reasoning shown above it."</p>
+            <p>"Check what matters against a source you trust before you rely on it, act on it or pass it on."</p>
+            <form method="dialog">
+                <button type="submit" autofocus>"Got it"</button>
+            </form>
+        </dialog>
+    }
+}
+
+/// The disclaimer chip: a button that opens the page's explanation.
+#[component]
+fn DisclaimerChip(disclaimer: Disclaimer) -> impl IntoView {
+    let explanation = use_context::<DisclaimerDialog>();
+    let open = move |ev: leptos::ev::MouseEvent| {
+        let Some(explanation) = explanation else {
+            return;
+        };
+        use leptos::wasm_bindgen::JsCast;
+        let chip = ev
+            .current_target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok());
+        explanation.opener.set_value(chip);
+        if let Some(dialog) = explanation.dialog.get() {
+            let _ = dialog.show_modal();
+        }
+    };
+    view! {
+        <button type="button" class="disclaimer" aria-haspopup="dialog" on:click=open>{disclaimer.label()}</button>
+    }
+}
+
 /// One message: the reader's, end-aligned, or the assistant's, with its thinking blocks, its
 /// answer, its state (streaming, stopped, failed) and its actions.
 #[component]
 pub fn MessageBubble(entry: Entry) -> impl IntoView {
     match entry.role {
-        Role::Assistant => view! { <AssistantBubble entry/> }.into_any(),
+        Role::Assistant => {
+            view! { <AssistantBubble entry disclaimer=Disclaimer::AI_GENERATED/> }.into_any()
+        }
         Role::User => view! { <UserBubble entry/> }.into_any(),
     }
 }
@@ -144,8 +232,33 @@ fn focus_composer() {
     }
 }
 
+/// The assistant's message: its thinking blocks above its answer, its state and actions, and
+/// the disclaimer it cannot be built without (seed 004's T11). Leaving the disclaimer out does
+/// not compile (`cargo test --doc` checks it):
+///
+/// ```compile_fail,E0061
+/// use leptos::prelude::*;
+/// use ponder::client::controller::Entry;
+/// use ponder::ui::message_bubble::AssistantBubble;
+///
+/// fn bubble(entry: Entry) -> impl IntoView {
+///     view! { <AssistantBubble entry/> }
+/// }
+/// ```
+///
+/// while the same bubble with it does, so the failure above is the missing disclaimer:
+///
+/// ```no_run
+/// use leptos::prelude::*;
+/// use ponder::client::controller::Entry;
+/// use ponder::ui::message_bubble::{AssistantBubble, Disclaimer};
+///
+/// fn bubble(entry: Entry) -> impl IntoView {
+///     view! { <AssistantBubble entry disclaimer=Disclaimer::AI_GENERATED/> }
+/// }
+/// ```
 #[component]
-fn AssistantBubble(entry: Entry) -> impl IntoView {
+pub fn AssistantBubble(entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
     let dom_id = format!("message-{}", entry.id);
     let versions = entry.versions;
     let active = entry.active;
@@ -166,7 +279,7 @@ fn AssistantBubble(entry: Entry) -> impl IntoView {
                 // Keyed by the version shown: another version gets fresh nodes, never the old
                 // answer's nodes patched (their rendered markdown would be appended to).
                 <For each=move || turn.get() key=|t| *t let:t>
-                    <TurnBody turn=t entry=entry.clone()/>
+                    <TurnBody turn=t entry=entry.clone() disclaimer/>
                 </For>
             </div>
         </article>
@@ -174,7 +287,7 @@ fn AssistantBubble(entry: Entry) -> impl IntoView {
 }
 
 #[component]
-fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
+fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let copied = RwSignal::new(false);
     let block_count = Memo::new(move |_| turn.with(|t| t.blocks.len()));
@@ -252,7 +365,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry) -> impl IntoView {
             </Show>
         </div>
         <div class="bubble-meta">
-            <span class="disclaimer">{AI_DISCLAIMER}</span>
+            <DisclaimerChip disclaimer/>
             {move || turn.with(|t| t.model.clone()).map(|m| view! { <span class="answer-model" title="The model that wrote this answer">{m}</span> })}
             <Timestamp at=created_at/>
             <Show when=move || { version_count.get() > 1 }>
