@@ -61,18 +61,28 @@ impl Default for DisclaimerDialog {
 #[component]
 pub fn DisclaimerExplanation(explanation: DisclaimerDialog) -> impl IntoView {
     let DisclaimerDialog { dialog, opener } = explanation;
+    let got_it = NodeRef::<leptos::html::Button>::new();
     let give_focus_back = move |_| {
         if let Some(el) = opener.get_value() {
             let _ = el.focus();
         }
     };
+    // Its one control keeps the focus: Tab never leaves the dialog for the browser's own UI.
+    let keep_focus = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Tab" {
+            ev.prevent_default();
+            if let Some(button) = got_it.get() {
+                let _ = button.focus();
+            }
+        }
+    };
     view! {
-        <dialog class="disclaimer-dialog" node_ref=dialog aria-labelledby="disclaimer-title" on:close=give_focus_back>
+        <dialog class="disclaimer-dialog" node_ref=dialog aria-labelledby="disclaimer-title" on:close=give_focus_back on:keydown=keep_focus>
             <h2 id="disclaimer-title">"About AI-generated answers"</h2>
             <p>"A language model wrote this answer. It can be wrong, out of date or made up while sounding sure, and so can the reasoning shown above it."</p>
             <p>"Check what matters against a source you trust before you rely on it, act on it or pass it on."</p>
             <form method="dialog">
-                <button type="submit" autofocus>"Got it"</button>
+                <button type="submit" autofocus node_ref=got_it>"Got it"</button>
             </form>
         </dialog>
     }

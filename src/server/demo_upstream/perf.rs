@@ -70,6 +70,44 @@ const CODE: [&str; 8] = [
     "assert!(lo <= hi, \"empty range\");",
 ];
 
+/// Formulas a model writes while it reasons and answers, for the rich variant.
+const FORMULAS: [&str; 8] = [
+    "$O(n \\log n)$",
+    "$\\frac{a+b}{2}$",
+    "\\(\\sum_{i=1}^{n} x_i^2\\)",
+    "$e^{-\\lambda t}$",
+    "$\\sqrt{\\sigma^2 + \\mu^2}$",
+    "\\(p \\le 0.05\\)",
+    "$\\binom{n}{k}$",
+    "$\\lim_{x \\to 0} \\frac{\\sin x}{x} = 1$",
+];
+const DISPLAY: [&str; 3] = [
+    "$$\\int_0^\\infty e^{-x^2}\\,dx = \\frac{\\sqrt{\\pi}}{2}$$",
+    "\\[ \\mathbb{E}[X] = \\sum_{k} k \\, P(X = k) \\]",
+    "$$\\begin{pmatrix} a & b \\\\ c & d \\end{pmatrix} \\begin{pmatrix} x \\\\ y \\end{pmatrix}$$",
+];
+const LANGUAGES: [(&str, &[&str]); 3] = [
+    (
+        "python",
+        &[
+            "def total(items):",
+            "    # sum the costs",
+            "    return sum(x.cost for x in items)",
+        ],
+    ),
+    (
+        "ts",
+        &[
+            "const total = (items: Item[]): number =>",
+            "  items.reduce((s, x) => s + x.cost, 0);",
+        ],
+    ),
+    (
+        "bash",
+        &["for f in *.log; do", "  grep -c \"error\" \"$f\"", "done"],
+    ),
+];
+
 /// A deterministic source of choices (xorshift64).
 struct Picks(u64);
 
@@ -189,6 +227,66 @@ pub fn answer() -> String {
     out
 }
 
+/// The rich variant of a text: a formula after some sentences, a display formula after some
+/// paragraphs, and every other Rust code block in another language.
+fn enrich(text: &str, seed: u64) -> String {
+    let mut picks = Picks(seed);
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let mut in_code = false;
+    let mut blocks = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("```") {
+            if !in_code {
+                blocks += 1;
+                if blocks % 2 == 0 {
+                    let (lang, lines) = LANGUAGES[picks.next(LANGUAGES.len())];
+                    out.push_str(&format!("```{lang}\n"));
+                    for l in lines {
+                        out.push_str(l);
+                        out.push('\n');
+                    }
+                    in_code = true;
+                    continue;
+                }
+            }
+            in_code = !in_code;
+            out.push_str(line);
+            continue;
+        }
+        if in_code {
+            if blocks % 2 == 1 {
+                out.push_str(line);
+            }
+            continue;
+        }
+        match line.strip_suffix(".\n") {
+            Some(body) if !body.starts_with('|') && picks.next(3) == 0 => {
+                out.push_str(body);
+                out.push_str(", roughly ");
+                out.push_str(picks.one(&FORMULAS));
+                out.push_str(".\n");
+                if picks.next(4) == 0 {
+                    out.push('\n');
+                    out.push_str(picks.one(&DISPLAY));
+                    out.push('\n');
+                }
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `[perf-rich]`'s reasoning: [`thinking`] with formulas and code in several languages.
+pub fn rich_thinking() -> String {
+    enrich(&thinking(), 0x5851_F42D_4C95_7F2D)
+}
+
+/// `[perf-rich]`'s answer: [`answer`] with formulas and code in several languages.
+pub fn rich_answer() -> String {
+    enrich(&answer(), 0x1405_7B7E_F767_814F)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +321,15 @@ mod tests {
             }
         }
         assert!(render(&answer()).contains("<h2>"));
+    }
+
+    #[test]
+    fn the_rich_variant_holds_formulas_and_code_in_several_languages() {
+        for text in [rich_thinking(), rich_answer()] {
+            let html = render(&text);
+            assert!(html.matches("math-inline").count() > 20, "few formulas");
+            assert!(html.contains("math-display"));
+            assert!(html.contains("language-rust") && html.matches("language-").count() >= 4);
+        }
     }
 }

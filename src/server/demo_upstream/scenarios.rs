@@ -65,6 +65,9 @@ pub enum Scenario {
     /// `[math]`: formulas in every delimiter, in the reasoning and the answer, beside dollar
     /// amounts and one formula that does not parse.
     Math,
+    /// `[perf-rich]`: `[perf]` with formulas in its prose and code in several languages: the
+    /// load of the UI benchmark's rich variant (typesetting and highlighting on the way).
+    PerfRich,
     /// `[tty]`: terminal escape sequences (clear screen, cursor moves, colours, a window
     /// title, an OSC 52 clipboard write, 8-bit CSI) and bidi controls, as thinking and as
     /// answer: what a terminal client must never pass through.
@@ -82,7 +85,8 @@ pub const MATH_THINKING: &str = "The area under $y = x^2$ from 0 to 1 is \\(\\in
 pub const MATH_ANSWER: &str = "The integral is $\\int_0^1 x^2\\,dx = \\frac{1}{3}$, and by Pythagoras \\(a^2 + b^2 = c^2\\).\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$\n\n\\[ E = mc^2 \\]\n\nIt costs $5 and $10 at most.\n\nThis one is broken: $\\notacommand{x}$.\n";
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 26] = [
+    const TAGS: [(&'static str, Scenario); 27] = [
+        ("[perf-rich]", Scenario::PerfRich),
         ("[code]", Scenario::Code),
         ("[math]", Scenario::Math),
         ("[tty]", Scenario::Tty),
@@ -291,6 +295,10 @@ impl Scenario {
         Scenario::Perf => Script {
             pace: Some(PERF_PACE),
             ..ok(vec![Step::Think(perf::thinking()), Step::Answer(perf::answer())])
+        },
+        Scenario::PerfRich => Script {
+            pace: Some(PERF_PACE),
+            ..ok(vec![Step::Think(perf::rich_thinking()), Step::Answer(perf::rich_answer())])
         },
         Scenario::Unauthorized => Script {
             status: 401,
