@@ -266,9 +266,11 @@ fn enrich(text: &str, seed: u64) -> String {
                 out.push_str(picks.one(&FORMULAS));
                 out.push_str(".\n");
                 if picks.next(4) == 0 {
+                    // Blank lines around it: a list item after it starts its own list rather
+                    // than running into the formula's paragraph.
                     out.push('\n');
                     out.push_str(picks.one(&DISPLAY));
-                    out.push('\n');
+                    out.push_str("\n\n");
                 }
             }
             _ => out.push_str(line),
@@ -330,6 +332,17 @@ mod tests {
             assert!(html.matches("math-inline").count() > 20, "few formulas");
             assert!(html.contains("math-display"));
             assert!(html.contains("language-rust") && html.matches("language-").count() >= 4);
+            // Every list item of the text is still one (what the UI benchmark counts).
+            let items = text
+                .lines()
+                .filter(|l| {
+                    l.starts_with("- ")
+                        || l.split_once(". ").is_some_and(|(n, _)| {
+                            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+                        })
+                })
+                .count();
+            assert_eq!(html.matches("<li>").count(), items);
         }
     }
 }
