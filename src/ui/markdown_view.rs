@@ -67,16 +67,23 @@ pub fn MarkdownView(
             return;
         }
         renderer.with_value(|md| {
-            match update {
-                Update::Unchanged => {}
+            let added = match update {
+                Update::Unchanged => "",
                 Update::Appended { from } => {
                     let added = &md.finished_html()[from..];
                     append_markup(&done_el, added);
+                    added
                 }
-                Update::Reset => replace_with_markup(&done_el, md.finished_html()),
+                Update::Reset => {
+                    replace_with_markup(&done_el, md.finished_html());
+                    md.finished_html()
+                }
+            };
+            // Formulas and code are dressed once their block is finished, never in the open
+            // tail, and the finished part is only searched when a block with either arrived.
+            if super::rich::wants_dressing(added) {
+                super::rich::typeset(&done_el);
             }
-            // Formulas are typeset once their block is finished, never in the open tail.
-            super::rich::typeset(&done_el);
             replace_with_markup(&tail_el, md.tail_html());
         });
     });

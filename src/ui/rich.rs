@@ -29,6 +29,11 @@ thread_local! {
     static HIGHLIGHTED: RefCell<HashMap<CodeItem, Option<String>>> = RefCell::new(HashMap::new());
 }
 
+/// True when rendered markdown `html` holds a formula or a code block with a language.
+pub fn wants_dressing(html: &str) -> bool {
+    html.contains("class=\"math-") || html.contains("class=\"language-")
+}
+
 /// Typesets the formulas and highlights the code blocks under `root` not handled yet.
 pub fn typeset(root: &Element) {
     typeset_math(root);
