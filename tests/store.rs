@@ -42,6 +42,7 @@ async fn two_users(store: &Store) -> (Identity, Identity) {
 fn answer(content: &str, thinking: &str, status: VersionStatus) -> AnswerRecord {
     AnswerRecord {
         content: content.into(),
+        extras: Default::default(),
         blocks: vec![BlockRecord {
             kind: ThinkingKind::Raw,
             text: thinking.into(),
@@ -148,6 +149,68 @@ async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
             Some("Short wavelengths scatter more.")
         );
         assert!(again.rev > opened.rev - 1);
+    }
+}
+
+#[tokio::test]
+async fn tools_and_sources_are_kept_with_the_answer_and_a_damaged_copy_loses_only_them() {
+    use ponder::domain::{SourceRef, ToolStatus, ToolStep};
+    let urls = [
+        ("sqlite", sqlite_url()),
+        ("postgres", common::postgres::database().await),
+    ];
+    for (engine, url) in urls {
+        let store = Store::open(&url).await.expect(engine);
+        let (alice, _) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let conv = me.create_conversation(None, "Rust?").await.expect("create");
+        me.add_user_message(&conv.id, "Rust?", None)
+            .await
+            .expect("user message");
+        let slot = me
+            .start_answer(&conv.id, None, "demo", Default::default(), None)
+            .await
+            .expect("answer");
+        let mut record = answer("Rust is fast.[^1]", "plan", VersionStatus::Done);
+        record.extras.tools = vec![ToolStep {
+            name: "web_search".into(),
+            input: "rust speed".into(),
+            status: ToolStatus::Finished,
+            output: "2 results".into(),
+            after_blocks: 1,
+        }];
+        record.extras.sources = vec![SourceRef {
+            n: 1,
+            url: "https://www.rust-lang.org/".into(),
+            title: Some("Rust".into()),
+        }];
+        me.save_answer(&slot, &record).await.expect("final");
+        let opened = me.conversation(&conv.id, false).await.expect("open");
+        let shown = opened.messages[1].shown().expect("a version");
+        assert_eq!(shown.tools, record.extras.tools, "{engine}");
+        assert_eq!(shown.sources, record.extras.sources, "{engine}");
+        assert_eq!(shown.content, "Rust is fast.[^1]");
+
+        sqlx::any::install_default_drivers();
+        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
+            .await
+            .expect("a second connection");
+        sqlx::query("UPDATE message_versions SET extras = $1 WHERE id = $2")
+            .bind("{not json")
+            .bind(&slot.version_id)
+            .execute(&mut conn)
+            .await
+            .expect("damage");
+        let opened = me.conversation(&conv.id, false).await.expect("still opens");
+        let shown = opened.messages[1].shown().expect("a version");
+        assert!(
+            shown.tools.is_empty() && shown.sources.is_empty(),
+            "{engine}"
+        );
+        assert_eq!(
+            shown.content, "Rust is fast.[^1]",
+            "{engine}: the text is kept"
+        );
     }
 }
 

@@ -1258,6 +1258,8 @@ impl ChatController {
                         versions: e.edits.clone(),
                         model: None,
                         settings: Default::default(),
+                        tools: Vec::new(),
+                        sources: Vec::new(),
                         extra: e.extra.clone(),
                     },
                     Role::Assistant => {

@@ -102,6 +102,8 @@ pub fn edit_versions(
         created_at,
         model: None,
         settings: Default::default(),
+        tools: Vec::new(),
+        sources: Vec::new(),
     };
     let mut versions = if earlier.is_empty() {
         vec![plain(old_text, old_at)]
@@ -292,6 +294,8 @@ mod tests {
                     active_version: None,
                     model: None,
                     settings: Default::default(),
+                    tools: Vec::new(),
+                    sources: Vec::new(),
                     extra: serde_json::Map::new(),
                 })
                 .collect(),

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::labels;
 use super::turn_state::{BlockState, BlockStatus, RemoteText, TurnPhase, TurnState};
-use crate::domain::{Failure, ReasoningSettings, Role, ThinkingKind};
+use crate::domain::{Failure, ReasoningSettings, Role, SourceRef, ThinkingKind, ToolStep};
 
 /// Prefix of every conversation key.
 pub const CHAT_PREFIX: &str = "ponder.chat.v1.";
@@ -74,6 +74,12 @@ pub struct VersionRecord {
     /// What the answer was asked with.
     #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
     pub settings: ReasoningSettings,
+    /// The tools the model used, in stream order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolStep>,
+    /// The sources `[^n]` in the answer refers to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceRef>,
 }
 
 /// One message as saved. For an assistant message the top-level fields are its active version.
@@ -98,6 +104,10 @@ pub struct MessageRecord {
     #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
     pub settings: ReasoningSettings,
     /// Every version, when there is more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolStep>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceRef>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<VersionRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -242,6 +252,8 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
         created_at: turn.created_at,
         model: turn.model.clone(),
         settings: turn.settings,
+        tools: turn.tools.clone(),
+        sources: turn.sources.clone(),
     }
 }
 
@@ -300,6 +312,8 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         live: false,
         model: v.model.clone(),
         settings: v.settings,
+        tools: v.tools.clone(),
+        sources: v.sources.clone(),
         ..TurnState::default()
     }
 }
@@ -344,6 +358,8 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
         created_at: v.created_at as f64,
         model: v.model.clone(),
         settings: v.settings,
+        tools: v.tools.clone(),
+        sources: v.sources.clone(),
     };
     let messages = conv
         .messages
@@ -363,6 +379,8 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
                     active_version: None,
                     model: None,
                     settings: Default::default(),
+                    tools: Vec::new(),
+                    sources: Vec::new(),
                     extra: Map::new(),
                 };
                 if m.versions.len() > 1 {
@@ -427,6 +445,8 @@ pub fn to_import(record: &ConversationRecord) -> crate::domain::history::Import 
                 interrupted: t.interrupted,
             })
             .collect(),
+        tools: v.tools.clone(),
+        sources: v.sources.clone(),
     };
     Import {
         key: record.id.clone(),
@@ -446,6 +466,8 @@ pub fn to_import(record: &ConversationRecord) -> crate::domain::history::Import 
                             created_at: m.created_at,
                             model: None,
                             settings: ReasoningSettings::default(),
+                            tools: Vec::new(),
+                            sources: Vec::new(),
                         }],
                         0,
                     ),
@@ -480,6 +502,8 @@ pub fn assistant_record(
         created_at,
         model: None,
         settings: ReasoningSettings::default(),
+        tools: Vec::new(),
+        sources: Vec::new(),
     });
     let many = versions.len() > 1;
     MessageRecord {
@@ -494,6 +518,8 @@ pub fn assistant_record(
         active_version: many.then_some(active),
         model: top.model,
         settings: top.settings,
+        tools: top.tools,
+        sources: top.sources,
         extra: Map::new(),
     }
 }
@@ -516,6 +542,8 @@ pub fn versions_of(m: &MessageRecord) -> (Vec<VersionRecord>, usize) {
             created_at: m.created_at,
             model: m.model.clone(),
             settings: m.settings,
+            tools: m.tools.clone(),
+            sources: m.sources.clone(),
         };
         (vec![v], 0)
     } else {
@@ -561,10 +589,32 @@ pub fn export_markdown(record: &ConversationRecord, with_thinking: bool) -> Stri
                 ));
             }
         }
-        out.push_str(m.content.trim_end());
+        for t in &m.tools {
+            out.push_str(&tool_line(t));
+        }
+        if !m.tools.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(crate::domain::rich::with_footnotes(&m.content, &m.sources).trim_end());
         out.push_str("\n\n");
     }
     out
+}
+
+/// A tool step as one quoted line of an export: its name, its status, what it was asked.
+fn tool_line(t: &ToolStep) -> String {
+    let status = match t.status {
+        crate::domain::ToolStatus::Running => "running",
+        crate::domain::ToolStatus::Finished => "finished",
+        crate::domain::ToolStatus::Failed => "failed",
+    };
+    let mut line = format!("> Tool `{}` ({status})", t.name.replace('`', "'"));
+    if !t.input.is_empty() {
+        line.push_str(": ");
+        line.push_str(&t.input);
+    }
+    line.push('\n');
+    line
 }
 
 /// The record as JSON, without reasoning when `with_thinking` is off.
@@ -696,6 +746,8 @@ mod tests {
             active_version: None,
             model: None,
             settings: Default::default(),
+            tools: Vec::new(),
+            sources: Vec::new(),
             extra: Map::new(),
         };
         let record = record_with(vec![
@@ -771,6 +823,8 @@ mod tests {
             settings: Default::default(),
             created_at: 5,
             blocks,
+            tools: Vec::new(),
+            sources: Vec::new(),
             turn: None,
         };
         let conv = Conversation {
@@ -858,6 +912,8 @@ mod tests {
             error: None,
             model: None,
             settings: Default::default(),
+            tools: Vec::new(),
+            sources: Vec::new(),
             created_at: 0.0,
         };
         assert_eq!(

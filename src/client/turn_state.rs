@@ -6,7 +6,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Failure, ReasoningSettings, ThinkingKind, TurnEvent, Usage};
+use crate::domain::rich::cite_marker;
+use crate::domain::{
+    Failure, ReasoningSettings, SourceRef, ThinkingKind, ToolStatus, ToolStep, TurnEvent, Usage,
+};
+
+/// The most tool steps one turn shows; a higher number in an event is ignored.
+const MAX_TOOL_STEPS: usize = 1_000;
 
 /// Where a turn is in its life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,6 +119,12 @@ pub fn no_response(guard_secs: u64) -> String {
 pub struct TurnState {
     pub phase: TurnPhase,
     pub blocks: Vec<BlockState>,
+    /// The tools the model used, in the order they began.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolStep>,
+    /// The sources the answer may cite; `[^n]` in the answer refers to the one numbered `n`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceRef>,
     pub answer: String,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
@@ -197,6 +209,11 @@ impl TurnState {
     }
 
     fn interrupt_open_blocks(&mut self, now: f64) {
+        for t in &mut self.tools {
+            if t.status == ToolStatus::Running {
+                t.status = ToolStatus::Failed;
+            }
+        }
         for b in &mut self.blocks {
             if b.status == BlockStatus::Streaming {
                 b.status = BlockStatus::Interrupted;
@@ -253,6 +270,53 @@ impl TurnState {
                     b.answer_followed = true;
                 }
             }
+            TurnEvent::ToolStart { tool, name, input } => {
+                let index = *tool as usize;
+                if index >= MAX_TOOL_STEPS {
+                    return;
+                }
+                let after_blocks = self.blocks.len() as u32;
+                while self.tools.len() <= index {
+                    self.tools.push(ToolStep {
+                        after_blocks,
+                        ..ToolStep::default()
+                    });
+                }
+                let step = &mut self.tools[index];
+                step.name = name.clone();
+                step.input = input.clone();
+            }
+            TurnEvent::ToolEnd {
+                tool,
+                status,
+                output,
+            } => {
+                if let Some(step) = self.tools.get_mut(*tool as usize) {
+                    step.status = match status {
+                        ToolStatus::Running => ToolStatus::Finished,
+                        other => *other,
+                    };
+                    step.output = output.clone();
+                }
+            }
+            TurnEvent::Source { n, url, title } => {
+                if !self.sources.iter().any(|s| s.n == *n) {
+                    let at = self.sources.partition_point(|s| s.n < *n);
+                    self.sources.insert(
+                        at,
+                        SourceRef {
+                            n: *n,
+                            url: url.clone(),
+                            title: title.clone(),
+                        },
+                    );
+                }
+            }
+            TurnEvent::Cite { n } => {
+                if self.sources.iter().any(|s| s.n == *n) {
+                    self.answer.push_str(&cite_marker(*n));
+                }
+            }
             TurnEvent::Reclassify { block } => {
                 let moved = std::mem::take(&mut self.answer);
                 let b = self.block_mut(*block, now);
@@ -274,6 +338,11 @@ impl TurnState {
                     if b.status == BlockStatus::Streaming {
                         b.status = BlockStatus::Done;
                         b.ended_at = Some(now);
+                    }
+                }
+                for t in &mut self.tools {
+                    if t.status == ToolStatus::Running {
+                        t.status = ToolStatus::Failed;
                     }
                 }
                 self.phase = TurnPhase::Done;
@@ -450,6 +519,54 @@ mod tests {
         assert_eq!(s.blocks[0].text, "ab");
         assert_eq!(s.blocks[0].status, BlockStatus::Done);
         assert_eq!(s.phase, TurnPhase::Streaming);
+    }
+
+    #[test]
+    fn tools_sit_between_the_blocks_they_came_between_and_citations_mark_the_answer() {
+        let tool = |tool: u32, input: &str| TurnEvent::ToolStart {
+            tool,
+            name: "web_search".into(),
+            input: input.into(),
+        };
+        let s = run(&[
+            start(0),
+            end(0, Some(5)),
+            tool(0, ""),
+            tool(0, "rust"),
+            TurnEvent::ToolEnd {
+                tool: 0,
+                status: ToolStatus::Finished,
+                output: "2 results".into(),
+            },
+            start(1),
+            end(1, Some(5)),
+            TurnEvent::Source {
+                n: 2,
+                url: "https://b.example/".into(),
+                title: None,
+            },
+            TurnEvent::Source {
+                n: 1,
+                url: "https://a.example/".into(),
+                title: Some("A".into()),
+            },
+            delta("Fast."),
+            TurnEvent::Cite { n: 1 },
+            TurnEvent::Cite { n: 9 },
+            tool(1, "x"),
+            TurnEvent::error("cut", true),
+        ]);
+        assert_eq!(s.tools.len(), 2);
+        assert_eq!(s.tools[0].after_blocks, 1);
+        assert_eq!(s.tools[0].input, "rust");
+        assert_eq!(s.tools[0].status, ToolStatus::Finished);
+        assert_eq!(s.tools[1].after_blocks, 2);
+        assert_eq!(s.tools[1].status, ToolStatus::Failed, "cut by the error");
+        assert_eq!(
+            s.answer, "Fast.[^1]",
+            "no marker for a source never announced"
+        );
+        assert_eq!(s.sources.iter().map(|s| s.n).collect::<Vec<_>>(), [1, 2]);
     }
 
     #[test]

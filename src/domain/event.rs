@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::rich::ToolStatus;
+
 /// How much of the model's reasoning is readable.
 ///
 /// Providers differ: some stream the raw scratchpad, some only a summary, some reason in
@@ -116,6 +118,37 @@ pub enum TurnEvent {
     /// The id the running turn answers to (`POST /api/turn/answer-now`); the first event of
     /// every turn, also sent as the `X-Ponder-Turn` response header.
     Started { turn: String },
+    /// The model used a tool (web search, code execution, an MCP tool, or a function it asks the
+    /// app to run). `tool` numbers the turn's tools from 0; `input` is a short summary of what
+    /// it was asked. A second `tool_start` for the same `tool` replaces its name and input (a
+    /// provider may only say what the tool was asked once it is running). The tool runs until
+    /// its `tool_end`; it ends any open thinking block, so the blocks around it stay apart.
+    ToolStart {
+        tool: u32,
+        name: String,
+        #[serde(default)]
+        input: String,
+    },
+    /// The tool finished (`status` `"finished"`) or failed (`"failed"`: an error, or a tool the
+    /// model asked the app to run, which Ponder does not); `output` is a short summary.
+    ToolEnd {
+        tool: u32,
+        status: ToolStatus,
+        #[serde(default)]
+        output: String,
+    },
+    /// A source the answer may cite: a web search result, a grounding chunk, a citation. `n`
+    /// numbers the turn's sources from 1 in the order they first appear; each address is sent
+    /// once, and only absolute `http`/`https` addresses are sent.
+    Source {
+        n: u32,
+        url: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+    },
+    /// The answer streamed so far cites source `n` here. A client that shows markers puts the
+    /// footnote reference `[^n]` at this point of the answer text (Ponder does, and stores it so).
+    Cite { n: u32 },
     /// Where the server stores this turn (server-side history only; right after `started`):
     /// the conversation, the reader's message when the turn added one, and the answer's message
     /// and version.
@@ -191,6 +224,31 @@ mod tests {
             },
             json!({"type":"thinking_start","block":1,"kind":"summary","at_ms":1250}),
         );
+        round_trip(
+            TurnEvent::ToolStart {
+                tool: 0,
+                name: "web_search".into(),
+                input: "rust 2024".into(),
+            },
+            json!({"type":"tool_start","tool":0,"name":"web_search","input":"rust 2024"}),
+        );
+        round_trip(
+            TurnEvent::ToolEnd {
+                tool: 0,
+                status: ToolStatus::Failed,
+                output: "timeout".into(),
+            },
+            json!({"type":"tool_end","tool":0,"status":"failed","output":"timeout"}),
+        );
+        round_trip(
+            TurnEvent::Source {
+                n: 1,
+                url: "https://example.com/".into(),
+                title: None,
+            },
+            json!({"type":"source","n":1,"url":"https://example.com/"}),
+        );
+        round_trip(TurnEvent::Cite { n: 2 }, json!({"type":"cite","n":2}));
         round_trip(
             TurnEvent::Clock { turn_ms: 4200 },
             json!({"type":"clock","turn_ms":4200}),

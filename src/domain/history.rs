@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::event::{Failure, ThinkingKind};
 use super::message::Role;
 use super::reasoning::{Effort, ReasoningSettings};
+use super::rich::{SourceRef, ToolStep};
 
 /// A workspace: each conversation belongs to one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +109,12 @@ pub struct Version {
     pub created_at: i64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<BlockHeader>,
+    /// The tools the model used, in stream order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolStep>,
+    /// The sources `[^n]` in the answer refers to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceRef>,
     /// While the answer streams: the turn writing it, which a viewer joins with
     /// `GET /api/turn/events`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -238,6 +245,10 @@ pub struct ImportVersion {
     pub created_at: i64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<ImportBlock>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolStep>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceRef>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

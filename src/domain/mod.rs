@@ -13,4 +13,4 @@ pub mod rich;
 pub use event::{Failure, FinishReason, ThinkingKind, TurnEvent, Usage};
 pub use message::{ChatMessage, ChatRequest, Role};
 pub use reasoning::{Controls, Effort, ModelInfo, ModelList, ReasoningSettings};
-pub use rich::{CodeItem, MathItem};
+pub use rich::{CodeItem, MathItem, SourceRef, ToolStatus, ToolStep};

@@ -266,6 +266,34 @@ impl TurnRedactor {
                     total_ms,
                 });
             }
+            TurnEvent::ToolStart { tool, name, input } => {
+                self.flush_all(out);
+                out.push(TurnEvent::ToolStart {
+                    tool,
+                    name: self.redactor.redact(&name).into_owned(),
+                    input: self.redactor.redact(&input).into_owned(),
+                });
+            }
+            TurnEvent::ToolEnd {
+                tool,
+                status,
+                output,
+            } => {
+                self.flush_all(out);
+                out.push(TurnEvent::ToolEnd {
+                    tool,
+                    status,
+                    output: self.redactor.redact(&output).into_owned(),
+                });
+            }
+            TurnEvent::Source { n, url, title } => {
+                self.flush_all(out);
+                out.push(TurnEvent::Source {
+                    n,
+                    url: self.redactor.redact(&url).into_owned(),
+                    title: title.map(|t| self.redactor.redact(&t).into_owned()),
+                });
+            }
             other => {
                 self.flush_all(out);
                 out.push(other);
@@ -517,5 +545,50 @@ mod tests {
         assert!(
             matches!(out.last(), Some(TurnEvent::Error(Failure { message, .. })) if message == "upstream said [redacted]")
         );
+    }
+
+    #[test]
+    fn tool_steps_and_sources_are_masked_and_a_citation_follows_the_text_it_marks() {
+        let events = vec![
+            TurnEvent::ToolStart {
+                tool: 0,
+                name: format!("tool {KEY}"),
+                input: format!("query {KEY}"),
+            },
+            TurnEvent::ToolEnd {
+                tool: 0,
+                status: crate::domain::ToolStatus::Finished,
+                output: format!("found {KEY}"),
+            },
+            TurnEvent::Source {
+                n: 1,
+                url: format!("https://x.example/?k={KEY}"),
+                title: Some(format!("T {KEY}")),
+            },
+            TurnEvent::Delta {
+                text: "Fact a".into(),
+            },
+            TurnEvent::Cite { n: 1 },
+        ];
+        let mut turn = TurnRedactor::new(Arc::new(redactor()));
+        let mut out = Vec::new();
+        for e in events {
+            turn.push(e, &mut out);
+        }
+        let wire = serde_json::to_string(&out).unwrap();
+        assert!(!wire.contains(KEY), "{wire}");
+        assert_eq!(wire.matches(MASK).count(), 5, "{wire}");
+        let cite = out
+            .iter()
+            .position(|e| matches!(e, TurnEvent::Cite { .. }))
+            .unwrap();
+        let before: String = out[..cite]
+            .iter()
+            .filter_map(|e| match e {
+                TurnEvent::Delta { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(before, "Fact a", "the held tail came out before the marker");
     }
 }

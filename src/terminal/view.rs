@@ -501,6 +501,8 @@ mod tests {
             settings: Default::default(),
             created_at: 1,
             blocks,
+            tools: Vec::new(),
+            sources: Vec::new(),
             turn: None,
         };
         let block = |id: &str, duration_ms| BlockHeader {

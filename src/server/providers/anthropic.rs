@@ -2,7 +2,10 @@
 //!
 //! Content blocks are keyed by their `index`: `thinking` blocks stream `thinking_delta`s (and a
 //! `signature_delta` Ponder does not need), `redacted_thinking` blocks carry no text at all,
-//! `text` blocks stream the answer, tool blocks are skipped. A message may hold several
+//! `text` blocks stream the answer, their `citations_delta`s cite sources (each citation
+//! marks the end of its text block). Server tools (`server_tool_use`, `mcp_tool_use`) and client
+//! tools (`tool_use`) stream their input as `input_json_delta`s and become tool steps; the
+//! `*_tool_result` blocks end them, and web search results become sources. A message may hold several
 //! thinking blocks, and a text block may come first. `message_delta` carries the stop reason
 //! and cumulative usage (with `thinking_tokens` on newer models), `message_stop` ends the
 //! stream, `ping` is noise and `error` is a failure in the middle of it.
@@ -20,6 +23,9 @@ use crate::server::config::Config;
 
 /// The API version Ponder speaks; the header is required.
 pub const API_VERSION: &str = "2023-06-01";
+
+/// How much of a tool call's streamed input is kept to summarize it: the card shows a line.
+const MAX_TOOL_INPUT: usize = 64 * 1024;
 
 /// The smallest thinking budget Anthropic accepts.
 const MIN_BUDGET: u32 = 1024;
@@ -92,6 +98,22 @@ struct BlockIn {
     text: Option<String>,
     #[serde(default)]
     thinking: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    server_name: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(default)]
+    is_error: Option<bool>,
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    citations: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize)]
@@ -104,6 +126,10 @@ struct DeltaIn {
     thinking: Option<String>,
     #[serde(default)]
     stop_reason: Option<String>,
+    #[serde(default)]
+    partial_json: Option<String>,
+    #[serde(default)]
+    citation: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -154,13 +180,27 @@ impl UsageIn {
 enum BlockKind {
     Thinking,
     Text,
+    Tool,
     Other,
+}
+
+/// A tool call whose input is still streaming.
+#[derive(Default)]
+struct ToolIn {
+    id: String,
+    name: String,
+    input: String,
+    /// The input the call's start carried, when its deltas bring nothing.
+    start_input: String,
 }
 
 /// Frame handling for one Messages stream.
 #[derive(Default)]
 pub struct MessagesFrames {
     blocks: HashMap<u64, BlockKind>,
+    tools: HashMap<u64, ToolIn>,
+    /// Citations of the text block at each index, given when the block ends.
+    citations: HashMap<u64, Vec<(String, Option<String>)>>,
     /// Whitespace-only answer text before any real answer (Opus sends `"\n\n"` before its
     /// thinking block): held so it does not open an empty answer above the reasoning.
     leading_ws: String,
@@ -210,8 +250,9 @@ impl MessagesFrames {
         }
     }
 
-    fn block_start(&mut self, index: u64, block: BlockIn, out: &mut Vec<Piece>) {
-        let kind = match block.kind.as_str() {
+    fn block_start(&mut self, index: u64, mut block: BlockIn, out: &mut Vec<Piece>) {
+        let block_type = std::mem::take(&mut block.kind);
+        let kind = match block_type.as_str() {
             "thinking" => {
                 out.push(Piece::BlockStart {
                     kind: ThinkingKind::Raw,
@@ -227,11 +268,116 @@ impl MessagesFrames {
             }
             "text" => {
                 self.answer(block.text.unwrap_or_default(), out);
+                for c in block.citations.iter().flatten() {
+                    self.cite(index, c);
+                }
                 BlockKind::Text
+            }
+            "server_tool_use" | "tool_use" | "mcp_tool_use" => {
+                let name = match (block.name, block.server_name) {
+                    (Some(n), Some(server)) => format!("{n} ({server})"),
+                    (n, _) => n.unwrap_or_default(),
+                };
+                let id = block.id.unwrap_or_default();
+                let start_input = block
+                    .input
+                    .as_ref()
+                    .map(super::input_of)
+                    .unwrap_or_default();
+                out.push(Piece::ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: start_input.clone(),
+                });
+                self.tools.insert(
+                    index,
+                    ToolIn {
+                        id,
+                        name,
+                        input: String::new(),
+                        start_input,
+                    },
+                );
+                BlockKind::Tool
+            }
+            result if result.ends_with("_tool_result") => {
+                Self::tool_result(result, block, out);
+                BlockKind::Other
             }
             _ => BlockKind::Other,
         };
         self.blocks.insert(index, kind);
+    }
+
+    fn cite(&mut self, index: u64, citation: &Value) {
+        if let Some(url) = citation.get("url").and_then(Value::as_str) {
+            let title = citation
+                .get("title")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            self.citations
+                .entry(index)
+                .or_default()
+                .push((url.to_string(), title));
+        }
+    }
+
+    /// A server tool's result: the step ends, finished unless it says it failed; web search
+    /// results are sources.
+    fn tool_result(kind: &str, block: BlockIn, out: &mut Vec<Piece>) {
+        let name = kind.trim_end_matches("_tool_result").to_string();
+        let content = block.content.unwrap_or(Value::Null);
+        let failed_type = content
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.ends_with("_error"));
+        let mut ok = !block.is_error.unwrap_or(false) && !failed_type;
+        let output = match &content {
+            Value::Array(items) => {
+                let mut titles = Vec::new();
+                let mut texts = Vec::new();
+                for item in items {
+                    if let Some(url) = item.get("url").and_then(Value::as_str) {
+                        let title = item.get("title").and_then(Value::as_str);
+                        titles.push(title.unwrap_or(url).to_string());
+                        out.push(Piece::Source {
+                            url: url.to_string(),
+                            title: title.map(str::to_string),
+                        });
+                    } else if let Some(text) = item.get("text").and_then(Value::as_str) {
+                        texts.push(text.to_string());
+                    }
+                }
+                if titles.is_empty() {
+                    texts.join("\n")
+                } else {
+                    let count = titles.len();
+                    let noun = if count == 1 { "result" } else { "results" };
+                    format!("{count} {noun}: {}", titles.join(" · "))
+                }
+            }
+            Value::Object(o) => {
+                if let Some(code) = o.get("return_code").and_then(Value::as_i64) {
+                    ok &= code == 0;
+                }
+                let field = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
+                if let Some(code) = o.get("error_code").and_then(Value::as_str) {
+                    format!("error: {code}")
+                } else if !field("stderr").is_empty() && !ok {
+                    field("stderr").to_string()
+                } else {
+                    field("stdout").to_string()
+                }
+            }
+            Value::String(s) => s.clone(),
+            _ => String::new(),
+        };
+        out.push(Piece::ToolResult {
+            id: block.tool_use_id.unwrap_or_default(),
+            name,
+            ok,
+            output,
+        });
     }
 
     fn block_delta(&mut self, index: u64, delta: DeltaIn, out: &mut Vec<Piece>) {
@@ -242,6 +388,18 @@ impl MessagesFrames {
             }
             Some("text_delta") if block != Some(BlockKind::Thinking) => {
                 self.answer(delta.text.unwrap_or_default(), out)
+            }
+            Some("input_json_delta") => {
+                if let (Some(tool), Some(part)) = (self.tools.get_mut(&index), delta.partial_json) {
+                    if tool.input.len() + part.len() <= MAX_TOOL_INPUT {
+                        tool.input.push_str(&part);
+                    }
+                }
+            }
+            Some("citations_delta") => {
+                if let Some(citation) = delta.citation {
+                    self.cite(index, &citation);
+                }
             }
             _ => {}
         }
@@ -285,9 +443,28 @@ impl FrameHandler for MessagesFrames {
                     self.block_delta(index, delta, out);
                 }
             }
-            "content_block_stop" if self.blocks.get(&index) == Some(&BlockKind::Thinking) => {
-                out.push(Piece::BlockEnd);
-            }
+            "content_block_stop" => match self.blocks.get(&index) {
+                Some(BlockKind::Thinking) => out.push(Piece::BlockEnd),
+                Some(BlockKind::Tool) => {
+                    if let Some(tool) = self.tools.remove(&index) {
+                        let input = match tool.input.trim() {
+                            "" => tool.start_input,
+                            json => super::tool_input(json),
+                        };
+                        out.push(Piece::ToolCall {
+                            id: tool.id,
+                            name: tool.name,
+                            input,
+                        });
+                    }
+                }
+                Some(BlockKind::Text) => {
+                    for (url, title) in self.citations.remove(&index).unwrap_or_default() {
+                        out.push(Piece::Cite { url, title });
+                    }
+                }
+                _ => {}
+            },
             "message_delta" => {
                 if let Some(reason) = parsed.delta.and_then(|d| d.stop_reason) {
                     out.push(Piece::Finish(finish_reason(&reason)));
@@ -410,12 +587,19 @@ mod tests {
             text: t.into(),
             kind: ThinkingKind::Raw,
         };
+        let call = |input: &str| Piece::ToolCall {
+            id: "t".into(),
+            name: "web_search".into(),
+            input: input.into(),
+        };
         assert_eq!(
             parse(&body),
             [
                 open.clone(),
                 r("a"),
                 Piece::BlockEnd,
+                call(""),
+                call(""),
                 open,
                 r("b"),
                 Piece::BlockEnd
@@ -533,6 +717,61 @@ mod tests {
                 .body
                 .get("thinking")
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn server_tools_results_sources_and_citations() {
+        let body = [
+            frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"s1","name":"web_search","input":{}}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\": \"ru"}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"st\"}"}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"s1","content":[{"type":"web_search_result","title":"Rust","url":"https://rust-lang.org/"}]}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":"","citations":[]}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://rust-lang.org/","title":"Rust","cited_text":"x"}}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Fast."}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":2}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":3,"content_block":{"type":"code_execution_tool_result","tool_use_id":"s2","content":{"type":"code_execution_result","stdout":"","stderr":"boom","return_code":1}}}"#),
+        ]
+        .concat();
+        let rust = || Some("Rust".to_string());
+        assert_eq!(
+            parse(&body),
+            [
+                Piece::ToolCall {
+                    id: "s1".into(),
+                    name: "web_search".into(),
+                    input: String::new()
+                },
+                Piece::ToolCall {
+                    id: "s1".into(),
+                    name: "web_search".into(),
+                    input: "rust".into()
+                },
+                Piece::Source {
+                    url: "https://rust-lang.org/".into(),
+                    title: rust()
+                },
+                Piece::ToolResult {
+                    id: "s1".into(),
+                    name: "web_search".into(),
+                    ok: true,
+                    output: "1 result: Rust".into()
+                },
+                Piece::Answer("Fast.".into()),
+                Piece::Cite {
+                    url: "https://rust-lang.org/".into(),
+                    title: rust()
+                },
+                Piece::ToolResult {
+                    id: "s2".into(),
+                    name: "code_execution".into(),
+                    ok: false,
+                    output: "boom".into()
+                },
+            ]
         );
     }
 }

@@ -34,6 +34,25 @@ pub enum Piece {
     Answer(String),
     /// Everything streamed as answer so far was reasoning (a `</think>` with no opening tag).
     Reclassify,
+    /// The model called a tool; `id` is the provider's id of the call (several may be under
+    /// way). Sent again with the same id when more of its input is known.
+    ToolCall {
+        id: String,
+        name: String,
+        input: String,
+    },
+    /// A tool's result. `name` names the tool when its call was never seen (a continued
+    /// response may begin with a result).
+    ToolResult {
+        id: String,
+        name: String,
+        ok: bool,
+        output: String,
+    },
+    /// A source the answer may cite (a search result, a grounding chunk).
+    Source { url: String, title: Option<String> },
+    /// The answer cites this source at this point.
+    Cite { url: String, title: Option<String> },
     /// Token counts; later values replace earlier ones field by field.
     Usage(Usage),
     /// The model stopped for this reason; usage may still follow.
@@ -397,6 +416,39 @@ fn on_ndjson_line(handler: &mut impl LineHandler, line: &[u8], out: &mut Vec<Pie
     let line = line.trim();
     if !line.is_empty() {
         handler.on_line(line, out);
+    }
+}
+
+/// A tool call's input as its card shows it: the one text field a tool is usually asked with
+/// (a search query, code, a command, an address, a question), else the arguments as compact
+/// JSON. Text that is not JSON is shown as it is.
+pub(crate) fn tool_input(json: &str) -> String {
+    match serde_json::from_str::<Value>(json) {
+        Ok(value) => input_of(&value),
+        Err(_) => json.to_string(),
+    }
+}
+
+/// [`tool_input`] for arguments already parsed.
+pub(crate) fn input_of(value: &Value) -> String {
+    const KEYS: [&str; 8] = [
+        "query", "queries", "code", "command", "url", "q", "question", "prompt",
+    ];
+    for key in KEYS {
+        match value.get(key) {
+            Some(Value::String(s)) => return s.clone(),
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+                let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+                return words.join(" · ");
+            }
+            _ => {}
+        }
+    }
+    match value {
+        Value::Null => String::new(),
+        Value::Object(m) if m.is_empty() => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 

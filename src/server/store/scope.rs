@@ -67,12 +67,46 @@ pub struct BlockRecord {
 pub struct AnswerRecord {
     pub content: String,
     pub blocks: Vec<BlockRecord>,
+    /// The tools the model used and the sources the answer cites.
+    pub extras: Extras,
     pub status: VersionStatus,
     pub error: Option<Failure>,
     pub finish_reason: Option<String>,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
     pub reasoning_tokens: Option<u64>,
+}
+
+/// The parts of an answer beside its text and reasoning: the tools the model used and the
+/// sources it cites, stored as one JSON document.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Extras {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<crate::domain::ToolStep>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<crate::domain::SourceRef>,
+}
+
+impl Extras {
+    /// The stored document read back; a missing or unreadable one is none (the answer's text
+    /// and reasoning still show), and the damage is logged.
+    pub fn read(json: Option<String>) -> Extras {
+        let Some(json) = json else {
+            return Extras::default();
+        };
+        serde_json::from_str(&json).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "a stored answer's tools and sources are unreadable; shown without them");
+            Extras::default()
+        })
+    }
+
+    /// The document to store, `None` when there is nothing in it.
+    pub fn write(&self) -> Option<String> {
+        if self.tools.is_empty() && self.sources.is_empty() {
+            return None;
+        }
+        serde_json::to_string(self).ok()
+    }
 }
 
 /// Where a turn's answer is written.
@@ -392,7 +426,7 @@ impl Scoped<'_> {
             _ => (0, -1),
         };
         let versions = sqlx::query(
-            "SELECT v.id, v.message_id, v.idx, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.created_at, v.turn_id \
+            "SELECT v.id, v.message_id, v.idx, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.created_at, v.turn_id, v.extras \
              FROM message_versions v JOIN messages m ON m.id = v.message_id \
              WHERE m.conversation_id = $1 AND v.user_id = $2 AND m.position BETWEEN $3 AND $4 \
              ORDER BY v.message_id, v.idx",
@@ -453,8 +487,11 @@ impl Scoped<'_> {
                     b.running_ms = None;
                 }
             }
+            let extras = Extras::read(v.try_get("extras")?);
             by_message.entry(message).or_default().push(Version {
                 blocks,
+                tools: extras.tools,
+                sources: extras.sources,
                 id,
                 content: v.try_get("content")?,
                 turn: if status == VersionStatus::Streaming {
@@ -725,6 +762,17 @@ impl Scoped<'_> {
                 if let Some(error) = &v.error {
                     sqlx::query("UPDATE message_versions SET error = $1 WHERE id = $2")
                         .bind(error)
+                        .bind(&version)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                let extras = Extras {
+                    tools: v.tools.clone(),
+                    sources: v.sources.clone(),
+                };
+                if let Some(json) = extras.write() {
+                    sqlx::query("UPDATE message_versions SET extras = $1 WHERE id = $2")
+                        .bind(json)
                         .bind(&version)
                         .execute(&mut *tx)
                         .await?;
@@ -1095,7 +1143,7 @@ impl Scoped<'_> {
         }
         let done = sqlx::query(
             "UPDATE message_versions SET content = $1, status = $2, error = $3, retryable = $4, finish_reason = $5, \
-             input_tokens = $6, output_tokens = $7, reasoning_tokens = $8 WHERE id = $9 AND user_id = $10",
+             input_tokens = $6, output_tokens = $7, reasoning_tokens = $8, extras = $11 WHERE id = $9 AND user_id = $10",
         )
         .bind(&answer.content)
         .bind(answer.status.name())
@@ -1107,6 +1155,7 @@ impl Scoped<'_> {
         .bind(answer.reasoning_tokens.map(|n| n as i64))
         .bind(&slot.version_id)
         .bind(self.user)
+        .bind(answer.extras.write())
         .execute(&mut *tx)
         .await?;
         found(done.rows_affected())?;

@@ -2,9 +2,25 @@
 //! exactly one terminal event. No I/O and no clock: the caller passes the time in.
 
 use super::wording;
-use crate::domain::{Failure, ThinkingKind, TurnEvent, Usage};
+use crate::domain::rich::{summary, TOOL_INPUT_CHARS, TOOL_OUTPUT_CHARS};
+use crate::domain::{Failure, ThinkingKind, ToolStatus, TurnEvent, Usage};
 use crate::server::outcome::Outcome;
 use crate::server::providers::Piece;
+
+/// How many sources one turn may list: a stream cannot grow the list without end.
+pub const MAX_SOURCES: usize = 200;
+/// How many tool steps one turn may show.
+pub const MAX_TOOLS: usize = 200;
+
+/// What a tool the model asked for but nobody ran says when the turn ends.
+pub const TOOL_NOT_RUN: &str =
+    "Not run: the model asked the app to run this tool, and Ponder runs no tools of its own.";
+
+#[derive(Clone, Debug)]
+struct ToolSlot {
+    id: String,
+    ended: bool,
+}
 
 #[derive(Clone, Copy, Debug)]
 struct OpenBlock {
@@ -36,6 +52,11 @@ pub struct TurnAssembler {
     outcome: Option<Outcome>,
     /// "Answer now" cut the reasoning: what the follow-up still reasons is not shown.
     answering_now: bool,
+    tools: Vec<ToolSlot>,
+    sources: Vec<String>,
+    /// The source cited last, until answer text follows: the same citation twice in a row
+    /// leaves one marker.
+    last_cite: Option<u32>,
 }
 
 impl TurnAssembler {
@@ -54,6 +75,9 @@ impl TurnAssembler {
             capped: false,
             outcome: None,
             answering_now: false,
+            tools: Vec::new(),
+            sources: Vec::new(),
+            last_cite: None,
         }
     }
 
@@ -215,6 +239,7 @@ impl TurnAssembler {
                 self.close_block(now_ms, out);
                 let capped = self.take_allowance(&mut text);
                 if !text.is_empty() {
+                    self.last_cite = None;
                     self.first_answer_ms.get_or_insert(now_ms);
                     self.answer_chars += text.chars().count() as u64;
                     out.push(TurnEvent::Delta { text });
@@ -231,6 +256,24 @@ impl TurnAssembler {
                 self.answer_chars = 0;
                 self.close_block(now_ms, out);
             }
+            Piece::ToolCall { id, name, input } => self.tool_call(id, name, input, now_ms, out),
+            Piece::ToolResult {
+                id,
+                name,
+                ok,
+                output,
+            } => self.tool_result(id, name, ok, output, now_ms, out),
+            Piece::Source { url, title } => {
+                self.source(url, title, out);
+            }
+            Piece::Cite { url, title } => {
+                if let Some(n) = self.source(url, title, out) {
+                    if self.last_cite != Some(n) {
+                        self.last_cite = Some(n);
+                        out.push(TurnEvent::Cite { n });
+                    }
+                }
+            }
             Piece::Usage(u) => {
                 self.usage.input_tokens = u.input_tokens.or(self.usage.input_tokens);
                 self.usage.output_tokens = u.output_tokens.or(self.usage.output_tokens);
@@ -243,8 +286,107 @@ impl TurnAssembler {
         }
     }
 
+    fn tool_call(
+        &mut self,
+        id: String,
+        name: String,
+        input: String,
+        now_ms: u64,
+        out: &mut Vec<TurnEvent>,
+    ) {
+        self.close_block(now_ms, out);
+        let tool = match self.tools.iter().position(|t| t.id == id && !id.is_empty()) {
+            Some(i) => i,
+            None if self.tools.len() < MAX_TOOLS => {
+                self.tools.push(ToolSlot { id, ended: false });
+                self.tools.len() - 1
+            }
+            None => return,
+        };
+        out.push(TurnEvent::ToolStart {
+            tool: tool as u32,
+            name: tool_name(&name),
+            input: summary(&input, TOOL_INPUT_CHARS),
+        });
+    }
+
+    fn tool_result(
+        &mut self,
+        id: String,
+        name: String,
+        ok: bool,
+        output: String,
+        now_ms: u64,
+        out: &mut Vec<TurnEvent>,
+    ) {
+        let known = self.tools.iter().position(|t| t.id == id && !id.is_empty());
+        let tool = match known {
+            Some(i) => i,
+            None => {
+                self.tool_call(id, name, String::new(), now_ms, out);
+                match self.tools.len() {
+                    0 => return,
+                    n => n - 1,
+                }
+            }
+        };
+        let Some(slot) = self.tools.get_mut(tool).filter(|t| !t.ended) else {
+            return;
+        };
+        slot.ended = true;
+        out.push(TurnEvent::ToolEnd {
+            tool: tool as u32,
+            status: if ok {
+                ToolStatus::Finished
+            } else {
+                ToolStatus::Failed
+            },
+            output: summary(&output, TOOL_OUTPUT_CHARS),
+        });
+    }
+
+    /// The number of the source at `url`, announcing it when it is new; `None` for an address
+    /// that is not an absolute web address, or past [`MAX_SOURCES`].
+    fn source(
+        &mut self,
+        url: String,
+        title: Option<String>,
+        out: &mut Vec<TurnEvent>,
+    ) -> Option<u32> {
+        let url = crate::markdown::safe_url(url.trim(), crate::markdown::whatwg_url)
+            .filter(|u| u.starts_with("http://") || u.starts_with("https://"))?;
+        if let Some(i) = self.sources.iter().position(|u| *u == url) {
+            return Some(i as u32 + 1);
+        }
+        if self.sources.len() >= MAX_SOURCES {
+            return None;
+        }
+        self.sources.push(url.clone());
+        let n = self.sources.len() as u32;
+        let title = title
+            .map(|t| summary(&t, TOOL_INPUT_CHARS))
+            .filter(|t| !t.is_empty());
+        out.push(TurnEvent::Source { n, url, title });
+        Some(n)
+    }
+
+    /// Tools still under way when the turn finished were never run: each ends, failed, saying so.
+    fn end_unrun_tools(&mut self, out: &mut Vec<TurnEvent>) {
+        for (i, slot) in self.tools.iter_mut().enumerate() {
+            if !slot.ended {
+                slot.ended = true;
+                out.push(TurnEvent::ToolEnd {
+                    tool: i as u32,
+                    status: ToolStatus::Failed,
+                    output: TOOL_NOT_RUN.into(),
+                });
+            }
+        }
+    }
+
     fn done(&mut self, now_ms: u64, out: &mut Vec<TurnEvent>) {
         self.close_block(now_ms, out);
+        self.end_unrun_tools(out);
         let usage = (!self.usage.is_empty()).then(|| self.usage.clone());
         out.push(TurnEvent::Done {
             finish_reason: self.finish_reason.clone().unwrap_or_else(|| "stop".into()),
@@ -295,9 +437,185 @@ impl TurnAssembler {
     }
 }
 
+/// A tool's name as shown: one short line, never empty.
+fn tool_name(name: &str) -> String {
+    match summary(name, 80) {
+        n if n.is_empty() => "tool".into(),
+        n => n,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_end_the_open_block_and_number_in_order() {
+        let mut asm = TurnAssembler::new(true);
+        let mut out = Vec::new();
+        asm.push(reasoning("plan"), 0, &mut out);
+        asm.push(
+            Piece::ToolCall {
+                id: "a".into(),
+                name: "web_search".into(),
+                input: String::new(),
+            },
+            10,
+            &mut out,
+        );
+        asm.push(
+            Piece::ToolCall {
+                id: "a".into(),
+                name: "web_search".into(),
+                input: "rust\n  editions".into(),
+            },
+            11,
+            &mut out,
+        );
+        asm.push(
+            Piece::ToolResult {
+                id: "a".into(),
+                name: String::new(),
+                ok: true,
+                output: "3 results".into(),
+            },
+            20,
+            &mut out,
+        );
+        asm.push(
+            Piece::ToolResult {
+                id: "a".into(),
+                name: String::new(),
+                ok: false,
+                output: "again".into(),
+            },
+            21,
+            &mut out,
+        );
+        asm.push(reasoning("next"), 30, &mut out);
+        assert_eq!(
+            &out[3..7],
+            [
+                TurnEvent::ToolStart {
+                    tool: 0,
+                    name: "web_search".into(),
+                    input: String::new()
+                },
+                TurnEvent::ToolStart {
+                    tool: 0,
+                    name: "web_search".into(),
+                    input: "rust editions".into()
+                },
+                TurnEvent::ToolEnd {
+                    tool: 0,
+                    status: ToolStatus::Finished,
+                    output: "3 results".into()
+                },
+                TurnEvent::ThinkingStart {
+                    block: 1,
+                    kind: ThinkingKind::Raw,
+                    at_ms: None
+                },
+            ]
+        );
+        assert!(matches!(out[2], TurnEvent::ThinkingEnd { block: 0, .. }));
+    }
+
+    #[test]
+    fn a_result_without_its_call_still_makes_a_step_and_unrun_calls_fail_at_the_end() {
+        let mut asm = TurnAssembler::new(true);
+        let mut out = Vec::new();
+        asm.push(
+            Piece::ToolResult {
+                id: "r".into(),
+                name: "web_search".into(),
+                ok: true,
+                output: String::new(),
+            },
+            0,
+            &mut out,
+        );
+        asm.push(
+            Piece::ToolCall {
+                id: "f".into(),
+                name: "get_weather".into(),
+                input: "{\"city\":\"Paris\"}".into(),
+            },
+            1,
+            &mut out,
+        );
+        asm.push(Piece::Finish("tool_calls".into()), 2, &mut out);
+        asm.end_of_stream(3, &mut out);
+        assert_eq!(
+            out[0],
+            TurnEvent::ToolStart {
+                tool: 0,
+                name: "web_search".into(),
+                input: String::new()
+            }
+        );
+        assert!(matches!(
+            out[1],
+            TurnEvent::ToolEnd {
+                tool: 0,
+                status: ToolStatus::Finished,
+                ..
+            }
+        ));
+        assert_eq!(
+            out[3],
+            TurnEvent::ToolEnd {
+                tool: 1,
+                status: ToolStatus::Failed,
+                output: TOOL_NOT_RUN.into()
+            }
+        );
+        assert!(matches!(out[4], TurnEvent::Done { .. }));
+    }
+
+    #[test]
+    fn sources_are_numbered_once_and_only_web_addresses_pass() {
+        let mut asm = TurnAssembler::new(true);
+        let mut out = Vec::new();
+        let cite = |url: &str| Piece::Cite {
+            url: url.into(),
+            title: Some("T".into()),
+        };
+        asm.push(
+            Piece::Source {
+                url: "https://a.example/".into(),
+                title: None,
+            },
+            0,
+            &mut out,
+        );
+        asm.push(Piece::Answer("x".into()), 1, &mut out);
+        asm.push(cite("https://b.example/p"), 2, &mut out);
+        asm.push(cite("https://b.example/p"), 3, &mut out);
+        asm.push(cite("javascript:alert(1)"), 4, &mut out);
+        asm.push(cite("/relative"), 4, &mut out);
+        asm.push(Piece::Answer("y".into()), 5, &mut out);
+        asm.push(cite("https://a.example/"), 6, &mut out);
+        assert_eq!(
+            out,
+            [
+                TurnEvent::Source {
+                    n: 1,
+                    url: "https://a.example/".into(),
+                    title: None
+                },
+                TurnEvent::Delta { text: "x".into() },
+                TurnEvent::Source {
+                    n: 2,
+                    url: "https://b.example/p".into(),
+                    title: Some("T".into())
+                },
+                TurnEvent::Cite { n: 2 },
+                TurnEvent::Delta { text: "y".into() },
+                TurnEvent::Cite { n: 1 },
+            ]
+        );
+    }
 
     fn run(pieces: Vec<(u64, Piece)>, stream_thinking: bool) -> Vec<TurnEvent> {
         let mut asm = TurnAssembler::new(stream_thinking);

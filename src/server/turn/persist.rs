@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::domain::history::VersionStatus;
-use crate::domain::{Failure, TurnEvent};
+use crate::domain::rich::cite_marker;
+use crate::domain::{Failure, SourceRef, ToolStatus, ToolStep, TurnEvent};
 use crate::server::store::identity::Identity;
 use crate::server::store::scope::{AnswerRecord, AnswerSlot, BlockRecord};
 use crate::server::store::{now_ms, Store};
@@ -30,6 +31,7 @@ impl Default for AnswerBuilder {
             record: AnswerRecord {
                 content: String::new(),
                 blocks: Vec::new(),
+                extras: Default::default(),
                 status: VersionStatus::Streaming,
                 error: None,
                 finish_reason: None,
@@ -72,6 +74,46 @@ impl AnswerBuilder {
                 b.cut_short |= *cut_short;
             }
             TurnEvent::Delta { text } => self.record.content.push_str(text),
+            TurnEvent::ToolStart { tool, name, input } => {
+                let index = *tool as usize;
+                let after_blocks = self.record.blocks.len() as u32;
+                let tools = &mut self.record.extras.tools;
+                if index < crate::server::turn::assembler::MAX_TOOLS {
+                    while tools.len() <= index {
+                        tools.push(ToolStep {
+                            after_blocks,
+                            ..ToolStep::default()
+                        });
+                    }
+                    tools[index].name = name.clone();
+                    tools[index].input = input.clone();
+                }
+            }
+            TurnEvent::ToolEnd {
+                tool,
+                status,
+                output,
+            } => {
+                if let Some(step) = self.record.extras.tools.get_mut(*tool as usize) {
+                    step.status = *status;
+                    step.output = output.clone();
+                }
+            }
+            TurnEvent::Source { n, url, title } => {
+                let sources = &mut self.record.extras.sources;
+                if !sources.iter().any(|s| s.n == *n) {
+                    sources.push(SourceRef {
+                        n: *n,
+                        url: url.clone(),
+                        title: title.clone(),
+                    });
+                }
+            }
+            TurnEvent::Cite { n } => {
+                if self.record.extras.sources.iter().any(|s| s.n == *n) {
+                    self.record.content.push_str(&cite_marker(*n));
+                }
+            }
             TurnEvent::Reclassify { block } => {
                 let moved = std::mem::take(&mut self.record.content);
                 self.block(*block, now).text.insert_str(0, &moved);
@@ -117,6 +159,11 @@ impl AnswerBuilder {
     }
 
     fn interrupt_open_blocks(&mut self) {
+        for t in &mut self.record.extras.tools {
+            if t.status == ToolStatus::Running {
+                t.status = ToolStatus::Failed;
+            }
+        }
         for b in &mut self.record.blocks {
             if b.duration_ms.is_none() {
                 b.interrupted = true;
