@@ -83,6 +83,18 @@ struct Candidate {
     content: Option<ContentIn>,
     #[serde(default)]
     finish_reason: Option<String>,
+    #[serde(default)]
+    grounding_metadata: Option<Grounding>,
+}
+
+/// Google Search grounding: the queries it ran and the pages the answer rests on.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Grounding {
+    #[serde(default)]
+    web_search_queries: Vec<Value>,
+    #[serde(default)]
+    grounding_chunks: Vec<Value>,
 }
 
 #[derive(Deserialize)]
@@ -100,6 +112,12 @@ struct PartIn {
     thought: Option<bool>,
     #[serde(default)]
     thought_signature: Option<String>,
+    #[serde(default)]
+    function_call: Option<Value>,
+    #[serde(default)]
+    executable_code: Option<Value>,
+    #[serde(default)]
+    code_execution_result: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -155,6 +173,10 @@ pub struct GeminiChunks {
     hidden_reasoning: bool,
     hidden_shown: bool,
     done: bool,
+    /// Tool calls so far, to give each an id (Gemini's calls often have none).
+    calls: u32,
+    /// The search step of Google Search grounding was shown.
+    searched: bool,
 }
 
 impl GeminiChunks {
@@ -165,6 +187,41 @@ impl GeminiChunks {
                 kind: ThinkingKind::Redacted,
             });
             out.push(Piece::BlockEnd);
+        }
+    }
+
+    /// Google Search grounding: one search step with the queries it ran, and its pages as
+    /// sources (Gemini places them by character offsets of the whole answer, which arrive
+    /// after the text: they are listed, not marked inline).
+    fn grounding(&mut self, grounding: Grounding, out: &mut Vec<Piece>) {
+        let queries: Vec<&str> = grounding
+            .web_search_queries
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        if !queries.is_empty() && !self.searched {
+            self.searched = true;
+            out.push(Piece::ToolCall {
+                id: "google_search".into(),
+                name: "google_search".into(),
+                input: queries.join(" · "),
+            });
+            let count = grounding.grounding_chunks.len();
+            out.push(Piece::ToolResult {
+                id: "google_search".into(),
+                name: "google_search".into(),
+                ok: true,
+                output: format!("{count} {}", if count == 1 { "source" } else { "sources" }),
+            });
+        }
+        for chunk in &grounding.grounding_chunks {
+            let web = chunk.get("web").unwrap_or(chunk);
+            if let Some(url) = web.get("uri").and_then(Value::as_str) {
+                out.push(Piece::Source {
+                    url: url.to_string(),
+                    title: web.get("title").and_then(Value::as_str).map(str::to_string),
+                });
+            }
         }
     }
 
@@ -209,6 +266,43 @@ impl GeminiChunks {
                 if part.thought_signature.is_some() && !self.answered {
                     self.hidden_reasoning = true;
                 }
+                if let Some(call) = &part.function_call {
+                    self.show_hidden_reasoning(out);
+                    self.calls += 1;
+                    let field = |k: &str| call.get(k).and_then(Value::as_str);
+                    out.push(Piece::ToolCall {
+                        id: field("id")
+                            .map_or_else(|| format!("call-{}", self.calls), str::to_string),
+                        name: field("name").unwrap_or_default().to_string(),
+                        input: call.get("args").map(super::input_of).unwrap_or_default(),
+                    });
+                }
+                if let Some(code) = &part.executable_code {
+                    self.show_hidden_reasoning(out);
+                    self.calls += 1;
+                    out.push(Piece::ToolCall {
+                        id: format!("code-{}", self.calls),
+                        name: "code_execution".into(),
+                        input: code
+                            .get("code")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                    });
+                }
+                if let Some(result) = &part.code_execution_result {
+                    let outcome = result.get("outcome").and_then(Value::as_str);
+                    out.push(Piece::ToolResult {
+                        id: format!("code-{}", self.calls),
+                        name: "code_execution".into(),
+                        ok: matches!(outcome, None | Some("OUTCOME_OK")),
+                        output: result
+                            .get("output")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                    });
+                }
                 let text = part.text.unwrap_or_default();
                 if text.is_empty() {
                     continue;
@@ -226,6 +320,9 @@ impl GeminiChunks {
                     self.answered = true;
                     out.push(Piece::Answer(text));
                 }
+            }
+            if let Some(grounding) = candidate.grounding_metadata {
+                self.grounding(grounding, out);
             }
             finish = candidate.finish_reason;
         }
@@ -556,5 +653,60 @@ mod tests {
             true
         );
         assert_eq!(req.body["contents"][0]["parts"][0]["text"], "hi");
+    }
+
+    #[test]
+    fn function_calls_code_execution_and_grounding() {
+        let body = concat!(
+            r#"data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"weather","args":{"city":"Paris"}},"thoughtSignature":"c2ln"}]},"index":0}]}"#,
+            "\n\n",
+            r#"data: {"candidates":[{"content":{"parts":[{"executableCode":{"language":"PYTHON","code":"print(1)"}},{"codeExecutionResult":{"outcome":"OUTCOME_FAILED","output":"boom"}}]},"index":0}]}"#,
+            "\n\n",
+            r#"data: {"candidates":[{"content":{"parts":[{"text":"A"}]},"finishReason":"STOP","groundingMetadata":{"webSearchQueries":["rust"],"groundingChunks":[{"web":{"uri":"https://rust-lang.org/","title":"rust-lang.org"}}]},"index":0}]}"#,
+            "\n\n"
+        );
+        let out = parse_chunks(&[body.as_bytes()]);
+        assert_eq!(
+            out,
+            [
+                Piece::BlockStart {
+                    kind: ThinkingKind::Redacted
+                },
+                Piece::BlockEnd,
+                Piece::ToolCall {
+                    id: "call-1".into(),
+                    name: "weather".into(),
+                    input: r#"{"city":"Paris"}"#.into()
+                },
+                Piece::ToolCall {
+                    id: "code-2".into(),
+                    name: "code_execution".into(),
+                    input: "print(1)".into()
+                },
+                Piece::ToolResult {
+                    id: "code-2".into(),
+                    name: "code_execution".into(),
+                    ok: false,
+                    output: "boom".into()
+                },
+                Piece::Answer("A".into()),
+                Piece::ToolCall {
+                    id: "google_search".into(),
+                    name: "google_search".into(),
+                    input: "rust".into()
+                },
+                Piece::ToolResult {
+                    id: "google_search".into(),
+                    name: "google_search".into(),
+                    ok: true,
+                    output: "1 source".into()
+                },
+                Piece::Source {
+                    url: "https://rust-lang.org/".into(),
+                    title: Some("rust-lang.org".into())
+                },
+                Piece::Finish("stop".into()),
+            ]
+        );
     }
 }

@@ -91,12 +91,16 @@ struct MessageIn {
     thinking: Option<String>,
     #[serde(default)]
     content: Option<String>,
+    /// Functions the model asks the app to run, each whole in one line.
+    #[serde(default)]
+    tool_calls: Vec<Value>,
 }
 
 /// Line handling for one Ollama stream.
 #[derive(Default)]
 pub struct OllamaLines {
     done: bool,
+    calls: u32,
 }
 
 /// Parser for one Ollama NDJSON stream.
@@ -119,9 +123,9 @@ impl LineHandler for OllamaLines {
             self.done = true;
             return;
         }
-        let (thinking, content) = match parsed.message {
-            Some(m) => (m.thinking, m.content),
-            None => (parsed.thinking, parsed.response),
+        let (thinking, content, calls) = match parsed.message {
+            Some(m) => (m.thinking, m.content, m.tool_calls),
+            None => (parsed.thinking, parsed.response, Vec::new()),
         };
         if let Some(text) = thinking.filter(|t| !t.is_empty()) {
             out.push(Piece::Reasoning {
@@ -131,6 +135,22 @@ impl LineHandler for OllamaLines {
         }
         if let Some(text) = content.filter(|t| !t.is_empty()) {
             out.push(Piece::Answer(text));
+        }
+        for call in calls {
+            let function = call.get("function").unwrap_or(&call);
+            self.calls += 1;
+            out.push(Piece::ToolCall {
+                id: format!("call-{}", self.calls),
+                name: function
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                input: function
+                    .get("arguments")
+                    .map(super::input_of)
+                    .unwrap_or_default(),
+            });
         }
         if parsed.done {
             out.push(Piece::Finish(
@@ -225,6 +245,22 @@ mod tests {
         assert!(
             plain.body.get("think").is_none(),
             "not for a model that does not reason"
+        );
+    }
+
+    #[test]
+    fn tool_calls_become_steps() {
+        let out = crate::server::providers::parse_whole(
+            OllamaParser::default(),
+            b"{\"message\":{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":{\"name\":\"weather\",\"arguments\":{\"city\":\"Paris\"}}}]},\"done\":false}\n",
+        );
+        assert_eq!(
+            out,
+            [Piece::ToolCall {
+                id: "call-1".into(),
+                name: "weather".into(),
+                input: r#"{"city":"Paris"}"#.into()
+            }]
         );
     }
 }

@@ -86,6 +86,13 @@ struct Chunk {
     object: Option<String>,
     #[serde(default)]
     message: Option<Value>,
+    /// Perplexity: the addresses the answer's `[1]`, `[2]` markers refer to, repeated in
+    /// every chunk.
+    #[serde(default)]
+    citations: Option<Vec<Value>>,
+    /// Perplexity: the same sources with their titles.
+    #[serde(default)]
+    search_results: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -112,7 +119,41 @@ struct Delta {
     reasoning_details: Option<Vec<Detail>>,
     #[serde(default)]
     content: Option<Content>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallDelta>>,
+    /// OpenRouter's web search: `url_citation` annotations.
+    #[serde(default)]
+    annotations: Option<Vec<Value>>,
 }
+
+#[derive(Deserialize, Default)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize, Default)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+/// A function call whose arguments are still streaming.
+#[derive(Default)]
+struct CallIn {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// How much of a call's streamed arguments is kept to summarize them.
+const MAX_ARGUMENTS: usize = 64 * 1024;
 
 /// `content` (and a Mistral thinking part's `thinking`) is a string, or an array of typed
 /// parts, sometimes both in the same stream; anything else is ignored. Read by hand rather than
@@ -252,6 +293,10 @@ pub struct ChatFrames {
     /// The kind of the reasoning run in progress, so OpenRouter's repeated encrypted details
     /// open one block, not one per chunk.
     reasoning: Option<ThinkingKind>,
+    /// Function calls by their `index`, until the choice finishes.
+    calls: std::collections::BTreeMap<u64, CallIn>,
+    /// Perplexity's sources already given (each chunk repeats them all).
+    sources_given: usize,
 }
 
 /// Parser for one Chat Completions stream.
@@ -309,6 +354,90 @@ impl ChatFrames {
             Some(Content::Parts(parts)) => self.parts(parts, out),
             Some(Content::Other) | None => {}
         }
+        for call in delta.tool_calls.into_iter().flatten() {
+            self.tool_call(call, out);
+        }
+        for annotation in delta.annotations.into_iter().flatten() {
+            let cited = annotation.get("url_citation").unwrap_or(&annotation);
+            let field = |k: &str| cited.get(k).and_then(Value::as_str);
+            if let Some(url) = field("url") {
+                out.push(Piece::Cite {
+                    url: url.to_string(),
+                    title: field("title").map(str::to_string),
+                });
+            }
+        }
+    }
+
+    /// A piece of a function call: its first piece names it (the step shows at once), the
+    /// arguments are summarized when the choice finishes.
+    fn tool_call(&mut self, call: ToolCallDelta, out: &mut Vec<Piece>) {
+        let index = call.index.unwrap_or(0);
+        let function = call.function.unwrap_or_default();
+        let known = self.calls.contains_key(&index);
+        let entry = self.calls.entry(index).or_default();
+        if let Some(id) = call.id.filter(|id| !id.is_empty()) {
+            entry.id = id;
+        }
+        if let Some(name) = function.name.filter(|n| !n.is_empty()) {
+            entry.name = name;
+        }
+        if let Some(args) = function.arguments {
+            if entry.arguments.len() + args.len() <= MAX_ARGUMENTS {
+                entry.arguments.push_str(&args);
+            }
+        }
+        if !known {
+            if entry.id.is_empty() {
+                entry.id = format!("call-{index}");
+            }
+            out.push(Piece::ToolCall {
+                id: entry.id.clone(),
+                name: entry.name.clone(),
+                input: String::new(),
+            });
+        }
+    }
+
+    /// The calls of a finished choice, with their whole arguments.
+    fn flush_calls(&mut self, out: &mut Vec<Piece>) {
+        for (_, call) in std::mem::take(&mut self.calls) {
+            out.push(Piece::ToolCall {
+                id: call.id,
+                name: call.name,
+                input: super::tool_input(&call.arguments),
+            });
+        }
+    }
+
+    /// Perplexity's sources, numbered as its `[n]` markers count them; only the new ones.
+    fn perplexity_sources(
+        &mut self,
+        citations: Vec<Value>,
+        results: Vec<Value>,
+        out: &mut Vec<Piece>,
+    ) {
+        let titled: Vec<(String, Option<String>)> = if results.is_empty() {
+            citations
+                .iter()
+                .filter_map(|c| c.as_str().map(|u| (u.to_string(), None)))
+                .collect()
+        } else {
+            results
+                .iter()
+                .filter_map(|r| {
+                    let url = r.get("url")?.as_str()?.to_string();
+                    Some((
+                        url,
+                        r.get("title").and_then(Value::as_str).map(str::to_string),
+                    ))
+                })
+                .collect()
+        };
+        for (url, title) in titled.into_iter().skip(self.sources_given) {
+            self.sources_given += 1;
+            out.push(Piece::Source { url, title });
+        }
     }
 
     fn parts(&mut self, parts: Vec<ContentPart>, out: &mut Vec<Piece>) {
@@ -341,6 +470,7 @@ impl FrameHandler for ChatFrames {
 
     fn on_frame(&mut self, event: Option<&str>, data: &str, out: &mut Vec<Piece>) {
         if data == "[DONE]" {
+            self.flush_calls(out);
             self.done = true;
             out.push(Piece::End);
             return;
@@ -358,11 +488,17 @@ impl FrameHandler for ChatFrames {
                 return;
             }
         };
+        let citations = chunk.citations.unwrap_or_default();
+        let results = chunk.search_results.unwrap_or_default();
+        if citations.len().max(results.len()) > self.sources_given {
+            self.perplexity_sources(citations, results, out);
+        }
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
                 self.delta(delta, out);
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                self.flush_calls(out);
                 out.push(Piece::Finish(reason));
             }
         }
@@ -594,5 +730,44 @@ mod tests {
         assert!(req
             .headers
             .contains(&("authorization", "Bearer sk-x".into())));
+    }
+
+    #[test]
+    fn function_calls_openrouter_annotations_and_perplexity_sources() {
+        let out = parse(concat!(
+            "data: {\"citations\":[\"https://a.example/\"],\"choices\":[{\"delta\":{\"content\":\"A [1]\"}}]}\n\n",
+            "data: {\"citations\":[\"https://a.example/\",\"https://b.example/\"],\"choices\":[{\"delta\":{\"annotations\":[{\"type\":\"url_citation\",\"url_citation\":{\"url\":\"https://c.example/\",\"title\":\"C\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"weather\",\"arguments\":\"\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"city\\\": \\\"Paris\\\"}\"}}]}}]}\n\n",
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+        ));
+        let call = |input: &str| Piece::ToolCall {
+            id: "c1".into(),
+            name: "weather".into(),
+            input: input.into(),
+        };
+        assert_eq!(
+            out,
+            [
+                Piece::Source {
+                    url: "https://a.example/".into(),
+                    title: None
+                },
+                Piece::Answer("A [1]".into()),
+                Piece::Source {
+                    url: "https://b.example/".into(),
+                    title: None
+                },
+                Piece::Cite {
+                    url: "https://c.example/".into(),
+                    title: Some("C".into())
+                },
+                call(""),
+                call("{\"city\":\"Paris\"}"),
+                Piece::Finish("tool_calls".into()),
+                Piece::End,
+            ]
+        );
     }
 }

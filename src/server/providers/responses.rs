@@ -73,6 +73,8 @@ struct Event {
     #[serde(default)]
     part: Option<PartIn>,
     #[serde(default)]
+    annotation: Option<Value>,
+    #[serde(default)]
     delta: Option<String>,
     #[serde(default)]
     text: Option<String>,
@@ -92,6 +94,120 @@ struct ItemIn {
     kind: String,
     #[serde(default)]
     content: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    server_label: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+    #[serde(default)]
+    action: Option<Value>,
+    #[serde(default)]
+    queries: Option<Value>,
+    #[serde(default)]
+    outputs: Option<Value>,
+    #[serde(default)]
+    output: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+impl ItemIn {
+    /// A tool call item (`web_search_call`, `code_interpreter_call`, `mcp_call`,
+    /// `function_call`, `file_search_call`, …).
+    fn is_tool(&self) -> bool {
+        self.kind.ends_with("_call")
+    }
+
+    fn tool_name(&self) -> String {
+        match (&self.name, &self.server_label) {
+            (Some(name), Some(server)) => format!("{name} ({server})"),
+            (Some(name), None) => name.clone(),
+            _ => self.kind.trim_end_matches("_call").to_string(),
+        }
+    }
+
+    fn tool_input(&self) -> String {
+        if let Some(code) = self.code.as_deref().filter(|c| !c.is_empty()) {
+            return code.to_string();
+        }
+        if let Some(args) = self.arguments.as_deref().filter(|a| !a.is_empty()) {
+            return super::tool_input(args);
+        }
+        if let Some(queries) = &self.queries {
+            return super::input_of(&json!({ "queries": queries }));
+        }
+        self.action
+            .as_ref()
+            .map(super::input_of)
+            .unwrap_or_default()
+    }
+
+    fn tool_call(&self) -> Piece {
+        Piece::ToolCall {
+            id: self.id.clone().unwrap_or_default(),
+            name: self.tool_name(),
+            input: self.tool_input(),
+        }
+    }
+
+    /// The end of a server tool: failed when its status or error says so; a code run's logs, an
+    /// MCP tool's output, or an error's message as its summary. Sources a web search lists
+    /// come first.
+    fn tool_result(&self, out: &mut Vec<Piece>) {
+        let error = self.error.as_ref().filter(|e| !e.is_null());
+        let ok =
+            error.is_none() && !matches!(self.status.as_deref(), Some("failed" | "incomplete"));
+        for source in self
+            .action
+            .as_ref()
+            .and_then(|a| a.get("sources"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(url) = source.get("url").and_then(Value::as_str) {
+                out.push(Piece::Source {
+                    url: url.to_string(),
+                    title: source
+                        .get("title")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                });
+            }
+        }
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| other.to_string(), str::to_string),
+        };
+        let output = if let Some(error) = error {
+            text(error)
+        } else if let Some(outputs) = self.outputs.as_ref().and_then(Value::as_array) {
+            outputs
+                .iter()
+                .filter_map(|o| o.get("logs").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            self.output.as_ref().map(text).unwrap_or_default()
+        };
+        out.push(Piece::ToolResult {
+            id: self.id.clone().unwrap_or_default(),
+            name: self.tool_name(),
+            ok,
+            output,
+        });
+    }
 }
 
 #[derive(Deserialize)]
@@ -281,6 +397,29 @@ impl FrameHandler for ResponsesFrames {
         let index = parsed.output_index.unwrap_or(0);
         let kind = parsed.kind.as_deref().or(event).unwrap_or("");
         match kind {
+            "response.output_item.added" if parsed.item.as_ref().is_some_and(ItemIn::is_tool) => {
+                if let Some(item) = parsed.item {
+                    out.push(item.tool_call());
+                }
+            }
+            "response.output_item.done" if parsed.item.as_ref().is_some_and(ItemIn::is_tool) => {
+                if let Some(item) = parsed.item {
+                    out.push(item.tool_call());
+                    if item.kind != "function_call" {
+                        item.tool_result(out);
+                    }
+                }
+            }
+            "response.output_text.annotation.added" => {
+                let annotation = parsed.annotation.unwrap_or(Value::Null);
+                let field = |k: &str| annotation.get(k).and_then(Value::as_str);
+                if let (Some("url_citation"), Some(url)) = (field("type"), field("url")) {
+                    out.push(Piece::Cite {
+                        url: url.to_string(),
+                        title: field("title").map(str::to_string),
+                    });
+                }
+            }
             "response.output_item.added" => {
                 let item = parsed.item;
                 let reasoning = item.as_ref().is_some_and(|i| i.kind == "reasoning");
@@ -542,5 +681,55 @@ mod tests {
         assert!(req
             .headers
             .contains(&("authorization", "Bearer sk-r".into())));
+    }
+
+    #[test]
+    fn tool_items_become_steps_and_url_citations_cite() {
+        let out = parse(&[
+            json!({"type":"response.output_item.added","output_index":0,"item":{"id":"ws","type":"web_search_call","status":"in_progress"}}),
+            json!({"type":"response.output_item.done","output_index":0,"item":{"id":"ws","type":"web_search_call","status":"completed","action":{"type":"search","query":"rust","sources":[{"type":"url","url":"https://rust-lang.org/"}]}}}),
+            json!({"type":"response.output_item.added","output_index":1,"item":{"id":"fc","type":"function_call","name":"get_weather","arguments":""}}),
+            json!({"type":"response.output_item.done","output_index":1,"item":{"id":"fc","type":"function_call","name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}),
+            json!({"type":"response.output_item.done","output_index":2,"item":{"id":"m","type":"mcp_call","name":"ask","server_label":"wiki","arguments":"{}","error":{"message":"denied"}}}),
+            json!({"type":"response.output_item.added","output_index":3,"item":{"type":"message"}}),
+            json!({"type":"response.output_text.delta","output_index":3,"delta":"Fast."}),
+            json!({"type":"response.output_text.annotation.added","output_index":3,"annotation":{"type":"url_citation","url":"https://rust-lang.org/","title":"Rust"}}),
+        ]);
+        let call = |id: &str, name: &str, input: &str| Piece::ToolCall {
+            id: id.into(),
+            name: name.into(),
+            input: input.into(),
+        };
+        assert_eq!(
+            out,
+            [
+                call("ws", "web_search", ""),
+                call("ws", "web_search", "rust"),
+                Piece::Source {
+                    url: "https://rust-lang.org/".into(),
+                    title: None
+                },
+                Piece::ToolResult {
+                    id: "ws".into(),
+                    name: "web_search".into(),
+                    ok: true,
+                    output: String::new()
+                },
+                call("fc", "get_weather", ""),
+                call("fc", "get_weather", "{\"city\":\"Paris\"}"),
+                call("m", "ask (wiki)", ""),
+                Piece::ToolResult {
+                    id: "m".into(),
+                    name: "ask (wiki)".into(),
+                    ok: false,
+                    output: "denied".into()
+                },
+                Piece::Answer("Fast.".into()),
+                Piece::Cite {
+                    url: "https://rust-lang.org/".into(),
+                    title: Some("Rust".into())
+                },
+            ]
+        );
     }
 }
