@@ -704,3 +704,163 @@ fn a_stream_cut_in_the_middle_ends_in_a_retryable_error_never_done() {
     }
     assert_no_problems(bad);
 }
+
+/// What a replay says beyond text: each tool step as `name:status`, then how many sources
+/// and citation markers.
+fn rich_summary(events: &[TurnEvent]) -> (Vec<String>, usize, usize) {
+    let mut tools: Vec<(String, String)> = Vec::new();
+    let (mut sources, mut cites) = (0, 0);
+    for e in events {
+        match e {
+            TurnEvent::ToolStart { tool, name, .. } => {
+                if *tool as usize == tools.len() {
+                    tools.push((name.clone(), "running".into()));
+                }
+            }
+            TurnEvent::ToolEnd { tool, status, .. } => {
+                if let Some(t) = tools.get_mut(*tool as usize) {
+                    t.1 = serde_json::to_value(status)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                }
+            }
+            TurnEvent::Source { .. } => sources += 1,
+            TurnEvent::Cite { .. } => cites += 1,
+            _ => {}
+        }
+    }
+    (
+        tools.into_iter().map(|(n, s)| format!("{n}:{s}")).collect(),
+        sources,
+        cites,
+    )
+}
+
+/// The tool steps, sources and citations of every recording that has any, as a reader of the
+/// recording counts them: tool calls (`server_tool_use`, `mcp_tool_use`, function calls, code
+/// interpreter items, `functionCall` parts) with how they ended (a call left to the app, or
+/// one cut by a paused turn, fails), distinct source addresses, and citation markers (one per
+/// run of citations of one source). Every other recording has none.
+#[test]
+fn tool_steps_sources_and_citations_replay_as_recorded() {
+    let pause0: &[&str] = &[
+        "web_search:finished",
+        "web_search:finished",
+        "web_search:finished",
+        "web_search:finished",
+        "web_search:finished",
+        "web_search:finished",
+        "web_search:finished",
+        "web_search:finished",
+        "web_search:finished",
+        "web_search:finished",
+        "web_search:failed",
+    ];
+    let expected: &[(&str, usize, &[&str], usize, usize)] = &[
+        ("openai-chat/cererebras-structured-output-tools.1.chunks.txt", 0, &["nonUsefulTool:failed"], 0, 0),
+        ("openai-chat/cererebras-structured-output-tools.1.chunks.txt", 1, &["nonUsefulTool:failed"], 0, 0),
+        ("openai-chat/deepseek-tool-call.chunks.txt", 0, &["weather:failed"], 0, 0),
+        ("openai-chat/extracted/test_tool_use_failed_error_streaming.yaml.interaction1.sse", 0, &["get_something_by_name:failed"], 0, 0),
+        ("anthropic/anthropic-code-execution-20260120-prompt-cache.1.chunks.txt", 0, &["bash_code_execution:finished"; 2], 0, 0),
+        ("anthropic/extracted/test_anthropic_mcp_servers_stream.yaml.interaction0.sse", 0, &["ask_question (deepwiki):finished"], 0, 0),
+        ("anthropic/extracted/test_anthropic_model_web_search_tool_stream.yaml.interaction0.sse", 0, &["web_search:finished"; 2], 20, 5),
+        ("anthropic/extracted/test_fixed_version_tool_chain_with_thinking_display_regression.yaml.interaction0.sse", 0, &["fixed_version:failed"], 0, 0),
+        ("anthropic/extracted/test_pause_turn_web_search_streaming_vcr.yaml.interaction0.sse", 0, pause0, 90, 0),
+        ("anthropic/extracted/test_pause_turn_web_search_streaming_vcr.yaml.interaction1.sse", 0, &["web_search:finished"; 5], 51, 17),
+        ("openai-responses/lmstudio-tool-call.1.chunks.txt", 0, &["weather:failed"], 0, 0),
+        ("openai-responses/extracted/test_openai_responses_thinking_with_code_execution_tool_stream.yaml.interaction0.sse", 0, &["code_interpreter:finished"; 3], 0, 0),
+        ("gemini/extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction0.sse", 0, &["get_country:failed"], 0, 0),
+        ("gemini/extracted/test_tools.yaml.interaction0.json-array", 0, &["pelican_name_generator:failed"], 0, 0),
+        ("gemini/extracted/test_tools.yaml.interaction1.json-array", 0, &["pelican_name_generator:failed"], 0, 0),
+        ("gemini/extracted/test_tools_with_gemini_3_thought_signatures.yaml.interaction0.json-array", 0, &["multiply:failed"], 0, 0),
+        ("openai-responses/openai-reasoning-encrypted-content.1.chunks.txt", 0, &["calculator:failed"], 0, 0),
+        ("openai-responses/openai-reasoning-encrypted-content.1.chunks.txt", 1, &["calculator:failed"], 0, 0),
+        ("openai-responses/openai-reasoning-encrypted-content.1.chunks.txt", 2, &["calculator:failed"], 0, 0),
+        ("openai-responses/azure-reasoning-encrypted-content.1.chunks.txt", 0, &["calculator:failed"], 0, 0),
+        ("openai-responses/azure-reasoning-encrypted-content.1.chunks.txt", 1, &["calculator:failed"], 0, 0),
+        ("openai-responses/azure-reasoning-encrypted-content.1.chunks.txt", 2, &["calculator:failed"], 0, 0),
+    ];
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for case in cases()
+        .into_iter()
+        .filter(|c| !c.think_start && c.derive.is_none())
+    {
+        let events = replay_whole(&case);
+        let (tools, sources, cites) = rich_summary(&events);
+        let want = expected
+            .iter()
+            .find(|(f, part, ..)| *f == case.file && *part == case.part);
+        let (want_tools, want_sources, want_cites) = match want {
+            Some((_, _, t, s, c)) => {
+                seen += 1;
+                (t.iter().map(|s| s.to_string()).collect::<Vec<_>>(), *s, *c)
+            }
+            None => (Vec::new(), 0, 0),
+        };
+        if (&tools, sources, cites) != (&want_tools, want_sources, want_cites) {
+            bad.push(format!(
+                "{}: tools {tools:?} sources {sources} cites {cites}, want {want_tools:?} {want_sources} {want_cites}",
+                case.name()
+            ));
+        }
+        let mut open_blocks = std::collections::HashSet::new();
+        let mut announced = std::collections::HashSet::new();
+        for e in &events {
+            match e {
+                TurnEvent::ThinkingStart { block, .. } => {
+                    open_blocks.insert(*block);
+                }
+                TurnEvent::ThinkingEnd { block, .. } => {
+                    open_blocks.remove(block);
+                }
+                TurnEvent::ToolStart { .. } if !open_blocks.is_empty() => {
+                    bad.push(format!(
+                        "{}: a tool began inside an open block",
+                        case.name()
+                    ));
+                }
+                TurnEvent::Source { n, url, .. } => {
+                    if !url.starts_with("https://") && !url.starts_with("http://") {
+                        bad.push(format!("{}: source {url}", case.name()));
+                    }
+                    announced.insert(*n);
+                }
+                TurnEvent::Cite { n } if !announced.contains(n) => {
+                    bad.push(format!("{}: cite {n} before its source", case.name()));
+                }
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(
+        seen,
+        expected.len(),
+        "every expectation matched a recording"
+    );
+    assert_no_problems(bad);
+}
+
+/// Thinking blocks on both sides of a tool stay two blocks, each timed on its own (seed 000
+/// R5): the web search recording thinks, searches, then answers; the MCP one thinks, asks,
+/// then answers.
+#[test]
+fn a_tool_step_ends_the_thinking_block_before_it() {
+    for file in [
+        "anthropic/extracted/test_anthropic_mcp_servers_stream.yaml.interaction0.sse",
+        "anthropic/extracted/test_anthropic_model_web_search_tool_stream.yaml.interaction0.sse",
+    ] {
+        let case = cases().into_iter().find(|c| c.file == file).expect("case");
+        let events = replay_whole(&case);
+        let end = events
+            .iter()
+            .position(|e| matches!(e, TurnEvent::ThinkingEnd { .. }))
+            .expect("the block ends");
+        let tool = events
+            .iter()
+            .position(|e| matches!(e, TurnEvent::ToolStart { .. }))
+            .expect("a tool");
+        assert!(end < tool, "{file}: the block ends before the tool starts");
+    }
+}

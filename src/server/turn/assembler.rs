@@ -15,6 +15,8 @@ pub const MAX_TOOLS: usize = 200;
 /// What a tool the model asked for but nobody ran says when the turn ends.
 pub const TOOL_NOT_RUN: &str =
     "Not run: the model asked the app to run this tool, and Ponder runs no tools of its own.";
+/// What a server tool that never returned says when the turn ends (a paused or cut turn).
+pub const TOOL_UNFINISHED: &str = "The turn ended before this tool returned.";
 
 #[derive(Clone, Debug)]
 struct ToolSlot {
@@ -370,15 +372,20 @@ impl TurnAssembler {
         Some(n)
     }
 
-    /// Tools still under way when the turn finished were never run: each ends, failed, saying so.
+    /// Tools still under way when the turn finished never returned: each ends, failed, saying
+    /// why (a call the model left to the app, or a turn that ended first).
     fn end_unrun_tools(&mut self, out: &mut Vec<TurnEvent>) {
+        let why = match self.finish_reason.as_deref() {
+            Some("tool_calls") => TOOL_NOT_RUN,
+            _ => TOOL_UNFINISHED,
+        };
         for (i, slot) in self.tools.iter_mut().enumerate() {
             if !slot.ended {
                 slot.ended = true;
                 out.push(TurnEvent::ToolEnd {
                     tool: i as u32,
                     status: ToolStatus::Failed,
-                    output: TOOL_NOT_RUN.into(),
+                    output: why.into(),
                 });
             }
         }
