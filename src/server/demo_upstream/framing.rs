@@ -8,7 +8,7 @@ use axum::body::Bytes;
 use serde_json::{json, Value};
 
 use super::pacer::Emit;
-use super::scenarios::{tokens, Script, Step};
+use super::scenarios::{tokens, DemoTool, Script, Step};
 use crate::server::config::ProviderKind;
 
 /// Stands for raw bytes in a rendered chunk, replaced after rendering (invalid UTF-8 cannot
@@ -52,6 +52,23 @@ trait Framing {
     fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>);
     fn error(&mut self, message: &str, out: &mut Vec<Emit>);
     fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>);
+    /// A tool the provider runs itself: it starts, runs for `tool.runs_for`, and returns.
+    /// Providers with no server tools (Ollama) say nothing of it.
+    fn tool(&mut self, tool: &DemoTool, out: &mut Vec<Emit>) {
+        out.push(Emit::Pause(tool.runs_for));
+    }
+    /// The answer so far cites the page at `url`. Providers that cannot mark a place in the
+    /// answer say nothing.
+    fn cite(&mut self, _url: &str, _title: &str, _out: &mut Vec<Emit>) {}
+}
+
+/// A tool's input as its arguments object: `{"code": …}` for code, `{"query": …}` otherwise.
+fn tool_arguments(tool: &DemoTool) -> Value {
+    if tool.name == "code_execution" {
+        json!({ "code": tool.input })
+    } else {
+        json!({ "query": tool.input })
+    }
 }
 
 fn chunk(text: String) -> Emit {
@@ -69,7 +86,7 @@ pub fn render(provider: ProviderKind, script: &Script, sse: bool) -> Vec<Emit> {
         return vec![Emit::Stall];
     }
     let mut framing: Box<dyn Framing> = match provider {
-        ProviderKind::OpenAi => Box::new(OpenAi),
+        ProviderKind::OpenAi => Box::new(OpenAi::default()),
         ProviderKind::Anthropic => Box::new(Anthropic::default()),
         ProviderKind::Responses => Box::new(Responses::default()),
         ProviderKind::Gemini => Box::new(Gemini {
@@ -129,6 +146,8 @@ pub fn render(provider: ProviderKind, script: &Script, sse: bool) -> Vec<Emit> {
                 out.push(Emit::Stall);
                 return out;
             }
+            Step::Tool(tool) => framing.tool(tool, &mut out),
+            Step::Cite(url, title) => framing.cite(url, title, &mut out),
         }
     }
     framing.end(script.finish, &counts, &mut out);
@@ -153,7 +172,13 @@ fn splice(emit: Emit, bytes: &[u8]) -> Emit {
 
 // ---------- OpenAI Chat Completions ----------
 
-struct OpenAi;
+/// Chat Completions has no server tools of its own: tools are written as Groq's compound
+/// systems stream them (`executed_tools`, once running and once with the output and search
+/// results), and citations as OpenRouter's `url_citation` annotations.
+#[derive(Default)]
+struct OpenAi {
+    tools: u32,
+}
 
 fn openai_chunk(delta: Value, finish: Option<&str>) -> Emit {
     let chunk = json!({
@@ -196,6 +221,40 @@ impl Framing for OpenAi {
     fn error(&mut self, message: &str, out: &mut Vec<Emit>) {
         let err = json!({"error": {"message": message, "type": "server_error"}});
         out.push(chunk(format!("data: {err}\n\n")));
+    }
+
+    fn tool(&mut self, tool: &DemoTool, out: &mut Vec<Emit>) {
+        let index = self.tools;
+        self.tools += 1;
+        let kind = if tool.name == "code_execution" {
+            "python"
+        } else {
+            "search"
+        };
+        let arguments = tool_arguments(tool).to_string();
+        out.push(openai_chunk(
+            json!({"executed_tools": [{"index": index, "type": kind, "arguments": arguments}]}),
+            None,
+        ));
+        out.push(Emit::Pause(tool.runs_for));
+        let results: Vec<Value> = tool
+            .sources
+            .iter()
+            .map(|(url, title)| json!({"title": title, "url": url, "content": "", "score": 0.9}))
+            .collect();
+        let mut done =
+            json!({"index": index, "type": kind, "arguments": arguments, "output": tool.output});
+        if !results.is_empty() {
+            done["search_results"] = json!({ "results": results });
+        }
+        out.push(openai_chunk(json!({ "executed_tools": [done] }), None));
+    }
+
+    fn cite(&mut self, url: &str, title: &str, out: &mut Vec<Emit>) {
+        out.push(openai_chunk(
+            json!({"annotations": [{"type": "url_citation", "url_citation": {"url": url, "title": title}}]}),
+            None,
+        ));
     }
 
     fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>) {
@@ -323,6 +382,56 @@ impl Framing for Anthropic {
             "error",
             &json!({"type": "error", "error": {"type": "overloaded_error", "message": message}}),
         )));
+    }
+
+    fn tool(&mut self, tool: &DemoTool, out: &mut Vec<Emit>) {
+        let mut s = self.close();
+        let id = format!("srvtoolu_demo_{}", self.index);
+        s.push_str(&sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": self.index, "content_block": {"type": "server_tool_use", "id": id, "name": tool.name, "input": {}}}),
+        ));
+        s.push_str(&sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": self.index, "delta": {"type": "input_json_delta", "partial_json": tool_arguments(tool).to_string()}}),
+        ));
+        s.push_str(&sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": self.index}),
+        ));
+        self.index += 1;
+        out.push(chunk(s));
+        out.push(Emit::Pause(tool.runs_for));
+        let content = if tool.name == "code_execution" {
+            json!({"type": "code_execution_result", "stdout": tool.output, "stderr": "", "return_code": if tool.ok { 0 } else { 1 }})
+        } else {
+            json!(tool
+                .sources
+                .iter()
+                .map(|(url, title)| json!({"type": "web_search_result", "title": title, "url": url, "encrypted_content": "ZGVtbw==", "page_age": null}))
+                .collect::<Vec<_>>())
+        };
+        let kind = format!("{}_tool_result", tool.name);
+        let s = sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": self.index, "content_block": {"type": kind, "tool_use_id": id, "content": content}}),
+        ) + &sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": self.index}),
+        );
+        self.index += 1;
+        out.push(chunk(s));
+    }
+
+    /// A citation belongs to a text block: the cited text's block carries it.
+    fn cite(&mut self, url: &str, title: &str, out: &mut Vec<Emit>) {
+        out.push(self.delta(
+            AnthropicBlock::Text,
+            json!({"type": "citations_delta", "citation": {"type": "web_search_result_location", "cited_text": "", "url": url, "title": title, "encrypted_index": "ZGVtbw=="}}),
+        ));
+        // The next text is another block: a citation marks the end of the text it cites.
+        let s = self.close();
+        out.push(chunk(s));
     }
 
     fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>) {
@@ -468,6 +577,50 @@ impl Framing for Responses {
         out.push(chunk(s));
     }
 
+    fn tool(&mut self, tool: &DemoTool, out: &mut Vec<Emit>) {
+        let mut s = self.close();
+        let index = self.next_index;
+        self.next_index += 1;
+        let (kind, id) = if tool.name == "code_execution" {
+            ("code_interpreter_call", format!("ci_demo_{index}"))
+        } else {
+            ("web_search_call", format!("ws_demo_{index}"))
+        };
+        s += &self.event(
+            "response.output_item.added",
+            json!({"output_index": index, "item": {"id": id, "type": kind, "status": "in_progress"}}),
+        );
+        out.push(chunk(s));
+        out.push(Emit::Pause(tool.runs_for));
+        let status = if tool.ok { "completed" } else { "failed" };
+        let item = if tool.name == "code_execution" {
+            json!({"id": id, "type": kind, "status": status, "code": tool.input, "container_id": "cntr_demo", "outputs": [{"type": "logs", "logs": tool.output}]})
+        } else {
+            let sources: Vec<Value> = tool
+                .sources
+                .iter()
+                .map(|(url, _)| json!({"type": "url", "url": url}))
+                .collect();
+            json!({"id": id, "type": kind, "status": status, "action": {"type": "search", "query": tool.input, "sources": sources}})
+        };
+        let s = self.event(
+            "response.output_item.done",
+            json!({"output_index": index, "item": item}),
+        );
+        out.push(chunk(s));
+    }
+
+    fn cite(&mut self, url: &str, title: &str, out: &mut Vec<Emit>) {
+        let (mut s, index) = self.ensure(ResponsesItem::Message);
+        let at = self.text.len();
+        s += &self.event(
+            "response.output_text.annotation.added",
+            json!({"item_id": format!("msg_demo_{index}"), "output_index": index, "content_index": 0, "annotation_index": 0,
+                "annotation": {"type": "url_citation", "url": url, "title": title, "start_index": at, "end_index": at}}),
+        );
+        out.push(chunk(s));
+    }
+
     fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>) {
         let usage = json!({
             "input_tokens": PROMPT_TOKENS,
@@ -573,6 +726,43 @@ impl Framing for Gemini {
         out.push(chunk(s));
     }
 
+    /// Code runs as `executableCode` and `codeExecutionResult` parts; a search is Google
+    /// Search grounding (its queries and pages).
+    fn tool(&mut self, tool: &DemoTool, out: &mut Vec<Emit>) {
+        let counts = Counts::default();
+        if tool.name == "code_execution" {
+            let s = self.candidate(
+                json!([{"executableCode": {"language": "PYTHON", "code": tool.input}}]),
+                None,
+                &counts,
+            );
+            out.push(chunk(s));
+            out.push(Emit::Pause(tool.runs_for));
+            let outcome = if tool.ok {
+                "OUTCOME_OK"
+            } else {
+                "OUTCOME_FAILED"
+            };
+            let s = self.candidate(
+                json!([{"codeExecutionResult": {"outcome": outcome, "output": tool.output}}]),
+                None,
+                &counts,
+            );
+            out.push(chunk(s));
+        } else {
+            out.push(Emit::Pause(tool.runs_for));
+            let chunks: Vec<Value> = tool
+                .sources
+                .iter()
+                .map(|(url, title)| json!({"web": {"uri": url, "title": title}}))
+                .collect();
+            let candidate = json!({"content": {"parts": [], "role": "model"}, "index": 0,
+                "groundingMetadata": {"webSearchQueries": [tool.input], "groundingChunks": chunks}});
+            let s = self.object(&json!({"candidates": [candidate], "modelVersion": "ponder-demo", "responseId": "demo"}));
+            out.push(chunk(s));
+        }
+    }
+
     fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>) {
         let reason = match finish {
             "length" => "MAX_TOKENS",
@@ -585,6 +775,7 @@ impl Framing for Gemini {
 
 // ---------- Ollama ----------
 
+/// Ollama runs no tools of its own: a demo tool is a pause, and citations are not marked.
 struct Ollama;
 
 fn ollama_line(message: Value, done: Option<(&str, &Counts)>) -> Emit {
@@ -772,5 +963,112 @@ mod tests {
             .collect();
         assert_eq!(lines.last().and_then(|l| l["done"].as_bool()), Some(true));
         assert!(lines[..lines.len() - 1].iter().all(|l| l["done"] == false));
+    }
+
+    #[test]
+    fn the_tools_scenario_reads_back_as_steps_between_blocks_with_sources_and_citations() {
+        use crate::domain::TurnEvent;
+        use crate::server::turn::TurnAssembler;
+        let expect: [(ProviderKind, &[&str], usize, usize); 5] = [
+            (
+                ProviderKind::OpenAi,
+                &["web_search", "code_execution"],
+                3,
+                2,
+            ),
+            (
+                ProviderKind::Anthropic,
+                &["web_search", "code_execution"],
+                3,
+                2,
+            ),
+            (
+                ProviderKind::Responses,
+                &["web_search", "code_interpreter"],
+                3,
+                2,
+            ),
+            (
+                ProviderKind::Gemini,
+                &["google_search", "code_execution"],
+                3,
+                0,
+            ),
+            (ProviderKind::Ollama, &[], 0, 0),
+        ];
+        for (provider, tools, sources, cites) in expect {
+            let mut parser = parser_for(provider, false);
+            let mut pieces = Vec::new();
+            for emit in render(provider, &script("[tools]"), true) {
+                if let Emit::Chunk(bytes) = emit {
+                    parser.feed(&bytes, &mut pieces);
+                }
+            }
+            parser.finish(&mut pieces);
+            let mut asm = TurnAssembler::new(true);
+            let mut events = Vec::new();
+            for (t, piece) in pieces.into_iter().enumerate() {
+                asm.push(piece, t as u64, &mut events);
+            }
+            asm.end_of_stream(1_000, &mut events);
+            let names: Vec<&str> = events
+                .iter()
+                .filter_map(|e| match e {
+                    TurnEvent::ToolStart { name, .. } => Some(name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let mut unique = names.clone();
+            unique.dedup();
+            assert_eq!(unique, tools, "{provider:?}");
+            let finished = events
+                .iter()
+                .filter(|e| {
+                    matches!(
+                        e,
+                        TurnEvent::ToolEnd {
+                            status: crate::domain::ToolStatus::Finished,
+                            ..
+                        }
+                    )
+                })
+                .count();
+            assert_eq!(finished, tools.len(), "{provider:?}");
+            let count = |f: fn(&TurnEvent) -> bool| events.iter().filter(|e| f(e)).count();
+            assert_eq!(
+                count(|e| matches!(e, TurnEvent::Source { .. })),
+                sources,
+                "{provider:?}"
+            );
+            assert_eq!(
+                count(|e| matches!(e, TurnEvent::Cite { .. })),
+                cites,
+                "{provider:?}"
+            );
+            let blocks = if tools.is_empty() { 1 } else { 3 };
+            assert_eq!(
+                count(|e| matches!(e, TurnEvent::ThinkingStart { .. })),
+                blocks,
+                "{provider:?}"
+            );
+            if !tools.is_empty() && provider != ProviderKind::Gemini {
+                let first_tool = events
+                    .iter()
+                    .position(|e| matches!(e, TurnEvent::ToolStart { .. }))
+                    .unwrap();
+                let second_block = events
+                    .iter()
+                    .position(|e| matches!(e, TurnEvent::ThinkingStart { block: 1, .. }))
+                    .unwrap();
+                assert!(
+                    first_tool < second_block,
+                    "{provider:?}: the search comes between the first two blocks"
+                );
+            }
+            assert!(
+                matches!(events.last(), Some(TurnEvent::Done { .. })),
+                "{provider:?}"
+            );
+        }
     }
 }

@@ -68,6 +68,12 @@ pub enum Scenario {
     /// `[perf-rich]`: `[perf]` with formulas in its prose and code in several languages: the
     /// load of the UI benchmark's rich variant (typesetting and highlighting on the way).
     PerfRich,
+    /// `[tools]`: thinks, searches the web (the results are sources), thinks again, runs code,
+    /// then answers citing two of the sources: tool steps between thinking blocks.
+    Tools,
+    /// `[xss-sources]`: a search whose query, output, source titles and addresses are the
+    /// payloads of the XSS corpus, and an answer citing them.
+    XssSources,
     /// `[tty]`: terminal escape sequences (clear screen, cursor moves, colours, a window
     /// title, an OSC 52 clipboard write, 8-bit CSI) and bidi controls, as thinking and as
     /// answer: what a terminal client must never pass through.
@@ -85,7 +91,9 @@ pub const MATH_THINKING: &str = "The area under $y = x^2$ from 0 to 1 is \\(\\in
 pub const MATH_ANSWER: &str = "The integral is $\\int_0^1 x^2\\,dx = \\frac{1}{3}$, and by Pythagoras \\(a^2 + b^2 = c^2\\).\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$\n\n\\[ E = mc^2 \\]\n\nIt costs $5 and $10 at most.\n\nThis one is broken: $\\notacommand{x}$.\n";
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 27] = [
+    const TAGS: [(&'static str, Scenario); 29] = [
+        ("[xss-sources]", Scenario::XssSources),
+        ("[tools]", Scenario::Tools),
         ("[perf-rich]", Scenario::PerfRich),
         ("[code]", Scenario::Code),
         ("[math]", Scenario::Math),
@@ -145,6 +153,103 @@ pub enum Step {
     Cut,
     /// Stop writing and keep the connection open forever.
     Stall,
+    /// A tool the provider runs itself (web search, code execution).
+    Tool(DemoTool),
+    /// The answer so far cites this source (address, title).
+    Cite(String, String),
+}
+
+/// A server-side tool of a demo script: what it is asked, how long it runs, what it returns
+/// and the pages it found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DemoTool {
+    /// `web_search` or `code_execution`.
+    pub name: &'static str,
+    pub input: String,
+    pub output: String,
+    /// (address, title) of each page found.
+    pub sources: Vec<(String, String)>,
+    pub ok: bool,
+    pub runs_for: Duration,
+}
+
+/// `[tools]`' sources.
+pub const TOOLS_SOURCES: [(&str, &str); 3] = [
+    (
+        "https://blog.rust-lang.org/2025/02/20/Rust-1.85.0/",
+        "Announcing Rust 1.85.0 and Rust 2024",
+    ),
+    (
+        "https://doc.rust-lang.org/edition-guide/rust-2024/index.html",
+        "Rust 2024 - The Rust Edition Guide",
+    ),
+    ("https://www.rust-lang.org/", "Rust Programming Language"),
+];
+
+fn tools_script() -> Vec<Step> {
+    let source = |i: usize| {
+        let (url, title) = TOOLS_SOURCES[i];
+        (url.to_string(), title.to_string())
+    };
+    let cite = |i: usize| {
+        let (url, title) = source(i);
+        Step::Cite(url, title)
+    };
+    vec![
+        Step::Think("The question is about a release date, which I should not guess. Let me search.".into()),
+        Step::Tool(DemoTool {
+            name: "web_search",
+            input: "Rust 2024 edition release".into(),
+            output: String::new(),
+            sources: (0..3).map(source).collect(),
+            ok: true,
+            runs_for: Duration::from_millis(600),
+        }),
+        Step::Think("The announcement gives the version and the date; the guide lists the changes. Let me check the sum the reader also asked for.".into()),
+        Step::Tool(DemoTool {
+            name: "code_execution",
+            input: "print(sum(range(1, 11)))".into(),
+            output: "55".into(),
+            sources: Vec::new(),
+            ok: true,
+            runs_for: Duration::from_millis(400),
+        }),
+        Step::Think("Both checks agree with what I remembered.".into()),
+        Step::Answer("The Rust 2024 edition shipped with Rust 1.85 on 20 February 2025.".into()),
+        cite(0),
+        Step::Answer(" The edition guide lists what changed.".into()),
+        cite(1),
+        Step::Answer(" And 1 + 2 + … + 10 = 55.".into()),
+    ]
+}
+
+fn xss_sources_script() -> Vec<Step> {
+    let payloads = xss_payloads();
+    let sources: Vec<(String, String)> = payloads
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let url = if i % 2 == 0 {
+                p.to_string()
+            } else {
+                format!("https://example.com/{i}?q={p}")
+            };
+            (url, p.to_string())
+        })
+        .collect();
+    let mut steps = vec![Step::Tool(DemoTool {
+        name: "web_search",
+        input: payloads.join(" "),
+        output: payloads.join("\n"),
+        sources: sources.clone(),
+        ok: true,
+        runs_for: Duration::ZERO,
+    })];
+    steps.push(Step::Answer("Every source, cited:".into()));
+    for (url, title) in sources {
+        steps.push(Step::Cite(url, title));
+    }
+    steps
 }
 
 /// A scripted reply: an HTTP status (and body) for failures, or steps ending in a finish reason.
@@ -273,6 +378,8 @@ impl Scenario {
         Scenario::ThinkOpen => ok(inline_think(&[])),
         Scenario::Redacted => ok(vec![Step::Hidden(Duration::from_millis(1200)), answer()]),
         Scenario::Math => ok(vec![Step::Think(MATH_THINKING.into()), Step::Answer(MATH_ANSWER.into())]),
+        Scenario::Tools => ok(tools_script()),
+        Scenario::XssSources => Script { fast: true, ..ok(xss_sources_script()) },
         Scenario::Code => ok(vec![Step::Think("Three short examples should do.".into()), Step::Answer(CODE_ANSWER.into())]),
         Scenario::Tty => {
             let hostile = [

@@ -124,6 +124,10 @@ struct Delta {
     /// OpenRouter's web search: `url_citation` annotations.
     #[serde(default)]
     annotations: Option<Vec<Value>>,
+    /// Groq's compound systems: the server tools they ran, once as they start and again with
+    /// their output (and a search's results).
+    #[serde(default)]
+    executed_tools: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -297,6 +301,8 @@ pub struct ChatFrames {
     calls: std::collections::BTreeMap<u64, CallIn>,
     /// Perplexity's sources already given (each chunk repeats them all).
     sources_given: usize,
+    /// Groq's executed tools already shown, by index.
+    executed: std::collections::BTreeSet<u64>,
 }
 
 /// Parser for one Chat Completions stream.
@@ -357,6 +363,9 @@ impl ChatFrames {
         for call in delta.tool_calls.into_iter().flatten() {
             self.tool_call(call, out);
         }
+        for tool in delta.executed_tools.into_iter().flatten() {
+            self.executed_tool(&tool, out);
+        }
         for annotation in delta.annotations.into_iter().flatten() {
             let cited = annotation.get("url_citation").unwrap_or(&annotation);
             let field = |k: &str| cited.get(k).and_then(Value::as_str);
@@ -397,6 +406,59 @@ impl ChatFrames {
                 input: String::new(),
             });
         }
+    }
+
+    /// One of Groq's executed tools: the step when it first shows, its end once it carries an
+    /// output.
+    fn executed_tool(&mut self, tool: &Value, out: &mut Vec<Piece>) {
+        let index = tool.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let id = format!("executed-{index}");
+        let name = match tool.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "search" => "web_search",
+            "python" => "code_execution",
+            "visit" => "visit_website",
+            other => other,
+        }
+        .to_string();
+        if self.executed.insert(index) {
+            let input = match tool.get("arguments") {
+                Some(Value::String(args)) => super::tool_input(args),
+                Some(args) => super::input_of(args),
+                None => String::new(),
+            };
+            out.push(Piece::ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                input,
+            });
+        }
+        let Some(output) = tool.get("output").filter(|o| !o.is_null()) else {
+            return;
+        };
+        for result in tool
+            .pointer("/search_results/results")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(url) = result.get("url").and_then(Value::as_str) {
+                out.push(Piece::Source {
+                    url: url.to_string(),
+                    title: result
+                        .get("title")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                });
+            }
+        }
+        out.push(Piece::ToolResult {
+            id,
+            name,
+            ok: true,
+            output: output
+                .as_str()
+                .map_or_else(|| output.to_string(), str::to_string),
+        });
     }
 
     /// The calls of a finished choice, with their whole arguments.
