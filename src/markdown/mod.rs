@@ -34,13 +34,17 @@ pub use policy::{
 /// math (`$…$`, `$$…$$`; LaTeX's `\(…\)` and `\[…\]` are read as those, see [`math`]): a
 /// formula is written as its source in `<code class="math-inline">` or `"math-display"`, which
 /// the page typesets once its block is finished. Dollar amounts stay text (`$5 and $10`: a
-/// closing `$` cannot follow a space). Footnotes, heading attributes (`{#id}`) and metadata
-/// blocks stay off: they add ids, classes or raw blocks that model output has no use for.
+/// closing `$` cannot follow a space). Footnote references are read in the older syntax, where a
+/// reference needs no definition: `[^3]` is a citation of the answer's source 3 (the turn's
+/// `cite` events leave them), written as `<span class="cite">[3]</span>`; a definition a model
+/// writes itself keeps its label as text. Heading attributes (`{#id}`) and metadata blocks
+/// stay off: they add ids, classes or raw blocks that model output has no use for.
 fn options() -> Options {
     Options::ENABLE_TABLES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_MATH
+        | Options::ENABLE_OLD_FOOTNOTES
 }
 
 /// Renders markdown to HTML that holds only what [`policy`] allows, judging links with the

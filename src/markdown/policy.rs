@@ -172,7 +172,7 @@ const REMOVED: [&str; 3] = ["script", "style", "template"];
 /// class carries the language.
 const CLASSES: [(&str, &[&str]); 6] = [
     ("a", &["md-image"]),
-    ("span", &["code-lang", "md-image"]),
+    ("span", &["code-lang", "md-image", "cite"]),
     ("div", &["code-block", "code-head"]),
     ("button", &["copy-code"]),
     ("th", &ALIGNMENTS),

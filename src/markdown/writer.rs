@@ -115,6 +115,11 @@ impl Writer<'_> {
                 self.block_start();
                 self.raw("<hr>\n");
             }
+            Event::FootnoteReference(name) if is_citation(&name) => {
+                self.raw("<span class=\"cite\">");
+                self.text(&format!("[{name}]"));
+                self.raw("</span>");
+            }
             Event::FootnoteReference(name) => {
                 self.text("[^");
                 self.text(&name);
@@ -223,9 +228,14 @@ impl Writer<'_> {
                     depth: 0,
                 })
             }
+            // A model's own footnote: its label as a line of text, its content as it is.
+            Tag::FootnoteDefinition(label) => {
+                self.open_block("<p>");
+                self.text(&format!("[^{label}]:"));
+                self.raw("</p>\n");
+            }
             // Not enabled in the parser options; their content is kept as plain text.
-            Tag::FootnoteDefinition(_)
-            | Tag::DefinitionList
+            Tag::DefinitionList
             | Tag::DefinitionListTitle
             | Tag::DefinitionListDefinition
             | Tag::Superscript
@@ -474,6 +484,13 @@ fn escape(out: &mut String, s: &str, attribute: bool) {
         last = i + c.len_utf8();
     }
     out.push_str(&s[last..]);
+}
+
+/// A footnote label that is a source's number (`[^3]`): a citation marker.
+fn is_citation(label: &str) -> bool {
+    (1..=4).contains(&label.len())
+        && label.bytes().all(|b| b.is_ascii_digit())
+        && !label.starts_with('0')
 }
 
 #[cfg(test)]

@@ -62,6 +62,10 @@ const CASES: &[(&str, &str)] = &[
         "raw_html_is_text",
         "<div align=\"center\">\n  <b>block html</b>\n</div>\n\nInline <kbd>Ctrl</kbd> and a<br>break and <!-- comment -->.",
     ),
+    (
+        "citations",
+        "Rust 1.85 shipped the 2024 edition.[^1] The guide lists the changes.[^2][^12]\n\nNot citations: [^0], [^note], [^12345], `[^1]`.\n\n[^note]: A model's own footnote, with **markup**.",
+    ),
     ("entities", "&copy; &amp; &lt;tag&gt; &#x1F600; &nbsp;|&#0;| &notanentity;"),
     ("rtl_text", "مرحبا **بالعالم**\n\nשלום [קישור](https://he.example)"),
     (

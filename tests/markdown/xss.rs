@@ -86,6 +86,9 @@ fn payloads_inside_ordinary_markdown_stay_inert() {
         "Inline $x^2 {}$ math.",
         "$$\n{}\n$$",
         "\\( {} \\) and \\[ {} \\]",
+        "Cited.[^1] {}[^2]",
+        "[^1]: {}",
+        "[^{}]",
     ];
     for (label, payload) in xss_payloads() {
         for context in contexts {
