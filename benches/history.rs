@@ -69,6 +69,8 @@ fn big_conversation() -> Import {
                 error: None,
                 created_at: at,
                 blocks: Vec::new(),
+                tools: Vec::new(),
+                sources: Vec::new(),
             }],
         });
         messages.push(ImportMessage {
@@ -89,6 +91,8 @@ fn big_conversation() -> Import {
                     duration_ms: Some(12_000),
                     interrupted: false,
                 }],
+                tools: Vec::new(),
+                sources: Vec::new(),
             }],
         });
     }

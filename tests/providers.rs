@@ -712,10 +712,8 @@ fn rich_summary(events: &[TurnEvent]) -> (Vec<String>, usize, usize) {
     let (mut sources, mut cites) = (0, 0);
     for e in events {
         match e {
-            TurnEvent::ToolStart { tool, name, .. } => {
-                if *tool as usize == tools.len() {
-                    tools.push((name.clone(), "running".into()));
-                }
+            TurnEvent::ToolStart { tool, name, .. } if *tool as usize == tools.len() => {
+                tools.push((name.clone(), "running".into()));
             }
             TurnEvent::ToolEnd { tool, status, .. } => {
                 if let Some(t) = tools.get_mut(*tool as usize) {

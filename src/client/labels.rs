@@ -160,10 +160,45 @@ pub fn announcements(before: &Milestones, after: &TurnState, now: f64) -> Vec<St
     out
 }
 
+/// A tool's name as a reader reads it: the common server tools by what they do, any other by
+/// its own name.
+pub fn tool_label(name: &str) -> String {
+    match name {
+        "web_search" | "search" | "web_search_preview" => "Web search".into(),
+        "google_search" => "Google Search".into(),
+        "code_execution" | "code_interpreter" | "bash_code_execution" | "python" => {
+            "Code execution".into()
+        }
+        "web_fetch" | "visit_website" => "Web page".into(),
+        "file_search" => "File search".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A tool step's state in words.
+pub fn tool_status(status: crate::domain::ToolStatus) -> &'static str {
+    match status {
+        crate::domain::ToolStatus::Running => "Running…",
+        crate::domain::ToolStatus::Finished => "Done",
+        crate::domain::ToolStatus::Failed => "Failed",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::{ThinkingKind, TurnEvent};
+
+    #[test]
+    fn tools_read_as_what_they_do() {
+        assert_eq!(tool_label("web_search"), "Web search");
+        assert_eq!(tool_label("bash_code_execution"), "Code execution");
+        assert_eq!(
+            tool_label("ask_question (deepwiki)"),
+            "ask_question (deepwiki)"
+        );
+        assert_eq!(tool_status(crate::domain::ToolStatus::Failed), "Failed");
+    }
 
     #[test]
     fn the_tab_names_the_chat() {

@@ -62,8 +62,8 @@ pub struct BlockState {
     pub started_at: f64,
     /// Client clock when the block ended or was interrupted.
     pub ended_at: Option<f64>,
-    /// Answer text arrived after this block began: the block's moment is over, so automatic
-    /// behaviour collapses it.
+    /// Answer text or a tool step arrived after this block began: the block's moment is over,
+    /// so automatic behaviour collapses it.
     #[serde(default)]
     pub answer_followed: bool,
     /// The reader's own open/closed choice; `Some` means the reader owns the block.
@@ -107,11 +107,40 @@ impl BlockState {
 pub const STREAM_DROPPED: &str = "The stream ended before my answer finished — try again?";
 /// Text shown when the model thought but wrote no answer.
 pub const THOUGHT_NO_ANSWER: &str = "I thought about it but didn't reach an answer — try again?";
+/// Text shown when the model asked for a tool Ponder does not run and wrote no answer.
+pub const TOOL_CALL_NO_ANSWER: &str =
+    "The model asked the app to run a tool, which Ponder does not do, and wrote no answer.";
 /// Text shown when the model sent neither thinking nor answer.
 pub const EMPTY_ANSWER: &str = "The model sent back an empty answer — try again?";
 /// Text shown when nothing at all arrived in time.
 pub fn no_response(guard_secs: u64) -> String {
     format!("No response from the model within {guard_secs} s — try again?")
+}
+
+/// One part of an assistant turn above its answer: a thinking block or a tool step, by its
+/// position in [`TurnState::blocks`] or [`TurnState::tools`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    Block(usize),
+    Tool(usize),
+}
+
+/// Blocks and tools in stream order: each tool after the blocks that began before it (a
+/// stored tool that claims more blocks than there are comes last).
+pub fn step_order(blocks: usize, tools: &[ToolStep]) -> Vec<Step> {
+    let mut out = Vec::with_capacity(blocks + tools.len());
+    let mut next_tool = 0;
+    for block in 0..=blocks {
+        while next_tool < tools.len() && tools[next_tool].after_blocks as usize <= block {
+            out.push(Step::Tool(next_tool));
+            next_tool += 1;
+        }
+        if block < blocks {
+            out.push(Step::Block(block));
+        }
+    }
+    out.extend((next_tool..tools.len()).map(Step::Tool));
+    out
 }
 
 /// The whole visible state of one assistant turn.
@@ -276,6 +305,9 @@ impl TurnState {
                     return;
                 }
                 let after_blocks = self.blocks.len() as u32;
+                for b in &mut self.blocks {
+                    b.answer_followed = true;
+                }
                 while self.tools.len() <= index {
                     self.tools.push(ToolStep {
                         after_blocks,
@@ -403,11 +435,19 @@ impl TurnState {
         if self.phase != TurnPhase::Done || !self.answer.trim().is_empty() {
             return None;
         }
-        Some(if self.blocks.is_empty() {
+        Some(if self.finish_reason.as_deref() == Some("tool_calls") {
+            TOOL_CALL_NO_ANSWER
+        } else if self.blocks.is_empty() {
             EMPTY_ANSWER
         } else {
             THOUGHT_NO_ANSWER
         })
+    }
+
+    /// The thinking blocks and tool steps in the order they came, for the bubble to show
+    /// above the answer.
+    pub fn steps(&self) -> Vec<Step> {
+        step_order(self.blocks.len(), &self.tools)
     }
 
     /// True when the bubble should offer Retry.
@@ -567,6 +607,30 @@ mod tests {
             "no marker for a source never announced"
         );
         assert_eq!(s.sources.iter().map(|s| s.n).collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
+    fn steps_follow_the_stream_and_survive_inconsistent_stored_data() {
+        let tool = |after_blocks| ToolStep {
+            after_blocks,
+            ..ToolStep::default()
+        };
+        use Step::{Block, Tool};
+        assert_eq!(step_order(0, &[]), []);
+        assert_eq!(
+            step_order(2, &[tool(0), tool(1), tool(1), tool(2)]),
+            [Tool(0), Block(0), Tool(1), Tool(2), Block(1), Tool(3)]
+        );
+        assert_eq!(
+            step_order(1, &[tool(5), tool(0)]),
+            [Block(0), Tool(0), Tool(1)]
+        );
+        let mut s = run(&[delta("x")]);
+        s.tools.push(tool(0));
+        s.finish_reason = Some("tool_calls".into());
+        s.answer.clear();
+        s.phase = TurnPhase::Done;
+        assert_eq!(s.fallback_text(), Some(TOOL_CALL_NO_ANSWER));
     }
 
     #[test]

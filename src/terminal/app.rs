@@ -161,7 +161,7 @@ impl Chat {
 
     fn turn_mut(&mut self) -> Option<&mut Turn> {
         self.items.iter_mut().rev().find_map(|i| match i {
-            Item::Assistant(t) => Some(t),
+            Item::Assistant(t) => Some(&mut **t),
             _ => None,
         })
     }
@@ -381,10 +381,10 @@ impl Chat {
     }
 
     fn start(&mut self, request: ChatRequest) {
-        self.items.push(Item::Assistant(Turn {
+        self.items.push(Item::Assistant(Box::new(Turn {
             state: TurnState::started(self.now()),
             bytes: 0,
-        }));
+        })));
         self.back = 0;
         self.status = String::new();
         let (tx, progress) = mpsc::unbounded_channel();

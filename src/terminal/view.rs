@@ -56,7 +56,7 @@ pub struct Turn {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     User(String),
-    Assistant(Turn),
+    Assistant(Box<Turn>),
     /// A line from the client itself (a replayed conversation's title, a failure to connect).
     Notice(String),
 }
@@ -236,10 +236,10 @@ pub fn replay(conversation: &crate::domain::history::Conversation) -> Vec<Item> 
             crate::domain::Role::Assistant => {
                 let (versions, active) = saved_chat::versions_of(message);
                 if let Some(version) = versions.get(active).or(versions.last()) {
-                    items.push(Item::Assistant(Turn {
+                    items.push(Item::Assistant(Box::new(Turn {
                         state: saved_chat::turn_from_version(version),
                         bytes: 0,
-                    }));
+                    })));
                 }
             }
         }
@@ -288,7 +288,10 @@ mod tests {
             ],
             0.0,
         );
-        let items = [Item::User("Prove it".into()), Item::Assistant(turn)];
+        let items = [
+            Item::User("Prove it".into()),
+            Item::Assistant(Box::new(turn)),
+        ];
         let shown = texts(&lines(&items, Mode::Overview, 10_400.0, 40));
         assert_eq!(shown[0], "› Prove it");
         assert_eq!(shown[2], "▸ Thinking… (10s)");
@@ -306,7 +309,12 @@ mod tests {
             ],
             0.0,
         );
-        let shown = lines(&[Item::Assistant(turn)], Mode::Overview, 1000.0, 20);
+        let shown = lines(
+            &[Item::Assistant(Box::new(turn))],
+            Mode::Overview,
+            1000.0,
+            20,
+        );
         let live = shown[1].text();
         assert!(text::width(&live) <= 20, "{live:?}");
         assert!(live.ends_with("行です"), "{live:?}");
@@ -331,7 +339,7 @@ mod tests {
             0.0,
         );
         turn.state.phase = crate::client::turn_state::TurnPhase::Done;
-        let items = [Item::Assistant(turn)];
+        let items = [Item::Assistant(Box::new(turn))];
         let overview = texts(&lines(&items, Mode::Overview, 0.0, 60));
         assert_eq!(overview, ["▪ Thought for 12.0s · 3 words", "The answer."]);
         let detail = texts(&lines(&items, Mode::Detail, 0.0, 60));
@@ -367,7 +375,12 @@ mod tests {
             ],
             0.0,
         );
-        let shown = texts(&lines(&[Item::Assistant(turn)], Mode::Overview, 0.0, 60));
+        let shown = texts(&lines(
+            &[Item::Assistant(Box::new(turn))],
+            Mode::Overview,
+            0.0,
+            60,
+        ));
         assert_eq!(
             &shown[..2],
             ["▪ Thought for 2.0s · 1 word", "▪ Thought for 5.5s · 1 word"]
@@ -378,7 +391,7 @@ mod tests {
     fn hidden_reasoning_still_shows_the_clock_the_note_and_bytes_arriving() {
         let mut turn = turn_with(&[start(0, ThinkingKind::Redacted)], 0.0);
         turn.bytes = 1_234;
-        let items = [Item::Assistant(turn.clone())];
+        let items = [Item::Assistant(Box::new(turn.clone()))];
         let shown = texts(&lines(&items, Mode::Overview, 3_000.0, 60));
         assert_eq!(shown[0], "▸ Thinking… (3s)");
         assert!(shown[1].starts_with("  reasoning hidden by the provider · 1.2 KB received"));
@@ -390,7 +403,12 @@ mod tests {
             },
             4_000.0,
         );
-        let done = texts(&lines(&[Item::Assistant(turn)], Mode::Detail, 5_000.0, 60));
+        let done = texts(&lines(
+            &[Item::Assistant(Box::new(turn))],
+            Mode::Detail,
+            5_000.0,
+            60,
+        ));
         assert_eq!(
             done[..2],
             ["▪ Thought for 4.0s", "  reasoning hidden by the provider"]
@@ -402,13 +420,13 @@ mod tests {
         let mut turn = turn_with(&[start(0, ThinkingKind::Raw), think(0, "half a")], 0.0);
         turn.state.end_of_stream(3_000.0);
         let at_end = texts(&lines(
-            &[Item::Assistant(turn.clone())],
+            &[Item::Assistant(Box::new(turn.clone()))],
             Mode::Overview,
             3_000.0,
             80,
         ));
         let much_later = texts(&lines(
-            &[Item::Assistant(turn)],
+            &[Item::Assistant(Box::new(turn))],
             Mode::Overview,
             60_000.0,
             80,
@@ -429,7 +447,12 @@ mod tests {
         let mut turn = turn_with(&[], 0.0);
         turn.state
             .fail("The model server is busy".into(), true, 1.0);
-        let shown = texts(&lines(&[Item::Assistant(turn)], Mode::Overview, 1.0, 80));
+        let shown = texts(&lines(
+            &[Item::Assistant(Box::new(turn))],
+            Mode::Overview,
+            1.0,
+            80,
+        ));
         assert!(
             shown.contains(&"✗ The model server is busy (Ctrl-R retries)".to_string()),
             "{shown:?}"
@@ -439,7 +462,12 @@ mod tests {
             message: "bad key".into(),
             retryable: false,
         });
-        let shown = texts(&lines(&[Item::Assistant(fatal)], Mode::Overview, 1.0, 80));
+        let shown = texts(&lines(
+            &[Item::Assistant(Box::new(fatal))],
+            Mode::Overview,
+            1.0,
+            80,
+        ));
         assert!(shown.contains(&"✗ bad key".to_string()), "{shown:?}");
     }
 
@@ -455,7 +483,10 @@ mod tests {
             ],
             0.0,
         );
-        let items = [Item::User("\u{1b}[1A up".into()), Item::Assistant(turn)];
+        let items = [
+            Item::User("\u{1b}[1A up".into()),
+            Item::Assistant(Box::new(turn)),
+        ];
         for mode in [Mode::Overview, Mode::Detail] {
             for l in texts(&lines(&items, mode, 1.0, 40)) {
                 assert!(
@@ -479,7 +510,7 @@ mod tests {
             ],
             0.0,
         );
-        let items = [Item::Assistant(turn)];
+        let items = [Item::Assistant(Box::new(turn))];
         for cols in [8, 13, 20, 41] {
             for mode in [Mode::Overview, Mode::Detail] {
                 for l in lines(&items, mode, 1.0, cols) {

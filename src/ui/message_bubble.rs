@@ -6,9 +6,11 @@ use leptos::prelude::*;
 use super::dom;
 use super::icons::{icon, Icon};
 use super::markdown_view::MarkdownView;
+use super::sources::SourcesList;
 use super::thinking_block::ThinkingBlock;
+use super::tool_step::ToolStepCard;
 use crate::client::controller::{ChatController, Entry};
-use crate::client::turn_state::{TurnPhase, TurnState};
+use crate::client::turn_state::{Step, TurnPhase, TurnState};
 use crate::domain::Role;
 
 /// The disclaimer every assistant bubble carries. One string, in one place.
@@ -300,14 +302,19 @@ pub fn AssistantBubble(entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
 fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let copied = RwSignal::new(false);
-    let block_count = Memo::new(move |_| turn.with(|t| t.blocks.len()));
+    let steps = Memo::new(move |_| turn.with(TurnState::steps));
     let phase = Memo::new(move |_| turn.with(|t| t.phase));
     let answer = move |read: &mut dyn FnMut(&str)| turn.with(|t| read(&t.answer));
     let fallback = Memo::new(move |_| turn.with(|t| t.fallback_text()));
     let error = Memo::new(move |_| turn.with(|t| t.error.clone()));
     let wants_retry = Memo::new(move |_| turn.with(|t| t.wants_retry()));
     let waiting = Memo::new(move |_| {
-        turn.with(|t| t.phase == TurnPhase::Thinking && t.blocks.is_empty() && t.answer.is_empty())
+        turn.with(|t| {
+            t.phase == TurnPhase::Thinking
+                && t.blocks.is_empty()
+                && t.tools.is_empty()
+                && t.answer.is_empty()
+        })
     });
     let versions = entry.versions;
     let version_count = Memo::new(move |_| versions.with(Vec::len));
@@ -347,19 +354,27 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
 
     view! {
         <div class="bubble-main">
-            <For each=move || 0..block_count.get() key=|i| *i let:index>
-                <ThinkingBlock
-                    turn
-                    index
-                    pref=chat.pref
-                    on_choice=Callback::new(move |open| entry.with_value(|e| chat.block_choice(e, index, open)))
-                    on_need_text=Callback::new(move |_| chat.load_block_text(turn, index))
-                />
+            // Thinking blocks and tool steps in stream order; each keeps its nodes as more arrive.
+            <For each=move || steps.get() key=|step| *step let:step>
+                {match step {
+                    Step::Block(index) => view! {
+                        <ThinkingBlock
+                            turn
+                            index
+                            pref=chat.pref
+                            on_choice=Callback::new(move |open| entry.with_value(|e| chat.block_choice(e, index, open)))
+                            on_need_text=Callback::new(move |_| chat.load_block_text(turn, index))
+                        />
+                    }
+                    .into_any(),
+                    Step::Tool(index) => view! { <ToolStepCard turn index/> }.into_any(),
+                }}
             </For>
             <Show when=move || waiting.get()>
                 <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div>
             </Show>
             <MarkdownView text=answer streaming=Signal::derive(move || phase.get().is_running()) class="answer"/>
+            <SourcesList turn/>
             {move || fallback.get().map(|text| view! { <p class="fallback">{text}</p> })}
             {move || error.get().map(|e| view! { <p class="error-message">{e.message}</p> })}
             <Show when=move || phase.get() == TurnPhase::Stopped>
@@ -400,7 +415,9 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
                     class="icon-button"
                     aria-label="Copy answer"
                     on:click=move |_| {
-                        let text = turn.with_untracked(|t| t.answer.clone());
+                        let text = turn.with_untracked(|t| {
+                            crate::domain::rich::with_footnotes(&t.answer, &t.sources)
+                        });
                         leptos::task::spawn_local(async move {
                             if dom::copy_text(text).await {
                                 dom::flash(copied);

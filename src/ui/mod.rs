@@ -17,5 +17,7 @@ pub mod rich;
 pub mod sanitize;
 pub mod sidebar;
 pub mod sign_in;
+pub mod sources;
 pub mod thinking_block;
+pub mod tool_step;
 pub mod warm_up;
