@@ -109,3 +109,55 @@ test("the browser-side allow-list strips what the writer never emits", async ({ 
     expect(got).toEqual(cases.map(([, api, walk]) => (withApi ? api : (walk ?? api))));
   }
 });
+
+// The corpus as a search's query and output, as source titles and as source addresses (half of
+// them bare payloads, half inside an https query string), and as the citations that mark them.
+test("hostile tool steps and sources: no dialog, no script, no link that is not http(s), no request", async ({ page }) => {
+  const origin = new URL(SERVERS.main.url).origin;
+  const dialogs: string[] = [];
+  const foreign: string[] = [];
+  page.on("dialog", async (d) => {
+    dialogs.push(d.message());
+    await d.dismiss();
+  });
+  page.on("request", (r) => {
+    const url = r.url();
+    if (!url.startsWith(origin) && !url.startsWith("data:") && !url.startsWith("blob:")) foreign.push(url);
+  });
+  await page.exposeFunction("__xssMarker", (m: string) => dialogs.push(`marker: ${m}`));
+  await page.addInitScript(() => {
+    for (const name of ["alert", "confirm", "prompt", "print"] as const) {
+      (window as any)[name] = (...args: unknown[]) => (window as any).__xssMarker(`${name}(${args.join(",")})`);
+    }
+  });
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("[xss-sources] cite everything");
+  await chat.waitForTurnEnd();
+  const bubble = chat.lastAssistant();
+  const items = bubble.getByRole("region", { name: "Sources" }).locator("li");
+  expect(await items.count()).toBeGreaterThan(100);
+  await bubble.locator(".tool-step summary").click();
+  await expect(bubble.locator(".tool-output")).toContainText("alert(1)");
+  await chat.settled();
+  const found = await bubble.evaluate((root) => {
+    const bad: string[] = [];
+    for (const el of root.querySelectorAll(".tool-step *, .sources *, .answer *")) {
+      const tag = el.tagName.toLowerCase();
+      if (["script", "iframe", "object", "embed", "svg", "math", "style", "form", "img", "base", "meta", "link"].includes(tag)) {
+        bad.push(`<${tag}>`);
+      }
+      for (const attr of el.getAttributeNames()) {
+        if (attr.startsWith("on") || attr === "style") bad.push(`${tag}[${attr}]`);
+        if (["href", "src", "action", "formaction", "xlink:href"].includes(attr)) {
+          const value = (el.getAttribute(attr) ?? "").toLowerCase();
+          if (!/^https?:\/\//.test(value)) bad.push(`${tag}[${attr}=${value}]`);
+        }
+      }
+    }
+    return bad;
+  });
+  expect(found).toEqual([]);
+  expect(dialogs).toEqual([]);
+  expect(foreign).toEqual([]);
+});

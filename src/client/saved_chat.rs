@@ -1075,6 +1075,45 @@ mod tests {
     }
 
     #[test]
+    fn tools_and_sources_are_saved_restored_exported_and_imported() {
+        let mut turn = sample_turn();
+        turn.answer = "Fast.[^1]".into();
+        turn.tools = vec![ToolStep {
+            name: "web_search".into(),
+            input: "rust".into(),
+            status: crate::domain::ToolStatus::Finished,
+            output: "1 result".into(),
+            after_blocks: 1,
+        }];
+        turn.sources = vec![SourceRef {
+            n: 1,
+            url: "https://rust-lang.org/".into(),
+            title: Some("Rust".into()),
+        }];
+        let v = version_from_turn(&turn, 6000.0);
+        let back = turn_from_version(&v);
+        assert_eq!(
+            (back.tools.clone(), back.sources.clone()),
+            (turn.tools.clone(), turn.sources.clone())
+        );
+        let record = record_with(vec![assistant_record("m".into(), 0.0, vec![v], 0)]);
+        let md = export_markdown(&record, false);
+        assert!(
+            md.contains("> Tool `web_search` (finished): rust\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains("Fast.[^1]\n\n[^1]: [Rust](<https://rust-lang.org/>)"),
+            "{md}"
+        );
+        let json = parse_export(&export_json(&record, false)).unwrap();
+        assert_eq!(json.messages[0].sources, turn.sources);
+        let import = to_import(&record);
+        assert_eq!(import.messages[0].versions[0].tools, turn.tools);
+        assert_eq!(import.messages[0].versions[0].sources, turn.sources);
+    }
+
+    #[test]
     fn a_json_export_reads_back_as_the_same_record() {
         let v = version_from_turn(&sample_turn(), 6000.0);
         let mut record = record_with(vec![assistant_record("m".into(), 0.0, vec![v], 0)]);

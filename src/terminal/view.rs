@@ -6,8 +6,8 @@
 use super::markdown::{self, Piece, StyledLine, Tone};
 use super::text;
 use crate::client::labels;
-use crate::client::turn_state::{BlockState, BlockStatus, TurnState};
-use crate::domain::ThinkingKind;
+use crate::client::turn_state::{BlockState, BlockStatus, Step, TurnState};
+use crate::domain::{ThinkingKind, ToolStatus, ToolStep};
 
 /// How finished thinking blocks are shown. Running blocks always show their header and the
 /// live line.
@@ -100,10 +100,17 @@ pub fn lines(items: &[Item], mode: Mode, now: f64, cols: usize) -> Vec<StyledLin
 
 fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<StyledLine>) {
     let state = &turn.state;
-    for block in &state.blocks {
-        block_lines(block, turn.bytes, mode, now, cols, out);
+    for step in state.steps() {
+        match step {
+            Step::Block(i) => block_lines(&state.blocks[i], turn.bytes, mode, now, cols, out),
+            Step::Tool(i) => out.push(tool_line(&state.tools[i], cols)),
+        }
     }
-    if state.phase.is_running() && state.blocks.is_empty() && state.answer.is_empty() {
+    if state.phase.is_running()
+        && state.blocks.is_empty()
+        && state.tools.is_empty()
+        && state.answer.is_empty()
+    {
         let spin = SPINNER[(now / 250.0) as usize % SPINNER.len()];
         out.push(line(vec![piece(
             &format!("{spin} waiting for the model…"),
@@ -118,6 +125,20 @@ fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<Styl
     if !answer.is_empty() {
         out.extend(markdown::render(answer, cols));
     }
+    if !state.sources.is_empty() {
+        out.push(line(vec![piece("Sources", Tone::Heading)]));
+        for source in &state.sources {
+            let entry = format!(
+                "[{}] {} — {}",
+                source.n,
+                text::sanitize(source.label()),
+                text::sanitize(source.domain())
+            );
+            for row in text::wrap(&entry, cols) {
+                out.push(line(vec![piece(&row, Tone::Quote)]));
+            }
+        }
+    }
     if let Some(error) = &state.error {
         let mut text = format!("✗ {}", error.message);
         if error.retryable {
@@ -129,6 +150,23 @@ fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<Styl
     } else if state.phase == crate::client::turn_state::TurnPhase::Stopped {
         out.push(line(vec![piece("■ stopped", Tone::Marker)]));
     }
+}
+
+/// A tool step on one line: what it is, what it was asked, how it went (the browser's words).
+fn tool_line(tool: &ToolStep, cols: usize) -> StyledLine {
+    let mut text = format!("⚙ {}", labels::tool_label(&text::sanitize(&tool.name)));
+    if !tool.input.is_empty() {
+        text.push_str(" · ");
+        text.push_str(&text::sanitize(&tool.input));
+    }
+    text.push_str(" — ");
+    text.push_str(labels::tool_status(tool.status));
+    let tone = if tool.status == ToolStatus::Failed {
+        Tone::Strong
+    } else {
+        Tone::Marker
+    };
+    line(vec![piece(&text::fit_start(&text, cols), tone)])
 }
 
 /// The header of a block as the terminal shows it (the browser's words).
@@ -609,5 +647,60 @@ mod tests {
             assert_eq!(Mode::from_key(m.key()), Some(m));
         }
         assert_eq!(Mode::from_key("loud"), None);
+    }
+
+    #[test]
+    fn tool_steps_sit_between_blocks_and_sources_follow_the_answer_with_escapes_removed() {
+        let turn = turn_with(
+            &[
+                start(0, ThinkingKind::Raw),
+                think(0, "Search first."),
+                TurnEvent::ThinkingEnd {
+                    block: 0,
+                    duration_ms: Some(2000),
+                    cut_short: false,
+                },
+                TurnEvent::ToolStart {
+                    tool: 0,
+                    name: "web_search".into(),
+                    input: "rust\u{1b}]0;pwned\u{7} 2024".into(),
+                },
+                TurnEvent::ToolEnd {
+                    tool: 0,
+                    status: ToolStatus::Finished,
+                    output: String::new(),
+                },
+                TurnEvent::Source {
+                    n: 1,
+                    url: "https://www.rust-lang.org/".into(),
+                    title: Some("Rust\u{1b}[2J".into()),
+                },
+                TurnEvent::Delta {
+                    text: "Shipped.".into(),
+                },
+                TurnEvent::Cite { n: 1 },
+            ],
+            0.0,
+        );
+        let shown = texts(&lines(
+            &[Item::Assistant(Box::new(turn))],
+            Mode::Overview,
+            9_000.0,
+            60,
+        ));
+        let tool = shown
+            .iter()
+            .position(|l| l.starts_with("⚙ Web search · rust"))
+            .expect("tool line");
+        assert!(shown[tool].ends_with("— Done"), "{shown:?}");
+        assert!(
+            shown[0].starts_with("▪ Thought"),
+            "the block comes first: {shown:?}"
+        );
+        let sources = shown.iter().position(|l| l == "Sources").expect("sources");
+        assert!(sources > tool);
+        assert!(shown[sources + 1].starts_with("[1] Rust"), "{shown:?}");
+        assert!(shown[sources + 1].ends_with("— rust-lang.org"), "{shown:?}");
+        assert!(shown.iter().all(|l| !l.contains('\u{1b}')), "{shown:?}");
     }
 }

@@ -457,6 +457,65 @@ mod tests {
     }
 
     #[test]
+    fn tools_sources_and_citation_markers_are_stored_as_shown() {
+        let b = build(&[
+            TurnEvent::ThinkingStart {
+                block: 0,
+                kind: ThinkingKind::Raw,
+                at_ms: None,
+            },
+            TurnEvent::ThinkingEnd {
+                block: 0,
+                duration_ms: Some(5),
+                cut_short: false,
+            },
+            TurnEvent::ToolStart {
+                tool: 0,
+                name: "web_search".into(),
+                input: "rust".into(),
+            },
+            TurnEvent::ToolEnd {
+                tool: 0,
+                status: crate::domain::ToolStatus::Finished,
+                output: "1 result".into(),
+            },
+            TurnEvent::ToolStart {
+                tool: 1,
+                name: "code_execution".into(),
+                input: "1+1".into(),
+            },
+            TurnEvent::Source {
+                n: 1,
+                url: "https://rust-lang.org/".into(),
+                title: None,
+            },
+            TurnEvent::Delta {
+                text: "Fast.".into(),
+            },
+            TurnEvent::Cite { n: 1 },
+            TurnEvent::Cite { n: 7 },
+            TurnEvent::error("cut", true),
+        ]);
+        let r = b.record();
+        assert_eq!(
+            r.content, "Fast.[^1]",
+            "no marker for a source never announced"
+        );
+        assert_eq!(r.extras.tools.len(), 2);
+        assert_eq!(r.extras.tools[0].after_blocks, 1);
+        assert_eq!(
+            r.extras.tools[0].status,
+            crate::domain::ToolStatus::Finished
+        );
+        assert_eq!(
+            r.extras.tools[1].status,
+            crate::domain::ToolStatus::Failed,
+            "cut by the error"
+        );
+        assert_eq!(r.extras.sources.len(), 1);
+    }
+
+    #[test]
     fn the_record_holds_what_the_reader_saw() {
         let b = build(&[
             TurnEvent::ThinkingStart {
