@@ -22,6 +22,47 @@ fn stored_at(events: &[TurnEvent]) -> (String, String) {
     }
 }
 
+/// A stored [tools] turn over HTTP: the events name the tools and sources, and the stored
+/// answer keeps them, with its citation markers, for `conversations/get` and the export.
+#[tokio::test]
+async fn tool_steps_and_sources_are_stored_with_the_answer() {
+    let app = TestApp::spawn(&[]).await;
+    let me = Browser::new(&app);
+    let (status, events) = me.turn(json!({"content": "[tools] when?"})).await;
+    assert_eq!(status, 200);
+    assert_one_terminal(&events);
+    let tools: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolStart { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(tools, ["web_search", "code_execution"]);
+    let (conversation, _) = stored_at(&events);
+    for endpoint in ["conversations/get", "conversations/export"] {
+        let opened = me.ok(endpoint, json!({"id": conversation})).await;
+        let answer = &opened["messages"][1]["versions"][0];
+        assert_eq!(
+            answer["tools"][0]["name"], "web_search",
+            "{endpoint}: {answer}"
+        );
+        assert_eq!(answer["tools"][0]["status"], "finished");
+        assert_eq!(answer["tools"][1]["output"], "55");
+        assert_eq!(answer["tools"][1]["after_blocks"], 2);
+        assert_eq!(answer["sources"].as_array().map(Vec::len), Some(3));
+        assert_eq!(
+            answer["sources"][0]["url"],
+            "https://blog.rust-lang.org/2025/02/20/Rust-1.85.0/"
+        );
+        let content = answer["content"].as_str().unwrap_or_default();
+        assert!(
+            content.contains("2025.[^1] The edition guide lists what changed.[^2]"),
+            "{content}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn without_accounts_the_local_user_has_a_server_side_history() {
     let app = TestApp::spawn(&[]).await;
