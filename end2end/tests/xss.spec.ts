@@ -1,29 +1,34 @@
-import { expect, test } from "@playwright/test";
+import { expect, test, type Page } from "@playwright/test";
 import { ChatPage } from "../pages/chat";
 import { SERVERS } from "../servers";
 
 // The demo model streams all 204 payloads of tests/fixtures/xss-payloads.txt, each split
 // across deltas, first as thinking and then as the answer.
-test("hostile model output: no dialog, no script, no dangerous markup, no request to another origin", async ({ page }) => {
+/** Records every dialog, call of alert/confirm/prompt/print, request to another origin and page
+ * error from now on. */
+async function watchForXss(page: Page) {
   const origin = new URL(SERVERS.main.url).origin;
-  const dialogs: string[] = [];
-  const foreign: string[] = [];
-  const errors: string[] = [];
+  const seen = { dialogs: [] as string[], foreign: [] as string[], errors: [] as string[] };
   page.on("dialog", async (d) => {
-    dialogs.push(d.message());
+    seen.dialogs.push(d.message());
     await d.dismiss();
   });
   page.on("request", (r) => {
     const url = r.url();
-    if (!url.startsWith(origin) && !url.startsWith("data:") && !url.startsWith("blob:")) foreign.push(url);
+    if (!url.startsWith(origin) && !url.startsWith("data:") && !url.startsWith("blob:")) seen.foreign.push(url);
   });
-  page.on("pageerror", (e) => errors.push(e.message));
-  await page.exposeFunction("__xssMarker", (m: string) => dialogs.push(`marker: ${m}`));
+  page.on("pageerror", (e) => seen.errors.push(e.message));
+  await page.exposeFunction("__xssMarker", (m: string) => seen.dialogs.push(`marker: ${m}`));
   await page.addInitScript(() => {
     for (const name of ["alert", "confirm", "prompt", "print"] as const) {
       (window as any)[name] = (...args: unknown[]) => (window as any).__xssMarker(`${name}(${args.join(",")})`);
     }
   });
+  return seen;
+}
+
+test("hostile model output: no dialog, no script, no dangerous markup, no request to another origin", async ({ page }) => {
+  const { dialogs, foreign, errors } = await watchForXss(page);
 
   const chat = new ChatPage(page);
   await chat.goto();
@@ -113,23 +118,7 @@ test("the browser-side allow-list strips what the writer never emits", async ({ 
 // The corpus as a search's query and output, as source titles and as source addresses (half of
 // them bare payloads, half inside an https query string), and as the citations that mark them.
 test("hostile tool steps and sources: no dialog, no script, no link that is not http(s), no request", async ({ page }) => {
-  const origin = new URL(SERVERS.main.url).origin;
-  const dialogs: string[] = [];
-  const foreign: string[] = [];
-  page.on("dialog", async (d) => {
-    dialogs.push(d.message());
-    await d.dismiss();
-  });
-  page.on("request", (r) => {
-    const url = r.url();
-    if (!url.startsWith(origin) && !url.startsWith("data:") && !url.startsWith("blob:")) foreign.push(url);
-  });
-  await page.exposeFunction("__xssMarker", (m: string) => dialogs.push(`marker: ${m}`));
-  await page.addInitScript(() => {
-    for (const name of ["alert", "confirm", "prompt", "print"] as const) {
-      (window as any)[name] = (...args: unknown[]) => (window as any).__xssMarker(`${name}(${args.join(",")})`);
-    }
-  });
+  const { dialogs, foreign, errors } = await watchForXss(page);
   const chat = new ChatPage(page);
   await chat.goto();
   await chat.send("[xss-sources] cite everything");
@@ -160,4 +149,5 @@ test("hostile tool steps and sources: no dialog, no script, no link that is not 
   expect(found).toEqual([]);
   expect(dialogs).toEqual([]);
   expect(foreign).toEqual([]);
+  expect(errors).toEqual([]);
 });

@@ -419,6 +419,22 @@ fn on_ndjson_line(handler: &mut impl LineHandler, line: &[u8], out: &mut Vec<Pie
     }
 }
 
+/// The sources in a list of `{"url": …, "title": …}` objects (search results, a search's
+/// pages); entries without an address are skipped.
+pub(crate) fn sources_from(list: Option<&Value>, out: &mut Vec<Piece>) {
+    for item in list.and_then(Value::as_array).into_iter().flatten() {
+        if let Some(url) = item.get("url").and_then(Value::as_str) {
+            out.push(Piece::Source {
+                url: url.to_string(),
+                title: item
+                    .get("title")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            });
+        }
+    }
+}
+
 /// A tool call's input as its card shows it: the one text field a tool is usually asked with
 /// (a search query, code, a command, an address, a question), else the arguments as compact
 /// JSON. Text that is not JSON is shown as it is.

@@ -435,22 +435,7 @@ impl ChatFrames {
         let Some(output) = tool.get("output").filter(|o| !o.is_null()) else {
             return;
         };
-        for result in tool
-            .pointer("/search_results/results")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(url) = result.get("url").and_then(Value::as_str) {
-                out.push(Piece::Source {
-                    url: url.to_string(),
-                    title: result
-                        .get("title")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                });
-            }
-        }
+        super::sources_from(tool.pointer("/search_results/results"), out);
         out.push(Piece::ToolResult {
             id,
             name,

@@ -164,24 +164,7 @@ impl ItemIn {
         let error = self.error.as_ref().filter(|e| !e.is_null());
         let ok =
             error.is_none() && !matches!(self.status.as_deref(), Some("failed" | "incomplete"));
-        for source in self
-            .action
-            .as_ref()
-            .and_then(|a| a.get("sources"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(url) = source.get("url").and_then(Value::as_str) {
-                out.push(Piece::Source {
-                    url: url.to_string(),
-                    title: source
-                        .get("title")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                });
-            }
-        }
+        super::sources_from(self.action.as_ref().and_then(|a| a.get("sources")), out);
         let text = |v: &Value| match v {
             Value::String(s) => s.clone(),
             Value::Null => String::new(),
