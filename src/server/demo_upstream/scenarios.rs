@@ -200,7 +200,7 @@ fn tools_script() -> Vec<Step> {
         Step::Tool(DemoTool {
             name: "web_search",
             input: "Rust 2024 edition release".into(),
-            output: String::new(),
+            output: "Found 3 pages.".into(),
             sources: (0..3).map(source).collect(),
             ok: true,
             runs_for: Duration::from_millis(600),
