@@ -367,6 +367,22 @@ fn ponder_ask_streams_the_answer_to_stdout_and_the_thinking_to_stderr() {
     );
     assert!(String::from_utf8_lossy(&failed.stderr).contains("overloaded"));
 
+    let tools = ask(&["[tools] when?"]);
+    assert!(tools.status.success());
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&tools.stdout),
+        String::from_utf8_lossy(&tools.stderr),
+    );
+    assert!(
+        stderr.contains("⚙ Web search · Rust 2024 edition release"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("20 February 2025.[^1]"), "{stdout}");
+    assert!(
+        stdout.contains("[^1]: [Announcing Rust 1.85.0 and Rust 2024](<https://blog.rust-lang.org/2025/02/20/Rust-1.85.0/>)"),
+        "the sources follow the answer as footnotes: {stdout}"
+    );
+
     let json = ask(&["--json", "--thinking=off", "hello"]);
     assert!(json.status.success());
     let events: Vec<serde_json::Value> = String::from_utf8_lossy(&json.stdout)

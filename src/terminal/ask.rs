@@ -117,6 +117,18 @@ pub async fn run(options: Options) -> Result<i32, String> {
                 TurnEvent::Delta { text: t } => {
                     let _ = write!(out, "{}", text::sanitize(t));
                 }
+                TurnEvent::Cite { n } if state.sources.iter().any(|s| s.n == *n) => {
+                    let _ = write!(out, "[^{n}]");
+                }
+                TurnEvent::ToolStart { tool, name, input }
+                    if options.thinking != Thinking::Off && *tool as usize >= state.tools.len() =>
+                {
+                    think(&format!(
+                        "⚙ {} · {}\n",
+                        labels::tool_label(&text::sanitize(name)),
+                        text::sanitize(input)
+                    ));
+                }
                 _ => {}
             }
             state.apply(e, now());
@@ -142,6 +154,10 @@ pub async fn run(options: Options) -> Result<i32, String> {
     task.abort();
     if !options.json {
         let _ = writeln!(out);
+        if !state.sources.is_empty() {
+            let notes = crate::domain::rich::with_footnotes("", &state.sources);
+            let _ = write!(out, "\n{}", text::sanitize(notes.trim_start()));
+        }
     }
     match &state.error {
         Some(failure) => {
