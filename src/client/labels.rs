@@ -113,6 +113,7 @@ pub fn last_line(text: &str) -> &str {
 pub struct Milestones {
     phase: TurnPhase,
     blocks: Vec<(u32, BlockStatus)>,
+    tools: Vec<crate::domain::ToolStatus>,
 }
 
 impl Milestones {
@@ -120,6 +121,7 @@ impl Milestones {
         Milestones {
             phase: turn.phase,
             blocks: turn.blocks.iter().map(|b| (b.index, b.status)).collect(),
+            tools: turn.tools.iter().map(|t| t.status).collect(),
         }
     }
 }
@@ -139,6 +141,20 @@ pub fn announcements(before: &Milestones, after: &TurnState, now: f64) -> Vec<St
             .map(|(_, status)| *status);
         if b.status == BlockStatus::Done && was != Some(BlockStatus::Done) {
             out.push(announcement(b, now));
+        }
+    }
+    for (i, t) in after.tools.iter().enumerate() {
+        let was = before.tools.get(i).copied();
+        let name = tool_label(&t.name);
+        match t.status {
+            crate::domain::ToolStatus::Running if was.is_none() => out.push(format!("{name}…")),
+            crate::domain::ToolStatus::Finished if was != Some(t.status) => {
+                out.push(format!("{name} done"))
+            }
+            crate::domain::ToolStatus::Failed if was != Some(t.status) => {
+                out.push(format!("{name} failed"))
+            }
+            _ => {}
         }
     }
     if before.phase != after.phase {
@@ -198,6 +214,49 @@ mod tests {
             "ask_question (deepwiki)"
         );
         assert_eq!(tool_status(crate::domain::ToolStatus::Failed), "Failed");
+    }
+
+    #[test]
+    fn a_tool_is_announced_when_it_starts_and_when_it_ends() {
+        let mut s = TurnState::started(0.0);
+        let mut heard = Vec::new();
+        for e in [
+            TurnEvent::ToolStart {
+                tool: 0,
+                name: "web_search".into(),
+                input: String::new(),
+            },
+            TurnEvent::ToolStart {
+                tool: 0,
+                name: "web_search".into(),
+                input: "rust".into(),
+            },
+            TurnEvent::ToolEnd {
+                tool: 0,
+                status: crate::domain::ToolStatus::Finished,
+                output: String::new(),
+            },
+            TurnEvent::ToolStart {
+                tool: 1,
+                name: "lookup".into(),
+                input: String::new(),
+            },
+            TurnEvent::error("cut", true),
+        ] {
+            let before = Milestones::of(&s);
+            s.apply(&e, 0.0);
+            heard.extend(announcements(&before, &s, 0.0));
+        }
+        assert_eq!(
+            heard,
+            [
+                "Web search…",
+                "Web search done",
+                "lookup…",
+                "lookup failed",
+                "Error: cut"
+            ]
+        );
     }
 
     #[test]
