@@ -165,7 +165,7 @@ fn cases() -> Vec<Case> {
         c(ant("extracted/test_thinking_prompt.yaml.interaction0.sse"), Anthropic, &[Raw], STOP, u(46, 84, None)),
         // OpenAI Responses and the servers that copy it.
         c(rsp("github-copilot-id-rotation.1.chunks.txt"), Responses, &[Summary], STOP, u(19, 105, Some(44))),
-        c(rsp("lmstudio-tool-call.1.chunks.txt"), Responses, &[Raw], STOP, u(182, 61, Some(48))),
+        c(rsp("lmstudio-tool-call.1.chunks.txt"), Responses, &[Raw], TOOLS, u(182, 61, Some(48))),
         c(rsp("openai-error.1.chunks.txt"), Responses, &[], FINAL_ERROR, [None; 3]),
         c(rsp("xai-text-with-reasoning-streaming-store-false.1.chunks.txt"), Responses, &[Summary], STOP, u(216, 831, Some(253))),
         c(rsp("xai-text-with-reasoning-streaming.1.chunks.txt"), Responses, &[Summary], STOP, u(216, 923, Some(323))),
@@ -179,13 +179,13 @@ fn cases() -> Vec<Case> {
         c(gem("google-reasoning-gemini3.chunks.txt"), Gemini, &[Redacted], STOP, u(9, 23 + 302, Some(302))),
         c(gem("google-reasoning.chunks.txt"), Gemini, &[Redacted], STOP, u(9, 29 + 256, Some(256))),
         c(gem("extracted/test_google_model_thinking_part_iter.yaml.interaction0.sse"), Gemini, &[Summary], STOP, u(34, 469 + 787, Some(787))),
-        c(gem("extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction0.sse"), Gemini, &[Redacted], STOP, u(29, 10 + 202, Some(202))),
+        c(gem("extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction0.sse"), Gemini, &[Redacted], TOOLS, u(29, 10 + 202, Some(202))),
         c(gem("extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction1.sse"), Gemini, &[], STOP, u(257, 8, None)),
         c(gem("extracted/test_prompt.yaml.interaction0.json-array"), Gemini, &[Summary], STOP, u(11, 2 + 291, Some(291))),
-        c(gem("extracted/test_tools.yaml.interaction0.json-array"), Gemini, &[Summary], STOP, u(32, 12 + 42, Some(42))),
-        c(gem("extracted/test_tools.yaml.interaction1.json-array"), Gemini, &[], STOP, u(105, 13, None)),
+        c(gem("extracted/test_tools.yaml.interaction0.json-array"), Gemini, &[Summary], TOOLS, u(32, 12 + 42, Some(42))),
+        c(gem("extracted/test_tools.yaml.interaction1.json-array"), Gemini, &[], TOOLS, u(105, 13, None)),
         c(gem("extracted/test_tools.yaml.interaction2.json-array"), Gemini, &[], STOP, u(137, 6, None)),
-        c(gem("extracted/test_tools_with_gemini_3_thought_signatures.yaml.interaction0.json-array"), Gemini, &[Redacted], STOP, u(60, 16 + 32, Some(32))),
+        c(gem("extracted/test_tools_with_gemini_3_thought_signatures.yaml.interaction0.json-array"), Gemini, &[Redacted], TOOLS, u(60, 16 + 32, Some(32))),
         c(gem("extracted/test_tools_with_gemini_3_thought_signatures.yaml.interaction1.json-array"), Gemini, &[], STOP, u(121, 9, None)),
         // Ollama (the only capture is of /api/generate, which the adapter also reads).
         c("ollama/extracted/ollama_generate_stream_json.md.demo0.ndjson", Ollama, &[Raw], STOP, u(81, 58, None)),
@@ -200,17 +200,19 @@ fn cases() -> Vec<Case> {
         } else {
             ((137, 28), [(237, 26), (276, 26), (315, 12)])
         };
+        // Each response but the last stops for the calculator the app is to run.
         v.push(c(
             rsp(file),
             Responses,
             &[Summary],
-            STOP,
+            TOOLS,
             u(first.0, first.1, Some(0)),
         ));
         for (part, (i, o)) in rest.into_iter().enumerate() {
+            let end = if part + 1 < 3 { TOOLS } else { STOP };
             v.push(Case {
                 part: part + 1,
-                ..c(rsp(file), Responses, &[], STOP, u(i, o, Some(0)))
+                ..c(rsp(file), Responses, &[], end, u(i, o, Some(0)))
             });
         }
     }

@@ -184,10 +184,18 @@ async fn tools_and_sources_are_kept_with_the_answer_and_a_damaged_copy_loses_onl
             url: "https://www.rust-lang.org/".into(),
             title: Some("Rust".into()),
         }];
+        let mut cut_short = record.extras.tools[0].clone();
+        cut_short.status = ToolStatus::Running;
+        record.extras.tools.push(cut_short);
         me.save_answer(&slot, &record).await.expect("final");
         let opened = me.conversation(&conv.id, false).await.expect("open");
         let shown = opened.messages[1].shown().expect("a version");
-        assert_eq!(shown.tools, record.extras.tools, "{engine}");
+        assert_eq!(shown.tools[0], record.extras.tools[0], "{engine}");
+        assert_eq!(
+            shown.tools[1].status,
+            ToolStatus::Failed,
+            "{engine}: a finished answer has no tool still running"
+        );
         assert_eq!(shown.sources, record.extras.sources, "{engine}");
         assert_eq!(shown.content, "Rust is fast.[^1]");
 

@@ -374,7 +374,7 @@ fn ponder_ask_streams_the_answer_to_stdout_and_the_thinking_to_stderr() {
         String::from_utf8_lossy(&tools.stderr),
     );
     assert!(
-        stderr.contains("⚙ Web search · Rust 2024 edition release"),
+        stderr.contains("⚙ Web search · Rust 2024 edition release — Done"),
         "{stderr}"
     );
     assert!(stdout.contains("20 February 2025.[^1]"), "{stdout}");

@@ -312,7 +312,18 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         live: false,
         model: v.model.clone(),
         settings: v.settings,
-        tools: v.tools.clone(),
+        // A restored answer is not live: a tool it shows still running never returned.
+        tools: v
+            .tools
+            .iter()
+            .cloned()
+            .map(|mut t| {
+                if t.status == crate::domain::ToolStatus::Running {
+                    t.status = crate::domain::ToolStatus::Failed;
+                }
+                t
+            })
+            .collect(),
         sources: v.sources.clone(),
         ..TurnState::default()
     }

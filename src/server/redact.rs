@@ -103,6 +103,21 @@ impl Redactor {
         Cow::Owned(out)
     }
 
+    /// [`Self::redact`] for a summary that may have been cut (it then ends in `…`): a secret
+    /// the cut left only the start of is masked too, when that start is long enough to mean
+    /// something (a few characters of a prefix like `sk-` reveal nothing).
+    pub fn redact_summary(&self, text: &str) -> String {
+        let text = self.redact(text).into_owned();
+        let Some(body) = text.strip_suffix('…') else {
+            return text;
+        };
+        let cut = self.partial_tail(body);
+        if body.len() - cut < MIN_CUT_SECRET {
+            return text;
+        }
+        format!("{}{MASK}…", &body[..cut])
+    }
+
     /// Byte spans of `text` (from `units`) covered by a secret, in order, not overlapping.
     fn matches(&self, units: &[Unit]) -> Vec<(usize, usize)> {
         let mut spans: Vec<(usize, usize)> = Vec::new();
@@ -169,6 +184,9 @@ impl Redactor {
         text.len()
     }
 }
+
+/// How much of a secret's start a cut summary may end with before it is masked.
+const MIN_CUT_SECRET: usize = 4;
 
 /// Masks secrets in a text that arrives in pieces (the reasoning of a block, the answer).
 #[derive(Debug, Default)]
@@ -270,8 +288,8 @@ impl TurnRedactor {
                 self.flush_all(out);
                 out.push(TurnEvent::ToolStart {
                     tool,
-                    name: self.redactor.redact(&name).into_owned(),
-                    input: self.redactor.redact(&input).into_owned(),
+                    name: self.redactor.redact_summary(&name),
+                    input: self.redactor.redact_summary(&input),
                 });
             }
             TurnEvent::ToolEnd {
@@ -283,7 +301,7 @@ impl TurnRedactor {
                 out.push(TurnEvent::ToolEnd {
                     tool,
                     status,
-                    output: self.redactor.redact(&output).into_owned(),
+                    output: self.redactor.redact_summary(&output),
                 });
             }
             TurnEvent::Source { n, url, title } => {
@@ -291,7 +309,7 @@ impl TurnRedactor {
                 out.push(TurnEvent::Source {
                     n,
                     url: self.redactor.redact(&url).into_owned(),
-                    title: title.map(|t| self.redactor.redact(&t).into_owned()),
+                    title: title.map(|t| self.redactor.redact_summary(&t)),
                 });
             }
             other => {
@@ -590,5 +608,23 @@ mod tests {
             })
             .collect();
         assert_eq!(before, "Fact a", "the held tail came out before the marker");
+    }
+
+    #[test]
+    fn a_secret_a_summary_cut_is_masked_from_its_start() {
+        let r = redactor();
+        let cut = format!("stdout: {}…", &KEY[..12]);
+        assert_eq!(r.redact_summary(&cut), format!("stdout: {MASK}…"));
+        let short = format!("stdout: {}…", &KEY[..2]);
+        assert_eq!(
+            r.redact_summary(&short),
+            short,
+            "two characters reveal nothing"
+        );
+        assert_eq!(r.redact_summary("results…"), "results…");
+        assert_eq!(
+            r.redact_summary(&format!("a {KEY} b")),
+            format!("a {MASK} b")
+        );
     }
 }

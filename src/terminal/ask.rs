@@ -120,14 +120,16 @@ pub async fn run(options: Options) -> Result<i32, String> {
                 TurnEvent::Cite { n } if state.sources.iter().any(|s| s.n == *n) => {
                     let _ = write!(out, "[^{n}]");
                 }
-                TurnEvent::ToolStart { tool, name, input }
-                    if options.thinking != Thinking::Off && *tool as usize >= state.tools.len() =>
-                {
-                    think(&format!(
-                        "⚙ {} · {}\n",
-                        labels::tool_label(&text::sanitize(name)),
-                        text::sanitize(input)
-                    ));
+                // A tool's line once it ends: by then its input is known.
+                TurnEvent::ToolEnd { tool, status, .. } if options.thinking != Thinking::Off => {
+                    if let Some(t) = state.tools.get(*tool as usize) {
+                        think(&format!(
+                            "⚙ {} · {} — {}\n",
+                            labels::tool_label(&text::sanitize(&t.name)),
+                            text::sanitize(&t.input),
+                            labels::tool_status(*status)
+                        ));
+                    }
                 }
                 _ => {}
             }

@@ -273,7 +273,9 @@ impl MessagesFrames {
                 }
                 BlockKind::Text
             }
-            "server_tool_use" | "tool_use" | "mcp_tool_use" => {
+            "server_tool_use" | "tool_use" | "mcp_tool_use"
+                if self.tools.len() < super::MAX_PENDING =>
+            {
                 let name = match (block.name, block.server_name) {
                     (Some(n), Some(server)) => format!("{n} ({server})"),
                     (n, _) => n.unwrap_or_default(),
@@ -315,10 +317,13 @@ impl MessagesFrames {
                 .get("title")
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            self.citations
-                .entry(index)
-                .or_default()
-                .push((url.to_string(), title));
+            if !self.citations.contains_key(&index) && self.citations.len() >= super::MAX_PENDING {
+                return;
+            }
+            let pending = self.citations.entry(index).or_default();
+            if pending.len() < super::MAX_PENDING {
+                pending.push((url.to_string(), title));
+            }
         }
     }
 

@@ -177,6 +177,8 @@ pub struct GeminiChunks {
     calls: u32,
     /// The search step of Google Search grounding was shown.
     searched: bool,
+    /// The model asked for a function the app is to run: the response stopped for it.
+    function_called: bool,
 }
 
 impl GeminiChunks {
@@ -267,6 +269,7 @@ impl GeminiChunks {
                     self.hidden_reasoning = true;
                 }
                 if let Some(call) = &part.function_call {
+                    self.function_called = true;
                     self.show_hidden_reasoning(out);
                     self.calls += 1;
                     let field = |k: &str| call.get(k).and_then(Value::as_str);
@@ -333,7 +336,11 @@ impl GeminiChunks {
             if !self.answered {
                 self.show_hidden_reasoning(out);
             }
-            out.push(Piece::Finish(finish_reason(&reason)));
+            let reason = match finish_reason(&reason) {
+                r if r == "stop" && self.function_called => "tool_calls".to_string(),
+                r => r,
+            };
+            out.push(Piece::Finish(reason));
         }
     }
 }
@@ -705,7 +712,7 @@ mod tests {
                     url: "https://rust-lang.org/".into(),
                     title: Some("rust-lang.org".into())
                 },
-                Piece::Finish("stop".into()),
+                Piece::Finish("tool_calls".into()),
             ]
         );
     }

@@ -419,6 +419,10 @@ fn on_ndjson_line(handler: &mut impl LineHandler, line: &[u8], out: &mut Vec<Pie
     }
 }
 
+/// How many tool calls or citations a parser keeps while they are under way: past it, more are
+/// ignored (the turn shows at most as many).
+pub(crate) const MAX_PENDING: usize = 200;
+
 /// The sources in a list of `{"url": …, "title": …}` objects (search results, a search's
 /// pages); entries without an address are skipped.
 pub(crate) fn sources_from(list: Option<&Value>, out: &mut Vec<Piece>) {

@@ -153,9 +153,13 @@ impl LineHandler for OllamaLines {
             });
         }
         if parsed.done {
-            out.push(Piece::Finish(
-                parsed.done_reason.unwrap_or_else(|| "stop".into()),
-            ));
+            let reason = parsed.done_reason.unwrap_or_else(|| "stop".into());
+            let reason = if reason == "stop" && self.calls > 0 {
+                "tool_calls".to_string()
+            } else {
+                reason
+            };
+            out.push(Piece::Finish(reason));
             out.push(Piece::Usage(Usage {
                 input_tokens: parsed.prompt_eval_count,
                 output_tokens: parsed.eval_count,

@@ -151,7 +151,10 @@ struct FunctionDelta {
 /// A function call whose arguments are still streaming.
 #[derive(Default)]
 struct CallIn {
+    /// The id its step was announced with.
     id: String,
+    /// The provider's id of the call, once one arrived.
+    provider_id: Option<String>,
     name: String,
     arguments: String,
 }
@@ -381,12 +384,28 @@ impl ChatFrames {
     /// A piece of a function call: its first piece names it (the step shows at once), the
     /// arguments are summarized when the choice finishes.
     fn tool_call(&mut self, call: ToolCallDelta, out: &mut Vec<Piece>) {
-        let index = call.index.unwrap_or(0);
+        let id = call.id.filter(|id| !id.is_empty());
+        // Without an `index` (some compatible servers send each call whole), a call is known by
+        // its id; a piece with neither continues the last call.
+        let last = self.calls.keys().next_back().copied();
+        let index = match (call.index, &id) {
+            (Some(index), _) => index,
+            (None, Some(id)) => self
+                .calls
+                .iter()
+                .find(|(_, c)| c.provider_id.as_deref() == Some(id.as_str()))
+                .map(|(i, _)| *i)
+                .unwrap_or_else(|| last.map_or(0, |k| k + 1)),
+            (None, None) => last.unwrap_or(0),
+        };
         let function = call.function.unwrap_or_default();
         let known = self.calls.contains_key(&index);
+        if !known && self.calls.len() >= super::MAX_PENDING {
+            return;
+        }
         let entry = self.calls.entry(index).or_default();
-        if let Some(id) = call.id.filter(|id| !id.is_empty()) {
-            entry.id = id;
+        if entry.provider_id.is_none() {
+            entry.provider_id = id;
         }
         if let Some(name) = function.name.filter(|n| !n.is_empty()) {
             entry.name = name;
@@ -397,9 +416,11 @@ impl ChatFrames {
             }
         }
         if !known {
-            if entry.id.is_empty() {
-                entry.id = format!("call-{index}");
-            }
+            // The id the step is known by from now on, whatever id arrives later.
+            entry.id = entry
+                .provider_id
+                .clone()
+                .unwrap_or_else(|| format!("call-{index}"));
             out.push(Piece::ToolCall {
                 id: entry.id.clone(),
                 name: entry.name.clone(),
@@ -420,6 +441,9 @@ impl ChatFrames {
             other => other,
         }
         .to_string();
+        if !self.executed.contains(&index) && self.executed.len() >= super::MAX_PENDING {
+            return;
+        }
         if self.executed.insert(index) {
             let input = match tool.get("arguments") {
                 Some(Value::String(args)) => super::tool_input(args),

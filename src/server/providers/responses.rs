@@ -263,6 +263,8 @@ pub struct ResponsesFrames {
     /// The reasoning item whose block is open, as far as this parser knows.
     open: Option<u64>,
     done: bool,
+    /// The model asked for a function the app is to run: the response stopped for it.
+    function_called: bool,
 }
 
 /// Parser for one Responses stream.
@@ -354,6 +356,11 @@ impl ResponsesFrames {
             out.push(Piece::Usage(u.normalize()));
         }
         if let Some(reason) = finish {
+            let reason = if reason == "stop" && self.function_called {
+                "tool_calls".to_string()
+            } else {
+                reason
+            };
             out.push(Piece::Finish(reason));
         }
         out.push(Piece::End);
@@ -382,6 +389,7 @@ impl FrameHandler for ResponsesFrames {
         match kind {
             "response.output_item.added" if parsed.item.as_ref().is_some_and(ItemIn::is_tool) => {
                 if let Some(item) = parsed.item {
+                    self.function_called |= item.kind == "function_call";
                     out.push(item.tool_call());
                 }
             }

@@ -250,7 +250,15 @@ impl<P: WireParser> WithThinkTags<P> {
         for piece in self.scratch.drain(..) {
             match piece {
                 Piece::Answer(text) => self.tags.push(text, out),
-                Piece::Finish(_) | Piece::End | Piece::Error(Failure { .. }) => {
+                // Text held back (a partial tag) comes before whatever is not text: a marker
+                // or a tool card never lands ahead of the words before it.
+                Piece::Finish(_)
+                | Piece::End
+                | Piece::Error(Failure { .. })
+                | Piece::Cite { .. }
+                | Piece::Source { .. }
+                | Piece::ToolCall { .. }
+                | Piece::ToolResult { .. } => {
                     self.tags.flush(out);
                     out.push(piece);
                 }

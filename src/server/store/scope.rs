@@ -100,6 +100,16 @@ impl Extras {
         })
     }
 
+    /// A version no longer written has no tool still running: one that was (its turn was cut,
+    /// or the server stopped) failed.
+    pub fn end_running_tools(&mut self) {
+        for t in &mut self.tools {
+            if t.status == crate::domain::ToolStatus::Running {
+                t.status = crate::domain::ToolStatus::Failed;
+            }
+        }
+    }
+
     /// The document to store, `None` when there is nothing in it.
     pub fn write(&self) -> Option<String> {
         if self.tools.is_empty() && self.sources.is_empty() {
@@ -487,7 +497,10 @@ impl Scoped<'_> {
                     b.running_ms = None;
                 }
             }
-            let extras = Extras::read(v.try_get("extras")?);
+            let mut extras = Extras::read(v.try_get("extras")?);
+            if status != VersionStatus::Streaming {
+                extras.end_running_tools();
+            }
             by_message.entry(message).or_default().push(Version {
                 blocks,
                 tools: extras.tools,

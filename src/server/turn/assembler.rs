@@ -56,9 +56,8 @@ pub struct TurnAssembler {
     answering_now: bool,
     tools: Vec<ToolSlot>,
     sources: Vec<String>,
-    /// The source cited last, until answer text follows: the same citation twice in a row
-    /// leaves one marker.
-    last_cite: Option<u32>,
+    /// The sources cited since the last answer text: a source is marked once per run of text.
+    cited: Vec<u32>,
 }
 
 impl TurnAssembler {
@@ -79,7 +78,7 @@ impl TurnAssembler {
             answering_now: false,
             tools: Vec::new(),
             sources: Vec::new(),
-            last_cite: None,
+            cited: Vec::new(),
         }
     }
 
@@ -241,7 +240,7 @@ impl TurnAssembler {
                 self.close_block(now_ms, out);
                 let capped = self.take_allowance(&mut text);
                 if !text.is_empty() {
-                    self.last_cite = None;
+                    self.cited.clear();
                     self.first_answer_ms.get_or_insert(now_ms);
                     self.answer_chars += text.chars().count() as u64;
                     out.push(TurnEvent::Delta { text });
@@ -270,10 +269,7 @@ impl TurnAssembler {
             }
             Piece::Cite { url, title } => {
                 if let Some(n) = self.source(url, title, out) {
-                    if self.last_cite != Some(n) {
-                        self.last_cite = Some(n);
-                        out.push(TurnEvent::Cite { n });
-                    }
+                    self.cite(n, now_ms, out);
                 }
             }
             Piece::Usage(u) => {
@@ -286,6 +282,22 @@ impl TurnAssembler {
             Piece::Error(Failure { message, retryable }) => self.fail(message, retryable, out),
             Piece::TooLong { limit } => self.fail(wording::line_too_long(limit), false, out),
         }
+    }
+
+    /// A marker for source `n` here, once per run of answer text; its characters count toward
+    /// the turn's cap like the answer's (the marker is answer text in the stored answer).
+    fn cite(&mut self, n: u32, now_ms: u64, out: &mut Vec<TurnEvent>) {
+        if self.cited.contains(&n) {
+            return;
+        }
+        let marker = crate::domain::rich::cite_marker(n).chars().count() as u64;
+        if self.thinking_chars + self.answer_chars + marker > self.max_chars {
+            self.cap(now_ms, out);
+            return;
+        }
+        self.cited.push(n);
+        self.answer_chars += marker;
+        out.push(TurnEvent::Cite { n });
     }
 
     fn tool_call(
@@ -325,11 +337,12 @@ impl TurnAssembler {
         let tool = match known {
             Some(i) => i,
             None => {
+                let before = self.tools.len();
                 self.tool_call(id, name, String::new(), now_ms, out);
-                match self.tools.len() {
-                    0 => return,
-                    n => n - 1,
+                if self.tools.len() == before {
+                    return;
                 }
+                before
             }
         };
         let Some(slot) = self.tools.get_mut(tool).filter(|t| !t.ended) else {
@@ -578,6 +591,50 @@ mod tests {
             }
         );
         assert!(matches!(out[4], TurnEvent::Done { .. }));
+    }
+
+    #[test]
+    fn citation_markers_count_toward_the_cap_and_a_result_past_the_tool_cap_ends_nothing() {
+        let mut asm = TurnAssembler::new(true).with_char_limit(10);
+        let mut out = Vec::new();
+        let cite = |url: &str| Piece::Cite {
+            url: url.into(),
+            title: None,
+        };
+        asm.push(Piece::Answer("12345".into()), 0, &mut out);
+        asm.push(cite("https://a.example/"), 1, &mut out);
+        asm.push(cite("https://b.example/"), 2, &mut out);
+        assert!(
+            matches!(out.last(), Some(TurnEvent::Done { finish_reason, .. }) if finish_reason == "length")
+        );
+        let cites = out.iter().filter(|e| matches!(e, TurnEvent::Cite { .. }));
+        assert_eq!(cites.count(), 1);
+
+        let mut asm = TurnAssembler::new(true);
+        let mut out = Vec::new();
+        for i in 0..MAX_TOOLS + 5 {
+            asm.push(
+                Piece::ToolCall {
+                    id: format!("t{i}"),
+                    name: "x".into(),
+                    input: String::new(),
+                },
+                0,
+                &mut out,
+            );
+        }
+        out.clear();
+        asm.push(
+            Piece::ToolResult {
+                id: "unknown".into(),
+                name: "x".into(),
+                ok: false,
+                output: "not mine".into(),
+            },
+            1,
+            &mut out,
+        );
+        assert!(out.is_empty(), "{out:?}");
     }
 
     #[test]
