@@ -298,6 +298,9 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
             }),
         ),
     };
+    // A restored answer is not live: a tool it shows still running never returned.
+    let mut tools = v.tools.clone();
+    crate::domain::rich::end_running_tools(&mut tools);
     TurnState {
         phase,
         blocks,
@@ -312,18 +315,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         live: false,
         model: v.model.clone(),
         settings: v.settings,
-        // A restored answer is not live: a tool it shows still running never returned.
-        tools: v
-            .tools
-            .iter()
-            .cloned()
-            .map(|mut t| {
-                if t.status == crate::domain::ToolStatus::Running {
-                    t.status = crate::domain::ToolStatus::Failed;
-                }
-                t
-            })
-            .collect(),
+        tools,
         sources: v.sources.clone(),
         ..TurnState::default()
     }

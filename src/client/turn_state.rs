@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::rich::cite_marker;
+use crate::domain::rich::{cite_marker, end_running_tools};
 use crate::domain::{
     Failure, ReasoningSettings, SourceRef, ThinkingKind, ToolStatus, ToolStep, TurnEvent, Usage,
 };
@@ -238,11 +238,7 @@ impl TurnState {
     }
 
     fn interrupt_open_blocks(&mut self, now: f64) {
-        for t in &mut self.tools {
-            if t.status == ToolStatus::Running {
-                t.status = ToolStatus::Failed;
-            }
-        }
+        end_running_tools(&mut self.tools);
         for b in &mut self.blocks {
             if b.status == BlockStatus::Streaming {
                 b.status = BlockStatus::Interrupted;
@@ -372,11 +368,7 @@ impl TurnState {
                         b.ended_at = Some(now);
                     }
                 }
-                for t in &mut self.tools {
-                    if t.status == ToolStatus::Running {
-                        t.status = ToolStatus::Failed;
-                    }
-                }
+                end_running_tools(&mut self.tools);
                 self.phase = TurnPhase::Done;
                 self.finish_reason = Some(finish_reason.clone());
                 self.usage = usage.clone();

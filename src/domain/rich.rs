@@ -51,6 +51,15 @@ pub struct ToolStep {
     pub after_blocks: u32,
 }
 
+/// The tools of a turn that ended: one still running never returned, so it failed.
+pub fn end_running_tools(tools: &mut [ToolStep]) {
+    for t in tools {
+        if t.status == ToolStatus::Running {
+            t.status = ToolStatus::Failed;
+        }
+    }
+}
+
 /// A source an answer can cite: `[^n]` in the answer text refers to it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceRef {

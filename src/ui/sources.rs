@@ -21,10 +21,12 @@ fn link_for(url: &str) -> Option<String> {
 /// The sources of one answer, when it has any.
 #[component]
 pub fn SourcesList(turn: RwSignal<TurnState>) -> impl IntoView {
-    let sources = Memo::new(move |_| turn.with(|t| t.sources.clone()));
+    // Sources only ever arrive: their count says when the list changed, so a frame of answer
+    // text neither copies nor re-renders it.
+    let count = Memo::new(move |_| turn.with(|t| t.sources.len()));
     move || {
-        let list = sources.get();
-        (!list.is_empty()).then(|| {
+        (count.get() > 0).then(|| {
+            let list = turn.with_untracked(|t| t.sources.clone());
             view! {
                 <section class="sources" aria-label="Sources">
                     <h3 class="sources-title">"Sources"</h3>

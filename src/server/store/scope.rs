@@ -103,11 +103,7 @@ impl Extras {
     /// A version no longer written has no tool still running: one that was (its turn was cut,
     /// or the server stopped) failed.
     pub fn end_running_tools(&mut self) {
-        for t in &mut self.tools {
-            if t.status == crate::domain::ToolStatus::Running {
-                t.status = crate::domain::ToolStatus::Failed;
-            }
-        }
+        crate::domain::rich::end_running_tools(&mut self.tools);
     }
 
     /// The document to store, `None` when there is nothing in it.

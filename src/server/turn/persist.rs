@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use crate::domain::history::VersionStatus;
 use crate::domain::rich::cite_marker;
-use crate::domain::{Failure, SourceRef, ToolStatus, ToolStep, TurnEvent};
+use crate::domain::{Failure, SourceRef, ToolStep, TurnEvent};
 use crate::server::store::identity::Identity;
 use crate::server::store::scope::{AnswerRecord, AnswerSlot, BlockRecord};
 use crate::server::store::{now_ms, Store};
@@ -159,11 +159,7 @@ impl AnswerBuilder {
     }
 
     fn interrupt_open_blocks(&mut self) {
-        for t in &mut self.record.extras.tools {
-            if t.status == ToolStatus::Running {
-                t.status = ToolStatus::Failed;
-            }
-        }
+        crate::domain::rich::end_running_tools(&mut self.record.extras.tools);
         for b in &mut self.record.blocks {
             if b.duration_ms.is_none() {
                 b.interrupted = true;
