@@ -30,7 +30,16 @@ export default defineConfig({
       args: BROWSER.args,
     },
   },
-  projects: [{ name: "chromium" }],
+  projects: [
+    { name: "chromium" },
+    // The thinking block, the bubble and persistence again, wholly in Arabic, right to left: the
+    // page's words come from the catalogue of the project's locale (pages/i18n.ts).
+    {
+      name: "ar",
+      use: { locale: "ar" },
+      testMatch: /(thinking-block|bubble|persistence)\.spec\.ts$/,
+    },
+  ],
   webServer: Object.values(SERVERS).map((s) => ({
     command: "../target/release/ponder",
     url: `${s.url}/healthz`,

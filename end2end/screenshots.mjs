@@ -1,11 +1,13 @@
 // Screenshots of the main states of the chat page, to review the look by eye: an empty chat, a
 // turn that is thinking, a finished answer with its thinking open, the settings menu, a row
 // menu in the conversation list, and (on a phone) the drawer. Each in light and dark, desktop
-// (1280×800) and phone (390×844, touch), left-to-right and right-to-left.
+// (1280×800) and phone (390×844, touch), in each language: English, Brazilian Portuguese,
+// Japanese and Arabic (right to left).
 //
 //   make screenshots                                  PNGs in target/screenshots/
-//   ONLY=phone-dark node end2end/screenshots.mjs      the variants whose name holds this
+//   ONLY=phone-dark-ar node end2end/screenshots.mjs   the variants whose name holds this
 
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
@@ -14,6 +16,7 @@ import { ROOT, startServer } from "./bench/ponder-server.mjs";
 
 const OUT = resolve(ROOT, "target/screenshots");
 const BROWSER = JSON.parse(readFileSync(resolve(ROOT, "end2end/chromium.json"), "utf8"));
+const WORDS = JSON.parse(execFileSync(resolve(ROOT, "target/release/ponder"), ["catalogue"], { encoding: "utf8" }));
 const DEVICES = {
   desktop: { viewport: { width: 1280, height: 800 } },
   phone: { viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, deviceScaleFactor: 2 },
@@ -26,14 +29,13 @@ const settled = (page) =>
       .every((a) => a.playState !== "running" || a.effect?.getComputedTiming().iterations === Infinity),
   );
 
-async function open(page, url, dir) {
+async function open(page, url) {
   await page.goto(url);
   await page.locator(".chat-page[data-hydrated=true]").waitFor({ state: "attached" });
-  if (dir === "rtl") await page.evaluate(() => document.documentElement.setAttribute("dir", "rtl"));
 }
 
-async function send(page, text) {
-  const box = page.getByRole("textbox", { name: "Message" });
+async function send(page, w, text) {
+  const box = page.getByRole("textbox", { name: w.message });
   await box.fill(text);
   await box.press("Enter");
 }
@@ -44,35 +46,36 @@ async function shoot(page, name) {
   console.log(`target/screenshots/${name}.png`);
 }
 
-async function variant(browser, url, device, scheme, dir) {
-  const tag = `${device}-${scheme}-${dir}`;
-  const context = await browser.newContext({ ...DEVICES[device], colorScheme: scheme });
+async function variant(browser, url, device, scheme, locale) {
+  const tag = `${device}-${scheme}-${locale}`;
+  const w = WORDS[locale];
+  const context = await browser.newContext({ ...DEVICES[device], colorScheme: scheme, locale });
   const page = await context.newPage();
   const phone = device === "phone";
 
-  await open(page, url, dir);
+  await open(page, url);
   await shoot(page, `${tag}-empty`);
 
-  await send(page, "Which is larger, 9.11 or 9.9? [slow]");
-  await page.locator(".thinking summary").filter({ hasText: "Thinking" }).first().waitFor();
+  await send(page, w, "Which is larger, 9.11 or 9.9? [slow]");
+  await page.locator(".thinking.streaming summary").first().waitFor();
   await page.waitForTimeout(1200);
   await shoot(page, `${tag}-thinking`);
-  await page.getByRole("article", { name: "Message from the assistant" }).last().waitFor();
+  await page.getByRole("article", { name: w.message_from_assistant }).last().waitFor();
   await page.locator("article[aria-busy=false]").last().waitFor({ timeout: 30_000 });
 
-  if (phone) await page.getByRole("button", { name: "Conversations" }).click();
-  await page.getByRole("button", { name: "New chat" }).click();
-  await send(page, "Show me a table and some code");
+  if (phone) await page.getByRole("button", { name: w.open_sidebar }).click();
+  await page.getByRole("button", { name: w.new_chat }).click();
+  await send(page, w, locale === "ar" ? "[bidi] Show me both directions" : "Show me a table and some code");
   await page.waitForFunction(() => [...document.querySelectorAll("article")].at(-1)?.getAttribute("aria-busy") === "false", null, { timeout: 30_000 });
   await page.locator(".thinking summary").last().click();
   await page.mouse.move(0, 0);
   await shoot(page, `${tag}-answer`);
 
-  await page.locator("summary.menu-button").filter({ hasText: "Settings" }).click();
+  await page.locator("summary.menu-button").filter({ hasText: w.settings }).click();
   await shoot(page, `${tag}-settings`);
   await page.keyboard.press("Escape");
 
-  if (phone) await page.getByRole("button", { name: "Conversations" }).click();
+  if (phone) await page.getByRole("button", { name: w.open_sidebar }).click();
   const rowMenu = page.locator(".conversation-list .row-menu summary").first();
   if (await rowMenu.count()) await rowMenu.click();
   await shoot(page, `${tag}-${phone ? "drawer" : "list"}`);
@@ -87,9 +90,9 @@ async function main() {
   try {
     for (const device of Object.keys(DEVICES))
       for (const scheme of ["light", "dark"])
-        for (const dir of ["ltr", "rtl"]) {
-          if (process.env.ONLY && !`${device}-${scheme}-${dir}`.includes(process.env.ONLY)) continue;
-          await variant(browser, server.url, device, scheme, dir);
+        for (const locale of Object.keys(WORDS)) {
+          if (process.env.ONLY && !`${device}-${scheme}-${locale}`.includes(process.env.ONLY)) continue;
+          await variant(browser, server.url, device, scheme, locale);
         }
   } finally {
     await browser.close();

@@ -13,9 +13,10 @@ use crate::ui::chat_page::ChatPage;
 pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
     let base = page.base_path.clone();
     let css = format!("{base}/pkg/{}.css", options.output_name);
+    let locale = crate::client::browser::page_locale();
     view! {
         <!DOCTYPE html>
-        <html lang="en" dir="ltr">
+        <html lang=locale.tag() dir=locale.dir_attr()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
@@ -46,6 +47,7 @@ pub fn configure_client() {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    provide_context(crate::client::browser::page_locale());
     view! {
         <Title text="Ponder"/>
         <Router base=base_path()>
@@ -60,10 +62,11 @@ pub fn App() -> impl IntoView {
 #[component]
 fn NotFound() -> impl IntoView {
     set_not_found();
+    let t = crate::ui::locale::tr();
     view! {
         <main class="not-found">
-            <h1>"Page not found"</h1>
-            <p><A href=format!("{}/", base_path())>"Back to the chat"</A></p>
+            <h1>{t.page_not_found}</h1>
+            <p><A href=format!("{}/", base_path())>{t.back_to_chat}</A></p>
         </main>
     }
 }

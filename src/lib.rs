@@ -2,6 +2,7 @@
 //! Ponder: a self-hostable web chat for reasoning models that shows the model's thinking live.
 //!
 //! - [`domain`]: the turn event model and messages, shared by server and browser.
+//! - [`i18n`]: the four languages of the interface, their plural rules and numbers.
 //! - [`api`]: the `POST /api/chat` server function, its codecs and error.
 //! - [`wire`]: SSE framing and line decoding, shared by both sides.
 //! - [`server`]: config, provider adapters, the turn pipeline and the demo model (`ssr` only).
@@ -15,6 +16,7 @@ pub mod api;
 pub mod app;
 pub mod client;
 pub mod domain;
+pub mod i18n;
 pub mod markdown;
 #[cfg(feature = "ssr")]
 pub mod server;
@@ -29,6 +31,8 @@ pub mod wire;
 pub fn hydrate() {
     console_error_panic_hook::set_once();
     app::configure_client();
+    let words = client::browser::page_locale().catalogue();
+    markdown::set_copy_labels(words.copy, words.copy_code);
     leptos::mount::hydrate_body(app::App);
 }
 

@@ -71,12 +71,16 @@ async fn main() {
                 },
             }
         }
+        Some("catalogue") => {
+            println!("{}", ponder::i18n::catalogues_json());
+            0
+        }
         Some("--version" | "-V") => {
             println!("ponder {}", env!("CARGO_PKG_VERSION"));
             0
         }
         Some(other) => {
-            eprintln!("ponder: unknown argument {other:?}; usage: ponder [serve | healthcheck | user … | chat … | ask … | --version]");
+            eprintln!("ponder: unknown argument {other:?}; usage: ponder [serve | healthcheck | user … | chat … | ask … | catalogue | --version]");
             2
         }
     };

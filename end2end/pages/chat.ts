@@ -1,5 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Locator, type Page } from "@playwright/test";
+import { words, type Words } from "./i18n";
 
 /** Runs axe (WCAG 2.2 A and AA) on the settled page and expects no violation. */
 export async function expectNoViolations(page: Page, state: string) {
@@ -9,8 +10,10 @@ export async function expectNoViolations(page: Page, state: string) {
   expect(summary, `axe violations while ${state}`).toEqual([]);
 }
 
-/** The chat page, as a reader uses it: by roles and labels. */
+/** The chat page, as a reader uses it: by roles and labels, in the test's language. */
 export class ChatPage {
+  readonly w: Words = words();
+
   constructor(
     readonly page: Page,
     readonly baseUrl = "",
@@ -24,13 +27,13 @@ export class ChatPage {
 
   /** Picks Rename or Delete in the row menu of the conversation titled `title`. */
   async rowAction(title: string, action: "Rename" | "Delete") {
-    const nav = this.page.getByRole("navigation", { name: "Conversations" });
-    await nav.getByLabel(`Options for ${title}`, { exact: true }).click();
-    await nav.getByRole("button", { name: action, exact: true }).click();
+    const nav = this.page.getByRole("navigation", { name: this.w.t("conversations") });
+    await nav.getByLabel(this.w.t("options_for", { title }), { exact: true }).click();
+    await nav.getByRole("button", { name: this.w.t(action === "Rename" ? "rename" : "delete"), exact: true }).click();
   }
 
   composer(): Locator {
-    return this.page.getByRole("textbox", { name: "Message" });
+    return this.page.getByRole("textbox", { name: this.w.t("message") });
   }
 
   async send(text: string) {
@@ -39,7 +42,7 @@ export class ChatPage {
   }
 
   assistantBubbles(): Locator {
-    return this.page.getByRole("article", { name: "Message from the assistant" });
+    return this.page.getByRole("article", { name: this.w.t("message_from_assistant") });
   }
 
   lastAssistant(): Locator {
@@ -47,7 +50,7 @@ export class ChatPage {
   }
 
   userBubbles(): Locator {
-    return this.page.getByRole("article", { name: "Message from you" });
+    return this.page.getByRole("article", { name: this.w.t("message_from_you") });
   }
 
   thinkingBlocks(bubble: Locator = this.lastAssistant()): Locator {
@@ -63,11 +66,11 @@ export class ChatPage {
   }
 
   stopButton(): Locator {
-    return this.page.getByRole("button", { name: "Stop generating" });
+    return this.page.getByRole("button", { name: this.w.t("stop_generating") });
   }
 
   sendButton(): Locator {
-    return this.page.getByRole("button", { name: "Send" });
+    return this.page.getByRole("button", { name: this.w.t("send") });
   }
 
   status(): Locator {
@@ -75,7 +78,7 @@ export class ChatPage {
   }
 
   conversation(): Locator {
-    return this.page.getByRole("main", { name: "Conversation" });
+    return this.page.getByRole("main", { name: this.w.t("conversation") });
   }
 
   /** Resolves once the last assistant turn stopped streaming. */

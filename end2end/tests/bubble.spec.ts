@@ -20,10 +20,15 @@ test.describe("the message bubble", () => {
     const main = (await page.locator("ol.messages").boundingBox())!;
     const userBox = (await user.locator(".bubble-body").boundingBox())!;
     const answerBox = (await assistant.locator(".bubble-main").boundingBox())!;
-    expect(main.x + main.width - (userBox.x + userBox.width)).toBeLessThan(60);
-    expect(answerBox.x - main.x).toBeLessThan(50);
+    // Start and end follow the language's direction: the page is laid out right to left in Arabic.
+    const rtl = (new Intl.Locale(chat.w.tag) as any).textInfo.direction === "rtl";
+    await expect(page.locator("html")).toHaveAttribute("dir", rtl ? "rtl" : "ltr");
+    const fromStart = (box: { x: number; width: number }) => (rtl ? main.x + main.width - (box.x + box.width) : box.x - main.x);
+    const fromEnd = (box: { x: number; width: number }) => (rtl ? box.x - main.x : main.x + main.width - (box.x + box.width));
+    expect(fromEnd(userBox)).toBeLessThan(60);
+    expect(fromStart(answerBox)).toBeLessThan(50);
     await expect(assistant.locator(".avatar")).toHaveAttribute("aria-hidden", "true");
-    await expect(assistant.locator(".disclaimer")).toHaveText("AI-generated — verify");
+    await expect(assistant.locator(".disclaimer")).toHaveText(chat.w.t("ai_disclaimer"));
     await expect(user.locator(".disclaimer")).toHaveCount(0);
     await expect(user.locator("time")).toHaveAttribute("datetime", /^\d{4}-\d\d-\d\dT/);
     await expect(assistant.locator("time")).toHaveAttribute("datetime", /^\d{4}-\d\d-\d\dT/);
@@ -35,12 +40,12 @@ test.describe("the message bubble", () => {
   test("Copy on the assistant copies the answer as markdown without thinking; on the user, the text", async ({ page }) => {
     await chat.send("Why is the sky blue?");
     await chat.waitForTurnEnd();
-    await chat.lastAssistant().getByRole("button", { name: "Copy answer" }).click();
-    await expect(chat.lastAssistant().getByRole("button", { name: "Copy answer" })).toHaveText("Copied");
+    await chat.lastAssistant().getByRole("button", { name: chat.w.t("copy_answer") }).click();
+    await expect(chat.lastAssistant().getByRole("button", { name: chat.w.t("copy_answer") })).toHaveText(chat.w.t("copied"));
     const copied = await page.evaluate(() => navigator.clipboard.readText());
     expect(copied).toContain("**Short answer:** yes");
     expect(copied).not.toContain("pin down what is really being asked");
-    await chat.userBubbles().first().getByRole("button", { name: "Copy message" }).click();
+    await chat.userBubbles().first().getByRole("button", { name: chat.w.t("copy_message") }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("Why is the sky blue?");
   });
 
@@ -49,7 +54,7 @@ test.describe("the message bubble", () => {
     await chat.waitForTurnEnd();
     const block = chat.answer().locator(".code-block").first();
     await expect(block.locator(".code-lang")).toHaveText("rust");
-    await block.getByRole("button", { name: "Copy code" }).click();
+    await block.getByRole("button", { name: chat.w.t("copy_code") }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("fn part_4() -> u32 {\n    4\n}\n");
   });
 
@@ -59,21 +64,23 @@ test.describe("the message bubble", () => {
     const bubble = chat.lastAssistant();
     const answers = bubble.locator(".answer");
     const once = await answers.innerText();
-    await bubble.getByRole("button", { name: "Regenerate answer" }).click();
+    await bubble.getByRole("button", { name: chat.w.t("regenerate_answer") }).click();
     // While the new version streams, the old answer is not left under it.
     await expect(answers).toHaveCount(1);
     await chat.waitForTurnEnd();
-    const versions = bubble.getByRole("group", { name: "Answer versions" });
-    await expect(versions).toContainText("2/2");
+    const w = chat.w;
+    const versions = bubble.getByRole("group", { name: w.t("answer_versions") });
+    const of = (n: number) => w.t("version_of", { n: w.num(n), total: w.num(2) });
+    await expect(versions).toContainText(of(2));
     await expect(answers).toHaveCount(1);
     expect(await answers.innerText()).toBe(once);
     for (let round = 0; round < 3; round++) {
-      await versions.getByRole("button", { name: "Previous version" }).click();
-      await expect(versions).toContainText("1/2");
+      await versions.getByRole("button", { name: w.t("previous_version") }).click();
+      await expect(versions).toContainText(of(1));
       await expect(chat.answer()).toContainText("Here is what I found");
       expect(await answers.innerText()).toBe(once);
-      await versions.getByRole("button", { name: "Next version" }).click();
-      await expect(versions).toContainText("2/2");
+      await versions.getByRole("button", { name: w.t("next_version") }).click();
+      await expect(versions).toContainText(of(2));
       expect(await answers.innerText()).toBe(once);
     }
     await expect(answers).toHaveCount(1);
@@ -83,7 +90,7 @@ test.describe("the message bubble", () => {
     await chat.send("[drop] cut short");
     await chat.waitForTurnEnd();
     const bubble = chat.lastAssistant();
-    await bubble.getByRole("button", { name: "Retry" }).click();
+    await bubble.getByRole("button", { name: chat.w.t("retry") }).click();
     await chat.waitForTurnEnd();
     const text = await bubble.locator(".answer").innerText();
     expect(text.split("Here is the beginning of the answer").length - 1).toBe(1);
@@ -95,7 +102,7 @@ test.describe("the message bubble", () => {
     await chat.waitForTurnEnd();
     await chat.send("[no-think] two");
     await chat.waitForTurnEnd();
-    await chat.userBubbles().first().getByRole("button", { name: "Edit message" }).click();
+    await chat.userBubbles().first().getByRole("button", { name: chat.w.t("edit_message") }).click();
     await expect(chat.composer()).toHaveValue("[no-think] one");
     await expect(chat.composer()).toBeFocused();
     await chat.composer().fill("[no-think] one, edited");
@@ -105,15 +112,15 @@ test.describe("the message bubble", () => {
     await expect(chat.userBubbles().first()).toContainText("one, edited");
     await expect(chat.assistantBubbles()).toHaveCount(1);
     // The earlier text is kept as a version; the bubble says it was edited, to a screen reader too.
-    const edited = page.getByRole("article", { name: "Message from you, edited" });
+    const edited = page.getByRole("article", { name: chat.w.t("message_from_you_edited") });
     await expect(edited).toHaveCount(1);
-    await expect(edited.locator(".edited")).toHaveText("edited");
-    await edited.getByText("1 earlier version").click();
+    await expect(edited.locator(".edited")).toHaveText(chat.w.t("edited"));
+    await edited.getByText(chat.w.count("earlier_versions", 1)).click();
     await expect(edited.locator(".earlier-versions li")).toHaveText(["[no-think] one"]);
     // The versions are on the server: another load shows the same.
     await page.reload();
     await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
-    await expect(page.getByRole("article", { name: "Message from you, edited" })).toHaveCount(1);
+    await expect(page.getByRole("article", { name: chat.w.t("message_from_you_edited") })).toHaveCount(1);
   });
 
   test("Branch starts a new conversation with the history up to that message", async ({ page }) => {
@@ -122,12 +129,12 @@ test.describe("the message bubble", () => {
     await chat.waitForTurnEnd();
     await chat.send("[no-think] beta");
     await chat.waitForTurnEnd();
-    await chat.assistantBubbles().first().getByRole("button", { name: "Branch from here" }).click();
+    await chat.assistantBubbles().first().getByRole("button", { name: chat.w.t("branch_from_here") }).click();
     await expect(chat.userBubbles()).toHaveCount(1);
     await expect(chat.assistantBubbles()).toHaveCount(1);
     await expect(page.locator(".chat-title")).toContainText("(branch)");
     // The list (shared with the suite's earlier chats on this server) holds the chat and its branch.
-    const nav = page.getByRole("navigation", { name: "Conversations" });
+    const nav = page.getByRole("navigation", { name: chat.w.t("conversations") });
     await expect(nav.locator(".conversation-open", { hasText: alpha })).toHaveText([
       `[no-think] ${alpha} (branch)`,
       `[no-think] ${alpha}`,
@@ -136,7 +143,7 @@ test.describe("the message bubble", () => {
 
   test("Stop is offered in the bubble while it streams", async () => {
     await chat.send("[long] go");
-    const stop = chat.lastAssistant().getByRole("button", { name: "Stop this answer" });
+    const stop = chat.lastAssistant().getByRole("button", { name: chat.w.t("stop_answer") });
     await expect(stop).toBeVisible();
     // The button rides under the growing answer: Playwright's click would wait for it to stand
     // still, which it does only once the answer is complete. A reader clicks it where it is.
@@ -153,7 +160,9 @@ test.describe("the message bubble", () => {
     expect(count).toBeGreaterThanOrEqual(5);
     for (let i = 0; i < count; i++) {
       const b = actions.nth(i);
-      await expect(b).toHaveAttribute("aria-label", /\w/);
+      // Named in the page's language: a word character of any script, from the locale's catalogue.
+      await expect(b).toHaveAttribute("aria-label", /[\p{L}\p{N}_]/u);
+      expect(chat.w.strings()).toContain(await b.getAttribute("aria-label"));
       await b.focus();
       await expect(b).toBeVisible();
       const box = (await b.boundingBox())!;
@@ -172,12 +181,14 @@ test.describe("the message bubble", () => {
     expect(r).toBeGreaterThan(g + 60);
     expect(r).toBeGreaterThan(b + 60);
     await expect(bubble.locator(".error-message")).toContainText("500");
-    await expect(bubble.getByRole("button", { name: "Retry" })).toBeVisible();
+    await expect(bubble.getByRole("button", { name: chat.w.t("retry") })).toBeVisible();
   });
 
   test("RTL: under an RTL document the layout is mirrored; Arabic text reads right inside an LTR page", async ({ page }) => {
     await chat.send("مرحبا، كيف حالك؟ [no-think]");
     await chat.waitForTurnEnd();
+    // The page starts out left to right (an Arabic page already is right to left: make it LTR).
+    await page.evaluate(() => document.documentElement.setAttribute("dir", "ltr"));
     const ltrUser = (await chat.userBubbles().first().locator(".bubble-body").boundingBox())!;
     const direction = await chat.userBubbles().first().locator(".bubble-body").evaluate((el) => getComputedStyle(el).direction);
     expect(direction).toBe("rtl");
@@ -195,8 +206,8 @@ test.describe("the message bubble", () => {
     await chat.send("[long] many tokens");
     await chat.waitForTurnEnd();
     const heard = await chat.announcements();
-    expect(heard.join(" | ")).toContain("Generating…");
-    expect(heard[heard.length - 1]).toBe("Done");
+    expect(heard.join(" | ")).toContain(chat.w.t("announce_generating"));
+    expect(heard[heard.length - 1]).toBe(chat.w.t("announce_done"));
     expect(heard.length).toBeLessThan(10);
     expect(await page.locator("[aria-live]").count()).toBe(1);
   });

@@ -52,8 +52,8 @@ test.describe("saved chats", () => {
     await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
     await expect(chat.userBubbles().first()).toContainText("cut me off");
     await expect(chat.answer()).toContainText("A longer answer");
-    await expect(chat.lastAssistant().locator(".error-message")).toContainText("interrupted");
-    await expect(chat.lastAssistant().getByRole("button", { name: "Retry" })).toBeVisible();
+    await expect(chat.lastAssistant().locator(".error-message")).toContainText(chat.w.t("error_interrupted"));
+    await expect(chat.lastAssistant().getByRole("button", { name: chat.w.t("retry") })).toBeVisible();
   });
 
   test("an old record without thinking renders as a plain chat", async ({ page }) => {
@@ -82,7 +82,7 @@ test.describe("saved chats", () => {
     await expect(chat.answer().locator("strong")).toHaveText("4");
     await expect(page.locator(".thinking")).toHaveCount(0);
     await expect(chat.lastAssistant().locator(".error-message")).toHaveCount(0);
-    await expect(page.getByRole("navigation", { name: "Conversations" })).toContainText("An old chat");
+    await expect(page.getByRole("navigation", { name: chat.w.t("conversations") })).toContainText("An old chat");
   });
 
   test("corrupt data under the key: the app starts clean, keeps the value aside, and says so once", async ({ page }) => {
@@ -98,7 +98,7 @@ test.describe("saved chats", () => {
     await chat.goto();
     const notice = page.locator(".notice[data-kind=corrupt]");
     await expect(notice).toHaveCount(1);
-    await expect(notice).toContainText("kept aside");
+    await expect(notice).toContainText(chat.w.re("storage_unreadable", { detail: "\\S+" }));
     const backups = await page.evaluate(() =>
       Object.keys(localStorage).filter((k) => k.startsWith("ponder.backup.")).map((k) => localStorage.getItem(k)),
     );
@@ -126,7 +126,7 @@ test.describe("saved chats", () => {
     await chat.send("Why is the sky blue?");
     await chat.waitForTurnEnd();
     await expect(chat.answer()).toContainText("Let me know if you want more detail.");
-    await expect(page.locator(".notice[data-kind=save]")).toContainText("not being saved");
+    await expect(page.locator(".notice[data-kind=save]")).toContainText(chat.w.t("storage_full"));
     await chat.send("[no-think] and again");
     await chat.waitForTurnEnd();
     await expect(chat.assistantBubbles()).toHaveCount(2);
@@ -142,7 +142,7 @@ test.describe("saved chats", () => {
     });
     const chat = new ChatPage(page, HISTORY);
     await chat.goto();
-    await expect(page.locator(".notice[data-kind=storage]")).toContainText("not being saved");
+    await expect(page.locator(".notice[data-kind=storage]")).toContainText(chat.w.t("storage_unavailable"));
     await chat.send("[no-think] hi");
     await chat.waitForTurnEnd();
     await expect(chat.answer()).toContainText("Here is what I found");
@@ -156,7 +156,7 @@ test.describe("saved chats", () => {
     await second.goto();
     await first.send("[no-think] A chat from tab one");
     await first.waitForTurnEnd();
-    await expect(other.getByRole("navigation", { name: "Conversations" })).toContainText("A chat from tab one");
+    await expect(other.getByRole("navigation", { name: second.w.t("conversations") })).toContainText("A chat from tab one");
     await other.getByRole("button", { name: "[no-think] A chat from tab one", exact: true }).click();
     await expect(second.answer()).toContainText("Here is what I found");
   });
@@ -182,10 +182,11 @@ test.describe("saved chats", () => {
   test("conversations: new, switch, rename, delete with confirm, most recent first; titles from the first message", async ({ page }) => {
     const chat = new ChatPage(page, HISTORY);
     await chat.goto();
-    const nav = page.getByRole("navigation", { name: "Conversations" });
+    const w = chat.w;
+    const nav = page.getByRole("navigation", { name: w.t("conversations") });
     await chat.send("[no-think] First topic");
     await chat.waitForTurnEnd();
-    await nav.getByRole("button", { name: "New chat" }).click();
+    await nav.getByRole("button", { name: w.t("new_chat") }).click();
     await expect(chat.userBubbles()).toHaveCount(0);
     await chat.send("Second topic");
     await chat.waitForTurnEnd();
@@ -199,15 +200,15 @@ test.describe("saved chats", () => {
     await expect(chat.userBubbles().first()).toContainText("First topic");
 
     await chat.rowAction("Second topic", "Rename");
-    await nav.getByLabel("New title").fill("Renamed");
-    await nav.getByLabel("New title").press("Enter");
+    await nav.getByLabel(w.t("new_title")).fill("Renamed");
+    await nav.getByLabel(w.t("new_title")).press("Enter");
     await expect(items.first()).toHaveText("Renamed");
 
     await chat.rowAction("Renamed", "Delete");
-    await nav.getByRole("button", { name: "Keep" }).click();
+    await nav.getByRole("button", { name: w.t("keep") }).click();
     await expect(items).toHaveCount(2);
     await chat.rowAction("Renamed", "Delete");
-    await nav.getByRole("button", { name: "Yes, delete" }).click();
+    await nav.getByRole("button", { name: w.t("yes_delete") }).click();
     await expect(items).toHaveText(["[no-think] First topic"]);
     expect(await storedChats(page)).toHaveLength(1);
   });
@@ -216,9 +217,9 @@ test.describe("saved chats", () => {
     await page.setViewportSize({ width: 420, height: 800 });
     const chat = new ChatPage(page, HISTORY);
     await chat.goto();
-    const nav = page.getByRole("navigation", { name: "Conversations" });
+    const nav = page.getByRole("navigation", { name: chat.w.t("conversations") });
     await expect(nav).not.toBeInViewport();
-    const toggle = page.getByRole("button", { name: "Conversations" });
+    const toggle = page.getByRole("button", { name: chat.w.t("open_sidebar") });
     await expect(toggle).toHaveAttribute("aria-expanded", "false");
     await toggle.click();
     await expect(toggle).toHaveAttribute("aria-expanded", "true");
@@ -231,20 +232,23 @@ test.describe("saved chats", () => {
       await chat.goto();
       await chat.send("Why is the sky blue?");
       await chat.waitForTurnEnd();
-      await page.getByText("Export", { exact: true }).click();
-      const box = page.getByLabel("Include thinking");
+      const w = chat.w;
+      await page.getByText(w.t("export"), { exact: true }).click();
+      const box = page.getByLabel(w.t("include_thinking"));
       if (withThinking) await box.check();
       else await box.uncheck();
-      const [md] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download Markdown" }).click()]);
+      const [md] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: w.t("download_markdown") }).click()]);
       const markdown = await streamText(await md.createReadStream());
       expect(md.suggestedFilename()).toMatch(/\.md$/);
       expect(markdown).toContain("Why is the sky blue?");
       expect(markdown).toContain("Let me know if you want more detail.");
       expect(markdown.includes("<details>")).toBe(withThinking);
       expect(markdown.includes("pin down what is really being asked")).toBe(withThinking);
-      if (withThinking) expect(markdown).toMatch(/<summary>Thought for \d+\.\ds · 82 words<\/summary>/);
+      // The block's header, as on the page, in the reader's language.
+      const header = w.thoughtRe(82).source.replace(/^\^|\$$/g, "");
+      if (withThinking) expect(markdown).toMatch(new RegExp(`<summary>${header}</summary>`));
 
-      const [js] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download JSON" }).click()]);
+      const [js] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: w.t("download_json") }).click()]);
       const record = JSON.parse(await streamText(await js.createReadStream()));
       expect(record.messages).toHaveLength(2);
       expect(record.messages[1].content).toContain("Let me know");

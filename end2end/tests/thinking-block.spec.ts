@@ -15,7 +15,7 @@ test.describe("the thinking block", () => {
     const block = chat.thinkingBlocks().first();
     await expect(block).toHaveClass(/streaming/);
     expect(await chat.isOpen(block)).toBe(true);
-    await expect(chat.summary(block)).toContainText(/Thinking… \(\d+s\)/);
+    await expect(chat.summary(block)).toContainText(chat.w.re("thinking_live", { time: chat.w.liveSecondsSrc() }));
     const indicator = block.locator(".thinking-indicator");
     await expect(indicator).toBeVisible();
     expect(await indicator.evaluate((el) => getComputedStyle(el).animationName)).toBe("pulse");
@@ -28,7 +28,7 @@ test.describe("the thinking block", () => {
     const block = chat.thinkingBlocks().first();
     await expect(block).toHaveClass(/done/);
     expect(await chat.isOpen(block)).toBe(false);
-    await expect(chat.summary(block)).toHaveText(/^Thought for \d+\.\ds · 82 words$/);
+    await expect(chat.summary(block)).toHaveText(chat.w.thoughtRe(82));
   });
 
   test("T3 a turn without reasoning renders no block at all", async () => {
@@ -56,8 +56,8 @@ test.describe("the thinking block", () => {
     await chat.waitForTurnEnd();
     const blocks = chat.thinkingBlocks();
     await expect(blocks).toHaveCount(2);
-    await expect(chat.summary(blocks.nth(0))).toContainText("82 words");
-    await expect(chat.summary(blocks.nth(1))).toContainText("20 words");
+    await expect(chat.summary(blocks.nth(0))).toContainText(chat.w.count("words", 82));
+    await expect(chat.summary(blocks.nth(1))).toContainText(chat.w.count("words", 20));
     await chat.summary(blocks.nth(1)).click();
     expect(await chat.isOpen(blocks.nth(1))).toBe(true);
     expect(await chat.isOpen(blocks.nth(0))).toBe(false);
@@ -113,8 +113,9 @@ test.describe("the thinking block", () => {
   });
 
   test("the settings menu's preference decides what new blocks do, and is kept", async ({ page, browser }) => {
-    await page.getByText("Settings", { exact: true }).click();
-    await page.getByLabel("Keep thinking collapsed").check();
+    const w = chat.w;
+    await page.getByText(w.t("settings"), { exact: true }).click();
+    await page.getByLabel(w.t("pref_collapsed")).check();
     await chat.send("Why is the sky blue?");
     const block = chat.thinkingBlocks().first();
     await expect(block).toHaveClass(/streaming/);
@@ -123,9 +124,9 @@ test.describe("the thinking block", () => {
 
     await page.reload();
     await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
-    await page.getByText("Settings", { exact: true }).click();
-    await expect(page.getByLabel("Keep thinking collapsed")).toBeChecked();
-    await page.getByLabel("Keep thinking open").check();
+    await page.getByText(w.t("settings"), { exact: true }).click();
+    await expect(page.getByLabel(w.t("pref_collapsed"))).toBeChecked();
+    await page.getByLabel(w.t("pref_open")).check();
     await chat.send("Why again?");
     await chat.waitForTurnEnd();
     expect(await chat.isOpen(chat.thinkingBlocks().first())).toBe(true);
@@ -134,10 +135,10 @@ test.describe("the thinking block", () => {
     const other = await browser.newPage();
     const there = new ChatPage(other, SERVERS.main.url);
     await there.goto();
-    await other.getByText("Settings", { exact: true }).click();
-    await expect(other.getByLabel("Keep thinking open")).toBeChecked();
+    await other.getByText(w.t("settings"), { exact: true }).click();
+    await expect(other.getByLabel(w.t("pref_open"))).toBeChecked();
     // Back to the default, for the specs that follow on this server.
-    await other.getByLabel("Open while thinking, then collapse").check();
+    await other.getByLabel(w.t("pref_auto")).check();
     await expect.poll(async () => {
       const r = await other.request.post(`${SERVERS.main.url}/api/preferences/get`, { data: {} });
       return (await r.json()).thinking;
@@ -153,10 +154,10 @@ test.describe("the thinking block", () => {
     const all = page.locator("details.thinking");
     await expect(all).toHaveCount(3);
     // In the Settings menu, with the other thinking settings.
-    await page.locator("summary", { hasText: "Settings" }).click();
-    await page.getByRole("button", { name: "Expand all" }).click();
+    await page.locator("summary", { hasText: chat.w.t("settings") }).click();
+    await page.getByRole("button", { name: chat.w.t("expand_all") }).click();
     for (const i of [0, 1, 2]) expect(await chat.isOpen(all.nth(i))).toBe(true);
-    await page.getByRole("button", { name: "Collapse all" }).click();
+    await page.getByRole("button", { name: chat.w.t("collapse_all") }).click();
     for (const i of [0, 1, 2]) expect(await chat.isOpen(all.nth(i))).toBe(false);
   });
 
@@ -177,10 +178,17 @@ test.describe("the thinking block", () => {
     await chat.waitForTurnEnd();
     const heard = await chat.announcements();
     const joined = heard.join(" | ");
-    for (const phrase of ["Thinking…", "Thought for", "Generating…", "Done"]) {
-      expect(joined.split(phrase).length - 1, `${phrase} in ${joined}`).toBeGreaterThanOrEqual(1);
+    const w = chat.w;
+    // "Thought for N seconds" in any of the locale's plural forms, or "less than a second".
+    const thoughtFor = [w.t("announce_under_a_second"), ...Object.values(w.c.announce_thought_for as Record<string, string>)]
+      .map((form) => w.src(form, { n: "\\d+" }))
+      .join("|");
+    const times = (src: string) => joined.match(new RegExp(src, "g"))?.length ?? 0;
+    const thinking = w.src(w.t("thinking"));
+    for (const phrase of [thinking, thoughtFor, w.src(w.t("announce_generating")), w.src(w.t("announce_done"))]) {
+      expect(times(phrase), `${phrase} in ${joined}`).toBeGreaterThanOrEqual(1);
     }
-    expect(joined.split("Thinking…").length - 1).toBe(1);
+    expect(times(thinking)).toBe(1);
     expect(heard.length).toBeLessThan(8);
   });
 });

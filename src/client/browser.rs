@@ -115,6 +115,60 @@ pub fn page_me() -> Option<crate::domain::account::Me> {
     }
 }
 
+/// The language the page is in: on the server the one chosen for the request (the reader's
+/// stored choice, else `Accept-Language`), in the browser the one the server wrote into
+/// `<html lang>`, so both render the same words.
+pub fn page_locale() -> crate::i18n::Locale {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::i18n::Locale>().copied())
+            .unwrap_or_default()
+    }
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    {
+        web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.document_element())
+            .and_then(|html| html.get_attribute("lang"))
+            .and_then(|tag| crate::i18n::Locale::from_tag(&tag))
+            .unwrap_or_default()
+    }
+    #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+    {
+        crate::i18n::Locale::default()
+    }
+}
+
+/// Keeps the reader's language in a cookie for a year, so the server renders the next page in it.
+pub fn remember_locale(locale: crate::i18n::Locale) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let cookie = format!(
+            "{}={}; Path=/; Max-Age=31536000; SameSite=Lax",
+            crate::i18n::COOKIE,
+            locale.tag()
+        );
+        if let Some(doc) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.dyn_into::<web_sys::HtmlDocument>().ok())
+        {
+            let _ = doc.set_cookie(&cookie);
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = locale;
+}
+
+/// Loads the page again (a no-op on the server).
+pub fn reload() {
+    #[cfg(feature = "hydrate")]
+    if let Some(w) = web_sys::window() {
+        let _ = w.location().reload();
+    }
+}
+
 /// [`page_me`] as the JSON the page's meta tag carries.
 pub fn page_me_json() -> String {
     page_me()

@@ -25,8 +25,10 @@ use crate::domain::account::Me;
 use crate::domain::history::{Page, Preferences, Workspace};
 use crate::domain::reasoning::NewChatModel;
 use crate::domain::{
-    ChatMessage, ChatRequest, Controls, Effort, ModelList, ReasoningSettings, Role, TurnEvent,
+    ChatMessage, ChatRequest, Controls, Effort, Failure, ModelList, ReasoningSettings, Role,
+    TurnEvent,
 };
+use crate::i18n::{fill, Catalogue, Locale};
 use crate::wire::sse::TurnDecoder;
 
 pub use super::browser::now_ms;
@@ -243,6 +245,8 @@ pub struct ChatController {
     pub effort: RwSignal<Option<Effort>>,
     /// The running turn's id on the server, for "Answer now".
     running_turn: StoredValue<Option<String>>,
+    /// The page's language: the notices and announcements are worded in it.
+    pub locale: Locale,
 }
 
 impl Default for ChatController {
@@ -309,6 +313,7 @@ impl ChatController {
             thinking: RwSignal::new(None),
             effort: RwSignal::new(None),
             running_turn: StoredValue::new(None),
+            locale: super::browser::page_locale(),
         }
     }
 
@@ -381,7 +386,7 @@ impl ChatController {
             if let Err(e) = crate::api::turn::answer_now(turn).await {
                 this.notify(
                     NoticeKind::Server,
-                    format!("The answer could not be asked for now ({}).", e.0.message),
+                    this.say_failed(|c| c.answer_now_failed, &e.0),
                 );
             }
         });
@@ -448,6 +453,20 @@ impl ChatController {
     // ---------- notices and announcements ----------
 
     /// Shows a notice unless one of its kind is already shown.
+    /// A notice's words in the page's language, with what failed (`detail`) in them.
+    pub fn say(&self, pick: impl Fn(&Catalogue) -> &'static str, detail: &str) -> String {
+        fill(pick(self.locale.catalogue()), &[("detail", detail)])
+    }
+
+    /// A notice's words for a failure the server reported, said in the page's language.
+    pub fn say_failed(
+        &self,
+        pick: impl Fn(&Catalogue) -> &'static str,
+        failure: &Failure,
+    ) -> String {
+        self.say(pick, &super::labels::failure_text(failure, self.locale))
+    }
+
     pub fn notify(&self, kind: NoticeKind, text: String) {
         self.notices.update(|n| {
             if !n.iter().any(|x| x.kind == kind) {
@@ -477,7 +496,10 @@ impl ChatController {
     /// Called once, after hydration.
     pub fn load_saved(&self) {
         if !local_store::available() {
-            self.notify(NoticeKind::Storage, SaveError::Unavailable.notice());
+            self.notify(
+                NoticeKind::Storage,
+                SaveError::Unavailable.notice(self.locale.catalogue()),
+            );
         }
         let settings = local_store::load_settings();
         self.pref.set(settings.thinking);
@@ -543,7 +565,7 @@ impl ChatController {
                 }
                 Err(e) => this.notify(
                     NoticeKind::Server,
-                    format!("The workspaces could not be loaded ({}).", e.0.message),
+                    this.say_failed(|c| c.workspaces_not_loaded, &e.0),
                 ),
             }
         });
@@ -575,10 +597,7 @@ impl ChatController {
                 }
                 Err(e) => this.notify(
                     NoticeKind::Server,
-                    format!(
-                        "The workspace's settings could not be loaded ({}).",
-                        e.0.message
-                    ),
+                    this.say_failed(|c| c.workspace_settings_not_loaded, &e.0),
                 ),
             }
         });
@@ -595,7 +614,7 @@ impl ChatController {
                 }
                 Err(e) => this.notify(
                     NoticeKind::Server,
-                    format!("The workspace could not be made ({}).", e.0.message),
+                    this.say_failed(|c| c.workspace_not_made, &e.0),
                 ),
             }
         });
@@ -616,7 +635,7 @@ impl ChatController {
                 }),
                 Err(e) => this.notify(
                     NoticeKind::Server,
-                    format!("The workspace could not be renamed ({}).", e.0.message),
+                    this.say_failed(|c| c.workspace_not_renamed, &e.0),
                 ),
             }
         });
@@ -639,7 +658,7 @@ impl ChatController {
         let mut settings = local_store::load_settings();
         settings.import_declined = true;
         if let Err(e) = local_store::save_settings(&settings) {
-            self.notify(NoticeKind::Save, e.notice());
+            self.notify(NoticeKind::Save, e.notice(self.locale.catalogue()));
         }
     }
 
@@ -672,7 +691,7 @@ impl ChatController {
                     Err(e) => {
                         this.notify(
                             NoticeKind::Server,
-                            format!("Some chats could not be imported ({}).", e.0.message),
+                            this.say_failed(|c| c.some_chats_not_imported, &e.0),
                         );
                         break;
                     }
@@ -682,7 +701,8 @@ impl ChatController {
             if done > 0 {
                 this.notify(
                     NoticeKind::Imported,
-                    format!("{done} chats from this browser are now on the server."),
+                    this.locale
+                        .count(&this.locale.catalogue().chats_moved_to_server, done as u64),
                 );
             }
             this.refresh_list();
@@ -706,10 +726,7 @@ impl ChatController {
                 Err(e) => {
                     this.notify(
                         NoticeKind::Server,
-                        format!(
-                            "The server's copy could not be exported ({}); this page's copy was.",
-                            e.0.message
-                        ),
+                        this.say_failed(|c| c.server_copy_not_exported, &e.0),
                     );
                     done(local);
                 }
@@ -726,7 +743,7 @@ impl ChatController {
             Err(e) => {
                 self.notify(
                     NoticeKind::Server,
-                    format!("That file is not a Ponder JSON export ({}).", e.0),
+                    self.say(|c| c.not_an_export, &e.0.to_string()),
                 );
                 return;
             }
@@ -742,14 +759,20 @@ impl ChatController {
                 )
                 .await
                 {
-                    Ok(true) => this.notify(NoticeKind::Imported, format!("Imported “{title}”.")),
+                    Ok(true) => this.notify(
+                        NoticeKind::Imported,
+                        fill(this.locale.catalogue().imported, &[("title", &title)]),
+                    ),
                     Ok(false) => this.notify(
                         NoticeKind::Imported,
-                        format!("“{title}” was imported before; nothing new was made."),
+                        fill(
+                            this.locale.catalogue().imported_before,
+                            &[("title", &title)],
+                        ),
                     ),
                     Err(e) => this.notify(
                         NoticeKind::Server,
-                        format!("The export could not be imported ({}).", e.0.message),
+                        this.say_failed(|c| c.import_failed, &e.0),
                     ),
                 }
                 this.refresh_list();
@@ -762,11 +785,14 @@ impl ChatController {
         match local_store::save(&record) {
             Ok(()) => {
                 self.refresh_list();
-                self.notify(NoticeKind::Imported, format!("Imported “{title}”."));
+                self.notify(
+                    NoticeKind::Imported,
+                    fill(self.locale.catalogue().imported, &[("title", &title)]),
+                );
                 let id = record.id.clone();
                 self.open(&id);
             }
-            Err(e) => self.notify(NoticeKind::Save, e.notice()),
+            Err(e) => self.notify(NoticeKind::Save, e.notice(self.locale.catalogue())),
         }
     }
 
@@ -813,13 +839,16 @@ impl ChatController {
                 Err(e) if e.0.message == "not found" => {
                     local_store::remove(&id);
                     if this.conversation_id.get_untracked() == id {
-                        this.notify(NoticeKind::Missing, "That chat is no longer on the server (deleted elsewhere?).".into());
+                        this.notify(
+                            NoticeKind::Missing,
+                            this.locale.catalogue().chat_gone_from_server.into(),
+                        );
                         this.new_chat();
                     }
                 }
                 Err(e) => this.notify(
                     NoticeKind::Server,
-                    format!("This chat could not be loaded from the server ({}); showing this browser's copy.", e.0.message),
+                    this.say_failed(|c| c.chat_not_loaded, &e.0),
                 ),
             }
         });
@@ -870,7 +899,7 @@ impl ChatController {
                     ),
                     Err(e) => this.notify(
                         NoticeKind::Server,
-                        format!("The list of chats could not be loaded ({}).", e.0.message),
+                        this.say_failed(|c| c.chats_not_listed, &e.0),
                     ),
                 }
             });
@@ -880,10 +909,7 @@ impl ChatController {
         if !set_aside.is_empty() {
             self.notify(
                 NoticeKind::Corrupt,
-                format!(
-                    "Some saved chat data could not be read, so Ponder started clean. The unreadable data was kept aside under {}.",
-                    set_aside.join(", ")
-                ),
+                self.say(|c| c.storage_unreadable, &set_aside.join(", ")),
             );
         }
         let mut list: Vec<ConversationSummary> =
@@ -897,7 +923,7 @@ impl ChatController {
         settings.thinking = self.pref.get_untracked();
         settings.last_conversation = self.meta.with_value(|m| m.stored.then(|| m.id.clone()));
         if let Err(e) = local_store::save_settings(&settings) {
-            self.notify(NoticeKind::Save, e.notice());
+            self.notify(NoticeKind::Save, e.notice(self.locale.catalogue()));
         }
     }
 
@@ -914,14 +940,32 @@ impl ChatController {
                 if let Err(e) = crate::api::history::set_preferences(workspace, prefs).await {
                     this.notify(
                         NoticeKind::Server,
-                        format!(
-                            "The setting is kept in this browser only ({}).",
-                            e.0.message
-                        ),
+                        this.say_failed(|c| c.setting_kept_locally, &e.0),
                     );
                 }
             });
         }
+    }
+
+    /// Changes the interface's language: kept in a cookie for this browser and, with history on
+    /// the server, in the user's preferences for every device; then the page reloads, rendered
+    /// in the new language by the server (nothing is lost: drafts and chats are saved).
+    pub fn set_locale(&self, locale: Locale) {
+        super::browser::remember_locale(locale);
+        self.remember_current();
+        let on_server = self.server.get_untracked()
+            && self
+                .me
+                .with_untracked(|m| m.as_ref().is_some_and(|m| m.account.is_some()));
+        spawn_local(async move {
+            if on_server {
+                if let Ok(mut prefs) = crate::api::history::get_preferences(None).await {
+                    prefs.locale = Some(locale.tag().to_string());
+                    let _ = crate::api::history::set_preferences(None, prefs).await;
+                }
+            }
+            super::browser::reload();
+        });
     }
 
     fn show(&self, record: ConversationRecord) {
@@ -1039,10 +1083,7 @@ impl ChatController {
                 }
                 Err(e) => this.notify(
                     NoticeKind::Server,
-                    format!(
-                        "The earlier messages could not be loaded ({}).",
-                        e.0.message
-                    ),
+                    this.say_failed(|c| c.earlier_not_loaded, &e.0),
                 ),
             }
         });
@@ -1087,7 +1128,7 @@ impl ChatController {
             None => {
                 self.notify(
                     NoticeKind::Missing,
-                    "That chat is no longer saved (deleted in another tab?).".into(),
+                    self.locale.catalogue().chat_no_longer_saved.into(),
                 );
                 self.refresh_list();
             }
@@ -1138,7 +1179,7 @@ impl ChatController {
                     }
                     Err(e) => this.notify(
                         NoticeKind::Server,
-                        format!("The chat could not be renamed ({}).", e.0.message),
+                        this.say_failed(|c| c.chat_not_renamed, &e.0),
                     ),
                 }
             });
@@ -1152,7 +1193,7 @@ impl ChatController {
             record.title = title;
             record.rev += 1;
             if let Err(e) = local_store::save(&record) {
-                self.notify(NoticeKind::Save, e.notice());
+                self.notify(NoticeKind::Save, e.notice(self.locale.catalogue()));
             }
         }
         self.refresh_list();
@@ -1179,14 +1220,17 @@ impl ChatController {
                         this.notices.update(|n| {
                             n.push(Notice {
                                 kind: NoticeKind::Deleted,
-                                text: format!("Deleted “{title}”."),
+                                text: fill(
+                                    this.locale.catalogue().deleted_chat,
+                                    &[("title", &title)],
+                                ),
                                 undo: Some(id),
                             })
                         });
                     }
                     Err(e) => this.notify(
                         NoticeKind::Server,
-                        format!("The chat could not be deleted ({}).", e.0.message),
+                        this.say_failed(|c| c.chat_not_deleted, &e.0),
                     ),
                 }
                 this.refresh_list();
@@ -1208,7 +1252,7 @@ impl ChatController {
                 }
                 Err(e) => this.notify(
                     NoticeKind::Server,
-                    format!("The chat could not be restored ({}).", e.0.message),
+                    this.say_failed(|c| c.chat_not_restored, &e.0),
                 ),
             }
         });
@@ -1228,8 +1272,7 @@ impl ChatController {
             None if self.meta.with_value(|m| m.stored) => {
                 self.notify(
                     NoticeKind::DeletedElsewhere,
-                    "This chat was deleted in another tab; it is still here until you leave it."
-                        .into(),
+                    self.locale.catalogue().deleted_in_other_tab.into(),
                 );
                 self.meta.update_value(|m| m.stored = false);
             }
@@ -1325,7 +1368,7 @@ impl ChatController {
                 self.title.set(record.title.clone());
                 self.notify(
                     NoticeKind::Conflict,
-                    "This chat was changed in another tab at the same time; your version was saved as a copy.".into(),
+                    self.locale.catalogue().changed_in_other_tab.into(),
                 );
             }
         }
@@ -1346,7 +1389,7 @@ impl ChatController {
                     saved_chat::sort_newest_first(list);
                 });
             }
-            Err(e) => self.notify(NoticeKind::Save, e.notice()),
+            Err(e) => self.notify(NoticeKind::Save, e.notice(self.locale.catalogue())),
         }
     }
 
@@ -1515,7 +1558,7 @@ impl ChatController {
                     if let Err(e) = crate::api::history::set_active_version(message, index).await {
                         this.notify(
                             NoticeKind::Server,
-                            format!("The version shown could not be kept ({}).", e.0.message),
+                            this.say_failed(|c| c.version_not_kept, &e.0),
                         );
                     }
                 });
@@ -1553,7 +1596,7 @@ impl ChatController {
                     }
                     Err(e) => this.notify(
                         NoticeKind::Server,
-                        format!("The chat could not be branched ({}).", e.0.message),
+                        this.say_failed(|c| c.chat_not_branched, &e.0),
                     ),
                 }
             });
@@ -1567,7 +1610,7 @@ impl ChatController {
                 self.show(branched);
                 self.remember_current();
             }
-            Err(e) => self.notify(NoticeKind::Save, e.notice()),
+            Err(e) => self.notify(NoticeKind::Save, e.notice(self.locale.catalogue())),
         }
     }
 
@@ -1659,7 +1702,7 @@ impl ChatController {
                 }),
                 Err(e) => this.notify(
                     NoticeKind::Server,
-                    format!("This reasoning could not be loaded ({}).", e.0.message),
+                    this.say_failed(|c| c.reasoning_not_loaded, &e.0),
                 ),
             }
         });
@@ -1702,7 +1745,7 @@ impl ChatController {
     /// in the next task: the event that sent the message only renders it. On a fresh page the
     /// first send did all three in one task of about 50 ms, the longest of a whole turn.
     fn start(&self, request: ChatRequest, turn: RwSignal<TurnState>) {
-        self.follow(Source::Send(request), turn, "Sending…");
+        self.follow(Source::Send(request), turn, self.locale.catalogue().sending);
     }
 
     /// Joins the turn `id` that writes the answer shown in `turn` (a conversation opened while
@@ -1751,13 +1794,7 @@ impl ChatController {
         spawn_local(async move {
             if let Err(e) = crate::api::turn::stop_turn(id).await {
                 if e.0.retryable {
-                    this.notify(
-                        NoticeKind::Server,
-                        format!(
-                            "The answer could not be stopped on the server ({}).",
-                            e.0.message
-                        ),
-                    );
+                    this.notify(NoticeKind::Server, this.say_failed(|c| c.stop_failed, &e.0));
                 }
             }
         });
@@ -1775,7 +1812,7 @@ impl ChatController {
             for e in &events {
                 t.apply(e, now);
             }
-            heard = labels::announcements(&before, t, now);
+            heard = labels::announcements(&before, t, now, self.locale);
         });
         self.announce(heard);
         self.revision.update(|r| *r += 1);
@@ -1788,7 +1825,7 @@ impl ChatController {
         turn.update(|t| {
             let before = labels::Milestones::of(t);
             change(t);
-            heard = labels::announcements(&before, t, now);
+            heard = labels::announcements(&before, t, now, self.locale);
         });
         self.announce(heard);
         self.revision.update(|r| *r += 1);
@@ -1947,7 +1984,8 @@ async fn run_turn(
             }
             Err(e) => {
                 if let Some(delay) = reconnect(stored, &turn_id, &mut attempt) {
-                    chat.status.set("Connection lost — reconnecting…".into());
+                    chat.status
+                        .set(chat.locale.catalogue().connection_lost.into());
                     sleep(delay).await;
                     continue;
                 }
@@ -2040,7 +2078,8 @@ async fn run_turn(
         match reconnect(stored, &turn_id, &mut attempt) {
             Some(delay) => {
                 batch.flush(chat, turn);
-                chat.status.set("Connection lost — reconnecting…".into());
+                chat.status
+                    .set(chat.locale.catalogue().connection_lost.into());
                 sleep(delay).await;
             }
             None => {

@@ -15,12 +15,12 @@ pub enum DateGroup {
 
 impl DateGroup {
     /// The group's heading.
-    pub fn label(self) -> &'static str {
+    pub fn label(self, c: &crate::i18n::Catalogue) -> &'static str {
         match self {
-            DateGroup::Today => "Today",
-            DateGroup::Yesterday => "Yesterday",
-            DateGroup::Previous7Days => "Previous 7 days",
-            DateGroup::Older => "Older",
+            DateGroup::Today => c.today,
+            DateGroup::Yesterday => c.yesterday,
+            DateGroup::Previous7Days => c.previous_7_days,
+            DateGroup::Older => c.older,
         }
     }
 

@@ -1,74 +1,80 @@
 //! The words a thinking block shows, derived from its state. Pure, so every label is tested.
 
 use super::turn_state::{BlockState, BlockStatus, TurnPhase, TurnState};
-use crate::domain::ThinkingKind;
+use crate::domain::{Failure, ThinkingKind, ToolStatus};
+use crate::i18n::{fill, Locale};
 
 /// Whitespace-separated words, as the reader would count them.
 pub fn word_count(text: &str) -> usize {
     text.split_whitespace().count()
 }
 
-/// "4.2s" below a minute, "1m 12s" above. `None` under one second: such a time is noise.
-pub fn format_duration(ms: u64) -> Option<String> {
+/// "4.2s" below a minute, "1m 12s" above, in the locale's numbers and units. `None` under one
+/// second: such a time is noise.
+pub fn format_duration(ms: u64, l: Locale) -> Option<String> {
+    let c = l.catalogue();
     if ms < 1000 {
         return None;
     }
     if ms < 60_000 {
-        return Some(format!("{:.1}s", ms as f64 / 1000.0));
+        return Some(fill(
+            c.seconds_short,
+            &[("n", &l.one_decimal(ms as f64 / 1000.0))],
+        ));
     }
     let secs = ms / 1000;
-    Some(format!("{}m {}s", secs / 60, secs % 60))
+    Some(fill(
+        c.minutes_seconds_short,
+        &[("m", &l.integer(secs / 60)), ("s", &l.integer(secs % 60))],
+    ))
 }
 
 /// Whole seconds for the live counter: "(12s)".
-pub fn live_seconds(ms: u64) -> String {
-    format!("{}s", ms / 1000)
+pub fn live_seconds(ms: u64, l: Locale) -> String {
+    fill(l.catalogue().seconds_short, &[("n", &l.integer(ms / 1000))])
 }
 
 /// The header of a block: "Thinking… (12s)" while streaming, "Thought for 4.2s · 234 words"
 /// when done, "Thinking stopped after 3.0s · 12 words" when interrupted.
-pub fn header(block: &BlockState, now: f64) -> String {
+pub fn header(block: &BlockState, now: f64, l: Locale) -> String {
+    let c = l.catalogue();
     let ms = block.elapsed_ms(now);
     match block.status {
-        BlockStatus::Streaming => format!("Thinking… ({})", live_seconds(ms)),
-        BlockStatus::Done if block.cut_short => {
-            let mut label = with_words("Thought", "Thought for", block, ms);
-            let at = label.find(" · ").unwrap_or(label.len());
-            label.insert_str(at, " (cut short)");
-            label
-        }
-        BlockStatus::Done => with_words("Thought", "Thought for", block, ms),
+        BlockStatus::Streaming => fill(c.thinking_live, &[("time", &live_seconds(ms, l))]),
+        BlockStatus::Done => with_words(c.thought, c.thought_for, block, ms, l),
         BlockStatus::Interrupted => {
-            with_words("Thinking stopped", "Thinking stopped after", block, ms)
+            with_words(c.thinking_stopped, c.thinking_stopped_after, block, ms, l)
         }
     }
 }
 
 /// The same as [`header`] for a block restored from storage (no live clock).
-pub fn restored_header(block: &BlockState) -> String {
-    header(block, block.started_at)
+pub fn restored_header(block: &BlockState, l: Locale) -> String {
+    header(block, block.started_at, l)
 }
 
-fn with_words(bare: &str, timed: &str, block: &BlockState, ms: u64) -> String {
-    let mut label = match format_duration(ms) {
-        Some(t) => format!("{timed} {t}"),
+fn with_words(bare: &str, timed: &str, block: &BlockState, ms: u64, l: Locale) -> String {
+    let c = l.catalogue();
+    let mut label = match format_duration(ms, l) {
+        Some(t) => fill(timed, &[("time", &t)]),
         None => bare.to_string(),
     };
+    if block.cut_short && block.status == BlockStatus::Done {
+        label = fill(c.cut_short, &[("label", &label)]);
+    }
     let words = match &block.remote {
         Some(remote) if block.text.is_empty() => remote.words as usize,
         _ => word_count(&block.text),
     };
     if words > 0 {
-        label.push_str(&format!(
-            " · {} {}",
-            words,
-            if words == 1 { "word" } else { "words" }
-        ));
+        label.push_str(c.separator);
+        label.push_str(&l.count(&c.words, words as u64));
     }
     label
 }
 
-/// The browser tab's title: the chat's title first, so tabs tell chats apart.
+/// The browser tab's title: the chat's title first, so tabs tell chats apart. Ponder's name is
+/// the same in every language.
 pub fn tab_title(chat_title: &str) -> String {
     let title = chat_title.trim();
     if title.is_empty() {
@@ -79,22 +85,22 @@ pub fn tab_title(chat_title: &str) -> String {
 }
 
 /// The small note on where the reasoning came from, when it is not the raw scratchpad.
-pub fn origin_note(kind: ThinkingKind) -> Option<&'static str> {
+pub fn origin_note(kind: ThinkingKind, l: Locale) -> Option<&'static str> {
     match kind {
         ThinkingKind::Raw => None,
-        ThinkingKind::Summary => Some("summary"),
-        ThinkingKind::Redacted => Some("redacted"),
+        ThinkingKind::Summary => Some(l.catalogue().origin_summary),
+        ThinkingKind::Redacted => Some(l.catalogue().origin_redacted),
     }
 }
 
 /// The polite announcement once a block is over: "Thought for 4 seconds".
-pub fn announcement(block: &BlockState, now: f64) -> String {
+pub fn announcement(block: &BlockState, now: f64, l: Locale) -> String {
+    let c = l.catalogue();
     let secs = block.elapsed_ms(now) / 1000;
     match (block.status, secs) {
-        (BlockStatus::Interrupted, _) => "Thinking stopped".into(),
-        (_, 0) => "Thought for less than a second".into(),
-        (_, 1) => "Thought for 1 second".into(),
-        (_, s) => format!("Thought for {s} seconds"),
+        (BlockStatus::Interrupted, _) => c.thinking_stopped.into(),
+        (_, 0) => c.announce_under_a_second.into(),
+        (_, s) => l.count(&c.announce_thought_for, s),
     }
 }
 
@@ -128,10 +134,11 @@ impl Milestones {
 
 /// What the polite status region says when a turn moves from `before` to `after`: each
 /// transition once, never per token.
-pub fn announcements(before: &Milestones, after: &TurnState, now: f64) -> Vec<String> {
+pub fn announcements(before: &Milestones, after: &TurnState, now: f64, l: Locale) -> Vec<String> {
+    let c = l.catalogue();
     let mut out = Vec::new();
     if after.blocks.len() > before.blocks.len() && after.phase == TurnPhase::Thinking {
-        out.push("Thinking…".to_string());
+        out.push(c.thinking.to_string());
     }
     for b in &after.blocks {
         let was = before
@@ -140,36 +147,33 @@ pub fn announcements(before: &Milestones, after: &TurnState, now: f64) -> Vec<St
             .find(|(index, _)| *index == b.index)
             .map(|(_, status)| *status);
         if b.status == BlockStatus::Done && was != Some(BlockStatus::Done) {
-            out.push(announcement(b, now));
+            out.push(announcement(b, now, l));
         }
     }
     for (i, t) in after.tools.iter().enumerate() {
         let was = before.tools.get(i).copied();
-        let name = tool_label(&t.name);
-        match t.status {
-            crate::domain::ToolStatus::Running if was.is_none() => out.push(format!("{name}…")),
-            crate::domain::ToolStatus::Finished if was != Some(t.status) => {
-                out.push(format!("{name} done"))
-            }
-            crate::domain::ToolStatus::Failed if was != Some(t.status) => {
-                out.push(format!("{name} failed"))
-            }
-            _ => {}
-        }
+        let name = tool_label(&t.name, l);
+        let said = match t.status {
+            ToolStatus::Running if was.is_none() => c.announce_tool_running,
+            ToolStatus::Finished if was != Some(t.status) => c.announce_tool_done,
+            ToolStatus::Failed if was != Some(t.status) => c.announce_tool_failed,
+            _ => continue,
+        };
+        out.push(fill(said, &[("tool", &name)]));
     }
     if before.phase != after.phase {
         match after.phase {
-            TurnPhase::Streaming => out.push("Generating…".into()),
-            TurnPhase::Done => out.push("Done".into()),
+            TurnPhase::Streaming => out.push(c.announce_generating.into()),
+            TurnPhase::Done => out.push(c.announce_done.into()),
             TurnPhase::Error => {
                 let message = after
                     .error
                     .as_ref()
-                    .map(|e| e.message.as_str())
-                    .unwrap_or("");
-                out.push(format!("Error: {message}"));
+                    .map(|e| failure_text(e, l))
+                    .unwrap_or_default();
+                out.push(fill(c.announce_error, &[("message", &message)]));
             }
-            TurnPhase::Stopped => out.push("Stopped".into()),
+            TurnPhase::Stopped => out.push(c.announce_stopped.into()),
             TurnPhase::Thinking => {}
         }
     }
@@ -178,42 +182,62 @@ pub fn announcements(before: &Milestones, after: &TurnState, now: f64) -> Vec<St
 
 /// A tool's name as a reader reads it: the common server tools by what they do, any other by
 /// its own name.
-pub fn tool_label(name: &str) -> String {
+pub fn tool_label(name: &str, l: Locale) -> String {
+    let c = l.catalogue();
     match name {
-        "web_search" | "search" | "web_search_preview" => "Web search".into(),
-        "google_search" => "Google Search".into(),
+        "web_search" | "search" | "web_search_preview" => c.tool_web_search.into(),
+        "google_search" => c.tool_google_search.into(),
         "code_execution" | "code_interpreter" | "bash_code_execution" | "python" => {
-            "Code execution".into()
+            c.tool_code_execution.into()
         }
-        "web_fetch" | "visit_website" => "Web page".into(),
-        "file_search" => "File search".into(),
+        "web_fetch" | "visit_website" => c.tool_web_page.into(),
+        "file_search" => c.tool_file_search.into(),
         other => other.to_string(),
     }
 }
 
 /// A tool step's state in words.
-pub fn tool_status(status: crate::domain::ToolStatus) -> &'static str {
+pub fn tool_status(status: ToolStatus, l: Locale) -> &'static str {
+    let c = l.catalogue();
     match status {
-        crate::domain::ToolStatus::Running => "Running…",
-        crate::domain::ToolStatus::Finished => "Done",
-        crate::domain::ToolStatus::Failed => "Failed",
+        ToolStatus::Running => c.tool_running,
+        ToolStatus::Finished => c.tool_done,
+        ToolStatus::Failed => c.tool_failed,
     }
+}
+
+/// The note a finished turn without an answer shows ([`TurnState::fallback_text`]), in the
+/// reader's language.
+pub fn fallback_words(text: &'static str, l: Locale) -> &'static str {
+    let c = l.catalogue();
+    match text {
+        super::turn_state::TOOL_CALL_NO_ANSWER => c.error_tool_calls,
+        super::turn_state::EMPTY_ANSWER => c.error_empty_answer,
+        _ => c.error_no_answer_after_thinking,
+    }
+}
+
+/// What a failure says in the reader's language, from its code and parameters; a failure this
+/// build has no words for shows its English message.
+pub fn failure_text(f: &Failure, l: Locale) -> String {
+    crate::i18n::errors::text(f, l).unwrap_or_else(|| f.message.clone())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    const EN: Locale = Locale::En;
     use crate::domain::{ThinkingKind, TurnEvent};
 
     #[test]
     fn tools_read_as_what_they_do() {
-        assert_eq!(tool_label("web_search"), "Web search");
-        assert_eq!(tool_label("bash_code_execution"), "Code execution");
+        assert_eq!(tool_label("web_search", EN), "Web search");
+        assert_eq!(tool_label("bash_code_execution", EN), "Code execution");
         assert_eq!(
-            tool_label("ask_question (deepwiki)"),
+            tool_label("ask_question (deepwiki)", EN),
             "ask_question (deepwiki)"
         );
-        assert_eq!(tool_status(crate::domain::ToolStatus::Failed), "Failed");
+        assert_eq!(tool_status(crate::domain::ToolStatus::Failed, EN), "Failed");
     }
 
     #[test]
@@ -245,7 +269,7 @@ mod tests {
         ] {
             let before = Milestones::of(&s);
             s.apply(&e, 0.0);
-            heard.extend(announcements(&before, &s, 0.0));
+            heard.extend(announcements(&before, &s, 0.0, EN));
         }
         assert_eq!(
             heard,
@@ -304,7 +328,7 @@ mod tests {
         for e in &events {
             let before = Milestones::of(&s);
             s.apply(e, 0.0);
-            heard.extend(announcements(&before, &s, 0.0));
+            heard.extend(announcements(&before, &s, 0.0, EN));
         }
         assert_eq!(
             heard,
@@ -326,19 +350,23 @@ mod tests {
     fn done_labels_follow_the_spec() {
         let words = "w ".repeat(234);
         assert_eq!(
-            header(&block(BlockStatus::Done, &words, Some(4200)), 0.0),
+            header(&block(BlockStatus::Done, &words, Some(4200)), 0.0, EN),
             "Thought for 4.2s · 234 words"
         );
         assert_eq!(
-            header(&block(BlockStatus::Done, &"w ".repeat(12), Some(400)), 0.0),
+            header(
+                &block(BlockStatus::Done, &"w ".repeat(12), Some(400)),
+                0.0,
+                EN
+            ),
             "Thought · 12 words"
         );
         assert_eq!(
-            header(&block(BlockStatus::Done, "", Some(3000)), 0.0),
+            header(&block(BlockStatus::Done, "", Some(3000)), 0.0, EN),
             "Thought for 3.0s"
         );
         assert_eq!(
-            header(&block(BlockStatus::Done, "one", Some(72_000)), 0.0),
+            header(&block(BlockStatus::Done, "one", Some(72_000)), 0.0, EN),
             "Thought for 1m 12s · 1 word"
         );
     }
@@ -347,15 +375,18 @@ mod tests {
     fn a_block_cut_short_says_so() {
         let mut b = block(BlockStatus::Done, "w w", Some(12_000));
         b.cut_short = true;
-        assert_eq!(header(&b, 0.0), "Thought for 12.0s (cut short) · 2 words");
+        assert_eq!(
+            header(&b, 0.0, EN),
+            "Thought for 12.0s (cut short) · 2 words"
+        );
         b.text.clear();
-        assert_eq!(header(&b, 0.0), "Thought for 12.0s (cut short)");
+        assert_eq!(header(&b, 0.0, EN), "Thought for 12.0s (cut short)");
     }
 
     #[test]
     fn streaming_label_counts_live_seconds() {
         assert_eq!(
-            header(&block(BlockStatus::Streaming, "x", None), 12_400.0),
+            header(&block(BlockStatus::Streaming, "x", None), 12_400.0, EN),
             "Thinking… (12s)"
         );
     }
@@ -367,7 +398,7 @@ mod tests {
             ..block(BlockStatus::Interrupted, "a b", None)
         };
         assert_eq!(
-            header(&b, 99_000.0),
+            header(&b, 99_000.0, EN),
             "Thinking stopped after 3.0s · 2 words"
         );
     }
@@ -384,12 +415,77 @@ mod tests {
     #[test]
     fn announcements_use_whole_seconds() {
         assert_eq!(
-            announcement(&block(BlockStatus::Done, "", Some(4200)), 0.0),
+            announcement(&block(BlockStatus::Done, "", Some(4200)), 0.0, EN),
             "Thought for 4 seconds"
         );
         assert_eq!(
-            announcement(&block(BlockStatus::Done, "", Some(200)), 0.0),
+            announcement(&block(BlockStatus::Done, "", Some(200)), 0.0, EN),
             "Thought for less than a second"
         );
+    }
+
+    #[test]
+    fn labels_follow_each_languages_grammar_and_numbers() {
+        let done = block(BlockStatus::Done, &"w ".repeat(234), Some(4200));
+        let one = block(BlockStatus::Done, "w", Some(4200));
+        let two = block(BlockStatus::Done, "w w", Some(72_000));
+        assert_eq!(
+            header(&done, 0.0, Locale::PtBr),
+            "Pensou por 4,2 s · 234 palavras"
+        );
+        assert_eq!(
+            header(&one, 0.0, Locale::PtBr),
+            "Pensou por 4,2 s · 1 palavra"
+        );
+        assert_eq!(header(&done, 0.0, Locale::Ja), "思考時間：4.2秒 · 234語");
+        assert_eq!(header(&two, 0.0, Locale::Ja), "思考時間：1分12秒 · 2語");
+        assert_eq!(header(&done, 0.0, Locale::Ar), "فكّر لمدة 4.2 ث · 234 كلمة");
+        assert_eq!(header(&one, 0.0, Locale::Ar), "فكّر لمدة 4.2 ث · كلمة واحدة");
+        assert_eq!(header(&two, 0.0, Locale::Ar), "فكّر لمدة 1 د 12 ث · كلمتان");
+        let live = block(BlockStatus::Streaming, "x", None);
+        assert_eq!(header(&live, 12_400.0, Locale::PtBr), "Pensando… (12 s)");
+        assert_eq!(header(&live, 12_400.0, Locale::Ja), "思考中…（12秒）");
+        let mut cut = block(BlockStatus::Done, "a b c", Some(3000));
+        cut.cut_short = true;
+        assert_eq!(
+            header(&cut, 0.0, Locale::PtBr),
+            "Pensou por 3,0 s (encurtado) · 3 palavras"
+        );
+        assert_eq!(
+            header(&cut, 0.0, Locale::Ar),
+            "فكّر لمدة 3.0 ث (قُطع مبكرًا) · 3 كلمات"
+        );
+        let stopped = BlockState {
+            ended_at: Some(3000.0),
+            ..block(BlockStatus::Interrupted, "", None)
+        };
+        assert_eq!(header(&stopped, 0.0, Locale::Ja), "3.0秒で思考を中断");
+        let quick = block(BlockStatus::Done, &"w ".repeat(12), Some(400));
+        assert_eq!(header(&quick, 0.0, Locale::PtBr), "Pensou · 12 palavras");
+    }
+
+    #[test]
+    fn announcements_are_in_the_readers_language() {
+        let b = |ms| block(BlockStatus::Done, "", Some(ms));
+        assert_eq!(
+            announcement(&b(1000), 0.0, Locale::PtBr),
+            "Pensou por 1 segundo"
+        );
+        assert_eq!(
+            announcement(&b(4000), 0.0, Locale::PtBr),
+            "Pensou por 4 segundos"
+        );
+        assert_eq!(announcement(&b(4000), 0.0, Locale::Ja), "4秒間思考しました");
+        assert_eq!(announcement(&b(2000), 0.0, Locale::Ar), "فكّر لمدة ثانيتين");
+        assert_eq!(announcement(&b(4000), 0.0, Locale::Ar), "فكّر لمدة 4 ثوانٍ");
+        assert_eq!(
+            announcement(&b(12_000), 0.0, Locale::Ar),
+            "فكّر لمدة 12 ثانية"
+        );
+        assert_eq!(
+            tool_label("web_search", Locale::Ja),
+            Locale::Ja.catalogue().tool_web_search
+        );
+        assert_eq!(tool_label("my_tool", Locale::Ar), "my_tool");
     }
 }

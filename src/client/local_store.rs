@@ -24,11 +24,11 @@ pub enum SaveError {
 
 impl SaveError {
     /// The notice the reader sees.
-    pub fn notice(&self) -> String {
+    pub fn notice(&self, c: &crate::i18n::Catalogue) -> String {
         match self {
-            SaveError::Full => "Browser storage is full: this chat is not being saved. Delete old chats to make room.".into(),
-            SaveError::Unavailable => "Browser storage is unavailable (private mode?): chats are not being saved.".into(),
-            SaveError::Other(e) => format!("Chats are not being saved: {e}"),
+            SaveError::Full => c.storage_full.into(),
+            SaveError::Unavailable => c.storage_unavailable.into(),
+            SaveError::Other(e) => crate::i18n::fill(c.storage_failed, &[("detail", e)]),
         }
     }
 }

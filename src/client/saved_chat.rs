@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::labels;
 use super::turn_state::{BlockState, BlockStatus, RemoteText, TurnPhase, TurnState};
 use crate::domain::{Failure, ReasoningSettings, Role, SourceRef, ThinkingKind, ToolStep};
+use crate::i18n::{fill, Catalogue, Locale};
 
 /// Prefix of every conversation key.
 pub const CHAT_PREFIX: &str = "ponder.chat.v1.";
@@ -560,13 +561,15 @@ pub fn versions_of(m: &MessageRecord) -> (Vec<VersionRecord>, usize) {
 
 /// Renders a conversation as Markdown, with each reasoning block as a `<details>` carrying its
 /// label when `with_thinking` is set.
-pub fn export_markdown(record: &ConversationRecord, with_thinking: bool) -> String {
+pub fn export_markdown(record: &ConversationRecord, with_thinking: bool, l: Locale) -> String {
+    let c = l.catalogue();
     let mut out = format!("# {}\n\n", record.title);
     for m in &record.messages {
-        match m.role {
-            Role::User => out.push_str("## You\n\n"),
-            Role::Assistant => out.push_str("## Assistant\n\n"),
-        }
+        let who = match m.role {
+            Role::User => c.export_you,
+            Role::Assistant => c.export_assistant,
+        };
+        out.push_str(&format!("## {who}\n\n"));
         if with_thinking {
             for t in m.thinking.iter().flatten() {
                 let block = BlockState {
@@ -581,8 +584,8 @@ pub fn export_markdown(record: &ConversationRecord, with_thinking: bool) -> Stri
                     ended_at: Some(0.0),
                     ..BlockState::default()
                 };
-                let mut label = labels::header(&block, 0.0);
-                if let Some(note) = labels::origin_note(t.kind) {
+                let mut label = labels::header(&block, 0.0, l);
+                if let Some(note) = labels::origin_note(t.kind, l) {
                     label.push_str(&format!(" ({note})"));
                 }
                 out.push_str(&format!(
@@ -593,7 +596,7 @@ pub fn export_markdown(record: &ConversationRecord, with_thinking: bool) -> Stri
             }
         }
         for t in &m.tools {
-            out.push_str(&tool_line(t));
+            out.push_str(&tool_line(t, c));
         }
         if !m.tools.is_empty() {
             out.push('\n');
@@ -605,13 +608,17 @@ pub fn export_markdown(record: &ConversationRecord, with_thinking: bool) -> Stri
 }
 
 /// A tool step as one quoted line of an export: its name, its status, what it was asked.
-fn tool_line(t: &ToolStep) -> String {
+fn tool_line(t: &ToolStep, c: &Catalogue) -> String {
     let status = match t.status {
-        crate::domain::ToolStatus::Running => "running",
-        crate::domain::ToolStatus::Finished => "finished",
-        crate::domain::ToolStatus::Failed => "failed",
+        crate::domain::ToolStatus::Running => c.export_running,
+        crate::domain::ToolStatus::Finished => c.export_finished,
+        crate::domain::ToolStatus::Failed => c.export_failed,
     };
-    let mut line = format!("> Tool `{}` ({status})", t.name.replace('`', "'"));
+    let name = format!("`{}`", t.name.replace('`', "'"));
+    let mut line = format!(
+        "> {}",
+        fill(c.export_tool, &[("tool", &name), ("status", status)])
+    );
     if !t.input.is_empty() {
         line.push_str(": ");
         line.push_str(&t.input);
@@ -809,7 +816,7 @@ mod tests {
         assert_eq!(back.blocks[0].status, BlockStatus::Done);
         assert_eq!(back.blocks[0].reader_open, Some(true));
         assert_eq!(
-            labels::header(&back.blocks[0], 0.0),
+            labels::header(&back.blocks[0], 0.0, Locale::En),
             "Thought for 4.2s · 3 words"
         );
     }
@@ -891,7 +898,10 @@ mod tests {
         let block = &turn.blocks[0];
         assert!(block.text.is_empty());
         assert_eq!(block.remote.as_ref().map(|r| r.id.as_str()), Some("b1"));
-        assert_eq!(labels::header(block, 0.0), "Thought for 4.2s · 234 words");
+        assert_eq!(
+            labels::header(block, 0.0, Locale::En),
+            "Thought for 4.2s · 234 words"
+        );
         // Saved again as this browser's copy, the block keeps what it needs to load its text.
         let json = serde_json::to_string(&record).unwrap();
         let back = parse_conversation(&json).unwrap();
@@ -920,7 +930,7 @@ mod tests {
             created_at: 0.0,
         };
         assert_eq!(
-            labels::header(&turn_from_version(&v).blocks[0], 0.0),
+            labels::header(&turn_from_version(&v).blocks[0], 0.0, Locale::En),
             "Thought · 2 words"
         );
     }
@@ -993,7 +1003,10 @@ mod tests {
         assert_eq!(v.status, Some(MessageStatus::Interrupted));
         let back = turn_from_version(&v);
         assert_eq!(back.blocks[0].status, BlockStatus::Done);
-        assert_eq!(labels::header(&back.blocks[0], 0.0), "Thought · 10 words");
+        assert_eq!(
+            labels::header(&back.blocks[0], 0.0, Locale::En),
+            "Thought · 10 words"
+        );
         // The same turn as the server keeps it: the block has its time, the version is cut.
         let mut stored = v.clone();
         if let Some(blocks) = stored.thinking.as_mut() {
@@ -1065,13 +1078,13 @@ mod tests {
     fn exports_include_thinking_only_when_asked() {
         let v = version_from_turn(&sample_turn(), 6000.0);
         let record = record_with(vec![assistant_record("m".into(), 0.0, vec![v], 0)]);
-        let with = export_markdown(&record, true);
+        let with = export_markdown(&record, true, Locale::En);
         assert!(
             with.contains("<details>\n<summary>Thought for 4.2s · 3 words</summary>"),
             "{with}"
         );
         assert!(with.contains("let me see"));
-        let without = export_markdown(&record, false);
+        let without = export_markdown(&record, false, Locale::En);
         assert!(!without.contains("let me see") && without.contains("the answer"));
         assert!(export_json(&record, true).contains("let me see"));
         assert!(!export_json(&record, false).contains("let me see"));
@@ -1100,7 +1113,7 @@ mod tests {
             (turn.tools.clone(), turn.sources.clone())
         );
         let record = record_with(vec![assistant_record("m".into(), 0.0, vec![v], 0)]);
-        let md = export_markdown(&record, false);
+        let md = export_markdown(&record, false, Locale::En);
         assert!(
             md.contains("> Tool `web_search` (finished): rust\n"),
             "{md}"

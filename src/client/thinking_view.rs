@@ -26,11 +26,11 @@ impl ThinkingPref {
     ];
 
     /// The words of the settings menu.
-    pub fn label(self) -> &'static str {
+    pub fn label(self, c: &crate::i18n::Catalogue) -> &'static str {
         match self {
-            ThinkingPref::OpenWhileThinking => "Open while thinking, then collapse",
-            ThinkingPref::KeepOpen => "Keep thinking open",
-            ThinkingPref::KeepCollapsed => "Keep thinking collapsed",
+            ThinkingPref::OpenWhileThinking => c.pref_auto,
+            ThinkingPref::KeepOpen => c.pref_open,
+            ThinkingPref::KeepCollapsed => c.pref_collapsed,
         }
     }
 

@@ -26,8 +26,9 @@ use pulldown_cmark::{Options, Parser};
 pub use incremental::{IncrementalMarkdown, RenderStats, Update};
 pub use math::dollar_delimiters;
 pub use policy::{
-    allowed_elements, allowed_math_elements, attribute, element, highlight_class, math_attribute,
-    math_element, safe_url, whatwg_url, UrlParser, Verdict, COPY_CODE_LABEL, LINK_ATTRIBUTES,
+    allowed_elements, allowed_math_elements, attribute, copy_labels, element, highlight_class,
+    math_attribute, math_element, safe_url, set_copy_labels, whatwg_url, UrlParser, Verdict,
+    COPY_CODE_LABEL, LINK_ATTRIBUTES,
 };
 
 /// CommonMark plus the GitHub extensions models use: tables, strikethrough, task lists, and

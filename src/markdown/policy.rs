@@ -189,8 +189,32 @@ pub const LINK_ATTRIBUTES: [(&str, &str); 2] = [
     ("rel", "noopener noreferrer nofollow"),
 ];
 
-/// The copy button's only label: model output cannot put its own words on a Ponder control.
+/// The copy button's accessible name in English: model output cannot put its own words on a
+/// Ponder control, so only the catalogues' names for it pass.
 pub const COPY_CODE_LABEL: &str = "Copy code";
+
+static COPY_LABELS: std::sync::OnceLock<(&'static str, &'static str)> = std::sync::OnceLock::new();
+
+/// Sets the words of the code blocks' copy button (its text, its accessible name) for the rest
+/// of the page's life: a page is in one language, and changing it reloads the page.
+pub fn set_copy_labels(text: &'static str, name: &'static str) {
+    let _ = COPY_LABELS.set((text, name));
+}
+
+/// The copy button's text and accessible name (English unless the page set its own).
+pub fn copy_labels() -> (&'static str, &'static str) {
+    COPY_LABELS
+        .get()
+        .copied()
+        .unwrap_or(("Copy", COPY_CODE_LABEL))
+}
+
+fn is_copy_label(value: &str) -> bool {
+    value == COPY_CODE_LABEL
+        || crate::i18n::Locale::ALL
+            .iter()
+            .any(|l| l.catalogue().copy_code == value)
+}
 
 /// The verdict for an element, by its lower-case local name; `html` is whether it is in the
 /// HTML namespace.
@@ -234,7 +258,7 @@ pub fn attribute(element: &str, name: &str, value: &str, parse: UrlParser) -> Op
             digits.then(|| value.to_string())
         }
         ("button", "type") => (value == "button").then(|| value.to_string()),
-        ("button", "aria-label") => (value == COPY_CODE_LABEL).then(|| value.to_string()),
+        ("button", "aria-label") => is_copy_label(value).then(|| value.to_string()),
         (_, "class") => {
             let (_, allowed) = CLASSES.iter().find(|(e, _)| *e == element)?;
             let kept: Vec<&str> = value

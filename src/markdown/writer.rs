@@ -149,7 +149,12 @@ impl Writer<'_> {
                     "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">",
                 );
                 self.text(lang.unwrap_or("text"));
-                self.raw("</span><button class=\"copy-code\" type=\"button\" aria-label=\"Copy code\">Copy</button></div><pre><code");
+                let (text, name) = super::policy::copy_labels();
+                self.raw("</span><button class=\"copy-code\" type=\"button\" aria-label=\"");
+                self.attr(name);
+                self.raw("\">");
+                self.text(text);
+                self.raw("</button></div><pre><code");
                 if let Some(lang) = lang {
                     self.raw(" class=\"language-");
                     self.attr(lang);

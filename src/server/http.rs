@@ -68,23 +68,31 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
     page_paths.dedup();
     for path in &page_paths {
         let render = render.clone();
+        let state = state.clone();
         app = app.route(
             path,
-            get(move |req: Request<Body>| render(with_full_uri(req))),
+            get(move |req: Request<Body>| {
+                let (render, state) = (render.clone(), state.clone());
+                async move { render(super::locale::attach(&state, with_full_uri(req)).await).await }
+            }),
         );
     }
     let fallback = leptos_axum::file_and_error_handler_with_context(context, move |options| {
         shell(options, page.clone())
     });
     let site_root = std::path::PathBuf::from(leptos_options.site_root.as_ref());
+    let fallback_state = state.clone();
     let app = app
         .fallback(
             move |uri: Uri, options: State<LeptosOptions>, req: Request<Body>| {
                 let allowed = only_the_built_site(&site_root, uri.path());
-                let serve = fallback(uri, options, with_full_uri(req));
+                let (fallback, state) = (fallback.clone(), fallback_state.clone());
                 async move {
                     match allowed {
-                        Ok(()) => serve.await,
+                        Ok(()) => {
+                            let req = super::locale::attach(&state, with_full_uri(req)).await;
+                            fallback(uri, options, req).await
+                        }
                         Err(()) => (StatusCode::NOT_FOUND, "not found\n").into_response(),
                     }
                 }
@@ -103,9 +111,13 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
     // `nest` serves `/ponder` but not `/ponder/`, the address a proxy's `location /ponder/`
     // forwards; the page handler renders from the full URI, so it can answer there directly.
     if page_paths.iter().any(|p| p == "/") {
+        let state = state.clone();
         outer = outer.route(
             &format!("{base}/"),
-            get(move |req: Request<Body>| render(with_full_uri(req))),
+            get(move |req: Request<Body>| {
+                let (render, state) = (render.clone(), state.clone());
+                async move { render(super::locale::attach(&state, with_full_uri(req)).await).await }
+            }),
         );
     }
     with_guard(outer.nest(&base, app), guard, state, hashed)

@@ -9,6 +9,7 @@ pub mod config;
 pub mod demo_upstream;
 pub mod guard;
 pub mod http;
+pub mod locale;
 pub mod models;
 pub mod outcome;
 pub mod providers;

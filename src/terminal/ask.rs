@@ -125,9 +125,9 @@ pub async fn run(options: Options) -> Result<i32, String> {
                     if let Some(t) = state.tools.get(*tool as usize) {
                         think(&format!(
                             "⚙ {} · {} — {}\n",
-                            labels::tool_label(&text::sanitize(&t.name)),
+                            labels::tool_label(&text::sanitize(&t.name), super::locale()),
                             text::sanitize(&t.input),
-                            labels::tool_status(*status)
+                            labels::tool_status(*status, super::locale())
                         ));
                     }
                 }
@@ -137,7 +137,7 @@ pub async fn run(options: Options) -> Result<i32, String> {
             if let (Some(block), TurnEvent::ThinkingEnd { block: ended, .. }) = (open_block, e) {
                 if block == *ended && options.thinking != Thinking::Off {
                     if let Some(b) = state.blocks.iter().find(|b| b.index == block) {
-                        let said = format!("\n{}\n\n", labels::header(b, now()));
+                        let said = format!("\n{}\n\n", labels::header(b, now(), super::locale()));
                         let _ = if options.thinking == Thinking::Inline {
                             out.write_all(said.as_bytes())
                         } else {

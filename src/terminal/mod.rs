@@ -18,3 +18,9 @@ pub mod markdown;
 pub mod settings;
 pub mod text;
 pub mod view;
+
+/// The terminal's language (`LC_ALL`, `LC_MESSAGES`, `LANG`), read once.
+pub fn locale() -> crate::i18n::Locale {
+    static LOCALE: std::sync::OnceLock<crate::i18n::Locale> = std::sync::OnceLock::new();
+    *LOCALE.get_or_init(|| crate::i18n::Locale::from_posix(|name| std::env::var(name).ok()))
+}

@@ -154,13 +154,16 @@ fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<Styl
 
 /// A tool step on one line: what it is, what it was asked, how it went (the browser's words).
 fn tool_line(tool: &ToolStep, cols: usize) -> StyledLine {
-    let mut text = format!("⚙ {}", labels::tool_label(&text::sanitize(&tool.name)));
+    let mut text = format!(
+        "⚙ {}",
+        labels::tool_label(&text::sanitize(&tool.name), super::locale())
+    );
     if !tool.input.is_empty() {
         text.push_str(" · ");
         text.push_str(&text::sanitize(&tool.input));
     }
     text.push_str(" — ");
-    text.push_str(labels::tool_status(tool.status));
+    text.push_str(labels::tool_status(tool.status, super::locale()));
     let tone = if tool.status == ToolStatus::Failed {
         Tone::Strong
     } else {
@@ -171,7 +174,7 @@ fn tool_line(tool: &ToolStep, cols: usize) -> StyledLine {
 
 /// The header of a block as the terminal shows it (the browser's words).
 pub fn block_header(block: &BlockState, now: f64) -> String {
-    let mut header = labels::header(block, now);
+    let mut header = labels::header(block, now, super::locale());
     if block.status == BlockStatus::Interrupted {
         header.push_str(" (incomplete)");
     }

@@ -22,6 +22,7 @@ pub fn AccountPanel(
             let _ = button.focus();
         }
     });
+    let w = crate::ui::locale::tr();
     view! {
         <div
             class="account-panel"
@@ -35,8 +36,8 @@ pub fn AccountPanel(
             }
         >
             <div class="account-panel-head">
-                <h2 id="account-panel-title">"Account: " {account.name.clone()}</h2>
-                <button type="button" class="action" node_ref=close on:click=move |_| open.set(false)>"Close"</button>
+                <h2 id="account-panel-title">{crate::i18n::fill(w.account_of, &[("name", &account.name)])}</h2>
+                <button type="button" class="action" node_ref=close on:click=move |_| open.set(false)>{w.close}</button>
             </div>
             {move || error.get().map(|e| view! { <p class="sign-in-error" role="alert">{e}</p> })}
             <Tokens error/>
@@ -45,12 +46,21 @@ pub fn AccountPanel(
     }
 }
 
+/// A sentence with one `{name}` shown as code (a header a script sends, say).
+fn with_code(template: &'static str, name: &str, code: &'static str) -> impl IntoView {
+    let mark = format!("{{{name}}}");
+    let (before, after) = template.split_once(mark.as_str()).unwrap_or((template, ""));
+    view! { {before} <code>{code}</code> {after} }
+}
+
 fn shown_error(error: RwSignal<Option<String>>, what: &str, e: crate::api::error::ApiError) {
-    error.set(Some(format!("{what} ({}).", e.0.message)));
+    let detail = crate::client::labels::failure_text(&e.0, crate::client::browser::page_locale());
+    error.set(Some(format!("{what} ({detail})")));
 }
 
 #[component]
 fn Tokens(error: RwSignal<Option<String>>) -> impl IntoView {
+    let w = crate::ui::locale::tr();
     let tokens = RwSignal::new(Vec::<ApiToken>::new());
     let secret = RwSignal::new(None::<(String, String)>);
     let name = RwSignal::new(String::new());
@@ -59,7 +69,7 @@ fn Tokens(error: RwSignal<Option<String>>) -> impl IntoView {
         spawn_local(async move {
             match crate::api::account::list_tokens().await {
                 Ok(list) => tokens.set(list),
-                Err(e) => shown_error(error, "Your tokens could not be listed", e),
+                Err(e) => shown_error(error, w.tokens_not_listed, e),
             }
         })
     };
@@ -78,7 +88,7 @@ fn Tokens(error: RwSignal<Option<String>>) -> impl IntoView {
                     error.set(None);
                     reload();
                 }
-                Err(e) => shown_error(error, "The token could not be made", e),
+                Err(e) => shown_error(error, w.token_not_made, e),
             }
         });
     };
@@ -86,19 +96,19 @@ fn Tokens(error: RwSignal<Option<String>>) -> impl IntoView {
         spawn_local(async move {
             match crate::api::account::revoke_token(id).await {
                 Ok(()) => reload(),
-                Err(e) => shown_error(error, "The token could not be revoked", e),
+                Err(e) => shown_error(error, w.token_not_revoked, e),
             }
         });
     };
     view! {
         <section class="account-section" aria-labelledby="tokens-title">
-            <h3 id="tokens-title">"API tokens"</h3>
-            <p class="sign-in-note">"For scripts and the terminal client: send it as " <code>"Authorization: Bearer …"</code> "."</p>
+            <h3 id="tokens-title">{w.api_tokens}</h3>
+            <p class="sign-in-note">{with_code(w.token_use, "header", "Authorization: Bearer …")}</p>
             {move || secret.get().map(|(label, value)| {
                 let for_copy = value.clone();
                 view! {
                     <div class="new-secret" role="status">
-                        <p>"Token “" {label} "”, shown this once:"</p>
+                        <p>{crate::i18n::fill(w.token_shown_once, &[("name", &label)])}</p>
                         <code class="secret">{value}</code>
                         <button type="button" class="action" on:click=move |_| {
                             let text = for_copy.clone();
@@ -107,39 +117,39 @@ fn Tokens(error: RwSignal<Option<String>>) -> impl IntoView {
                                     dom::flash(copied);
                                 }
                             });
-                        }>{move || if copied.get() { "Copied" } else { "Copy token" }}</button>
+                        }>{move || if copied.get() { w.copied } else { w.copy_token }}</button>
                     </div>
                 }
             })}
-            <ul class="account-list" aria-label="Your API tokens">
+            <ul class="account-list" aria-label=w.your_tokens>
                 <For each=move || tokens.get() key=|t| t.id.clone() let:t>
                     <li>
                         <span class="account-item-name">{t.name.clone()}</span>
                         <span class="account-item-note">
                             {match t.last_used_at {
-                                Some(at) => format!("last used {}", dom::local_time(at as f64).1),
-                                None => "never used".to_string(),
+                                Some(at) => crate::i18n::fill(w.last_used, &[("when", &dom::local_time(at as f64).1)]),
+                                None => w.never_used.to_string(),
                             }}
                         </span>
                         <button
                             type="button"
                             class="action danger"
-                            aria-label=format!("Revoke token {}", t.name)
+                            aria-label=crate::i18n::fill(w.revoke_token, &[("name", &t.name)])
                             on:click={
                                 let id = t.id.clone();
                                 move |_| revoke(id.clone())
                             }
                         >
-                            "Revoke"
+                            {w.revoke}
                         </button>
                     </li>
                 </For>
             </ul>
             <form class="account-form" on:submit=create>
-                <label for="token-name">"New token's name"</label>
+                <label for="token-name">{w.new_token_name}</label>
                 <input id="token-name" type="text" maxlength="100" prop:value=move || name.get()
                     on:input=move |ev| name.set(event_target_value(&ev))/>
-                <button type="submit" class="action">"Make a token"</button>
+                <button type="submit" class="action">{w.make_token}</button>
             </form>
         </section>
     }
@@ -147,6 +157,7 @@ fn Tokens(error: RwSignal<Option<String>>) -> impl IntoView {
 
 #[component]
 fn Users(error: RwSignal<Option<String>>, me: String) -> impl IntoView {
+    let w = crate::ui::locale::tr();
     let users = RwSignal::new(Vec::<Account>::new());
     let name = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
@@ -156,7 +167,7 @@ fn Users(error: RwSignal<Option<String>>, me: String) -> impl IntoView {
         spawn_local(async move {
             match crate::api::account::list_users().await {
                 Ok(list) => users.set(list),
-                Err(e) => shown_error(error, "The users could not be listed", e),
+                Err(e) => shown_error(error, w.users_not_listed, e),
             }
         })
     };
@@ -177,7 +188,7 @@ fn Users(error: RwSignal<Option<String>>, me: String) -> impl IntoView {
                     error.set(None);
                     reload();
                 }
-                Err(e) => shown_error(error, "The user could not be added", e),
+                Err(e) => shown_error(error, w.user_not_added, e),
             }
         });
     };
@@ -188,14 +199,14 @@ fn Users(error: RwSignal<Option<String>>, me: String) -> impl IntoView {
                     confirming.set(None);
                     reload();
                 }
-                Err(e) => shown_error(error, "The user could not be removed", e),
+                Err(e) => shown_error(error, w.user_not_removed, e),
             }
         });
     };
     view! {
         <section class="account-section" aria-labelledby="users-title">
-            <h3 id="users-title">"Users"</h3>
-            <ul class="account-list" aria-label="Users">
+            <h3 id="users-title">{w.users}</h3>
+            <ul class="account-list" aria-label=w.users>
                 <For each=move || users.get() key=|u| u.id.clone() let:u>
                     <li>
                         <span class="account-item-name">{u.name.clone()}</span>
@@ -214,8 +225,8 @@ fn Users(error: RwSignal<Option<String>>, me: String) -> impl IntoView {
                                             let id = id.clone();
                                             view! {
                                                 <button type="button" class="action danger"
-                                                    aria-label=format!("Remove user {who}")
-                                                    on:click=move |_| confirming.set(Some(id.clone()))>"Remove"</button>
+                                                    aria-label=crate::i18n::fill(w.remove_user, &[("name", &who)])
+                                                    on:click=move |_| confirming.set(Some(id.clone()))>{w.remove}</button>
                                             }
                                         }
                                     }
@@ -223,12 +234,12 @@ fn Users(error: RwSignal<Option<String>>, me: String) -> impl IntoView {
                                     {
                                         let id = id.clone();
                                         view! {
-                                            <span class="account-item-note">"Their chats go too."</span>
+                                            <span class="account-item-note">{w.their_chats_go}</span>
                                             <button type="button" class="action danger" on:click={
                                                 let id = id.clone();
                                                 move |_| remove(id.clone())
-                                            }>"Remove for good"</button>
-                                            <button type="button" class="action" on:click=move |_| confirming.set(None)>"Keep"</button>
+                                            }>{w.remove_for_good}</button>
+                                            <button type="button" class="action" on:click=move |_| confirming.set(None)>{w.keep}</button>
                                         }
                                     }
                                 </Show>
@@ -238,18 +249,18 @@ fn Users(error: RwSignal<Option<String>>, me: String) -> impl IntoView {
                 </For>
             </ul>
             <form class="account-form" on:submit=add>
-                <label for="new-user-name">"New user's name"</label>
+                <label for="new-user-name">{w.new_user_name}</label>
                 <input id="new-user-name" type="text" autocomplete="off" prop:value=move || name.get()
                     on:input=move |ev| name.set(event_target_value(&ev))/>
-                <label for="new-user-password">"Their password"</label>
+                <label for="new-user-password">{w.their_password}</label>
                 <input id="new-user-password" type="password" autocomplete="new-password" prop:value=move || password.get()
                     on:input=move |ev| password.set(event_target_value(&ev))/>
                 <div class="checkbox">
                     <input id="new-user-admin" type="checkbox" prop:checked=move || admin.get()
                         on:change=move |ev| admin.set(event_target_checked(&ev))/>
-                    <label for="new-user-admin">"Admin"</label>
+                    <label for="new-user-admin">{w.admin}</label>
                 </div>
-                <button type="submit" class="action">"Add user"</button>
+                <button type="submit" class="action">{w.add_user}</button>
             </form>
         </section>
     }

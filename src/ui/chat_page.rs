@@ -105,7 +105,7 @@ pub fn ChatPage() -> impl IntoView {
                         type="button"
                         id="drawer-toggle"
                         class="drawer-toggle icon-button"
-                        aria-label="Conversations"
+                        aria-label=crate::ui::locale::tr().open_sidebar
                         aria-controls="conversations"
                         aria-expanded=move || drawer.get().to_string()
                         on:click=move |_| drawer.update(|o| *o = !*o)

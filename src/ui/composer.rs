@@ -11,6 +11,7 @@ use crate::client::turn_state::{BlockStatus, TurnPhase};
 /// the button stops it; while editing a message it says so and can be cancelled.
 #[component]
 pub fn Composer() -> impl IntoView {
+    let t = crate::ui::locale::tr();
     let chat = expect_context::<ChatController>();
     let draft = chat.draft;
     let input = NodeRef::<leptos::html::Textarea>::new();
@@ -58,19 +59,19 @@ pub fn Composer() -> impl IntoView {
         >
             <Show when=move || chat.editing.with(Option::is_some)>
                 <div class="editing-banner" role="status">
-                    <span>"Editing a message: sending replaces it and drops the messages after it."</span>
-                    <button type="button" class="action" on:click=move |_| chat.cancel_edit()>"Cancel edit"</button>
+                    <span>{t.editing_notice}</span>
+                    <button type="button" class="action" on:click=move |_| chat.cancel_edit()>{t.cancel_edit}</button>
                 </div>
             </Show>
             <div class="composer-row">
-                <label class="visually-hidden" for="composer-input">"Message"</label>
+                <label class="visually-hidden" for="composer-input">{t.message}</label>
                 <textarea
                     node_ref=input
                     id="composer-input"
                     name="message"
                     dir="auto"
                     rows="2"
-                    placeholder="Message Ponder…"
+                    placeholder=t.message_placeholder
                     aria-describedby="composer-keys"
                     prop:value=move || draft.get()
                     on:input=move |ev| draft.set(event_target_value(&ev))
@@ -86,19 +87,19 @@ pub fn Composer() -> impl IntoView {
                 <Show
                     when=move || chat.is_running()
                     fallback=move || view! {
-                        <button class="send" type="submit" aria-label="Send" disabled=move || draft.with(|d| d.trim().is_empty())>{icon(Icon::Send)}</button>
+                        <button class="send" type="submit" aria-label=t.send disabled=move || draft.with(|d| d.trim().is_empty())>{icon(Icon::Send)}</button>
                     }
                 >
-                    <button class="stop" type="button" aria-label="Stop generating" on:click=stop>{icon(Icon::Stop)}</button>
+                    <button class="stop" type="button" aria-label=t.stop_generating on:click=stop>{icon(Icon::Stop)}</button>
                 </Show>
             </div>
             <div class="composer-tools">
                 <ReasoningControls/>
                 <Show when=thinking_now>
-                    <button type="button" class="chip answer-now" on:click=move |_| chat.answer_now()>"Answer now"</button>
+                    <button type="button" class="chip answer-now" on:click=move |_| chat.answer_now()>{t.answer_now}</button>
                 </Show>
             </div>
-            <p class="composer-keys" id="composer-keys">"Enter to send, Shift+Enter for a new line"</p>
+            <p class="composer-keys" id="composer-keys">{t.composer_hint}</p>
         </form>
     }
 }

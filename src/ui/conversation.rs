@@ -236,10 +236,12 @@ pub fn Conversation() -> impl IntoView {
         });
     });
 
+    let l = crate::ui::locale::locale();
+    let t = l.catalogue();
     view! {
         <main
             class="conversation"
-            aria-label="Conversation"
+            aria-label=t.conversation
             node_ref=scroller
             on:scroll=move |_| {
                 if let Some(el) = scroller.get_untracked() {
@@ -257,13 +259,13 @@ pub fn Conversation() -> impl IntoView {
                 <Show when=move || { hidden.get() > 0 }>
                     <li class="earlier-messages">
                         <button type="button" class="action" on:click=move |_| show_earlier(hidden.get_untracked().saturating_sub(WINDOW))>
-                            {move || format!("Show earlier messages ({})", hidden.get())}
+                            {move || l.count(&t.show_earlier_messages, hidden.get() as u64)}
                         </button>
                     </li>
                 </Show>
                 <Show when=move || chat.entries.with(Vec::is_empty)>
                     <li class="empty-state">
-                        <p>"Ask anything. Reasoning models show their thinking here, live, above the answer."</p>
+                        <p>{t.empty_chat}</p>
                     </li>
                 </Show>
                 <For
@@ -285,7 +287,7 @@ pub fn Conversation() -> impl IntoView {
                     at_bottom.set(true);
                     scroll_to_bottom();
                 }>
-                    "↓ Jump to latest"
+                    "↓ " {t.jump_to_latest}
                 </button>
             </Show>
         </main>

@@ -90,9 +90,11 @@ pub fn copy_code_from_click(ev: &web_sys::MouseEvent) {
     let text = code.text_content().unwrap_or_default();
     leptos::task::spawn_local(async move {
         if copy_text(text).await {
-            button.set_text_content(Some("Copied"));
+            button.set_text_content(Some(
+                crate::client::browser::page_locale().catalogue().copied,
+            ));
             set_timeout(
-                move || button.set_text_content(Some("Copy")),
+                move || button.set_text_content(Some(crate::markdown::copy_labels().0)),
                 std::time::Duration::from_secs(2),
             );
         }

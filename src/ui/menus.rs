@@ -13,12 +13,13 @@ use crate::client::thinking_view::ThinkingPref;
 #[component]
 pub fn SettingsMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
+    let t = crate::ui::locale::tr();
     view! {
         <details class="menu" on:toggle=one_menu_open>
-            <summary class="menu-button">{icon(Icon::Settings)}<span class="menu-label">"Settings"</span></summary>
+            <summary class="menu-button">{icon(Icon::Settings)}<span class="menu-label">{t.settings}</span></summary>
             <div class="menu-panel">
                 <fieldset>
-                    <legend>"Thinking blocks"</legend>
+                    <legend>{t.thinking_blocks}</legend>
                     {ThinkingPref::ALL
                         .into_iter()
                         .map(|pref| {
@@ -33,13 +34,14 @@ pub fn SettingsMenu() -> impl IntoView {
                                         prop:checked=move || chat.pref.get() == pref
                                         on:change=move |_| chat.set_pref(pref)
                                     />
-                                    <label for=id>{pref.label()}</label>
+                                    <label for=id>{pref.label(t)}</label>
                                 </div>
                             }
                         })
                         .collect_view()}
                 </fieldset>
                 <NewChatModelSetting/>
+                <LanguageSetting/>
                 // Only once the chat has a block to expand.
                 <Show when=move || chat.entries.with(|e| e.iter().any(|e| e.turn().is_some_and(|t| t.with(|t| !t.blocks.is_empty()))))>
                     <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>
@@ -56,6 +58,7 @@ fn NewChatModelSetting() -> impl IntoView {
     use crate::client::local_store;
     use crate::domain::reasoning::NewChatModel;
     let rule = RwSignal::new(NewChatModel::LastUsed);
+    let t = crate::ui::locale::tr();
     Effect::new(move |_| rule.set(local_store::new_chat_rule()));
     let choice = move |value: NewChatModel, id: &'static str, text: &'static str| {
         view! {
@@ -73,11 +76,48 @@ fn NewChatModelSetting() -> impl IntoView {
     };
     view! {
         <fieldset>
-            <legend>"New chats use"</legend>
-            {choice(NewChatModel::LastUsed, "new-chat-last", "The model used last")}
-            {choice(NewChatModel::Default, "new-chat-default", "The default model")}
+            <legend>{t.new_chats_use}</legend>
+            {choice(NewChatModel::LastUsed, "new-chat-last", t.model_used_last)}
+            {choice(NewChatModel::Default, "new-chat-default", t.default_model)}
         </fieldset>
     }
+}
+
+/// The interface's language: each listed in its own name. The choice is kept in a cookie (and
+/// in the user's preferences when signed in) and the page reloads in it, rendered by the
+/// server in the new language from its first byte.
+#[component]
+fn LanguageSetting() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let current = crate::ui::locale::locale();
+    let t = current.catalogue();
+    let choose = move |ev: leptos::ev::Event| {
+        let Some(chosen) = crate::i18n::Locale::from_tag(&event_target_value(&ev)) else {
+            return;
+        };
+        if chosen != current {
+            chat.set_locale(chosen);
+        }
+    };
+    view! {
+        <label class="language-picker">
+            {t.language}
+            <select on:change=choose>
+                {crate::i18n::Locale::ALL
+                    .into_iter()
+                    .map(|l| view! {
+                        <option value=l.tag() lang=l.tag() selected=l == current>{l.catalogue().language_name}</option>
+                    })
+                    .collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// "Signed in as {name}" with the name in bold, wherever the language puts it.
+fn signed_in_as(template: &'static str, name: String) -> impl IntoView {
+    let (before, after) = template.split_once("{name}").unwrap_or((template, ""));
+    view! { {before} <strong dir="auto">{name}</strong> {after} }
 }
 
 /// Who is signed in, with Sign out and Sign out everywhere (built-in accounts), and the
@@ -86,6 +126,7 @@ fn NewChatModelSetting() -> impl IntoView {
 fn AccountSection() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let panel = RwSignal::new(false);
+    let t = crate::ui::locale::tr();
     let signed_in = move || {
         chat.me
             .get()
@@ -111,14 +152,14 @@ fn AccountSection() -> impl IntoView {
             let for_panel = account.clone();
             view! {
                 <fieldset class="account">
-                    <legend>"Account"</legend>
-                    <p class="account-name">"Signed in as " <strong>{account.name}</strong></p>
+                    <legend>{t.account}</legend>
+                    <p class="account-name">{signed_in_as(t.signed_in_as, account.name)}</p>
                     <button type="button" class="action" aria-haspopup="dialog" on:click=move |_| panel.set(true)>
-                        {if account.is_admin { "API tokens and users…" } else { "API tokens…" }}
+                        {if account.is_admin { t.tokens_and_users } else { t.tokens }}
                     </button>
                     {own_accounts.then(|| view! {
-                        <button type="button" class="action" on:click=move |_| sign_out(false)>"Sign out"</button>
-                        <button type="button" class="action" on:click=move |_| sign_out(true)>"Sign out everywhere"</button>
+                        <button type="button" class="action" on:click=move |_| sign_out(false)>{t.sign_out}</button>
+                        <button type="button" class="action" on:click=move |_| sign_out(true)>{t.sign_out_everywhere}</button>
                     })}
                 </fieldset>
                 <Show when=move || panel.get()>
@@ -136,10 +177,11 @@ pub fn ExpandAll(
     /// Every block is to be open (`true`) or closed, as the reader's own choice.
     on_set_all: Callback<bool>,
 ) -> impl IntoView {
+    let t = crate::ui::locale::tr();
     view! {
-        <div class="expand-all" role="group" aria-label="All thinking blocks">
-            <button type="button" class="action" on:click=move |_| on_set_all.run(true)>"Expand all"</button>
-            <button type="button" class="action" on:click=move |_| on_set_all.run(false)>"Collapse all"</button>
+        <div class="expand-all" role="group" aria-label=t.all_thinking_blocks>
+            <button type="button" class="action" on:click=move |_| on_set_all.run(true)>{t.expand_all}</button>
+            <button type="button" class="action" on:click=move |_| on_set_all.run(false)>{t.collapse_all}</button>
         </div>
     }
 }
@@ -149,6 +191,8 @@ pub fn ExpandAll(
 pub fn ExportMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let with_thinking = RwSignal::new(true);
+    let l = crate::ui::locale::locale();
+    let t = l.catalogue();
     let export = move |json: bool| {
         let with_thinking = with_thinking.get_untracked();
         chat.exportable(move |record| {
@@ -163,7 +207,7 @@ pub fn ExportMenu() -> impl IntoView {
                 dom::download(
                     &format!("{base}.md"),
                     "text/markdown",
-                    &saved_chat::export_markdown(&record, with_thinking),
+                    &saved_chat::export_markdown(&record, with_thinking, l),
                 );
             }
         });
@@ -177,7 +221,7 @@ pub fn ExportMenu() -> impl IntoView {
     };
     view! {
         <details class="menu" on:toggle=one_menu_open>
-            <summary class="menu-button">{icon(Icon::Download)}<span class="menu-label">"Export"</span></summary>
+            <summary class="menu-button">{icon(Icon::Download)}<span class="menu-label">{t.export}</span></summary>
             <div class="menu-panel">
                 <div class="checkbox">
                     <input
@@ -186,16 +230,16 @@ pub fn ExportMenu() -> impl IntoView {
                         prop:checked=move || with_thinking.get()
                         on:change=move |ev| with_thinking.set(event_target_checked(&ev))
                     />
-                    <label for="export-thinking">"Include thinking"</label>
+                    <label for="export-thinking">{t.include_thinking}</label>
                 </div>
                 <button type="button" class="action" disabled=move || chat.entries.with(Vec::is_empty) on:click=move |_| export(false)>
-                    "Download Markdown"
+                    {t.download_markdown}
                 </button>
                 <button type="button" class="action" disabled=move || chat.entries.with(Vec::is_empty) on:click=move |_| export(true)>
-                    "Download JSON"
+                    {t.download_json}
                 </button>
                 <label class="action import-file">
-                    "Import a JSON export…"
+                    {t.import_json}
                     <input type="file" accept="application/json,.json" class="visually-hidden" on:change=import/>
                 </label>
             </div>

@@ -12,26 +12,34 @@ use super::tool_step::ToolStepCard;
 use crate::client::controller::{ChatController, Entry};
 use crate::client::turn_state::{Step, TurnPhase, TurnState};
 use crate::domain::Role;
-
-/// The disclaimer every assistant bubble carries. One string, in one place.
-pub const AI_DISCLAIMER: &str = "AI-generated — verify";
+use crate::i18n::{fill, Catalogue, Locale};
+use crate::ui::locale::{locale, tr};
 
 /// What an assistant bubble must be given to be built at all: its disclaimer (seed 004's T11).
 /// [`AssistantBubble`] takes it as a required prop, so a bubble without one does not compile
 /// (its doc tests show both ways); there is one, [`Disclaimer::AI_GENERATED`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Disclaimer {
-    label: &'static str,
+    which: Which,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Which {
+    AiGenerated,
 }
 
 impl Disclaimer {
     /// "AI-generated — verify", which opens the explanation.
     pub const AI_GENERATED: Disclaimer = Disclaimer {
-        label: AI_DISCLAIMER,
+        which: Which::AiGenerated,
     };
 
-    pub fn label(self) -> &'static str {
-        self.label
+    /// The chip's words in the page's language.
+    pub fn label(self, l: Locale) -> &'static str {
+        let c: &Catalogue = l.catalogue();
+        match self.which {
+            Which::AiGenerated => c.ai_disclaimer,
+        }
     }
 }
 
@@ -78,13 +86,14 @@ pub fn DisclaimerExplanation(explanation: DisclaimerDialog) -> impl IntoView {
             }
         }
     };
+    let t = tr();
     view! {
         <dialog class="disclaimer-dialog" node_ref=dialog aria-labelledby="disclaimer-title" on:close=give_focus_back on:keydown=keep_focus>
-            <h2 id="disclaimer-title">"About AI-generated answers"</h2>
-            <p>"A language model wrote this answer. It can be wrong, out of date or made up while sounding sure, and so can the reasoning shown above it."</p>
-            <p>"Check what matters against a source you trust before you rely on it, act on it or pass it on."</p>
+            <h2 id="disclaimer-title">{t.disclaimer_title}</h2>
+            <p>{t.disclaimer_body}</p>
+            <p>{t.disclaimer_advice}</p>
             <form method="dialog">
-                <button type="submit" autofocus node_ref=got_it>"Got it"</button>
+                <button type="submit" autofocus node_ref=got_it>{t.got_it}</button>
             </form>
         </dialog>
     }
@@ -108,7 +117,7 @@ fn DisclaimerChip(disclaimer: Disclaimer) -> impl IntoView {
         }
     };
     view! {
-        <button type="button" class="disclaimer" aria-haspopup="dialog" on:click=open>{disclaimer.label()}</button>
+        <button type="button" class="disclaimer" aria-haspopup="dialog" on:click=open>{disclaimer.label(locale())}</button>
     }
 }
 
@@ -148,10 +157,11 @@ fn UserBubble(entry: Entry) -> impl IntoView {
         .take(entry.edits.len().saturating_sub(1))
         .map(|v| v.content.clone())
         .collect();
+    let t = tr();
     let label = if edited {
-        "Message from you, edited"
+        t.message_from_you_edited
     } else {
-        "Message from you"
+        t.message_from_you
     };
     view! {
         <article
@@ -167,7 +177,7 @@ fn UserBubble(entry: Entry) -> impl IntoView {
                     view! {
                         <details class="earlier-versions">
                             <summary>
-                                {if count == 1 { "1 earlier version".to_string() } else { format!("{count} earlier versions") }}
+                                {locale().count(&t.earlier_versions, count as u64)}
                             </summary>
                             <ol>
                                 {earlier.into_iter().map(|t| view! { <li dir="auto">{t}</li> }).collect_view()}
@@ -177,12 +187,12 @@ fn UserBubble(entry: Entry) -> impl IntoView {
                 })}
                 <div class="bubble-meta">
                     <Timestamp at=entry.created_at/>
-                    {edited.then(|| view! { <span class="edited">"edited"</span> })}
+                    {edited.then(|| view! { <span class="edited">{t.edited}</span> })}
                     <div class="actions">
                         <button
                             type="button"
                             class="icon-button"
-                            aria-label="Copy message"
+                            aria-label=t.copy_message
                             on:click=move |_| {
                                 let text = text.clone();
                                 leptos::task::spawn_local(async move {
@@ -197,7 +207,7 @@ fn UserBubble(entry: Entry) -> impl IntoView {
                         <button
                             type="button"
                             class="icon-button"
-                            aria-label="Edit message"
+                            aria-label=t.edit_message
                             disabled=move || chat.is_running()
                             on:click=move |_| {
                                 chat.edit(&for_edit);
@@ -209,7 +219,7 @@ fn UserBubble(entry: Entry) -> impl IntoView {
                         <button
                             type="button"
                             class="icon-button"
-                            aria-label="Branch from here"
+                            aria-label=t.branch_from_here
                             disabled=move || chat.is_running()
                             on:click=move |_| chat.branch(&for_branch)
                         >
@@ -228,7 +238,7 @@ fn CopyFace(copied: RwSignal<bool>) -> impl IntoView {
     view! {
         <Show when=move || copied.get() fallback=|| icon(Icon::Copy)>
             {icon(Icon::Check)}
-            <span class="copied-note">"Copied"</span>
+            <span class="copied-note">{tr().copied}</span>
         </Show>
     }
 }
@@ -278,12 +288,13 @@ pub fn AssistantBubble(entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
         let i = active.get();
         versions.with(|v| v.get(i).or(v.last()).copied())
     });
+    let t = tr();
     view! {
         <article
             class="bubble assistant"
             id=dom_id
             class:error=move || turn.get().is_some_and(|t| t.with(|t| t.phase == TurnPhase::Error))
-            aria-label="Message from the assistant"
+            aria-label=t.message_from_assistant
             aria-busy=move || turn.get().is_some_and(|t| t.with(|t| t.phase.is_running())).to_string()
         >
             <div class="avatar" aria-hidden="true">"P"</div>
@@ -351,6 +362,8 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
     let next_version = move |_: leptos::ev::MouseEvent| {
         entry.with_value(|e| chat.show_version(e, active.get_untracked() + 1))
     };
+    let l = locale();
+    let t = l.catalogue();
 
     view! {
         <div class="bubble-main">
@@ -375,32 +388,32 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
             </Show>
             <MarkdownView text=answer streaming=Signal::derive(move || phase.get().is_running()) class="answer"/>
             <SourcesList turn/>
-            {move || fallback.get().map(|text| view! { <p class="fallback">{text}</p> })}
-            {move || error.get().map(|e| view! { <p class="error-message">{e.message}</p> })}
+            {move || fallback.get().map(|text| view! { <p class="fallback">{crate::client::labels::fallback_words(text, l)}</p> })}
+            {move || error.get().map(|e| view! { <p class="error-message">{crate::client::labels::failure_text(&e, l)}</p> })}
             <Show when=move || phase.get() == TurnPhase::Stopped>
-                <p class="stopped-note">"Stopped."</p>
+                <p class="stopped-note">{t.stopped}</p>
             </Show>
             <Show when=move || wants_retry.get()>
-                <button class="retry" type="button" disabled=move || chat.is_running() on:click=retry>"Retry"</button>
+                <button class="retry" type="button" disabled=move || chat.is_running() on:click=retry>{t.retry}</button>
             </Show>
             <Show when=refused_setting>
                 <button class="retry" type="button" disabled=move || chat.is_running()
                     on:click=move |_| entry.with_value(|e| chat.retry_without_settings(e))
-                >"Send again without the setting"</button>
+                >{t.send_without_setting}</button>
             </Show>
         </div>
         <div class="bubble-meta">
             <DisclaimerChip disclaimer/>
-            {move || turn.with(|t| t.model.clone()).map(|m| view! { <span class="answer-model" title="The model that wrote this answer">{m}</span> })}
+            {move || turn.with(|t| t.model.clone()).map(|m| view! { <span class="answer-model" title=t.model_of_answer>{m}</span> })}
             <Timestamp at=created_at/>
             <Show when=move || { version_count.get() > 1 }>
-                <div class="versions" role="group" aria-label="Answer versions">
-                    <button type="button" class="icon-button" aria-label="Previous version"
+                <div class="versions" role="group" aria-label=t.answer_versions>
+                    <button type="button" class="icon-button" aria-label=t.previous_version
                         disabled=move || active.get() == 0 || chat.is_running()
                         on:click=previous_version
                     >{icon(Icon::Previous)}</button>
-                    <span class="version-label">{move || format!("{}/{}", active.get() + 1, version_count.get())}</span>
-                    <button type="button" class="icon-button" aria-label="Next version"
+                    <span class="version-label">{move || fill(t.version_of, &[("n", &l.integer(active.get() as u64 + 1)), ("total", &l.integer(version_count.get() as u64))])}</span>
+                    <button type="button" class="icon-button" aria-label=t.next_version
                         disabled=move || { active.get() + 1 >= version_count.get() || chat.is_running() }
                         on:click=next_version
                     >{icon(Icon::Next)}</button>
@@ -408,12 +421,12 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
             </Show>
             <div class="actions">
                 <Show when=running_here>
-                    <button type="button" class="icon-button stop-answer" aria-label="Stop this answer" on:click=move |_| chat.stop()>{icon(Icon::Stop)}</button>
+                    <button type="button" class="icon-button stop-answer" aria-label=t.stop_answer on:click=move |_| chat.stop()>{icon(Icon::Stop)}</button>
                 </Show>
                 <button
                     type="button"
                     class="icon-button"
-                    aria-label="Copy answer"
+                    aria-label=t.copy_answer
                     on:click=move |_| {
                         let text = turn.with_untracked(|t| {
                             crate::domain::rich::with_footnotes(&t.answer, &t.sources)
@@ -428,18 +441,18 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
                     <CopyFace copied/>
                 </button>
                 <Show when=move || !wants_retry.get()>
-                    <button type="button" class="icon-button" aria-label="Regenerate answer"
+                    <button type="button" class="icon-button" aria-label=t.regenerate_answer
                         disabled=move || chat.is_running()
                         on:click=regenerate
                     >{icon(Icon::Regenerate)}</button>
                 </Show>
                 <Show when=can_think_more>
-                    <button type="button" class="icon-button think-more" aria-label="Think more"
+                    <button type="button" class="icon-button think-more" aria-label=t.think_more
                         disabled=move || chat.is_running()
                         on:click=think_more
                     >{icon(Icon::ThinkMore)}</button>
                 </Show>
-                <button type="button" class="icon-button" aria-label="Branch from here"
+                <button type="button" class="icon-button" aria-label=t.branch_from_here
                     disabled=move || chat.is_running()
                     on:click=branch
                 >{icon(Icon::Branch)}</button>

@@ -8,6 +8,7 @@ pub mod composer;
 pub mod conversation;
 pub mod dom;
 pub mod icons;
+pub mod locale;
 pub mod markdown_view;
 pub mod menus;
 pub mod message_bubble;

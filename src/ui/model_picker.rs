@@ -16,6 +16,8 @@ const SHOWN: usize = 50;
 pub fn ModelPicker() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let query = RwSignal::new(String::new());
+    let l = crate::ui::locale::locale();
+    let t = l.catalogue();
     let menu = NodeRef::<leptos::html::Details>::new();
     let label = move || {
         let id = chat.current_model();
@@ -43,20 +45,20 @@ pub fn ModelPicker() -> impl IntoView {
     });
     view! {
         <details class="menu model-picker" node_ref=menu on:toggle=one_menu_open>
-            <summary class="menu-button model-button" aria-label=move || format!("Model: {}", label())>
+            <summary class="menu-button model-button" aria-label=move || crate::i18n::fill(t.model_named, &[("model", &label())])>
                 <span class="model-name">{label}</span>
             </summary>
             <div class="menu-panel model-panel">
-                <label class="visually-hidden" for="model-search">"Search models"</label>
+                <label class="visually-hidden" for="model-search">{t.search_models}</label>
                 <input
                     id="model-search"
                     type="search"
-                    placeholder="Search models…"
+                    placeholder=t.search_models_placeholder
                     autocomplete="off"
                     prop:value=move || query.get()
                     on:input=move |ev| query.set(event_target_value(&ev))
                 />
-                <ul class="model-list" aria-label="Models">
+                <ul class="model-list" aria-label=t.models>
                     <For
                         each=move || matches.get().0
                         key=|(id, ..)| id.clone()
@@ -70,7 +72,7 @@ pub fn ModelPicker() -> impl IntoView {
                                 <li>
                                     <button type="button" class="model-option" aria-pressed=move || selected().to_string() on:click=move |_| pick(chosen.clone())>
                                         <span>{name}</span>
-                                        {reasons.then(|| view! { <span class="model-tag">"reasons"</span> })}
+                                        {reasons.then(|| view! { <span class="model-tag">{t.model_tag_reasons}</span> })}
                                     </button>
                                 </li>
                             }
@@ -81,10 +83,9 @@ pub fn ModelPicker() -> impl IntoView {
                     {move || {
                         let (shown, total) = matches.get();
                         match total {
-                            0 => "No model matches.".to_string(),
-                            t if t > shown.len() => format!("Showing {} of {t}: type to narrow.", shown.len()),
-                            1 => "1 model".to_string(),
-                            t => format!("{t} models"),
+                            0 => t.no_model_matches.to_string(),
+                            n if n > shown.len() => crate::i18n::fill(t.showing_models, &[("shown", &l.integer(shown.len() as u64)), ("total", &l.integer(n as u64))]),
+                            n => l.count(&t.model_count, n as u64),
                         }
                     }}
                 </p>
@@ -100,6 +101,7 @@ pub fn ReasoningControls() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let controls = Memo::new(move |_| chat.controls());
     let thinking_on = move || chat.thinking.get() != Some(false);
+    let t = crate::ui::locale::tr();
     view! {
         <Show when=move || controls.get().toggle>
             <button
@@ -107,22 +109,22 @@ pub fn ReasoningControls() -> impl IntoView {
                 class="chip thinking-toggle"
                 aria-pressed=move || thinking_on().to_string()
                 on:click=move |_| chat.thinking.set(Some(!thinking_on()))
-            >{move || if thinking_on() { "Thinking on" } else { "Thinking off" }}</button>
+            >{move || if thinking_on() { t.thinking_on } else { t.thinking_off }}</button>
         </Show>
         <Show when=move || {
             let c = controls.get();
             c.effort && chat.thinking.get().filter(|_| c.toggle) != Some(false)
         }>
             <label class="effort">
-                <span>"Effort"</span>
+                <span>{t.effort}</span>
                 <select
                     on:change=move |ev| chat.effort.set(Effort::parse(&event_target_value(&ev)))
                     prop:value=move || chat.effort.get().map(|e| e.as_str()).unwrap_or("")
                 >
-                    <option value="">"Default"</option>
-                    <option value="low">"Low"</option>
-                    <option value="medium">"Medium"</option>
-                    <option value="high">"High"</option>
+                    <option value="">{t.effort_default}</option>
+                    <option value="low">{t.effort_low}</option>
+                    <option value="medium">{t.effort_medium}</option>
+                    <option value="high">{t.effort_high}</option>
                 </select>
             </label>
         </Show>

@@ -17,15 +17,16 @@ pub fn Notices(
     /// The reader asked to bring back the deleted conversation of this id.
     on_undo: Callback<String>,
 ) -> impl IntoView {
+    let t = crate::ui::locale::tr();
     view! {
-        <div class="notices" role="region" aria-label="Notices">
+        <div class="notices" role="region" aria-label=t.notices>
             <For each=move || notices.get() key=|n| n.kind let:notice>
                 <div class="notice" role="status" data-kind=notice.kind.name()>
                     <p>{notice.text.clone()}</p>
                     {notice.undo.clone().map(|id| view! {
-                        <button type="button" class="action" on:click=move |_| on_undo.run(id.clone())>"Undo"</button>
+                        <button type="button" class="action" on:click=move |_| on_undo.run(id.clone())>{t.undo}</button>
                     })}
-                    <button type="button" class="icon-button" aria-label="Dismiss notice" on:click=move |_| on_dismiss.run(notice.kind)>
+                    <button type="button" class="icon-button" aria-label=t.dismiss_notice on:click=move |_| on_dismiss.run(notice.kind)>
                         {icon(Icon::Close)}
                     </button>
                 </div>

@@ -18,9 +18,6 @@ use web_sys::Element;
 
 use crate::domain::{CodeItem, MathItem};
 
-/// What the page shows when a formula stays source.
-const AS_WRITTEN: &str = "This formula could not be typeset; it is shown as written.";
-
 thread_local! {
     /// Formulas already converted on this page (a regenerate or a reload of the same chat asks
     /// for nothing again).
@@ -157,7 +154,12 @@ fn typeset_math(root: &Element) {
                 .is_some_and(|math| el.replace_with_with_node_1(&math).is_ok());
             if !typeset {
                 let _ = el.set_attribute("data-math", "source");
-                let _ = el.set_attribute("title", AS_WRITTEN);
+                let _ = el.set_attribute(
+                    "title",
+                    crate::client::browser::page_locale()
+                        .catalogue()
+                        .formula_not_typeset,
+                );
             }
         }
     });

@@ -17,9 +17,11 @@ pub fn Sidebar(
     open: RwSignal<bool>,
 ) -> impl IntoView {
     let chat = expect_context::<ChatController>();
+    let l = crate::ui::locale::locale();
+    let t = l.catalogue();
     view! {
         <div class="drawer-backdrop" class:open=move || open.get() on:click=move |_| open.set(false)></div>
-        <nav id="conversations" class="sidebar" class:open=move || open.get() aria-label="Conversations">
+        <nav id="conversations" class="sidebar" class:open=move || open.get() aria-label=t.conversations>
             <button
                 type="button"
                 class="new-chat"
@@ -29,17 +31,17 @@ pub fn Sidebar(
                 }
             >
                 {icon(Icon::Plus)}
-                "New chat"
+                {t.new_chat}
             </button>
             <Show when=move || chat.server.get()>
                 <Workspaces/>
                 <Search close=move || open.set(false)/>
             </Show>
             <Show when=move || { chat.importable.get() > 0 }>
-                <div class="import-offer" role="region" aria-label="Chats in this browser">
-                    <p>{move || format!("This browser holds {} chats saved before they were kept on the server.", chat.importable.get())}</p>
-                    <button type="button" class="action" on:click=move |_| chat.import_local()>"Import them"</button>
-                    <button type="button" class="action" on:click=move |_| chat.decline_import()>"Not now"</button>
+                <div class="import-offer" role="region" aria-label=t.chats_in_browser>
+                    <p>{move || l.count(&t.browser_holds_chats, chat.importable.get() as u64)}</p>
+                    <button type="button" class="action" on:click=move |_| chat.import_local()>{t.import_them}</button>
+                    <button type="button" class="action" on:click=move |_| chat.decline_import()>{t.not_now}</button>
                 </div>
             </Show>
             <ConversationGroups close=move || open.set(false)/>
@@ -66,7 +68,7 @@ fn ConversationGroups(close: impl Fn() + Copy + Send + Sync + 'static) -> impl I
     view! {
         <For each=move || groups.with(|g| g.iter().map(|(g, _)| *g).collect::<Vec<_>>()) key=|g| *g let:group>
             <section class="conversation-group" aria-labelledby=format!("group-{group:?}")>
-                <h2 class="group-label" id=format!("group-{group:?}")>{group.label()}</h2>
+                <h2 class="group-label" id=format!("group-{group:?}")>{group.label(crate::ui::locale::tr())}</h2>
                 <ul class="conversation-list">
                     <For each=move || items_of(group) key=|c| (c.id.clone(), c.title.clone()) let:item>
                         <ConversationItem item close/>
@@ -83,6 +85,7 @@ fn Workspaces() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let naming = RwSignal::new(None::<bool>);
     let draft = RwSignal::new(String::new());
+    let t = crate::ui::locale::tr();
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let name = draft.get_untracked();
@@ -98,7 +101,7 @@ fn Workspaces() -> impl IntoView {
     view! {
         <div class="workspaces">
             <label class="workspace-picker">
-                "Workspace"
+                {t.workspace}
                 <select
                     prop:value=move || chat.workspace.get().unwrap_or_default()
                     on:change=move |ev| chat.switch_workspace(event_target_value(&ev))
@@ -111,7 +114,7 @@ fn Workspaces() -> impl IntoView {
             {move || match naming.get() {
                 None => view! {
                     <div class="workspace-actions">
-                        <button type="button" class="action" on:click=move |_| { draft.set(String::new()); naming.set(Some(true)); }>"New workspace"</button>
+                        <button type="button" class="action" on:click=move |_| { draft.set(String::new()); naming.set(Some(true)); }>{t.new_workspace}</button>
                         <button type="button" class="action" on:click=move |_| {
                             let name = chat.workspaces.with_untracked(|l| {
                                 let id = chat.workspace.get_untracked();
@@ -119,19 +122,19 @@ fn Workspaces() -> impl IntoView {
                             });
                             draft.set(name.unwrap_or_default());
                             naming.set(Some(false));
-                        }>"Rename workspace"</button>
+                        }>{t.rename_workspace}</button>
                     </div>
                 }.into_any(),
                 Some(creating) => view! {
                     <form class="rename-form" on:submit=submit>
                         <input
                             type="text"
-                            aria-label=if creating { "New workspace name" } else { "Workspace name" }
+                            aria-label=if creating { t.new_workspace_name } else { t.workspace_name }
                             prop:value=move || draft.get()
                             on:input=move |ev| draft.set(event_target_value(&ev))
                         />
-                        <button type="submit" class="action">{if creating { "Create" } else { "Save" }}</button>
-                        <button type="button" class="action" on:click=move |_| naming.set(None)>"Cancel"</button>
+                        <button type="submit" class="action">{if creating { t.create } else { t.save }}</button>
+                        <button type="button" class="action" on:click=move |_| naming.set(None)>{t.cancel}</button>
                     </form>
                 }.into_any(),
             }}
@@ -147,6 +150,7 @@ fn Search(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
     let query = RwSignal::new(String::new());
     let thinking = RwSignal::new(false);
     let hits = RwSignal::new(None::<Vec<crate::domain::history::SearchHit>>);
+    let t = crate::ui::locale::tr();
     let run = move || {
         let q = query.get_untracked();
         if q.trim().is_empty() {
@@ -159,7 +163,7 @@ fn Search(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
                 Ok(found) => hits.set(Some(found)),
                 Err(e) => chat.notify(
                     crate::client::controller::NoticeKind::Server,
-                    format!("The search did not run ({}).", e.0.message),
+                    crate::i18n::fill(t.search_failed, &[("detail", &e.0.message)]),
                 ),
             }
         });
@@ -168,8 +172,8 @@ fn Search(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
         <form class="search" role="search" on:submit=move |ev| { ev.prevent_default(); run(); }>
             <input
                 type="search"
-                aria-label="Search chats"
-                placeholder="Search chats"
+                aria-label=t.search_chats
+                placeholder=t.search_chats
                 prop:value=move || query.get()
                 on:input=move |ev| {
                     query.set(event_target_value(&ev));
@@ -180,22 +184,22 @@ fn Search(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
             />
             <label class="checkbox">
                 <input type="checkbox" prop:checked=move || thinking.get() on:change=move |_| { thinking.update(|t| *t = !*t); run(); }/>
-                "Include thinking"
+                {t.include_thinking}
             </label>
         </form>
         {move || hits.get().map(|found| view! {
-            <section class="search-results" aria-label="Search results">
+            <section class="search-results" aria-label=t.search_results>
                 {if found.is_empty() {
-                    view! { <p class="search-empty">"Nothing found."</p> }.into_any()
+                    view! { <p class="search-empty">{t.nothing_found}</p> }.into_any()
                 } else {
                     view! {
                         <ul>
                             {found.into_iter().map(|hit| {
                                 let (conversation, message) = (hit.conversation_id.clone(), hit.message_id.clone());
                                 let kind = match hit.kind {
-                                    crate::domain::history::HitKind::Thinking => "in the thinking",
-                                    crate::domain::history::HitKind::Question => "in your message",
-                                    crate::domain::history::HitKind::Answer => "in the answer",
+                                    crate::domain::history::HitKind::Thinking => t.hit_in_thinking,
+                                    crate::domain::history::HitKind::Question => t.hit_in_message,
+                                    crate::domain::history::HitKind::Answer => t.hit_in_answer,
                                 };
                                 view! {
                                     <li>
@@ -261,8 +265,9 @@ fn ConversationItem(
     let draft = RwSignal::new(item.title.clone());
     let id = StoredValue::new(item.id.clone());
     let current = move || chat.conversation_id.with(|c| id.with_value(|id| c == id));
+    let t = crate::ui::locale::tr();
     let title = if item.title.is_empty() {
-        "New chat".to_string()
+        t.new_chat.to_string()
     } else {
         item.title.clone()
     };
@@ -313,18 +318,18 @@ fn ConversationItem(
                         <summary
                             class="icon-button"
                             id=move || id.with_value(|id| format!("row-menu-{id}"))
-                            aria-label=format!("Options for {title_for_label}")
+                            aria-label=crate::i18n::fill(t.options_for, &[("title", &title_for_label)])
                         >
                             {icon(Icon::More)}
                         </summary>
                         <div class="menu-panel">
                             <button type="button" class="menu-item" on:click=move |_| mode.set(Mode::Renaming)>
                                 {icon(Icon::Edit)}
-                                "Rename"
+                                {t.rename}
                             </button>
                             <button type="button" class="menu-item danger" on:click=move |_| mode.set(Mode::ConfirmDelete)>
                                 {icon(Icon::Trash)}
-                                "Delete"
+                                {t.delete}
                             </button>
                         </div>
                     </details>
@@ -339,7 +344,7 @@ fn ConversationItem(
                             mode.set(Mode::Normal);
                         }
                     >
-                        <label class="visually-hidden" for=move || id.with_value(|id| format!("rename-{id}"))>"New title"</label>
+                        <label class="visually-hidden" for=move || id.with_value(|id| format!("rename-{id}"))>{t.new_title}</label>
                         <input
                             node_ref=rename_input
                             id=move || id.with_value(|id| format!("rename-{id}"))
@@ -353,14 +358,14 @@ fn ConversationItem(
                                 }
                             }
                         />
-                        <button type="submit" class="action">"Save"</button>
-                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|stop| stop())>"Cancel"</button>
+                        <button type="submit" class="action">{t.save}</button>
+                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|stop| stop())>{t.cancel}</button>
                     </form>
                 }
                 .into_any(),
                 Mode::ConfirmDelete => view! {
-                    <div class="confirm-delete" role="group" aria-label="Confirm delete">
-                        <span>"Delete this chat?"</span>
+                    <div class="confirm-delete" role="group" aria-label=t.confirm_delete>
+                        <span>{t.delete_this_chat}</span>
                         <button
                             type="button"
                             class="action danger"
@@ -369,9 +374,9 @@ fn ConversationItem(
                                 mode.set(Mode::Normal);
                             }
                         >
-                            "Yes, delete"
+                            {t.yes_delete}
                         </button>
-                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|back| back())>"Keep"</button>
+                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|back| back())>{t.keep}</button>
                     </div>
                 }
                 .into_any(),

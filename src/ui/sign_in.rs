@@ -35,26 +35,30 @@ pub fn SignIn(
                     }
                 }
                 Err(e) => {
-                    error.set(Some(e.0.message));
+                    error.set(Some(crate::client::labels::failure_text(
+                        &e.0,
+                        crate::client::browser::page_locale(),
+                    )));
                     busy.set(false);
                 }
             }
         });
     };
+    let t = crate::ui::locale::tr();
     let title = if setup {
-        "Create the admin account"
+        t.create_admin
     } else {
-        "Sign in to Ponder"
+        t.sign_in_title
     };
     view! {
         <main class="sign-in" aria-labelledby="sign-in-title">
             <form class="sign-in-form" on:submit=submit>
                 <h1 id="sign-in-title">{title}</h1>
                 {setup.then(|| view! {
-                    <p class="sign-in-note">"Nobody uses this Ponder yet: the first account is its admin, who can add the others."</p>
+                    <p class="sign-in-note">{t.first_account_note}</p>
                 })}
                 <label>
-                    "Name"
+                    {t.name}
                     <input
                         type="text"
                         name="name"
@@ -65,7 +69,7 @@ pub fn SignIn(
                     />
                 </label>
                 <label>
-                    "Password"
+                    {t.password}
                     <input
                         type="password"
                         name="password"
@@ -78,7 +82,7 @@ pub fn SignIn(
                 </label>
                 {move || error.get().map(|e| view! { <p class="sign-in-error" role="alert">{e}</p> })}
                 <button type="submit" class="action primary" disabled=move || busy.get()>
-                    {if setup { "Create account" } else { "Sign in" }}
+                    {if setup { t.create_account } else { t.sign_in }}
                 </button>
             </form>
         </main>

@@ -23,13 +23,14 @@ fn link_for(url: &str) -> Option<String> {
 pub fn SourcesList(turn: RwSignal<TurnState>) -> impl IntoView {
     // Sources only ever arrive: their count says when the list changed, so a frame of answer
     // text neither copies nor re-renders it.
+    let t = crate::ui::locale::tr();
     let count = Memo::new(move |_| turn.with(|t| t.sources.len()));
     move || {
         (count.get() > 0).then(|| {
             let list = turn.with_untracked(|t| t.sources.clone());
             view! {
-                <section class="sources" aria-label="Sources">
-                    <h3 class="sources-title">"Sources"</h3>
+                <section class="sources" aria-label=t.sources>
+                    <h3 class="sources-title">{t.sources}</h3>
                     <ol class="sources-list">
                         {list.into_iter().map(|s| view! { <SourceItem source=s/> }).collect_view()}
                     </ol>

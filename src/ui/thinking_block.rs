@@ -28,6 +28,8 @@ pub fn ThinkingBlock(
     on_need_text: Callback<()>,
 ) -> impl IntoView {
     let clock = expect_context::<Clock>();
+    let l = crate::ui::locale::locale();
+    let t = l.catalogue();
     // Each part of the block is read where it lives (the turn holds up to megabytes of
     // reasoning), so a frame of answer text neither copies the block nor re-renders it.
     let status = Memo::new(move |_| read_block(turn, index, |b| b.status));
@@ -112,7 +114,7 @@ pub fn ThinkingBlock(
         kind.track();
         timing.track();
         text_len.track();
-        untrack(|| read_block(turn, index, |b| labels::header(b, now)))
+        untrack(|| read_block(turn, index, |b| labels::header(b, now, l)))
     });
     let label = move || header.get();
     let peek = move || {
@@ -125,7 +127,8 @@ pub fn ThinkingBlock(
             .map(|line| view! { <span class="thinking-peek">" — " {line}</span> })
     };
     let note = move || {
-        labels::origin_note(kind.get()).map(|n| view! { <span class="thinking-origin">{n}</span> })
+        labels::origin_note(kind.get(), l)
+            .map(|n| view! { <span class="thinking-origin">{n}</span> })
     };
     let text = move |read: &mut dyn FnMut(&str)| read_block(turn, index, |b| read(&b.text));
     let classes = move || {
@@ -142,7 +145,7 @@ pub fn ThinkingBlock(
         <Show
             when=move || has_text.get()
             fallback=move || view! {
-                <div class=move || format!("{} thinking-empty", classes()) role="group" aria-label="Reasoning">
+                <div class=move || format!("{} thinking-empty", classes()) role="group" aria-label=t.reasoning>
                     <div class="thinking-header">
                         <span class="thinking-indicator" aria-hidden="true"></span>
                         <span class="thinking-label">{label}</span>
@@ -162,7 +165,7 @@ pub fn ThinkingBlock(
                     class="thinking-scroll"
                     tabindex="0"
                     role="region"
-                    aria-label="Reasoning text"
+                    aria-label=t.reasoning_text
                     node_ref=scratch
                     on:scroll=move |_| {
                         if let Some(el) = scratch.get_untracked() {
@@ -171,10 +174,10 @@ pub fn ThinkingBlock(
                     }
                 >
                     <Show when=move || waits_for_text.get()>
-                        <p class="thinking-loading" role="status">"Loading the reasoning…"</p>
+                        <p class="thinking-loading" role="status">{t.loading_reasoning}</p>
                     </Show>
                     <Show when=move || kind.get() == ThinkingKind::Summary>
-                        <p class="thinking-summary-note">"Summary of the model's reasoning"</p>
+                        <p class="thinking-summary-note">{t.summary_of_reasoning}</p>
                     </Show>
                     <MarkdownView text streaming=Signal::derive(move || turn.with(|t| t.phase.is_running())) class="thinking-text"/>
                 </div>

@@ -16,6 +16,8 @@ pub fn ToolStepCard(
     /// The step's position in the turn's tools.
     index: usize,
 ) -> impl IntoView {
+    let l = crate::ui::locale::locale();
+    let t = l.catalogue();
     let step = Memo::new(move |_| turn.with(|t| t.tools.get(index).cloned().unwrap_or_default()));
     move || {
         let ToolStep {
@@ -25,7 +27,7 @@ pub fn ToolStepCard(
             output,
             ..
         } = step.get();
-        let label = tool_label(&name);
+        let label = tool_label(&name, l);
         let classes = match status {
             ToolStatus::Running => "tool-step running",
             ToolStatus::Finished => "tool-step finished",
@@ -35,9 +37,9 @@ pub fn ToolStepCard(
             <span class="tool-indicator" aria-hidden="true"></span>
             <span class="tool-name">{label.clone()}</span>
             {(!input.is_empty()).then(|| view! { <span class="tool-input" dir="auto">{input.clone()}</span> })}
-            <span class="tool-status">{tool_status(status)}</span>
+            <span class="tool-status">{tool_status(status, l)}</span>
         };
-        let group = format!("Tool: {label}");
+        let group = crate::i18n::fill(t.tool_card, &[("tool", &label)]);
         if output.is_empty() {
             view! {
                 <div class=classes role="group" aria-label=group>
@@ -50,7 +52,7 @@ pub fn ToolStepCard(
                 <div class=classes role="group" aria-label=group>
                     <details class="tool-details">
                         <summary>{header}</summary>
-                        <div class="tool-output" dir="auto" tabindex="0" role="region" aria-label="Tool output">{output}</div>
+                        <div class="tool-output" dir="auto" tabindex="0" role="region" aria-label=t.tool_output>{output}</div>
                     </details>
                 </div>
             }

@@ -78,7 +78,17 @@ pub enum Scenario {
     /// title, an OSC 52 clipboard write, 8-bit CSI) and bidi controls, as thinking and as
     /// answer: what a terminal client must never pass through.
     Tty,
+    /// `[bidi]`: reasoning in Arabic, then an answer that mixes an English paragraph, an Arabic
+    /// paragraph, an Arabic list and code: each block must read in its own direction.
+    Bidi,
 }
+
+/// `[bidi]`'s reasoning, in Arabic.
+pub const BIDI_THINKING: &str =
+    "السؤال عن التحية بلغتين. سأكتب فقرة بالإنجليزية وفقرة بالعربية ومثالًا برمجيًا.";
+
+/// `[bidi]`'s answer: paragraphs in two directions, a list, inline code and a code block.
+pub const BIDI_ANSWER: &str = "Hello is the usual greeting in English.\n\nمرحبًا هي التحية المعتادة بالعربية، وتُكتب من اليمين إلى اليسار.\n\n- السلام عليكم\n- أهلًا وسهلًا\n\nIn code, `greet(\"مرحبًا\")` prints it:\n\n```python\nprint(\"مرحبًا\")  # greet\n```\n";
 
 /// `[code]`'s answer: fenced blocks the page highlights once each is finished.
 pub const CODE_ANSWER: &str = "In Rust:\n\n```rust\nfn square(x: u32) -> u32 {\n    // multiply\n    x * x\n}\n```\n\nIn Python:\n\n```python\ndef square(x):\n    return x * x  # \"same\"\n```\n\nThe change:\n\n```diff\n-let y = x + x;\n+let y = x * x;\n```\n\nAnd in a language nobody knows:\n\n```klingon\nqapla' <b>not markup</b>\n```\n";
@@ -91,7 +101,8 @@ pub const MATH_THINKING: &str = "The area under $y = x^2$ from 0 to 1 is \\(\\in
 pub const MATH_ANSWER: &str = "The integral is $\\int_0^1 x^2\\,dx = \\frac{1}{3}$, and by Pythagoras \\(a^2 + b^2 = c^2\\).\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$\n\n\\[ E = mc^2 \\]\n\nIt costs $5 and $10 at most.\n\nThis one is broken: $\\notacommand{x}$.\n";
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 29] = [
+    const TAGS: [(&'static str, Scenario); 30] = [
+        ("[bidi]", Scenario::Bidi),
         ("[xss-sources]", Scenario::XssSources),
         ("[tools]", Scenario::Tools),
         ("[perf-rich]", Scenario::PerfRich),
@@ -381,6 +392,7 @@ impl Scenario {
         Scenario::Tools => ok(tools_script()),
         Scenario::XssSources => Script { fast: true, ..ok(xss_sources_script()) },
         Scenario::Code => ok(vec![Step::Think("Three short examples should do.".into()), Step::Answer(CODE_ANSWER.into())]),
+        Scenario::Bidi => ok(vec![Step::Think(BIDI_THINKING.into()), Step::Answer(BIDI_ANSWER.into())]),
         Scenario::Tty => {
             let hostile = [
                 "\u{1b}]0;pwned-title\u{7}",

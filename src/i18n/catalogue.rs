@@ -1,0 +1,382 @@
+//! What a catalogue holds: every word the page, its accessible names and the terminal client
+//! show, as one struct per locale. A field missing from a locale does not compile, so every key
+//! exists in every catalogue by construction.
+//!
+//! Templates name their values in braces (`{n}`, `{title}`); [`super::fill`] puts them in.
+//! Counts are [`Plural`]s, chosen by the locale's CLDR rule; numbers inside them are already
+//! formatted for the locale.
+
+/// The forms of a counted phrase, one per CLDR plural category. A locale fills the categories
+/// its rule uses (English: one, other; Arabic: all six); the others repeat `other`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Plural {
+    pub zero: &'static str,
+    pub one: &'static str,
+    pub two: &'static str,
+    pub few: &'static str,
+    pub many: &'static str,
+    pub other: &'static str,
+}
+
+impl Plural {
+    /// A phrase with one form (Japanese).
+    pub const fn same(other: &'static str) -> Plural {
+        Plural {
+            zero: other,
+            one: other,
+            two: other,
+            few: other,
+            many: other,
+            other,
+        }
+    }
+
+    /// A phrase with a singular and a plural (English).
+    pub const fn two(one: &'static str, other: &'static str) -> Plural {
+        Plural {
+            one,
+            ..Plural::same(other)
+        }
+    }
+
+    /// Portuguese: singular, plural, and the "many" of round millions ("1.000.000 de palavras").
+    pub const fn three(one: &'static str, many: &'static str, other: &'static str) -> Plural {
+        Plural {
+            one,
+            many,
+            ..Plural::same(other)
+        }
+    }
+
+    /// Arabic: all six forms.
+    pub const fn six(
+        zero: &'static str,
+        one: &'static str,
+        two: &'static str,
+        few: &'static str,
+        many: &'static str,
+        other: &'static str,
+    ) -> Plural {
+        Plural {
+            zero,
+            one,
+            two,
+            few,
+            many,
+            other,
+        }
+    }
+}
+
+/// Every user-visible string of Ponder, in one language.
+#[derive(Debug, serde::Serialize)]
+pub struct Catalogue {
+    /// The language's own name, as the language picker lists it.
+    pub language_name: &'static str,
+
+    // ---- the thinking block ----
+    /// The live header: `{time}` is [`Catalogue::seconds_short`].
+    pub thinking_live: &'static str,
+    /// The bare word while thinking (announcements, the restored state, the peek's lead).
+    pub thinking: &'static str,
+    /// A finished block under one second.
+    pub thought: &'static str,
+    /// A finished block: `{time}` is a duration.
+    pub thought_for: &'static str,
+    /// A block the reader or a failure stopped, under one second.
+    pub thinking_stopped: &'static str,
+    /// A block stopped: `{time}` is a duration.
+    pub thinking_stopped_after: &'static str,
+    /// Put after the time of a block cut short by "Answer now": `{label}` is the header so far.
+    pub cut_short: &'static str,
+    /// Between the time and the word count.
+    pub separator: &'static str,
+    /// The word count of a block.
+    pub words: Plural,
+    /// Seconds with one decimal ("4.2s"), or whole seconds for the live counter ("12s").
+    pub seconds_short: &'static str,
+    /// Minutes and seconds ("1m 12s").
+    pub minutes_seconds_short: &'static str,
+    /// The polite announcement when a block ends under a second.
+    pub announce_under_a_second: &'static str,
+    /// The polite announcement when a block ends: "Thought for 4 seconds".
+    pub announce_thought_for: Plural,
+    pub announce_generating: &'static str,
+    pub announce_done: &'static str,
+    pub announce_stopped: &'static str,
+    /// `{message}` is the error, already in this language.
+    pub announce_error: &'static str,
+    /// A tool started: `{tool}` is its label.
+    pub announce_tool_running: &'static str,
+    pub announce_tool_done: &'static str,
+    pub announce_tool_failed: &'static str,
+    /// Where the reasoning came from, when it is not the raw scratchpad.
+    pub origin_summary: &'static str,
+    pub origin_redacted: &'static str,
+    /// The accessible name of a block's text region.
+    pub reasoning_text: &'static str,
+    /// The group of a turn's blocks.
+    pub reasoning: &'static str,
+    pub loading_reasoning: &'static str,
+    pub summary_of_reasoning: &'static str,
+    /// The three ways a block may behave, in settings.
+    pub pref_auto: &'static str,
+    pub pref_open: &'static str,
+    pub pref_collapsed: &'static str,
+
+    // ---- tools and sources ----
+    pub tool_web_search: &'static str,
+    pub tool_google_search: &'static str,
+    pub tool_code_execution: &'static str,
+    pub tool_web_page: &'static str,
+    pub tool_file_search: &'static str,
+    pub tool_running: &'static str,
+    pub tool_done: &'static str,
+    pub tool_failed: &'static str,
+    /// The accessible name of a tool card: `{tool}` is its label.
+    pub tool_card: &'static str,
+    pub tool_output: &'static str,
+    pub sources: &'static str,
+
+    // ---- the message bubble ----
+    /// The chip every assistant answer carries.
+    pub ai_disclaimer: &'static str,
+    pub disclaimer_title: &'static str,
+    pub disclaimer_body: &'static str,
+    pub disclaimer_advice: &'static str,
+    pub got_it: &'static str,
+    pub message_from_you: &'static str,
+    pub message_from_you_edited: &'static str,
+    pub message_from_assistant: &'static str,
+    /// The versions of a message the user edited.
+    pub earlier_versions: Plural,
+    pub copy: &'static str,
+    pub copied: &'static str,
+    pub copy_message: &'static str,
+    pub edit_message: &'static str,
+    pub branch_from_here: &'static str,
+    pub stopped: &'static str,
+    pub retry: &'static str,
+    pub send_without_setting: &'static str,
+    pub model_of_answer: &'static str,
+    pub answer_versions: &'static str,
+    pub previous_version: &'static str,
+    pub next_version: &'static str,
+    /// `{n}` of `{total}`, the version shown.
+    pub version_of: &'static str,
+    pub stop_answer: &'static str,
+    pub copy_answer: &'static str,
+    pub regenerate_answer: &'static str,
+    pub answer_now: &'static str,
+    pub think_more: &'static str,
+    pub formula_not_typeset: &'static str,
+    pub copy_code: &'static str,
+
+    // ---- the composer ----
+    pub editing_notice: &'static str,
+    pub cancel_edit: &'static str,
+    pub message: &'static str,
+    pub message_placeholder: &'static str,
+    pub send: &'static str,
+    pub sending: &'static str,
+    pub stop_generating: &'static str,
+    pub composer_hint: &'static str,
+
+    // ---- the conversation ----
+    pub conversation: &'static str,
+    pub jump_to_latest: &'static str,
+    pub show_earlier_messages: Plural,
+    pub empty_chat: &'static str,
+    pub connection_lost: &'static str,
+
+    // ---- the sidebar ----
+    pub conversations: &'static str,
+    pub new_chat: &'static str,
+    pub chats_in_browser: &'static str,
+    pub browser_holds_chats: Plural,
+    pub import_them: &'static str,
+    pub not_now: &'static str,
+    pub workspace: &'static str,
+    pub new_workspace: &'static str,
+    pub rename_workspace: &'static str,
+    pub new_workspace_name: &'static str,
+    pub workspace_name: &'static str,
+    pub create: &'static str,
+    pub save: &'static str,
+    pub cancel: &'static str,
+    pub search_chats: &'static str,
+    pub include_thinking: &'static str,
+    pub search_results: &'static str,
+    pub nothing_found: &'static str,
+    /// The menu of one chat: `{title}`.
+    pub options_for: &'static str,
+    pub rename: &'static str,
+    pub delete: &'static str,
+    pub new_title: &'static str,
+    pub confirm_delete: &'static str,
+    pub delete_this_chat: &'static str,
+    pub yes_delete: &'static str,
+    pub keep: &'static str,
+    pub today: &'static str,
+    pub yesterday: &'static str,
+    pub previous_7_days: &'static str,
+    pub older: &'static str,
+    pub open_sidebar: &'static str,
+    pub close: &'static str,
+
+    // ---- menus ----
+    pub settings: &'static str,
+    pub thinking_blocks: &'static str,
+    pub new_chats_use: &'static str,
+    pub model_used_last: &'static str,
+    pub default_model: &'static str,
+    pub language: &'static str,
+    pub account: &'static str,
+    pub signed_in_as: &'static str,
+    pub tokens_and_users: &'static str,
+    pub tokens: &'static str,
+    pub sign_out: &'static str,
+    pub sign_out_everywhere: &'static str,
+    pub all_thinking_blocks: &'static str,
+    pub expand_all: &'static str,
+    pub collapse_all: &'static str,
+    pub export: &'static str,
+    pub download_markdown: &'static str,
+    pub download_json: &'static str,
+    pub import_json: &'static str,
+
+    // ---- the model picker ----
+    /// `{model}`.
+    pub model_named: &'static str,
+    pub search_models: &'static str,
+    pub search_models_placeholder: &'static str,
+    pub models: &'static str,
+    pub no_model_matches: &'static str,
+    /// `{shown}` of `{total}`.
+    pub showing_models: &'static str,
+    pub thinking_on: &'static str,
+    pub thinking_off: &'static str,
+    pub effort: &'static str,
+    pub effort_default: &'static str,
+    pub effort_low: &'static str,
+    pub effort_medium: &'static str,
+    pub effort_high: &'static str,
+
+    // ---- notices ----
+    pub notices: &'static str,
+    pub undo: &'static str,
+    pub dismiss_notice: &'static str,
+    /// The notices the page raises; `{detail}` is why, from the server or the browser.
+    pub answer_now_failed: &'static str,
+    pub workspaces_not_loaded: &'static str,
+    pub workspace_settings_not_loaded: &'static str,
+    pub workspace_not_made: &'static str,
+    pub workspace_not_renamed: &'static str,
+    pub some_chats_not_imported: &'static str,
+    pub chats_moved_to_server: Plural,
+    pub server_copy_not_exported: &'static str,
+    pub not_an_export: &'static str,
+    /// `{title}`.
+    pub imported: &'static str,
+    pub imported_before: &'static str,
+    pub import_failed: &'static str,
+    pub chat_gone_from_server: &'static str,
+    pub chat_not_loaded: &'static str,
+    pub chats_not_listed: &'static str,
+    pub storage_unreadable: &'static str,
+    pub setting_kept_locally: &'static str,
+    pub earlier_not_loaded: &'static str,
+    pub chat_no_longer_saved: &'static str,
+    pub chat_not_renamed: &'static str,
+    pub deleted_chat: &'static str,
+    pub chat_not_deleted: &'static str,
+    pub chat_not_restored: &'static str,
+    pub deleted_in_other_tab: &'static str,
+    pub changed_in_other_tab: &'static str,
+    pub version_not_kept: &'static str,
+    pub chat_not_branched: &'static str,
+    pub reasoning_not_loaded: &'static str,
+    pub stop_failed: &'static str,
+    pub search_failed: &'static str,
+    pub storage_full: &'static str,
+    pub storage_unavailable: &'static str,
+    pub storage_failed: &'static str,
+
+    // ---- signing in and the account panel ----
+    pub create_admin: &'static str,
+    pub sign_in_title: &'static str,
+    pub first_account_note: &'static str,
+    pub name: &'static str,
+    pub password: &'static str,
+    pub create_account: &'static str,
+    pub sign_in: &'static str,
+    /// The panel's title: `{name}`.
+    pub account_of: &'static str,
+    pub tokens_not_listed: &'static str,
+    pub token_not_made: &'static str,
+    pub token_not_revoked: &'static str,
+    pub token_use: &'static str,
+    /// `{name}`: the token, shown once.
+    pub token_shown_once: &'static str,
+    pub copy_token: &'static str,
+    pub your_tokens: &'static str,
+    /// `{when}`.
+    pub last_used: &'static str,
+    pub never_used: &'static str,
+    /// `{name}`.
+    pub revoke_token: &'static str,
+    pub revoke: &'static str,
+    pub new_token_name: &'static str,
+    pub make_token: &'static str,
+    pub users_not_listed: &'static str,
+    pub user_not_added: &'static str,
+    pub user_not_removed: &'static str,
+    pub users: &'static str,
+    /// `{name}`.
+    pub remove_user: &'static str,
+    pub remove: &'static str,
+    pub their_chats_go: &'static str,
+    pub remove_for_good: &'static str,
+    pub new_user_name: &'static str,
+    pub their_password: &'static str,
+    pub admin: &'static str,
+    pub add_user: &'static str,
+
+    // ---- the page ----
+    pub page_not_found: &'static str,
+    pub back_to_chat: &'static str,
+
+    // ---- exports ----
+    pub export_you: &'static str,
+    pub export_assistant: &'static str,
+    /// `> Tool {tool} ({status})`.
+    pub export_tool: &'static str,
+
+    // ---- turn endings the page words itself (the server's arrive with a code, below) ----
+    pub error_stream_ended: &'static str,
+    pub error_no_answer_after_thinking: &'static str,
+    pub error_tool_calls: &'static str,
+    pub error_empty_answer: &'static str,
+    /// `{seconds}`.
+    pub error_first_frame_timeout: &'static str,
+    pub error_closed_before_start: &'static str,
+    pub error_interrupted: &'static str,
+
+    // ---- added with the wiring ----
+    /// The mark on a message the reader edited.
+    pub edited: &'static str,
+    /// Where a search result matched.
+    pub hit_in_thinking: &'static str,
+    pub hit_in_message: &'static str,
+    pub hit_in_answer: &'static str,
+    /// The tag on a model that reasons, in the model picker.
+    pub model_tag_reasons: &'static str,
+    /// How many models the picker lists.
+    pub model_count: Plural,
+    /// The account panel's tokens heading.
+    pub api_tokens: &'static str,
+    /// A tool step's state in a Markdown export.
+    pub export_running: &'static str,
+    pub export_finished: &'static str,
+    pub export_failed: &'static str,
+}

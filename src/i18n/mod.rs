@@ -1,0 +1,306 @@
+//! The languages Ponder speaks: English, Brazilian Portuguese, Japanese and Arabic.
+//!
+//! One [`Catalogue`] per locale holds every user-visible string; the functions here choose the
+//! locale (from a stored choice or `Accept-Language`), pick plural forms by each language's CLDR
+//! rule and format numbers the way its readers write them. Pure, shared by the server's render,
+//! the browser and the terminal client, so the page hydrates with the very words the server
+//! wrote.
+
+mod ar;
+pub mod catalogue;
+mod en;
+pub mod errors;
+mod ja;
+mod pt_br;
+
+pub use catalogue::{Catalogue, Plural};
+
+/// A language of the interface. Model output and Ponder's own name are never translated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Locale {
+    #[default]
+    En,
+    PtBr,
+    Ja,
+    Ar,
+}
+
+/// Which way a locale's interface runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Ltr,
+    Rtl,
+}
+
+/// The name of the cookie that keeps the reader's choice when nobody is signed in.
+pub const COOKIE: &str = "ponder_locale";
+
+impl Locale {
+    /// Every locale, in the order the language picker lists them.
+    pub const ALL: [Locale; 4] = [Locale::En, Locale::PtBr, Locale::Ja, Locale::Ar];
+
+    /// The BCP 47 tag, as `<html lang>`, the cookie and the preferences carry it.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Locale::En => "en",
+            Locale::PtBr => "pt-BR",
+            Locale::Ja => "ja",
+            Locale::Ar => "ar",
+        }
+    }
+
+    /// The locale a tag names: exact tags, any region of a language we have (`pt-PT` reads
+    /// Brazilian Portuguese, `ar-EG` Arabic), case-insensitively.
+    pub fn from_tag(tag: &str) -> Option<Locale> {
+        let tag = tag.trim();
+        let language = tag.split(['-', '_']).next().unwrap_or("");
+        match language.to_ascii_lowercase().as_str() {
+            "en" => Some(Locale::En),
+            "pt" => Some(Locale::PtBr),
+            "ja" => Some(Locale::Ja),
+            "ar" => Some(Locale::Ar),
+            _ => None,
+        }
+    }
+
+    pub fn dir(self) -> Direction {
+        match self {
+            Locale::Ar => Direction::Rtl,
+            _ => Direction::Ltr,
+        }
+    }
+
+    /// `"ltr"` or `"rtl"`, as the `dir` attribute takes it.
+    pub fn dir_attr(self) -> &'static str {
+        match self.dir() {
+            Direction::Ltr => "ltr",
+            Direction::Rtl => "rtl",
+        }
+    }
+
+    pub fn catalogue(self) -> &'static Catalogue {
+        match self {
+            Locale::En => &en::EN,
+            Locale::PtBr => &pt_br::PT_BR,
+            Locale::Ja => &ja::JA,
+            Locale::Ar => &ar::AR,
+        }
+    }
+
+    /// A terminal's language, from the first of `LC_ALL`, `LC_MESSAGES` and `LANG` that is set
+    /// (`pt_BR.UTF-8`, `ja_JP.UTF-8`); English for `C`, `POSIX` or none.
+    pub fn from_posix(var: impl Fn(&str) -> Option<String>) -> Locale {
+        ["LC_ALL", "LC_MESSAGES", "LANG"]
+            .into_iter()
+            .filter_map(var)
+            .find(|v| !v.is_empty())
+            .and_then(|v| Locale::from_tag(v.split(['.', '@']).next().unwrap_or("")))
+            .unwrap_or_default()
+    }
+
+    /// The first locale we speak in an `Accept-Language` header, by its `q` weights (ties keep
+    /// the header's order); English when none is.
+    pub fn negotiate(accept_language: &str) -> Locale {
+        let mut best: Option<(f32, usize, Locale)> = None;
+        for (i, item) in accept_language.split(',').enumerate() {
+            let mut parts = item.split(';');
+            let tag = parts.next().unwrap_or("").trim();
+            let q = parts
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .filter_map(|q| q.trim().parse::<f32>().ok())
+                .next()
+                .unwrap_or(1.0);
+            if q.is_nan() || q <= 0.0 {
+                continue;
+            }
+            if let Some(locale) = Locale::from_tag(tag) {
+                if best.is_none_or(|(bq, bi, _)| q > bq || (q == bq && i < bi)) {
+                    best = Some((q, i, locale));
+                }
+            }
+        }
+        best.map(|(_, _, l)| l).unwrap_or_default()
+    }
+
+    /// The locale of a page: the reader's stored choice if it names one, else the browser's
+    /// languages.
+    pub fn choose(stored: Option<&str>, accept_language: Option<&str>) -> Locale {
+        stored
+            .and_then(Locale::from_tag)
+            .unwrap_or_else(|| Locale::negotiate(accept_language.unwrap_or("")))
+    }
+
+    /// The CLDR plural category of a count written with `decimals` fraction digits.
+    pub fn plural(self, n: f64, decimals: usize) -> PluralCategory {
+        plural_category(self, n, decimals)
+    }
+
+    /// Picks and fills the form of `phrase` for `n` (an integer count).
+    pub fn count(self, phrase: &Plural, n: u64) -> String {
+        let form = match self.plural(n as f64, 0) {
+            PluralCategory::Zero => phrase.zero,
+            PluralCategory::One => phrase.one,
+            PluralCategory::Two => phrase.two,
+            PluralCategory::Few => phrase.few,
+            PluralCategory::Many => phrase.many,
+            PluralCategory::Other => phrase.other,
+        };
+        fill(form, &[("n", &self.integer(n))])
+    }
+
+    /// An integer with the locale's digit grouping: 1,234 / 1.234.
+    pub fn integer(self, n: u64) -> String {
+        let digits = n.to_string();
+        let sep = self.group_separator();
+        let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(sep);
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    /// A number with exactly one fraction digit, in the locale's way: 4.2 / 4,2.
+    pub fn one_decimal(self, x: f64) -> String {
+        let tenths = (x * 10.0).round().max(0.0) as u64;
+        format!(
+            "{}{}{}",
+            self.integer(tenths / 10),
+            self.decimal_separator(),
+            tenths % 10
+        )
+    }
+
+    fn decimal_separator(self) -> char {
+        match self {
+            Locale::PtBr => ',',
+            _ => '.',
+        }
+    }
+
+    fn group_separator(self) -> char {
+        match self {
+            Locale::PtBr => '.',
+            _ => ',',
+        }
+    }
+}
+
+/// Every catalogue as JSON (`{"en": {...}, "pt-BR": {...}, ...}`), for `ponder catalogue`: the
+/// end-to-end suite reads the page's words from it, and translators can review them side by side.
+pub fn catalogues_json() -> String {
+    let all: serde_json::Map<String, serde_json::Value> = Locale::ALL
+        .iter()
+        .map(|l| {
+            let value = serde_json::to_value(l.catalogue()).unwrap_or_default();
+            (l.tag().to_string(), value)
+        })
+        .collect();
+    serde_json::to_string_pretty(&all).unwrap_or_default()
+}
+
+/// The six categories CLDR's plural rules sort numbers into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PluralCategory {
+    Zero,
+    One,
+    Two,
+    Few,
+    Many,
+    Other,
+}
+
+/// CLDR's cardinal rules for our four languages (`n` the absolute value, `i` its integer part,
+/// `v` the count of visible fraction digits).
+fn plural_category(locale: Locale, n: f64, v: usize) -> PluralCategory {
+    use PluralCategory::*;
+    let n = n.abs();
+    let i = n.trunc() as u64;
+    let integral = v == 0 && n.fract() == 0.0;
+    match locale {
+        Locale::En => {
+            if i == 1 && v == 0 {
+                One
+            } else {
+                Other
+            }
+        }
+        Locale::PtBr => {
+            if i <= 1 {
+                One
+            } else if integral && i != 0 && i.is_multiple_of(1_000_000) {
+                Many
+            } else {
+                Other
+            }
+        }
+        Locale::Ja => Other,
+        Locale::Ar => {
+            if !integral && n.fract() != 0.0 {
+                return Other;
+            }
+            match (i, i % 100) {
+                (0, _) => Zero,
+                (1, _) => One,
+                (2, _) => Two,
+                (_, 3..=10) => Few,
+                (_, 11..=99) => Many,
+                _ => Other,
+            }
+        }
+    }
+}
+
+/// Puts named values into a template: `{name}` becomes its value; an unknown name stays as
+/// written, so a catalogue's typo shows instead of vanishing.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                let name = &after[..close];
+                match values.iter().find(|(k, _)| *k == name) {
+                    Some((_, v)) => out.push_str(v),
+                    None => {
+                        out.push('{');
+                        out.push_str(name);
+                        out.push('}');
+                    }
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push_str(&rest[open..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The names a template asks for, in order (the catalogue tests compare them across locales).
+pub fn placeholders(template: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) => {
+                out.push(&after[..close]);
+                rest = &after[close + 1..];
+            }
+            None => break,
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+#[cfg(test)]
+mod tests;
