@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use ponder::domain::{Failure, ThinkingKind, TurnEvent};
+use ponder::domain::{ErrorCode, Failure, ThinkingKind, TurnEvent};
 use ponder::server::demo_upstream::{ANSWER, THINKING};
 
 #[tokio::test]
@@ -126,10 +126,18 @@ async fn an_upstream_500_is_one_retryable_error() {
     let events = app.turn("[500]").await;
     assert_eq!(events.len(), 1);
     match &events[0] {
-        TurnEvent::Error(Failure { message, retryable }) => {
+        TurnEvent::Error(
+            failure @ Failure {
+                message, retryable, ..
+            },
+        ) => {
             assert!(message.contains("500"), "{message}");
             assert!(message.contains("bad day"), "{message}");
             assert!(retryable);
+            assert_eq!(failure.code, ErrorCode::UpstreamStatus);
+            assert_eq!(failure.param("status"), "500");
+            assert!(failure.param("detail").contains("bad day"), "{failure:?}");
+            assert!(!failure.params.contains_key("retry_after"), "{failure:?}");
         }
         other => panic!("{other:?}"),
     }
@@ -140,8 +148,14 @@ async fn a_429_is_retryable_and_says_when() {
     let app = TestApp::spawn(&[]).await;
     let events = app.turn("[429]").await;
     assert!(
-        matches!(&events[..], [TurnEvent::Error(Failure { message, retryable: true })] if message.contains("retry after 7"))
+        matches!(&events[..], [TurnEvent::Error(Failure { message, retryable: true, .. })] if message.contains("retry after 7"))
     );
+    let [TurnEvent::Error(failure)] = &events[..] else {
+        panic!("{events:?}");
+    };
+    assert_eq!(failure.code, ErrorCode::UpstreamStatus);
+    assert_eq!(failure.param("status"), "429");
+    assert_eq!(failure.param("retry_after"), "7");
 }
 
 #[tokio::test]
@@ -150,13 +164,22 @@ async fn an_upstream_401_is_final_and_never_echoes_the_key() {
     let app = TestApp::spawn(&[("PONDER_API_KEY", key)]).await;
     let events = app.turn("[401]").await;
     match &events[..] {
-        [TurnEvent::Error(Failure {
-            message,
-            retryable: false,
-        })] => {
+        [TurnEvent::Error(
+            failure @ Failure {
+                message,
+                retryable: false,
+                ..
+            },
+        )] => {
             assert!(message.contains("401"), "{message}");
             assert!(!message.contains(key), "{message}");
             assert!(message.contains("[redacted]"), "{message}");
+            assert_eq!(failure.param("status"), "401");
+            assert!(!failure.param("detail").contains(key), "{failure:?}");
+            assert!(
+                failure.param("detail").contains("[redacted]"),
+                "{failure:?}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -219,6 +242,7 @@ async fn malformed_requests_get_a_clear_400() {
         let error: serde_json::Value = response.json().await.expect("json error body");
         assert_eq!(error["type"], "error", "{body}");
         assert_eq!(error["retryable"], false, "{body}");
+        assert_eq!(error["code"], "bad_request", "{body}");
         assert!(
             !error["message"].as_str().unwrap_or("").is_empty(),
             "{body}"
@@ -237,10 +261,18 @@ async fn an_unreachable_upstream_is_one_clear_error() {
     let app = TestApp::spawn(&[("PONDER_UPSTREAM_URL", &url)]).await;
     let events = app.turn("hello").await;
     match &events[..] {
-        [TurnEvent::Error(Failure {
-            message,
-            retryable: true,
-        })] => assert!(message.contains("Could not reach"), "{message}"),
+        [TurnEvent::Error(
+            failure @ Failure {
+                message,
+                retryable: true,
+                ..
+            },
+        )] => {
+            assert!(message.contains("Could not reach"), "{message}");
+            assert_eq!(failure.code, ErrorCode::Unreachable);
+            assert_eq!(failure.param("host"), format!("127.0.0.1:{port}"));
+            assert!(!failure.param("cause").is_empty(), "{failure:?}");
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -250,8 +282,13 @@ async fn a_silent_upstream_hits_the_first_byte_timeout() {
     let app = TestApp::spawn(&[("PONDER_FIRST_BYTE_TIMEOUT", "0.3")]).await;
     let events = app.turn("[stall]").await;
     assert!(
-        matches!(&events[..], [TurnEvent::Error(Failure { message, retryable: true })] if message.contains("did not start"))
+        matches!(&events[..], [TurnEvent::Error(Failure { message, retryable: true, .. })] if message.contains("did not start"))
     );
+    let [TurnEvent::Error(failure)] = &events[..] else {
+        panic!("{events:?}");
+    };
+    assert_eq!(failure.code, ErrorCode::NoStart);
+    assert_eq!(failure.param("seconds"), "0.3");
 }
 
 #[tokio::test]
@@ -261,6 +298,10 @@ async fn an_upstream_that_stalls_mid_stream_hits_the_idle_timeout() {
     assert_eq!(thinking_text(&events), "Let me think about");
     assert!(
         matches!(events.last(), Some(TurnEvent::Error(Failure { message, .. })) if message.contains("went silent"))
+    );
+    assert!(
+        matches!(events.last(), Some(TurnEvent::Error(f)) if f.code == ErrorCode::Silent && f.param("seconds") == "0.3"),
+        "{events:?}"
     );
     assert_one_terminal(&events);
 }

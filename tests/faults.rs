@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::raw_http::read_request;
 use common::*;
-use ponder::domain::{Failure, TurnEvent};
+use ponder::domain::{ErrorCode, Failure, TurnEvent};
 use ponder::server::demo_upstream::{script, Step, ANSWER, THINKING};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -42,8 +42,13 @@ fn assert_demo_healthy(events: &[TurnEvent]) {
 }
 
 fn error_of(events: &[TurnEvent]) -> (&str, bool) {
+    let failure = failure_of(events);
+    (failure.message.as_str(), failure.retryable)
+}
+
+fn failure_of(events: &[TurnEvent]) -> &Failure {
     match events.last() {
-        Some(TurnEvent::Error(Failure { message, retryable })) => (message.as_str(), *retryable),
+        Some(TurnEvent::Error(failure)) => failure,
         other => panic!("expected an error event last, got {other:?}"),
     }
 }
@@ -110,6 +115,9 @@ async fn a_stall_before_the_first_byte_is_a_first_byte_timeout() {
         "{message}"
     );
     assert!(retryable);
+    let failure = failure_of(&faulty);
+    assert_eq!(failure.code, ErrorCode::NoStart);
+    assert_eq!(failure.param("seconds"), "2");
     assert_everything_released(&app).await;
 }
 
@@ -122,6 +130,9 @@ async fn a_stall_in_the_middle_is_an_idle_timeout() {
     let (message, retryable) = error_of(&faulty);
     assert!(message.contains("went silent for 2 s"), "{message}");
     assert!(retryable);
+    let failure = failure_of(&faulty);
+    assert_eq!(failure.code, ErrorCode::Silent);
+    assert_eq!(failure.param("seconds"), "2");
     assert_everything_released(&app).await;
 }
 
@@ -158,6 +169,14 @@ async fn a_429_is_one_retryable_error_carrying_retry_after() {
     assert!(message.contains("retry after 7 s"), "{message}");
     assert!(message.contains("rate limit"), "{message}");
     assert!(retryable);
+    let failure = failure_of(&faulty);
+    assert_eq!(failure.code, ErrorCode::UpstreamStatus);
+    assert_eq!(failure.param("status"), "429");
+    assert_eq!(failure.param("retry_after"), "7");
+    assert!(
+        failure.param("detail").contains("rate limit"),
+        "{failure:?}"
+    );
     assert_everything_released(&app).await;
 }
 

@@ -14,7 +14,7 @@ use base64::Engine;
 use common::process::Process;
 use common::raw_http::{http_chunk, RawUpstream, Received, STREAM_HEAD};
 use common::*;
-use ponder::domain::{Failure, TurnEvent};
+use ponder::domain::{ErrorCode, Failure, TurnEvent};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -69,8 +69,13 @@ fn assert_healthy(events: &[TurnEvent]) {
 }
 
 fn error_of(events: &[TurnEvent]) -> (&str, bool) {
+    let failure = failure_of(events);
+    (failure.message.as_str(), failure.retryable)
+}
+
+fn failure_of(events: &[TurnEvent]) -> &Failure {
     match events.last() {
-        Some(TurnEvent::Error(Failure { message, retryable })) => (message.as_str(), *retryable),
+        Some(TurnEvent::Error(failure)) => failure,
         other => panic!("expected an error event last, got {other:?}"),
     }
 }
@@ -170,6 +175,9 @@ async fn an_endless_line_ends_the_turn_and_drops_the_upstream_in_every_framing()
             "{provider}: {message}"
         );
         assert!(!retryable);
+        let failure = failure_of(&events);
+        assert_eq!(failure.code, ErrorCode::LineTooLong, "{provider}");
+        assert_eq!(failure.param("limit"), "64 KiB", "{provider}");
         let taken = wait_for_sent(&sent).await;
         assert!(
             taken < 64 << 20,
@@ -589,7 +597,8 @@ async fn demo_started(app: &TestApp) -> u64 {
     stats["started"].as_u64().expect("started")
 }
 
-async fn refused(response: reqwest::Response, status: u16) -> (String, bool) {
+/// The refusal's whole body, which has the shape of the stream's `error` event.
+async fn refusal(response: reqwest::Response, status: u16) -> Failure {
     assert_eq!(response.status(), status);
     assert_eq!(
         response
@@ -600,10 +609,13 @@ async fn refused(response: reqwest::Response, status: u16) -> (String, bool) {
     );
     let body: serde_json::Value = response.json().await.expect("a JSON body");
     assert_eq!(body["type"], "error", "{body}");
-    (
-        body["message"].as_str().expect("message").to_string(),
-        body["retryable"].as_bool().expect("retryable"),
-    )
+    assert!(body["message"].is_string(), "{body}");
+    assert!(body["retryable"].is_boolean(), "{body}");
+    assert!(body["code"].is_string(), "{body}");
+    match serde_json::from_value(body.clone()) {
+        Ok(TurnEvent::Error(failure)) => failure,
+        other => panic!("{body}: {other:?}"),
+    }
 }
 
 #[tokio::test]
@@ -625,8 +637,9 @@ async fn cross_site_and_non_json_requests_run_no_turn() {
             .send()
             .await
             .expect("request");
-        let (message, _) = refused(response, 415).await;
-        assert!(message.contains("application/json"), "{message}");
+        let failure = refusal(response, 415).await;
+        assert!(failure.message.contains("application/json"), "{failure:?}");
+        assert_eq!(failure.code, ErrorCode::UnsupportedMediaType);
     }
     // JSON, but from another site.
     let response = app
@@ -638,9 +651,14 @@ async fn cross_site_and_non_json_requests_run_no_turn() {
         .send()
         .await
         .expect("request");
-    let (message, retryable) = refused(response, 403).await;
-    assert!(message.contains("https://evil.example"), "{message}");
-    assert!(!retryable);
+    let failure = refusal(response, 403).await;
+    assert!(
+        failure.message.contains("https://evil.example"),
+        "{failure:?}"
+    );
+    assert!(!failure.retryable);
+    assert_eq!(failure.code, ErrorCode::CrossOrigin);
+    assert_eq!(failure.param("origin"), "https://evil.example");
     assert_eq!(
         demo_started(&app).await,
         before,
@@ -714,16 +732,21 @@ async fn oversized_bodies_get_413_at_once_and_many_messages_a_400() {
         .send()
         .await
         .expect("request");
-    refused(response, 413).await;
+    let failure = refusal(response, 413).await;
+    assert_eq!(failure.code, ErrorCode::TooLarge);
+    assert_eq!(failure.param("limit"), "4 KiB");
 
     let app = TestApp::spawn(&[]).await;
     let body = serde_json::json!({"messages": vec![serde_json::json!({"role": "user", "content": "x"}); 67_000]})
         .to_string();
     assert!(body.len() > 2_000_000 && body.len() < 2 << 20);
     let response = app.post_chat(body).await;
-    let (message, retryable) = refused(response, 400).await;
-    assert!(message.contains("the limit is 1000"), "{message}");
-    assert!(!retryable);
+    let failure = refusal(response, 400).await;
+    assert!(failure.message.contains("the limit is 1000"), "{failure:?}");
+    assert!(!failure.retryable);
+    assert_eq!(failure.code, ErrorCode::TooManyMessages);
+    assert_eq!(failure.param("count"), "67000");
+    assert_eq!(failure.param("limit"), "1000");
 }
 
 #[tokio::test]
@@ -918,9 +941,11 @@ async fn turns_are_rate_limited_per_client_with_retry_after() {
         .and_then(|v| v.parse().ok())
         .expect("Retry-After");
     assert!((1..=10).contains(&retry_after), "{retry_after}");
-    let (message, retryable) = refused(response, 429).await;
-    assert!(message.contains("try again in"), "{message}");
-    assert!(retryable);
+    let failure = refusal(response, 429).await;
+    assert!(failure.message.contains("try again in"), "{failure:?}");
+    assert!(failure.retryable);
+    assert_eq!(failure.code, ErrorCode::RateLimited);
+    assert_eq!(failure.param("retry_after"), retry_after.to_string());
     // Other endpoints are not limited.
     assert_eq!(
         app.http

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use common::process::Process;
 use common::*;
 use futures::StreamExt;
-use ponder::domain::{Failure, TurnEvent};
+use ponder::domain::{ErrorCode, Failure, TurnEvent};
 use ponder::server::demo_upstream::{ANSWER, THINKING};
 use ponder::server::state::AppState;
 use ponder::wire::sse::TurnDecoder;
@@ -206,7 +206,7 @@ async fn keep_alive_comments_flow_while_the_upstream_has_not_sent_its_headers() 
     let events = decode(&raw);
     assert_eq!(events.len(), 1, "{events:?}");
     assert!(
-        matches!(&events[0], TurnEvent::Error(Failure { retryable: true, message }) if message.contains("did not answer")),
+        matches!(&events[0], TurnEvent::Error(Failure { retryable: true, message, .. }) if message.contains("did not answer")),
         "{events:?}"
     );
 }
@@ -713,9 +713,14 @@ async fn sigterm_ends_a_turn_that_outlasts_the_grace_period_with_an_error_event(
     decoder.finish(&mut events);
     assert_one_terminal(&events);
     match events.last() {
-        Some(TurnEvent::Error(Failure { message, retryable })) => {
+        Some(TurnEvent::Error(
+            failure @ Failure {
+                message, retryable, ..
+            },
+        )) => {
             assert!(message.contains("shutting down"), "{message}");
             assert!(retryable);
+            assert_eq!(failure.code, ErrorCode::ShuttingDownMidAnswer);
         }
         other => panic!("expected an error event, got {other:?}"),
     }

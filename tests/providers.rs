@@ -436,6 +436,7 @@ fn problems(case: &Case, events: &[TurnEvent]) -> Vec<String> {
             Some(TurnEvent::Error(Failure {
                 retryable: r,
                 message,
+                ..
             })),
         ) => {
             if *r != retryable {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ponder::domain::{Failure, ThinkingKind, TurnEvent};
+use ponder::domain::{ErrorCode, Failure, ThinkingKind, TurnEvent};
 use ponder::server::config::ProviderKind;
 use ponder::server::demo_upstream::{ANSWER, THINKING};
 use ponder::server::providers::parser_for;
@@ -158,7 +158,7 @@ async fn a_mid_stream_error_in_each_provider_shape_is_one_error_event() {
         let events = app.turn("[error]").await;
         assert_eq!(answer_text(&events), "Partial answer", "{provider}");
         assert!(
-            matches!(events.last(), Some(TurnEvent::Error(Failure { message, retryable: true })) if message.contains("overloaded")),
+            matches!(events.last(), Some(TurnEvent::Error(Failure { message, retryable: true, code: ErrorCode::ModelError, .. })) if message.contains("overloaded")),
             "{provider}: {events:?}"
         );
         assert_one_terminal(&events);
@@ -200,6 +200,7 @@ async fn pre_stream_failures_are_one_error_and_never_echo_the_key() {
                 [TurnEvent::Error(Failure {
                     message,
                     retryable: r,
+                    ..
                 })] => {
                     assert!(message.contains(status), "{provider} {tag}: {message}");
                     assert_eq!(*r, retryable, "{provider} {tag}: {message}");

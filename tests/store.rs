@@ -5,7 +5,7 @@
 mod common;
 
 use ponder::domain::history::{HitKind, Page, VersionStatus};
-use ponder::domain::{ChatMessage, Failure, ThinkingKind};
+use ponder::domain::{ChatMessage, ErrorCode, Failure, ThinkingKind};
 use ponder::server::store::identity::Identity;
 use ponder::server::store::scope::{AnswerRecord, BlockRecord};
 use ponder::server::store::{Store, StoreError};
@@ -348,7 +348,7 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
         );
         // A failed answer is not sent back to the model.
         let mut failed = answer("partial", "t", VersionStatus::Error);
-        failed.error = Some(Failure::new("boom", true));
+        failed.error = Some(Failure::coded(ErrorCode::Silent, "boom", true).with("seconds", 2));
         me.save_answer(&a2, &failed).await.expect("failed");
         // Regenerate keeps the failed version and shows the new one.
         let again = me
@@ -373,6 +373,11 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
             m.versions[0].error.as_ref().map(|e| e.message.as_str()),
             Some("boom")
         );
+        // Its code and parameters are kept beside the message.
+        let error = m.versions[0].error.as_ref().expect("the error");
+        assert_eq!(error.code, ErrorCode::Silent, "{engine}");
+        assert_eq!(error.param("seconds"), "2", "{engine}");
+        assert!(m.versions[1].error.is_none(), "{engine}");
         me.set_active_version(&m.id, 0).await.expect("switch");
         assert!(matches!(
             me.set_active_version(&m.id, 5).await,

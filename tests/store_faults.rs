@@ -73,6 +73,7 @@ async fn a_locked_database_refuses_the_turn_clearly_and_loses_nothing() {
         "{failure}"
     );
     assert_eq!(failure["retryable"], true);
+    assert_eq!(failure["code"], "database_unavailable");
     assert!(started.elapsed() < Duration::from_secs(30));
     // Reading still works (WAL), and so does everything that does not write.
     let read = me

@@ -42,9 +42,11 @@ pub async fn set_up(name: String, password: String) -> Result<Account, ApiError>
     let state = crate::server::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
     if state.config.auth != crate::server::config::AuthMode::Password {
-        return Err(
-            crate::server::accounts::refused("accounts are not used on this server").into(),
-        );
+        return Err(crate::server::accounts::refused(
+            crate::domain::ErrorCode::NoAccounts,
+            "accounts are not used on this server",
+        )
+        .into());
     }
     let who = crate::server::accounts::set_up(&state.store, &name, &password)
         .await
@@ -60,6 +62,7 @@ pub async fn sign_in(name: String, password: String) -> Result<Account, ApiError
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
     if state.config.auth != crate::server::config::AuthMode::Password {
         return Err(crate::server::accounts::refused(
+            crate::domain::ErrorCode::NoAccounts,
             "this server does not sign in with passwords",
         )
         .into());
@@ -108,7 +111,11 @@ pub async fn sign_out_everywhere() -> Result<(), ApiError> {
 pub async fn list_users() -> Result<Vec<Account>, ApiError> {
     let (state, who) = crate::server::request::caller()?;
     if !who.user().is_admin {
-        return Err(crate::server::accounts::refused("only an admin sees the users").into());
+        return Err(crate::server::accounts::refused(
+            crate::domain::ErrorCode::AdminOnly,
+            "only an admin sees the users",
+        )
+        .into());
     }
     let users = state
         .store
@@ -133,7 +140,11 @@ pub async fn add_user(name: String, password: String, is_admin: bool) -> Result<
 pub async fn remove_user(id: String) -> Result<(), ApiError> {
     let (state, who) = crate::server::request::caller()?;
     if who.user().id == id {
-        return Err(crate::server::accounts::refused("an admin cannot remove themselves").into());
+        return Err(crate::server::accounts::refused(
+            crate::domain::ErrorCode::CannotRemoveSelf,
+            "an admin cannot remove themselves",
+        )
+        .into());
     }
     state
         .store

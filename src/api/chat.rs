@@ -26,21 +26,28 @@ where
     }
 }
 
-impl<E, R> FromReq<ChatJson, R, E> for Chat
+impl<R> FromReq<ChatJson, R, ApiError> for Chat
 where
-    R: Req<E> + Send + 'static,
-    E: FromServerFnError,
+    R: Req<ApiError> + Send + 'static,
 {
-    async fn from_req(req: R) -> Result<Self, E> {
+    async fn from_req(req: R) -> Result<Self, ApiError> {
+        use crate::domain::message::{too_many_messages, MessageCount, MAX_MESSAGES};
+        use crate::domain::{ErrorCode, Failure};
         let body = req.try_into_bytes().await?;
         // Read as the documented body, whose message list is bounded while it is parsed.
         let parsed: Result<crate::domain::ChatRequest, _> = serde_json::from_slice(&body);
         parsed.map(|request| Chat { request }).map_err(|e| {
             bad_request();
-            ServerFnErrorErr::Args(format!(
+            let message = ServerFnErrorErr::Args(format!(
                 "the body must be JSON like {{\"messages\":[{{\"role\":\"user\",\"content\":\"…\"}}]}}: {e}"
             ))
-            .into_app_error()
+            .to_string();
+            // A list over the limit stopped the parse: its length is counted, keeping nothing.
+            let counted = serde_json::from_slice::<MessageCount>(&body).map(|c| c.messages);
+            ApiError(match counted {
+                Ok(count) if count > MAX_MESSAGES => too_many_messages(message, count),
+                _ => Failure::coded(ErrorCode::BadRequest, message, false),
+            })
         })
     }
 }
@@ -64,10 +71,10 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     use crate::server::{request as req, turn};
     let state = req::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up to stream turns", false))?;
-    if let Err(message) = request.validate() {
+    if let Err(failure) = request.validate() {
         state.metrics.request_refused("invalid");
         req::set_status(http::StatusCode::BAD_REQUEST);
-        return Err(ApiError::new(message, false));
+        return Err(failure.into());
     }
     // Every turn spends the operator's key: only someone signed in may start one.
     let (state, who) = req::caller()?;
@@ -88,9 +95,9 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
         let options = state
             .models
             .resolve(&state.config, request.model.as_deref(), None, settings)
-            .map_err(|message| {
+            .map_err(|failure| {
                 req::set_status(http::StatusCode::BAD_REQUEST);
-                ApiError::new(message, false)
+                ApiError::from(failure)
             })?;
         req::set_event_stream_headers();
         req::set_turn_header(&control.0.id);

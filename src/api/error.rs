@@ -6,17 +6,24 @@ use leptos::server_fn::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{Failure, TurnEvent};
+use crate::domain::{ErrorCode, Failure, TurnEvent};
 
 /// A refused request. Its JSON is the stream's `error` event (`{"type":"error","message":…,
-/// "retryable":…}`), so clients read one format whether a turn failed before or after it began.
+/// "retryable":…,"code":…,"params":{…}}`), so clients read one format whether a turn failed
+/// before or after it began.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "TurnEvent", try_from = "TurnEvent")]
 pub struct ApiError(pub Failure);
 
 impl ApiError {
+    /// A refusal with no more specific code than [`ErrorCode::Other`].
     pub fn new(message: impl Into<String>, retryable: bool) -> Self {
         ApiError(Failure::new(message, retryable))
+    }
+
+    /// A refusal the page can say in the reader's language.
+    pub fn coded(code: ErrorCode, message: impl Into<String>, retryable: bool) -> Self {
+        ApiError(Failure::coded(code, message, retryable))
     }
 }
 
@@ -65,7 +72,14 @@ impl FromServerFnError for ApiError {
             value,
             ServerFnErrorErr::Request(_) | ServerFnErrorErr::Response(_)
         );
-        ApiError::new(value.to_string(), retryable)
+        let code = match value {
+            // The page could not reach the server at all.
+            ServerFnErrorErr::Request(_) => ErrorCode::PonderUnreachable,
+            // The server could not read what it was sent.
+            ServerFnErrorErr::Args(_) | ServerFnErrorErr::MissingArg(_) => ErrorCode::BadRequest,
+            _ => ErrorCode::Other,
+        };
+        ApiError::coded(code, value.to_string(), retryable)
     }
 }
 
@@ -78,13 +92,31 @@ mod tests {
         let json = serde_json::to_value(ApiError::new("no", false)).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"type": "error", "message": "no", "retryable": false})
+            serde_json::json!({"type": "error", "message": "no", "retryable": false, "code": "other"})
         );
         let back: ApiError = serde_json::from_value(json).unwrap();
         assert_eq!(back.message, "no");
+        let limited = ApiError::from(
+            Failure::coded(ErrorCode::RateLimited, "too many", true).with("retry_after", 3),
+        );
+        let json = serde_json::to_value(&limited).unwrap();
+        assert_eq!(json["code"], "rate_limited");
+        assert_eq!(json["params"]["retry_after"], "3");
+        assert_eq!(serde_json::from_value::<ApiError>(json).unwrap(), limited);
         assert!(serde_json::from_value::<ApiError>(
             serde_json::json!({"type": "delta", "text": "x"})
         )
         .is_err());
+    }
+
+    #[test]
+    fn transport_failures_have_codes() {
+        let unreachable =
+            ApiError::from_server_fn_error(ServerFnErrorErr::Request("offline".into()));
+        assert_eq!(unreachable.code, ErrorCode::PonderUnreachable);
+        assert!(unreachable.retryable);
+        let args = ApiError::from_server_fn_error(ServerFnErrorErr::Args("bad".into()));
+        assert_eq!(args.code, ErrorCode::BadRequest);
+        assert!(!args.retryable);
     }
 }

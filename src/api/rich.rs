@@ -15,7 +15,8 @@ pub async fn render_math(items: Vec<MathItem>) -> Result<Vec<Option<String>>, Ap
     let (_state, _who) = crate::server::request::caller()?;
     if items.len() > rich::MAX_FORMULAS {
         crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
-        return Err(ApiError::new(
+        return Err(ApiError::coded(
+            crate::domain::ErrorCode::BadRequest,
             format!("at most {} formulas a request", rich::MAX_FORMULAS),
             false,
         ));
@@ -32,7 +33,8 @@ pub async fn render_code(items: Vec<CodeItem>) -> Result<Vec<Option<String>>, Ap
     let (_state, _who) = crate::server::request::caller()?;
     if items.len() > rich::MAX_BLOCKS {
         crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
-        return Err(ApiError::new(
+        return Err(ApiError::coded(
+            crate::domain::ErrorCode::BadRequest,
             format!("at most {} code blocks a request", rich::MAX_BLOCKS),
             false,
         ));

@@ -836,7 +836,7 @@ impl ChatController {
                         )
                     });
                 }
-                Err(e) if e.0.message == "not found" => {
+                Err(e) if e.0.code == crate::domain::ErrorCode::NotFound => {
                     local_store::remove(&id);
                     if this.conversation_id.get_untracked() == id {
                         this.notify(
@@ -1297,6 +1297,8 @@ impl ChatController {
                         thinking: None,
                         status: None,
                         error: None,
+                        error_code: Default::default(),
+                        error_params: Default::default(),
                         active_version: (!e.edits.is_empty()).then(|| e.edits.len() - 1),
                         versions: e.edits.clone(),
                         model: None,
@@ -1979,7 +1981,7 @@ async fn run_turn(
                 stream.into_inner()
             }
             // The turn is over and no longer kept: the stored conversation holds the whole of it.
-            Err(e) if turn_id.is_some() && e.0.message.starts_with("no turn of yours") => {
+            Err(e) if turn_id.is_some() && e.0.code == crate::domain::ErrorCode::TurnNotFound => {
                 return Ended::Gone
             }
             Err(e) => {
@@ -1989,7 +1991,7 @@ async fn run_turn(
                     sleep(delay).await;
                     continue;
                 }
-                chat.transition(turn, |t| t.fail(e.0.message, e.0.retryable, now_ms()));
+                chat.transition(turn, |t| t.fail(e.0, now_ms()));
                 return Ended::Shown;
             }
         };

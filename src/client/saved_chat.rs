@@ -10,7 +10,11 @@ use serde_json::{Map, Value};
 
 use super::labels;
 use super::turn_state::{BlockState, BlockStatus, RemoteText, TurnPhase, TurnState};
-use crate::domain::{Failure, ReasoningSettings, Role, SourceRef, ThinkingKind, ToolStep};
+use std::collections::BTreeMap;
+
+use crate::domain::{
+    ErrorCode, Failure, ReasoningSettings, Role, SourceRef, ThinkingKind, ToolStep,
+};
 use crate::i18n::{fill, Catalogue, Locale};
 
 /// Prefix of every conversation key.
@@ -22,6 +26,11 @@ pub const BACKUP_PREFIX: &str = "ponder.backup.";
 
 /// Shown for a turn that was still streaming when the page went away.
 pub const INTERRUPTED: &str = "This answer was interrupted before it finished — try again?";
+
+/// The failure of a turn that was still streaming when the page (or its server) went away.
+pub fn interrupted() -> Failure {
+    Failure::coded(ErrorCode::Interrupted, INTERRUPTED, true)
+}
 
 /// How an assistant message ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +76,12 @@ pub struct VersionRecord {
     pub status: Option<MessageStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The code of `error`, so a restored error is said in the reader's language too.
+    #[serde(default, skip_serializing_if = "ErrorCode::is_other")]
+    pub error_code: ErrorCode,
+    /// The parameters of `error`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_params: BTreeMap<String, String>,
     #[serde(default)]
     pub created_at: f64,
     /// The model that wrote this answer.
@@ -98,6 +113,10 @@ pub struct MessageRecord {
     pub status: Option<MessageStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "ErrorCode::is_other")]
+    pub error_code: ErrorCode,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_params: BTreeMap<String, String>,
     /// The model that wrote the shown answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -242,14 +261,21 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
             }
         })
         .collect();
+    let failure = match status {
+        MessageStatus::Interrupted => Some(interrupted()),
+        _ => turn.error.clone(),
+    };
+    let (error_code, error_params) = failure
+        .as_ref()
+        .map(|e| (e.code, e.params.clone()))
+        .unwrap_or_default();
     VersionRecord {
         content,
         thinking: (!thinking.is_empty()).then_some(thinking),
         status: Some(status),
-        error: match status {
-            MessageStatus::Interrupted => Some(INTERRUPTED.into()),
-            _ => turn.error.as_ref().map(|e| e.message.clone()),
-        },
+        error: failure.map(|e| e.message),
+        error_code,
+        error_params,
         created_at: turn.created_at,
         model: turn.model.clone(),
         settings: turn.settings,
@@ -293,9 +319,23 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         MessageStatus::Stopped => (TurnPhase::Stopped, None),
         MessageStatus::Error | MessageStatus::Interrupted => (
             TurnPhase::Error,
-            Some(Failure {
-                message: v.error.clone().unwrap_or_else(|| INTERRUPTED.into()),
-                retryable: true,
+            Some(match &v.error {
+                // Saved before errors had codes: an interrupted one still says so.
+                Some(message)
+                    if status == MessageStatus::Interrupted && v.error_code.is_other() =>
+                {
+                    Failure {
+                        message: message.clone(),
+                        ..interrupted()
+                    }
+                }
+                Some(message) => Failure {
+                    message: message.clone(),
+                    retryable: true,
+                    code: v.error_code,
+                    params: v.error_params.clone(),
+                },
+                None => interrupted(),
             }),
         ),
     };
@@ -359,6 +399,18 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
             VersionStatus::Streaming | VersionStatus::Interrupted => Some(INTERRUPTED.into()),
             _ => v.error.as_ref().map(|e| e.message.clone()),
         },
+        error_code: match v.status {
+            VersionStatus::Streaming | VersionStatus::Interrupted => ErrorCode::Interrupted,
+            _ => v.error.as_ref().map(|e| e.code).unwrap_or_default(),
+        },
+        error_params: match v.status {
+            VersionStatus::Streaming | VersionStatus::Interrupted => BTreeMap::new(),
+            _ => v
+                .error
+                .as_ref()
+                .map(|e| e.params.clone())
+                .unwrap_or_default(),
+        },
         created_at: v.created_at as f64,
         model: v.model.clone(),
         settings: v.settings,
@@ -379,6 +431,8 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
                     thinking: None,
                     status: None,
                     error: None,
+                    error_code: Default::default(),
+                    error_params: Default::default(),
                     versions: Vec::new(),
                     active_version: None,
                     model: None,
@@ -467,6 +521,8 @@ pub fn to_import(record: &ConversationRecord) -> crate::domain::history::Import 
                             thinking: None,
                             status: None,
                             error: None,
+                            error_code: Default::default(),
+                            error_params: Default::default(),
                             created_at: m.created_at,
                             model: None,
                             settings: ReasoningSettings::default(),
@@ -503,6 +559,8 @@ pub fn assistant_record(
         thinking: None,
         status: None,
         error: None,
+        error_code: Default::default(),
+        error_params: Default::default(),
         created_at,
         model: None,
         settings: ReasoningSettings::default(),
@@ -518,6 +576,8 @@ pub fn assistant_record(
         thinking: top.thinking,
         status: top.status.filter(|s| *s != MessageStatus::Done),
         error: top.error,
+        error_code: top.error_code,
+        error_params: top.error_params,
         versions: if many { versions } else { Vec::new() },
         active_version: many.then_some(active),
         model: top.model,
@@ -543,6 +603,8 @@ pub fn versions_of(m: &MessageRecord) -> (Vec<VersionRecord>, usize) {
             thinking: m.thinking.clone(),
             status: m.status,
             error: m.error.clone(),
+            error_code: m.error_code,
+            error_params: m.error_params.clone(),
             created_at: m.created_at,
             model: m.model.clone(),
             settings: m.settings,
@@ -752,6 +814,8 @@ mod tests {
             thinking: None,
             status: None,
             error: None,
+            error_code: Default::default(),
+            error_params: Default::default(),
             versions: vec![],
             active_version: None,
             model: None,
@@ -923,6 +987,8 @@ mod tests {
             }]),
             status: None,
             error: None,
+            error_code: Default::default(),
+            error_params: Default::default(),
             model: None,
             settings: Default::default(),
             tools: Vec::new(),
@@ -961,6 +1027,63 @@ mod tests {
         assert_eq!(back.blocks[0].text, "partial");
         assert_eq!(back.blocks[0].duration_ms, Some(2500));
         assert!(back.wants_retry());
+        let error = back.error.expect("the interruption");
+        assert_eq!(error.message, INTERRUPTED);
+        assert_eq!(error.code, ErrorCode::Interrupted);
+    }
+
+    #[test]
+    fn an_error_keeps_its_code_and_params_through_a_save() {
+        let mut t = TurnState::started(0.0);
+        t.apply(
+            &TurnEvent::Error(
+                Failure::coded(ErrorCode::Silent, "went silent for 2 s", true).with("seconds", 2),
+            ),
+            10.0,
+        );
+        let v = version_from_turn(&t, 20.0);
+        let json = serde_json::to_value(&v).unwrap();
+        assert_eq!(json["error"], "went silent for 2 s");
+        assert_eq!(json["error_code"], "silent");
+        assert_eq!(json["error_params"]["seconds"], "2");
+        let back = turn_from_version(&serde_json::from_value(json).unwrap());
+        let error = back.error.expect("the error");
+        assert_eq!(error.code, ErrorCode::Silent);
+        assert_eq!(error.param("seconds"), "2");
+        assert_eq!(error.message, "went silent for 2 s");
+        // A record saved before errors had codes: its error reads as `other`, or as
+        // `interrupted` when the turn was cut.
+        let old: VersionRecord = serde_json::from_value(serde_json::json!({
+            "content": "", "status": "error", "error": "boom"
+        }))
+        .unwrap();
+        assert_eq!(
+            turn_from_version(&old).error.unwrap().code,
+            ErrorCode::Other
+        );
+        let old: VersionRecord = serde_json::from_value(serde_json::json!({
+            "content": "", "status": "interrupted", "error": INTERRUPTED
+        }))
+        .unwrap();
+        assert_eq!(
+            turn_from_version(&old).error.unwrap().code,
+            ErrorCode::Interrupted
+        );
+        // An answer without an error saves no code.
+        let mut t = TurnState::started(0.0);
+        t.apply(&TurnEvent::Delta { text: "ok".into() }, 1.0);
+        t.apply(
+            &TurnEvent::Done {
+                finish_reason: "stop".into(),
+                usage: None,
+                thinking_chars: 0,
+                total_ms: 2,
+            },
+            2.0,
+        );
+        let done = serde_json::to_value(version_from_turn(&t, 3.0)).unwrap();
+        assert!(done.get("error_code").is_none(), "{done}");
+        assert!(done.get("error_params").is_none(), "{done}");
     }
 
     #[test]

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::rich::{cite_marker, end_running_tools};
 use crate::domain::{
-    Failure, ReasoningSettings, SourceRef, ThinkingKind, ToolStatus, ToolStep, TurnEvent, Usage,
+    ErrorCode, Failure, ReasoningSettings, SourceRef, ThinkingKind, ToolStatus, ToolStep,
+    TurnEvent, Usage,
 };
 
 /// The most tool steps one turn shows; a higher number in an event is ignored.
@@ -112,9 +113,28 @@ pub const TOOL_CALL_NO_ANSWER: &str =
     "The model asked the app to run a tool, which Ponder does not do, and wrote no answer.";
 /// Text shown when the model sent neither thinking nor answer.
 pub const EMPTY_ANSWER: &str = "The model sent back an empty answer — try again?";
-/// Text shown when nothing at all arrived in time.
-pub fn no_response(guard_secs: u64) -> String {
-    format!("No response from the model within {guard_secs} s — try again?")
+/// Text shown when the connection closed before any frame arrived.
+pub const CLOSED_BEFORE_START: &str =
+    "The connection closed before the model sent anything — try again?";
+
+/// The failure shown when nothing at all arrived in time.
+pub fn no_response(guard_secs: u64) -> Failure {
+    Failure::coded(
+        ErrorCode::FirstFrameTimeout,
+        format!("No response from the model within {guard_secs} s — try again?"),
+        true,
+    )
+    .with("seconds", guard_secs)
+}
+
+/// The English text of a turn that finished without an answer, by its code (see
+/// [`TurnState::fallback_code`]).
+pub fn fallback_message(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::ToolCallsUnsupported => TOOL_CALL_NO_ANSWER,
+        ErrorCode::EmptyAnswer => EMPTY_ANSWER,
+        _ => THOUGHT_NO_ANSWER,
+    }
 }
 
 /// One part of an assistant turn above its answer: a thinking block or a tool step, by its
@@ -375,13 +395,10 @@ impl TurnState {
                 self.total_ms = Some(*total_ms);
             }
             TurnEvent::Turn { .. } | TurnEvent::Started { .. } | TurnEvent::Clock { .. } => {}
-            TurnEvent::Error(Failure { message, retryable }) => {
+            TurnEvent::Error(failure) => {
                 self.interrupt_open_blocks(now);
                 self.phase = TurnPhase::Error;
-                self.error = Some(Failure {
-                    message: message.clone(),
-                    retryable: *retryable,
-                });
+                self.error = Some(failure.clone());
             }
         }
     }
@@ -389,28 +406,28 @@ impl TurnState {
     /// The byte stream ended. Without a terminal event this is a dropped stream.
     pub fn end_of_stream(&mut self, now: f64) {
         if self.phase.is_running() {
-            let message = if self.saw_frame {
-                STREAM_DROPPED.to_string()
+            let failure = if self.saw_frame {
+                Failure::coded(ErrorCode::StreamDropped, STREAM_DROPPED, true)
             } else {
-                no_response_after_close()
+                Failure::coded(ErrorCode::ClosedBeforeStart, CLOSED_BEFORE_START, true)
             };
-            self.fail(message, true, now);
+            self.fail(failure, now);
         }
     }
 
     /// The transport failed (network error, HTTP error before streaming).
-    pub fn fail(&mut self, message: String, retryable: bool, now: f64) {
+    pub fn fail(&mut self, failure: Failure, now: f64) {
         if self.phase.is_running() {
             self.interrupt_open_blocks(now);
             self.phase = TurnPhase::Error;
-            self.error = Some(Failure { message, retryable });
+            self.error = Some(failure);
         }
     }
 
     /// The pre-token guard fired: nothing at all arrived within `guard_secs`.
     pub fn no_frame_within(&mut self, guard_secs: u64, now: f64) {
         if !self.saw_frame {
-            self.fail(no_response(guard_secs), true, now);
+            self.fail(no_response(guard_secs), now);
         }
     }
 
@@ -424,15 +441,22 @@ impl TurnState {
 
     /// The text to show in place of an answer when the turn finished without one.
     pub fn fallback_text(&self) -> Option<&'static str> {
+        self.fallback_code().map(fallback_message)
+    }
+
+    /// Why a turn that finished shows no answer (`tool_calls_unsupported`, `empty_answer`,
+    /// `no_answer_after_thinking`), for the page to say in the reader's language; `None` when
+    /// it has an answer or has not finished.
+    pub fn fallback_code(&self) -> Option<ErrorCode> {
         if self.phase != TurnPhase::Done || !self.answer.trim().is_empty() {
             return None;
         }
         Some(if self.finish_reason.as_deref() == Some("tool_calls") {
-            TOOL_CALL_NO_ANSWER
+            ErrorCode::ToolCallsUnsupported
         } else if self.blocks.is_empty() {
-            EMPTY_ANSWER
+            ErrorCode::EmptyAnswer
         } else {
-            THOUGHT_NO_ANSWER
+            ErrorCode::NoAnswerAfterThinking
         })
     }
 
@@ -450,10 +474,6 @@ impl TurnState {
             _ => false,
         }
     }
-}
-
-fn no_response_after_close() -> String {
-    "The connection closed before the model sent anything — try again?".into()
 }
 
 #[cfg(test)]
@@ -623,6 +643,7 @@ mod tests {
         s.answer.clear();
         s.phase = TurnPhase::Done;
         assert_eq!(s.fallback_text(), Some(TOOL_CALL_NO_ANSWER));
+        assert_eq!(s.fallback_code(), Some(ErrorCode::ToolCallsUnsupported));
     }
 
     #[test]
@@ -701,7 +722,7 @@ mod tests {
             start(1),
             think(1, "b"),
         ]);
-        stored.fail("interrupted".into(), true, 10.0);
+        stored.fail(Failure::new("interrupted", true), 10.0);
         let shown = stored.resuming(20_000.0, &[None, Some(3_000)]);
         assert_eq!(shown.phase, TurnPhase::Thinking);
         assert!(shown.error.is_none());
@@ -739,6 +760,7 @@ mod tests {
         s.end_of_stream(1000.0);
         assert_eq!(s.phase, TurnPhase::Error);
         assert_eq!(s.error.as_ref().unwrap().message, STREAM_DROPPED);
+        assert_eq!(s.error.as_ref().unwrap().code, ErrorCode::StreamDropped);
         assert_eq!(s.blocks[0].status, BlockStatus::Interrupted);
         assert_eq!(s.blocks[0].elapsed_ms(99_999.0), 1000);
         assert_eq!(s.blocks[0].text, "partial");
@@ -760,7 +782,15 @@ mod tests {
         let mut s = TurnState::new();
         s.no_frame_within(120, 5.0);
         assert_eq!(s.phase, TurnPhase::Error);
-        assert!(s.error.unwrap().message.contains("120 s"));
+        let error = s.error.unwrap();
+        assert!(error.message.contains("120 s"));
+        assert_eq!(error.code, ErrorCode::FirstFrameTimeout);
+        assert_eq!(error.param("seconds"), "120");
+        let mut s = TurnState::new();
+        s.end_of_stream(5.0);
+        let error = s.error.unwrap();
+        assert_eq!(error.message, CLOSED_BEFORE_START);
+        assert_eq!(error.code, ErrorCode::ClosedBeforeStart);
         let mut s = run(&[start(0)]);
         s.no_frame_within(120, 5.0);
         assert_eq!(s.phase, TurnPhase::Thinking);
@@ -770,11 +800,14 @@ mod tests {
     fn thinking_without_answer_gets_the_fallback() {
         let s = run(&[start(0), think(0, "a"), end(0, None), done()]);
         assert_eq!(s.fallback_text(), Some(THOUGHT_NO_ANSWER));
+        assert_eq!(s.fallback_code(), Some(ErrorCode::NoAnswerAfterThinking));
         assert!(s.wants_retry());
         let s = run(&[done()]);
         assert_eq!(s.fallback_text(), Some(EMPTY_ANSWER));
+        assert_eq!(s.fallback_code(), Some(ErrorCode::EmptyAnswer));
         let s = run(&[delta("x"), done()]);
         assert_eq!(s.fallback_text(), None);
+        assert_eq!(s.fallback_code(), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The normalized turn: what `POST /api/chat` streams, one JSON object per SSE `data:` line.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 use super::rich::ToolStatus;
 
@@ -65,16 +66,198 @@ impl Usage {
 /// of an HTTP refusal, a provider's in-stream error and the bubble's error state.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Failure {
+    /// The English sentence, for API clients and logs.
     pub message: String,
     pub retryable: bool,
+    /// What went wrong, as a stable name: the page says it in the reader's language from
+    /// `code` and `params`, never from `message`.
+    #[serde(default)]
+    pub code: ErrorCode,
+    /// The values the sentence carries (a status, a number of seconds, a host), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, String>,
 }
 
 impl Failure {
+    /// A failure with no more specific code than [`ErrorCode::Other`]: its `message` is shown.
     pub fn new(message: impl Into<String>, retryable: bool) -> Self {
         Failure {
             message: message.into(),
             retryable,
+            code: ErrorCode::Other,
+            params: BTreeMap::new(),
         }
+    }
+
+    /// A failure the page can say in the reader's language.
+    pub fn coded(code: ErrorCode, message: impl Into<String>, retryable: bool) -> Self {
+        Failure {
+            code,
+            ..Failure::new(message, retryable)
+        }
+    }
+
+    /// Adds a parameter of the sentence.
+    pub fn with(mut self, name: &str, value: impl ToString) -> Self {
+        self.params.insert(name.to_string(), value.to_string());
+        self
+    }
+
+    /// A parameter by name ("" when absent).
+    pub fn param(&self, name: &str) -> &str {
+        self.params.get(name).map(String::as_str).unwrap_or("")
+    }
+}
+
+/// The stable names of everything a turn or a request can fail with (the turn contract lists
+/// them with their parameters). A code this build does not know reads as [`ErrorCode::Other`],
+/// whose English `message` is shown as it is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    // ---- a turn's upstream (the model server) failed ----
+    /// No response headers within the first-byte timeout. Params: `seconds`.
+    NoAnswer,
+    /// Headers, but no first byte of the stream within the first-byte timeout. Params: `seconds`.
+    NoStart,
+    /// The stream went silent mid-answer for the idle timeout. Params: `seconds`.
+    Silent,
+    /// Ponder is shutting down and ended the turn before its stream began. No params.
+    ShuttingDown,
+    /// Ponder is shutting down and cut the answer short. No params.
+    ShuttingDownMidAnswer,
+    /// The model server answered with a redirect, which Ponder does not follow. Params: `status`
+    /// (the number), `origin` (where it pointed).
+    Redirected,
+    /// The model server answered an error status. Params: `status` (the number); `detail` (what
+    /// its body said) and `retry_after` (its `Retry-After` as sent, usually seconds) when it
+    /// sent them.
+    UpstreamStatus,
+    /// The model server refused the reasoning settings sent with the turn. Params: `status` (the
+    /// number), `settings` (the fields, as sent), `detail` (what its body said) when it said so.
+    SettingRefused,
+    /// The connection to the model server broke mid-stream. No params.
+    ConnectionBroke,
+    /// This server lost contact with the other replicas and stopped the turn. No params.
+    ReplicaLost,
+    /// The server running the turn stopped before it finished (told to viewers on another
+    /// replica). No params.
+    ReplicaDied,
+    /// The model's stream ended without its end marker. No params.
+    StreamCut,
+    /// The model server sent a line over `PONDER_MAX_LINE_BYTES`. Params: `limit` (as people
+    /// read it: `1 MiB`).
+    LineTooLong,
+    /// The model server could not be reached. Params: `host` (`host:port`), `cause` (the
+    /// system's words).
+    Unreachable,
+    /// Connecting to the model server timed out. Params: `host`.
+    ConnectTimeout,
+    /// The request to the model server failed otherwise. Params: `host`, `detail`.
+    RequestFailed,
+    /// The model server reported an error inside its stream. Params: `detail` (its message),
+    /// when it gave one.
+    ModelError,
+    /// The model refused the prompt (Gemini's block reason). Params: `reason`.
+    PromptRefused,
+    /// The history database failed mid-turn, so the answer is not being saved. No params.
+    NotSaved,
+
+    // ---- a request was refused (HTTP 4xx/5xx before any event) ----
+    /// The request is not one the API takes (not the documented body, fields that do not go
+    /// together, too many items); `message` says what. No params.
+    BadRequest,
+    /// The body was not sent as `Content-Type: application/json`. No params.
+    UnsupportedMediaType,
+    /// The request came from another site's page. Params: `origin`.
+    CrossOrigin,
+    /// The body is over `PONDER_MAX_REQUEST_BYTES`. Params: `limit` (as people read it: `1 MiB`).
+    TooLarge,
+    /// The body did not arrive within `PONDER_BODY_TIMEOUT`. Params: `seconds`.
+    BodyTimeout,
+    /// The body could not be read. No params.
+    BodyUnreadable,
+    /// Too many turns from this address (`PONDER_RATE_LIMIT`). Params: `retry_after` (seconds).
+    RateLimited,
+    /// The conversation sent has too many messages. Params: `count`, `limit`.
+    TooManyMessages,
+    /// The conversation sent is too long. Params: `bytes`, `limit` (bytes).
+    ConversationTooLong,
+    /// The message is too long. Params: `bytes`, `limit` (bytes).
+    MessageTooLong,
+    /// The message to answer is empty. No params.
+    EmptyMessage,
+    /// The model asked for is not offered here. Params: `model`.
+    UnknownModel,
+    /// This server keeps no history (`PONDER_HISTORY=browser`): a stored turn cannot be
+    /// started. No params.
+    NoServerHistory,
+    /// Nobody is signed in. No params.
+    SignInRequired,
+    /// The session has ended: sign in again. No params.
+    SessionEnded,
+    /// The API token is not valid. No params.
+    InvalidToken,
+    /// This server signs users in through its proxy, and the request did not come through it.
+    /// No params.
+    ProxyRequired,
+    /// The proxy did not say who the user is. No params.
+    ProxyNoUser,
+    /// The name and password do not match. No params.
+    WrongCredentials,
+    /// Too many sign-in attempts. Params: `retry_after` (seconds).
+    TooManyAttempts,
+    /// The password is too short. Params: `min` (characters).
+    PasswordTooShort,
+    /// Only an admin may do this. No params.
+    AdminOnly,
+    /// Ponder is already set up: sign in. No params.
+    AlreadySetUp,
+    /// This server does not use accounts (or passwords). No params.
+    NoAccounts,
+    /// An admin cannot remove themselves. No params.
+    CannotRemoveSelf,
+    /// What was asked for does not exist or is not the caller's. No params.
+    NotFound,
+    /// No turn of the caller's is running under that id. No params.
+    TurnNotFound,
+    /// The change conflicts with what is stored (a name taken, an edit of an answer, an empty
+    /// title…); `message` says what. No params.
+    Conflict,
+    /// The history database is unavailable. No params.
+    DatabaseUnavailable,
+
+    // ---- the page's (or the terminal's) own endings of a turn ----
+    /// The stream ended, after some frames, with neither `done` nor `error`. No params.
+    StreamDropped,
+    /// The connection closed before the model sent anything. No params.
+    ClosedBeforeStart,
+    /// Nothing arrived within `PONDER_PRE_TOKEN_GUARD`. Params: `seconds`.
+    FirstFrameTimeout,
+    /// A turn still streaming when the page went away (a reload, a closed tab, a stopped
+    /// server). No params.
+    Interrupted,
+    /// The model thought but wrote no answer. No params.
+    NoAnswerAfterThinking,
+    /// The model asked the app to run a tool, which Ponder does not do, and wrote no answer.
+    /// No params.
+    ToolCallsUnsupported,
+    /// The model sent neither thinking nor answer. No params.
+    EmptyAnswer,
+    /// The page (or the terminal) could not reach Ponder itself. No params.
+    PonderUnreachable,
+
+    /// Anything without a more specific code, and any code this build does not know (from a
+    /// newer server); `message` says what. No params.
+    #[default]
+    #[serde(other)]
+    Other,
+}
+
+impl ErrorCode {
+    /// True for [`ErrorCode::Other`], which is left out of stored documents.
+    pub fn is_other(&self) -> bool {
+        *self == ErrorCode::Other
     }
 }
 
@@ -304,8 +487,55 @@ mod tests {
         );
         round_trip(
             TurnEvent::error("boom", true),
-            json!({"type":"error","message":"boom","retryable":true}),
+            json!({"type":"error","message":"boom","retryable":true,"code":"other"}),
         );
+    }
+
+    #[test]
+    fn a_coded_failure_carries_its_code_and_params() {
+        round_trip(
+            TurnEvent::Error(
+                Failure::coded(
+                    ErrorCode::RateLimited,
+                    "too many turns from this address: try again in 3 s",
+                    true,
+                )
+                .with("retry_after", 3),
+            ),
+            json!({
+                "type":"error",
+                "message":"too many turns from this address: try again in 3 s",
+                "retryable":true,
+                "code":"rate_limited",
+                "params":{"retry_after":"3"}
+            }),
+        );
+        let failure = Failure::coded(ErrorCode::NoAnswerAfterThinking, "x", true);
+        assert_eq!(
+            serde_json::to_value(&failure).unwrap()["code"],
+            "no_answer_after_thinking"
+        );
+        assert_eq!(failure.param("missing"), "");
+    }
+
+    #[test]
+    fn an_unknown_or_missing_code_reads_as_other() {
+        // A newer server's code this build does not know: the English message is shown.
+        let newer: TurnEvent = serde_json::from_value(json!({
+            "type":"error","message":"Something new broke.","retryable":false,
+            "code":"something_new","params":{"what":"x"}
+        }))
+        .unwrap();
+        let TurnEvent::Error(failure) = newer else {
+            panic!("{newer:?}");
+        };
+        assert_eq!(failure.code, ErrorCode::Other);
+        assert_eq!(failure.message, "Something new broke.");
+        assert_eq!(failure.param("what"), "x");
+        // An older server's error, without code or params.
+        let older: TurnEvent =
+            serde_json::from_value(json!({"type":"error","message":"m","retryable":true})).unwrap();
+        assert_eq!(older, TurnEvent::error("m", true));
     }
 
     #[test]

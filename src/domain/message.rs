@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use super::event::{ErrorCode, Failure};
 use super::reasoning::{Effort, ReasoningSettings};
 
 /// Who wrote a message. Only two roles reach the model from the browser; a system prompt, if
@@ -179,63 +180,119 @@ pub const MAX_MESSAGES: usize = 1_000;
 
 impl ChatRequest {
     /// Checks what serde cannot: a turn needs a last message from the user, and the history has
-    /// a size limit. The error text is shown to whoever sent the request.
-    pub fn validate(&self) -> Result<(), String> {
+    /// a size limit. The failure is told to whoever sent the request.
+    pub fn validate(&self) -> Result<(), Failure> {
         if self.is_stored() {
             return self.validate_stored();
         }
+        let bad = |message: &str| Err(Failure::coded(ErrorCode::BadRequest, message, false));
         let Some(last) = self.messages.last() else {
-            return Err("`messages` is empty: send at least one user message".into());
+            return bad("`messages` is empty: send at least one user message");
         };
         if last.role != Role::User {
-            return Err("the last message must have role \"user\"".into());
+            return bad("the last message must have role \"user\"");
         }
         if last.content.trim().is_empty() {
-            return Err("the last user message is empty".into());
+            return Err(Failure::coded(
+                ErrorCode::EmptyMessage,
+                "the last user message is empty",
+                false,
+            ));
         }
         if self.messages.len() > MAX_MESSAGES {
-            return Err(format!(
-                "the conversation has {} messages; the limit is {MAX_MESSAGES}",
-                self.messages.len()
+            return Err(too_many_messages(
+                format!(
+                    "the conversation has {} messages; the limit is {MAX_MESSAGES}",
+                    self.messages.len()
+                ),
+                self.messages.len(),
             ));
         }
         let total: usize = self.messages.iter().map(|m| m.content.len()).sum();
         if total > MAX_REQUEST_CHARS {
-            return Err(format!(
-                "the conversation is too long ({total} bytes; the limit is {MAX_REQUEST_CHARS})"
-            ));
+            return Err(Failure::coded(
+                ErrorCode::ConversationTooLong,
+                format!(
+                    "the conversation is too long ({total} bytes; the limit is {MAX_REQUEST_CHARS})"
+                ),
+                false,
+            )
+            .with("bytes", total)
+            .with("limit", MAX_REQUEST_CHARS));
         }
         Ok(())
     }
 
-    fn validate_stored(&self) -> Result<(), String> {
+    fn validate_stored(&self) -> Result<(), Failure> {
+        let bad = |message: &str| Err(Failure::coded(ErrorCode::BadRequest, message, false));
         if !self.messages.is_empty() {
-            return Err("a stored turn sends `content` (or `regenerate`), not `messages`: the server keeps the history".into());
+            return bad("a stored turn sends `content` (or `regenerate`), not `messages`: the server keeps the history");
         }
         match (&self.content, &self.regenerate) {
-            (Some(_), Some(_)) => Err("send either `content` or `regenerate`, not both".into()),
-            (None, None) => {
-                Err("a stored turn needs `content` (the new message) or `regenerate`".into())
-            }
+            (Some(_), Some(_)) => bad("send either `content` or `regenerate`, not both"),
+            (None, None) => bad("a stored turn needs `content` (the new message) or `regenerate`"),
             (None, Some(_)) if self.conversation.is_none() => {
-                Err("`regenerate` needs the `conversation` it belongs to".into())
+                bad("`regenerate` needs the `conversation` it belongs to")
             }
             (None, Some(_)) if self.edit.is_some() => {
-                Err("`edit` goes with `content`, not `regenerate`".into())
+                bad("`edit` goes with `content`, not `regenerate`")
             }
-            (Some(content), None) if content.trim().is_empty() => {
-                Err("the message is empty".into())
-            }
-            (Some(content), None) if content.len() > MAX_REQUEST_CHARS => Err(format!(
-                "the message is too long ({} bytes; the limit is {MAX_REQUEST_CHARS})",
-                content.len()
+            (Some(content), None) if content.trim().is_empty() => Err(Failure::coded(
+                ErrorCode::EmptyMessage,
+                "the message is empty",
+                false,
             )),
+            (Some(content), None) if content.len() > MAX_REQUEST_CHARS => Err(Failure::coded(
+                ErrorCode::MessageTooLong,
+                format!(
+                    "the message is too long ({} bytes; the limit is {MAX_REQUEST_CHARS})",
+                    content.len()
+                ),
+                false,
+            )
+            .with("bytes", content.len())
+            .with("limit", MAX_REQUEST_CHARS)),
             (Some(_), None) if self.edit.is_some() && self.conversation.is_none() => {
-                Err("`edit` needs the `conversation` it belongs to".into())
+                bad("`edit` needs the `conversation` it belongs to")
             }
             _ => Ok(()),
         }
     }
+}
+
+/// The refusal of a request with more than [`MAX_MESSAGES`] messages (`count` of them).
+pub fn too_many_messages(message: impl Into<String>, count: usize) -> Failure {
+    Failure::coded(ErrorCode::TooManyMessages, message, false)
+        .with("count", count)
+        .with("limit", MAX_MESSAGES)
+}
+
+/// How many messages a request body's `messages` list holds, read without keeping any of them:
+/// for the refusal of a body whose list is over [`MAX_MESSAGES`] (the parse stops at the limit).
+#[derive(Debug, Default, Deserialize)]
+pub struct MessageCount {
+    #[serde(default, deserialize_with = "count_items")]
+    pub messages: usize,
+}
+
+fn count_items<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    struct Count;
+    impl<'de> serde::de::Visitor<'de> for Count {
+        type Value = usize;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+    d.deserialize_seq(Count)
 }
 
 #[cfg(test)]
@@ -294,23 +351,28 @@ mod tests {
     #[test]
     fn rejects_too_many_messages() {
         let messages = vec![ChatMessage::user("x"); MAX_MESSAGES + 1];
-        assert!(ChatRequest::stateless(messages)
-            .validate()
-            .unwrap_err()
-            .contains("the limit is 1000"));
+        let refused = ChatRequest::stateless(messages).validate().unwrap_err();
+        assert!(refused.message.contains("the limit is 1000"));
+        assert_eq!(refused.code, ErrorCode::TooManyMessages);
+        assert_eq!(refused.param("count"), "1001");
+        assert_eq!(refused.param("limit"), "1000");
         let messages = vec![ChatMessage::user("x"); MAX_MESSAGES];
         assert!(ChatRequest::stateless(messages).validate().is_ok());
         let body = serde_json::json!({"messages": vec![ChatMessage::user("x"); MAX_MESSAGES + 5]});
-        let err = serde_json::from_value::<ChatRequest>(body).unwrap_err();
+        let err = serde_json::from_value::<ChatRequest>(body.clone()).unwrap_err();
         assert!(err.to_string().contains("the limit is 1000"), "{err}");
+        let counted: MessageCount = serde_json::from_value(body).unwrap();
+        assert_eq!(counted.messages, MAX_MESSAGES + 5);
     }
 
     #[test]
     fn rejects_oversized_histories() {
         let big = "x".repeat(MAX_REQUEST_CHARS + 1);
-        assert!(ChatRequest::stateless(vec![ChatMessage::user(big)])
+        let refused = ChatRequest::stateless(vec![ChatMessage::user(big)])
             .validate()
-            .unwrap_err()
-            .contains("too long"));
+            .unwrap_err();
+        assert!(refused.message.contains("too long"));
+        assert_eq!(refused.code, ErrorCode::ConversationTooLong);
+        assert_eq!(refused.param("limit"), MAX_REQUEST_CHARS.to_string());
     }
 }

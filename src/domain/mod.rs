@@ -10,7 +10,7 @@ pub mod message;
 pub mod reasoning;
 pub mod rich;
 
-pub use event::{Failure, FinishReason, ThinkingKind, TurnEvent, Usage};
+pub use event::{ErrorCode, Failure, FinishReason, ThinkingKind, TurnEvent, Usage};
 pub use message::{ChatMessage, ChatRequest, Role};
 pub use reasoning::{Controls, Effort, ModelInfo, ModelList, ReasoningSettings};
 pub use rich::{CodeItem, MathItem, SourceRef, ToolStatus, ToolStep};

@@ -19,7 +19,7 @@ use super::state::AppState;
 use super::store::identity::{Identity, User};
 use super::store::{Store, StoreError};
 use crate::domain::account::Account;
-use crate::domain::Failure;
+use crate::domain::{ErrorCode, Failure};
 
 /// Shortest password accepted.
 pub const MIN_PASSWORD: usize = 8;
@@ -31,10 +31,10 @@ pub enum AccountError {
     WrongCredentials,
     /// Too many attempts: try again after this many seconds.
     TooManyAttempts(u64),
-    /// The request is not allowed (not an admin, setup already done).
-    NotAllowed(&'static str),
+    /// The request is not allowed (not an admin, setup already done): what, and why.
+    NotAllowed(ErrorCode, &'static str),
     /// A password or name that cannot be used.
-    Invalid(String),
+    Invalid(Failure),
     Store(StoreErrorKind),
 }
 
@@ -62,15 +62,25 @@ impl From<StoreError> for AccountError {
 /// An argon2id hash of `password`, in the PHC string format.
 pub fn hash_password(password: &str) -> Result<String, AccountError> {
     if password.chars().count() < MIN_PASSWORD {
-        return Err(AccountError::Invalid(format!(
-            "a password has at least {MIN_PASSWORD} characters"
-        )));
+        return Err(AccountError::Invalid(
+            Failure::coded(
+                ErrorCode::PasswordTooShort,
+                format!("a password has at least {MIN_PASSWORD} characters"),
+                false,
+            )
+            .with("min", MIN_PASSWORD),
+        ));
     }
     let salt = SaltString::generate(&mut OsRng);
     Argon2::default()
         .hash_password(password.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| AccountError::Invalid(format!("the password could not be hashed: {e}")))
+        .map_err(|e| {
+            AccountError::Invalid(Failure::new(
+                format!("the password could not be hashed: {e}"),
+                false,
+            ))
+        })
 }
 
 fn verify(password: &str, hash: &str) -> bool {
@@ -131,6 +141,7 @@ pub async fn sign_in(
 pub async fn set_up(store: &Store, name: &str, password: &str) -> Result<Identity, AccountError> {
     if store.user_count().await? > 0 {
         return Err(AccountError::NotAllowed(
+            ErrorCode::AlreadySetUp,
             "Ponder is already set up: sign in",
         ));
     }
@@ -148,7 +159,10 @@ pub async fn add_user(
     is_admin: bool,
 ) -> Result<User, AccountError> {
     if !admin.user().is_admin {
-        return Err(AccountError::NotAllowed("only an admin adds users"));
+        return Err(AccountError::NotAllowed(
+            ErrorCode::AdminOnly,
+            "only an admin adds users",
+        ));
     }
     let hash = hash_password(password)?;
     Ok(store.create_user(name, Some(&hash), is_admin).await?)
@@ -167,36 +181,47 @@ pub fn account(user: &User) -> Account {
 
 /// An account failure as the client is told it, with the response's status set.
 pub fn failure(e: AccountError) -> Failure {
-    let (status, message, retryable) = match e {
+    let (status, failure) = match e {
         AccountError::WrongCredentials => (
             StatusCode::UNAUTHORIZED,
-            "that name and password do not match".to_string(),
-            false,
+            Failure::coded(
+                ErrorCode::WrongCredentials,
+                "that name and password do not match",
+                false,
+            ),
         ),
         AccountError::TooManyAttempts(secs) => (
             StatusCode::TOO_MANY_REQUESTS,
-            format!("too many attempts: try again in {secs} s"),
-            true,
+            Failure::coded(
+                ErrorCode::TooManyAttempts,
+                format!("too many attempts: try again in {secs} s"),
+                true,
+            )
+            .with("retry_after", secs),
         ),
-        AccountError::NotAllowed(why) => (StatusCode::FORBIDDEN, why.to_string(), false),
-        AccountError::Invalid(why) => (StatusCode::BAD_REQUEST, why, false),
-        AccountError::Store(StoreErrorKind::NotFound) => {
-            (StatusCode::NOT_FOUND, "not found".into(), false)
+        AccountError::NotAllowed(code, why) => {
+            (StatusCode::FORBIDDEN, Failure::coded(code, why, false))
         }
-        AccountError::Store(StoreErrorKind::Conflict(why)) => (StatusCode::CONFLICT, why, false),
+        AccountError::Invalid(failure) => (StatusCode::BAD_REQUEST, failure),
+        AccountError::Store(StoreErrorKind::NotFound) => {
+            (StatusCode::NOT_FOUND, request::not_found())
+        }
+        AccountError::Store(StoreErrorKind::Conflict(why)) => (
+            StatusCode::CONFLICT,
+            Failure::coded(ErrorCode::Conflict, why, false),
+        ),
         AccountError::Store(StoreErrorKind::Unavailable) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            "the history database is unavailable: try again in a moment".into(),
-            true,
+            request::database_unavailable(),
         ),
     };
     request::set_status(status);
-    Failure::new(message, retryable)
+    failure
 }
 
-/// A refusal (403) for something the caller may not do.
-pub fn refused(why: &'static str) -> Failure {
-    failure(AccountError::NotAllowed(why))
+/// A refusal (403) for something the caller may not do: what (`code`), and why.
+pub fn refused(code: ErrorCode, why: &'static str) -> Failure {
+    failure(AccountError::NotAllowed(code, why))
 }
 
 /// Opens a session for `who` and sets its cookie on the response.
@@ -240,7 +265,10 @@ mod tests {
         assert!(!verify("correct horse", "not a hash"));
         assert!(matches!(
             hash_password("short"),
-            Err(AccountError::Invalid(_))
+            Err(AccountError::Invalid(Failure {
+                code: ErrorCode::PasswordTooShort,
+                ..
+            }))
         ));
     }
 }

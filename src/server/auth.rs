@@ -15,6 +15,7 @@ use super::config::AuthMode;
 use super::state::AppState;
 use super::store::identity::{Identity, LOCAL_USER};
 use super::store::StoreError;
+use crate::domain::ErrorCode;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "ponder_session";
@@ -24,8 +25,9 @@ pub const SESSION_COOKIE: &str = "ponder_session";
 pub enum Caller {
     /// Signed in (or the local user).
     Known(Arc<Identity>),
-    /// Nobody Ponder knows: sign-in needed. `why` says what was wrong, for the 401's body.
-    Unknown { why: &'static str },
+    /// Nobody Ponder knows: sign-in needed. `code` and `why` say what was wrong, for the 401's
+    /// body.
+    Unknown { code: ErrorCode, why: &'static str },
     /// The history database could not be asked.
     StoreDown,
 }
@@ -82,6 +84,7 @@ async fn find(
         return Ok(match store.token_identity(token).await? {
             Some(who) => Caller::Known(Arc::new(who)),
             None => Caller::Unknown {
+                code: ErrorCode::InvalidToken,
                 why: "that API token is not valid",
             },
         });
@@ -91,12 +94,14 @@ async fn find(
         AuthMode::Password => {
             let Some(secret) = cookie(headers, SESSION_COOKIE) else {
                 return Ok(Caller::Unknown {
+                    code: ErrorCode::SignInRequired,
                     why: "sign in first",
                 });
             };
             Ok(match store.session_identity(secret).await? {
                 Some((who, _)) => Caller::Known(Arc::new(who)),
                 None => Caller::Unknown {
+                    code: ErrorCode::SessionEnded,
                     why: "your session has ended: sign in again",
                 },
             })
@@ -106,6 +111,7 @@ async fn find(
                 peer.is_some_and(|ip| state.config.trusted_proxies.iter().any(|c| c.contains(ip)));
             if !trusted {
                 return Ok(Caller::Unknown {
+                    code: ErrorCode::ProxyRequired,
                     why: "this Ponder signs users in through its proxy; the request did not come through it",
                 });
             }
@@ -116,6 +122,7 @@ async fn find(
                 .filter(|v| !v.is_empty())
             else {
                 return Ok(Caller::Unknown {
+                    code: ErrorCode::ProxyNoUser,
                     why: "the proxy did not say who you are",
                 });
             };

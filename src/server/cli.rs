@@ -75,8 +75,8 @@ fn new_password() -> Result<String, String> {
 
 fn refused(e: AccountError) -> String {
     match e {
-        AccountError::Invalid(why) => why,
-        AccountError::NotAllowed(why) => why.to_string(),
+        AccountError::Invalid(failure) => failure.message,
+        AccountError::NotAllowed(_, why) => why.to_string(),
         other => format!("{other:?}"),
     }
 }

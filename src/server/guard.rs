@@ -24,7 +24,7 @@ use super::config::{Cidr, Config};
 use super::rate_limit::RateLimiter;
 use super::telemetry::Metrics;
 use super::turn::wording::human_bytes;
-use crate::domain::{Failure, TurnEvent};
+use crate::domain::{ErrorCode, Failure, TurnEvent};
 
 /// `Strict-Transport-Security` sent when a trusted proxy says the request came over https: a
 /// year, this host only (subdomains may serve other things over http).
@@ -58,9 +58,9 @@ impl Guard {
         peer.is_some_and(|ip| self.trusted_proxies.iter().any(|c| c.contains(ip)))
     }
 
-    fn refuse(&self, reason: &'static str, status: StatusCode, message: String) -> Response {
+    fn refuse(&self, reason: &'static str, status: StatusCode, failure: Failure) -> Response {
         self.metrics.request_refused(reason);
-        refusal(status, message, status == StatusCode::TOO_MANY_REQUESTS)
+        refusal(status, failure)
     }
 
     /// Checks an API request and reads its body; the request handed on has the whole body.
@@ -80,9 +80,14 @@ impl Guard {
                 return self.refuse(
                     "origin",
                     StatusCode::FORBIDDEN,
-                    format!(
-                        "requests from {origin} are not accepted: only pages served by this Ponder may use its API (see PONDER_ALLOWED_ORIGINS)"
-                    ),
+                    Failure::coded(
+                        ErrorCode::CrossOrigin,
+                        format!(
+                            "requests from {origin} are not accepted: only pages served by this Ponder may use its API (see PONDER_ALLOWED_ORIGINS)"
+                        ),
+                        false,
+                    )
+                    .with("origin", origin),
                 );
             }
         }
@@ -92,7 +97,11 @@ impl Guard {
             return self.refuse(
                 "content_type",
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "the body must be JSON, sent with Content-Type: application/json".into(),
+                Failure::coded(
+                    ErrorCode::UnsupportedMediaType,
+                    "the body must be JSON, sent with Content-Type: application/json",
+                    false,
+                ),
             );
         }
         let declared = header_str(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
@@ -117,21 +126,28 @@ impl Guard {
         .await;
         let bytes = match collected {
             Err(_) => {
+                let secs = self.body_timeout.as_secs_f64();
                 return self.refuse(
                     "body_timeout",
                     StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "the request body did not arrive within {} s",
-                        self.body_timeout.as_secs_f64()
-                    ),
-                )
+                    Failure::coded(
+                        ErrorCode::BodyTimeout,
+                        format!("the request body did not arrive within {secs} s"),
+                        false,
+                    )
+                    .with("seconds", secs),
+                );
             }
             Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return self.too_large(),
             Ok(Err(_)) => {
                 return self.refuse(
                     "body_broken",
                     StatusCode::BAD_REQUEST,
-                    "the request body could not be read".into(),
+                    Failure::coded(
+                        ErrorCode::BodyUnreadable,
+                        "the request body could not be read",
+                        false,
+                    ),
                 )
             }
             Ok(Ok(collected)) => collected.to_bytes(),
@@ -141,13 +157,16 @@ impl Guard {
     }
 
     fn too_large(&self) -> Response {
+        let limit = human_bytes(self.max_body);
         self.refuse(
             "too_large",
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the request body is larger than {} (PONDER_MAX_REQUEST_BYTES)",
-                human_bytes(self.max_body)
-            ),
+            Failure::coded(
+                ErrorCode::TooLarge,
+                format!("the request body is larger than {limit} (PONDER_MAX_REQUEST_BYTES)"),
+                false,
+            )
+            .with("limit", limit),
         )
     }
 
@@ -156,7 +175,12 @@ impl Guard {
         let mut response = self.refuse(
             "rate_limited",
             StatusCode::TOO_MANY_REQUESTS,
-            format!("too many turns from this address: try again in {secs} s"),
+            Failure::coded(
+                ErrorCode::RateLimited,
+                format!("too many turns from this address: try again in {secs} s"),
+                true,
+            )
+            .with("retry_after", secs),
         );
         if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
             response.headers_mut().insert(header::RETRY_AFTER, value);
@@ -196,9 +220,10 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
 }
 
 /// A refusal in the JSON shape of the stream's `error` event.
-pub fn refusal(status: StatusCode, message: String, retryable: bool) -> Response {
-    let body = serde_json::to_string(&TurnEvent::Error(Failure { message, retryable }))
-        .unwrap_or_else(|_| r#"{"type":"error","message":"refused","retryable":false}"#.into());
+pub fn refusal(status: StatusCode, failure: Failure) -> Response {
+    let body = serde_json::to_string(&TurnEvent::Error(failure)).unwrap_or_else(|_| {
+        r#"{"type":"error","message":"refused","retryable":false,"code":"other"}"#.into()
+    });
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::config::{Config, ProviderKind};
 use super::providers::TurnOptions;
 use crate::domain::reasoning::ControlsSource;
-use crate::domain::{Controls, ModelInfo, ModelList, ReasoningSettings};
+use crate::domain::{Controls, ErrorCode, Failure, ModelInfo, ModelList, ReasoningSettings};
 
 /// One model as the upstream describes it: what its metadata says about reasoning, if anything.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -281,10 +281,14 @@ impl Catalogue {
         asked: Option<&str>,
         remembered: Option<&str>,
         settings: ReasoningSettings,
-    ) -> Result<TurnOptions, String> {
+    ) -> Result<TurnOptions, Failure> {
         if let Some(id) = asked {
             if id.is_empty() || id.len() > 300 || id.chars().any(char::is_control) {
-                return Err("`model` must be a model id of at most 300 characters".into());
+                return Err(Failure::coded(
+                    ErrorCode::BadRequest,
+                    "`model` must be a model id of at most 300 characters",
+                    false,
+                ));
             }
         }
         let known = self
@@ -299,9 +303,14 @@ impl Catalogue {
         let model = match (asked, remembered) {
             (Some(id), _) if offered(id) => id.to_string(),
             (Some(id), _) => {
-                return Err(format!(
-                    "the model {id:?} is not offered here: pick one of POST /api/models/list"
-                ))
+                return Err(Failure::coded(
+                    ErrorCode::UnknownModel,
+                    format!(
+                        "the model {id:?} is not offered here: pick one of POST /api/models/list"
+                    ),
+                    false,
+                )
+                .with("model", id))
             }
             (None, Some(id)) if offered(id) => id.to_string(),
             _ => config.model.clone(),

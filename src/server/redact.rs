@@ -82,6 +82,23 @@ impl Redactor {
         self.needles.is_empty()
     }
 
+    /// A failure with every secret masked: its message and every parameter's value (an upstream's
+    /// `detail` may repeat the key as the message does).
+    pub fn redact_failure(&self, mut failure: Failure) -> Failure {
+        if self.is_empty() {
+            return failure;
+        }
+        if let Cow::Owned(masked) = self.redact(&failure.message) {
+            failure.message = masked;
+        }
+        for value in failure.params.values_mut() {
+            if let Cow::Owned(masked) = self.redact(value) {
+                *value = masked;
+            }
+        }
+        failure
+    }
+
     /// `text` with every copy of a secret replaced by [`MASK`].
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         if self.is_empty() || text.len() < MIN_SECRET {
@@ -263,12 +280,9 @@ impl TurnRedactor {
                     out.push(TurnEvent::Delta { text });
                 }
             }
-            TurnEvent::Error(Failure { message, retryable }) => {
+            TurnEvent::Error(failure) => {
                 self.flush_all(out);
-                out.push(TurnEvent::Error(Failure {
-                    message: self.redactor.redact(&message).into_owned(),
-                    retryable,
-                }));
+                out.push(TurnEvent::Error(self.redactor.redact_failure(failure)));
             }
             TurnEvent::Done {
                 finish_reason,
@@ -530,10 +544,7 @@ mod tests {
             TurnEvent::Delta {
                 text: format!("Answer {a}"),
             },
-            TurnEvent::Error(Failure {
-                message: format!("upstream said {KEY}"),
-                retryable: true,
-            }),
+            TurnEvent::Error(Failure::new(format!("upstream said {KEY}"), true)),
         ];
         let mut turn = TurnRedactor::new(Arc::new(redactor()));
         let mut out = Vec::new();
@@ -563,6 +574,30 @@ mod tests {
         assert!(
             matches!(out.last(), Some(TurnEvent::Error(Failure { message, .. })) if message == "upstream said [redacted]")
         );
+    }
+
+    #[test]
+    fn an_errors_params_are_masked_like_its_message() {
+        use crate::domain::ErrorCode;
+        let failure = Failure::coded(
+            ErrorCode::UpstreamStatus,
+            format!("The model server answered 401 Unauthorized: bad key {KEY}"),
+            false,
+        )
+        .with("status", 401)
+        .with("detail", format!("bad key {}", KEY.to_ascii_uppercase()));
+        let mut turn = TurnRedactor::new(Arc::new(redactor()));
+        let mut out = Vec::new();
+        turn.push(TurnEvent::Error(failure), &mut out);
+        let [TurnEvent::Error(masked)] = out.as_slice() else {
+            panic!("{out:?}");
+        };
+        assert_eq!(masked.code, ErrorCode::UpstreamStatus);
+        assert_eq!(masked.param("status"), "401");
+        assert_eq!(masked.param("detail"), "bad key [redacted]");
+        assert!(masked.message.ends_with("bad key [redacted]"), "{masked:?}");
+        let wire = serde_json::to_string(&out).unwrap().to_ascii_lowercase();
+        assert!(!wire.contains(&KEY.to_ascii_lowercase()), "{wire}");
     }
 
     #[test]

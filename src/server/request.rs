@@ -10,7 +10,7 @@ use super::auth::Caller;
 use super::state::AppState;
 use super::store::identity::Identity;
 use super::store::StoreError;
-use crate::domain::Failure;
+use crate::domain::{ErrorCode, Failure};
 
 /// The shared state, as server functions see it; `None` outside a request of the app.
 pub fn app_state() -> Option<Arc<AppState>> {
@@ -106,18 +106,19 @@ pub fn caller() -> Result<(Arc<AppState>, Arc<Identity>), Failure> {
         Some(Caller::Known(who)) => Ok((state, who)),
         Some(Caller::StoreDown) => {
             set_status(StatusCode::SERVICE_UNAVAILABLE);
-            Err(Failure::new(
-                "the history database is unavailable: try again in a moment",
-                true,
-            ))
+            Err(database_unavailable())
         }
-        Some(Caller::Unknown { why }) => {
+        Some(Caller::Unknown { code, why }) => {
             set_status(StatusCode::UNAUTHORIZED);
-            Err(Failure::new(why, false))
+            Err(Failure::coded(code, why, false))
         }
         None => {
             set_status(StatusCode::UNAUTHORIZED);
-            Err(Failure::new("sign in first", false))
+            Err(Failure::coded(
+                ErrorCode::SignInRequired,
+                "sign in first",
+                false,
+            ))
         }
     }
 }
@@ -134,21 +135,32 @@ pub fn store_error(e: StoreError) -> Failure {
     match e {
         StoreError::NotFound => {
             set_status(StatusCode::NOT_FOUND);
-            Failure::new("not found", false)
+            not_found()
         }
         StoreError::Conflict(why) => {
             set_status(StatusCode::CONFLICT);
-            Failure::new(why, false)
+            Failure::coded(ErrorCode::Conflict, why, false)
         }
         StoreError::Unavailable(detail) => {
             tracing::error!(error = %detail, "the history database failed");
             set_status(StatusCode::SERVICE_UNAVAILABLE);
-            Failure::new(
-                "the history database is unavailable: try again in a moment",
-                true,
-            )
+            database_unavailable()
         }
     }
+}
+
+/// What is missing, or not the caller's (the same body either way).
+pub fn not_found() -> Failure {
+    Failure::coded(ErrorCode::NotFound, "not found", false)
+}
+
+/// The history database could not be asked.
+pub fn database_unavailable() -> Failure {
+    Failure::coded(
+        ErrorCode::DatabaseUnavailable,
+        "the history database is unavailable: try again in a moment",
+        true,
+    )
 }
 
 /// The request's client address: the peer, or behind a trusted proxy its `X-Forwarded-For`.

@@ -522,7 +522,7 @@ impl Chat {
                     ended = true;
                 }
                 Progress::Failed(failure) => {
-                    turn.state.fail(failure.message, failure.retryable, now);
+                    turn.state.fail(failure, now);
                     ended = true;
                 }
             }

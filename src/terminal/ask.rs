@@ -87,7 +87,7 @@ pub async fn run(options: Options) -> Result<i32, String> {
                 break;
             }
             Progress::Failed(failure) => {
-                state.fail(failure.message, failure.retryable, now());
+                state.fail(failure, now());
                 break;
             }
         };

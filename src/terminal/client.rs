@@ -9,7 +9,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::domain::account::Me;
 use crate::domain::history::{Conversation, ConversationSummary, Page};
-use crate::domain::{ChatRequest, Failure, TurnEvent};
+use crate::domain::{ChatRequest, ErrorCode, Failure, TurnEvent};
 use crate::wire::sse::TurnDecoder;
 
 /// What a running turn reports.
@@ -131,14 +131,14 @@ impl Server {
         let sent = tokio::time::timeout(guard, self.post("chat", request).send()).await;
         let response = match sent {
             Err(_) => {
-                let _ = progress.send(Progress::Failed(Failure::new(
-                    crate::client::turn_state::no_response(guard.as_secs()),
-                    true,
+                let _ = progress.send(Progress::Failed(crate::client::turn_state::no_response(
+                    guard.as_secs(),
                 )));
                 return;
             }
             Ok(Err(e)) => {
-                let _ = progress.send(Progress::Failed(Failure::new(
+                let _ = progress.send(Progress::Failed(Failure::coded(
+                    ErrorCode::PonderUnreachable,
                     unreachable_server(&self.base, &e),
                     true,
                 )));
@@ -162,15 +162,15 @@ impl Server {
         match tokio::time::timeout(guard, request.send()).await {
             Ok(Ok(response)) => read_turn(response, guard, progress).await,
             Ok(Err(e)) => {
-                let _ = progress.send(Progress::Failed(Failure::new(
+                let _ = progress.send(Progress::Failed(Failure::coded(
+                    ErrorCode::PonderUnreachable,
                     unreachable_server(&self.base, &e),
                     true,
                 )));
             }
             Err(_) => {
-                let _ = progress.send(Progress::Failed(Failure::new(
-                    crate::client::turn_state::no_response(guard.as_secs()),
-                    true,
+                let _ = progress.send(Progress::Failed(crate::client::turn_state::no_response(
+                    guard.as_secs(),
                 )));
             }
         }
@@ -199,10 +199,9 @@ async fn read_turn(
             match tokio::time::timeout(guard, body.next()).await {
                 Ok(next) => next,
                 Err(_) => {
-                    let _ = progress.send(Progress::Failed(Failure::new(
+                    let _ = progress.send(Progress::Failed(
                         crate::client::turn_state::no_response(guard.as_secs()),
-                        true,
-                    )));
+                    ));
                     return;
                 }
             }

@@ -487,7 +487,7 @@ mod tests {
     fn an_error_says_what_happened_and_how_to_retry() {
         let mut turn = turn_with(&[], 0.0);
         turn.state
-            .fail("The model server is busy".into(), true, 1.0);
+            .fail(Failure::new("The model server is busy", true), 1.0);
         let shown = texts(&lines(
             &[Item::Assistant(Box::new(turn))],
             Mode::Overview,
@@ -499,10 +499,7 @@ mod tests {
             "{shown:?}"
         );
         let mut fatal = turn_with(&[], 0.0);
-        fatal.state.error = Some(Failure {
-            message: "bad key".into(),
-            retryable: false,
-        });
+        fatal.state.error = Some(Failure::new("bad key", false));
         let shown = texts(&lines(
             &[Item::Assistant(Box::new(fatal))],
             Mode::Overview,

@@ -18,7 +18,7 @@ pub fn encode_event(event: &TurnEvent, out: &mut String) {
     match serde_json::to_string(event) {
         Ok(json) => out.push_str(&json),
         Err(_) => out.push_str(
-            r#"{"type":"error","message":"event could not be encoded","retryable":true}"#,
+            r#"{"type":"error","message":"event could not be encoded","retryable":true,"code":"other"}"#,
         ),
     }
     out.push_str("\n\n");

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use super::{
     budget_for, effective_settings, FrameHandler, Piece, Sse, TurnOptions, UpstreamRequest,
 };
-use crate::domain::{ChatMessage, Failure, ThinkingKind, Usage};
+use crate::domain::{ChatMessage, ThinkingKind, Usage};
 use crate::server::config::Config;
 
 /// The API version Ponder speaks; the header is required.
@@ -422,10 +422,7 @@ impl FrameHandler for MessagesFrames {
             Err(e) => {
                 super::skip_unparseable("anthropic", &e, data.len());
                 if event == Some("error") {
-                    out.push(Piece::Error(Failure {
-                        message: "The model server reported an error.".into(),
-                        retryable: true,
-                    }));
+                    out.push(super::unreadable_error());
                 }
                 return;
             }
@@ -498,6 +495,7 @@ impl FrameHandler for MessagesFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::{ErrorCode, Failure};
 
     fn parse(body: &str) -> Vec<Piece> {
         crate::server::providers::parse_whole(MessagesParser::default(), body.as_bytes())
@@ -663,10 +661,14 @@ mod tests {
         .concat();
         assert_eq!(
             parse(&body),
-            [Piece::Error(Failure {
-                message: "The model server reported an error: Overloaded".into(),
-                retryable: true
-            })]
+            [Piece::Error(
+                Failure::coded(
+                    ErrorCode::ModelError,
+                    "The model server reported an error: Overloaded",
+                    true,
+                )
+                .with("detail", "Overloaded")
+            )]
         );
         let out = parse(&frame(
             "error",

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{Piece, TurnOptions, UpstreamRequest, WireParser};
-use crate::domain::{ChatMessage, Failure, Role, ThinkingKind, Usage};
+use crate::domain::{ChatMessage, ErrorCode, Failure, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
 use crate::wire::sse::{SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 
@@ -246,10 +246,14 @@ impl GeminiChunks {
         }
         if chunk.candidates.is_empty() {
             if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
-                out.push(Piece::Error(Failure {
-                    message: format!("The model refused the prompt ({reason})."),
-                    retryable: false,
-                }));
+                out.push(Piece::Error(
+                    Failure::coded(
+                        ErrorCode::PromptRefused,
+                        format!("The model refused the prompt ({reason})."),
+                        false,
+                    )
+                    .with("reason", reason),
+                ));
                 self.done = true;
                 return;
             }
@@ -624,13 +628,17 @@ mod tests {
             })]
         ));
         let out = parse_chunks(&[br#"[{"promptFeedback":{"blockReason":"SAFETY"}}]"#]);
-        assert!(matches!(
-            out.as_slice(),
-            [Piece::Error(Failure {
-                retryable: false,
-                ..
-            })]
-        ));
+        assert_eq!(
+            out,
+            [Piece::Error(
+                Failure::coded(
+                    ErrorCode::PromptRefused,
+                    "The model refused the prompt (SAFETY).",
+                    false
+                )
+                .with("reason", "SAFETY")
+            )]
+        );
     }
 
     #[test]

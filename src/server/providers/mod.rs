@@ -13,7 +13,9 @@ pub mod think_tags;
 
 use serde_json::Value;
 
-use crate::domain::{ChatMessage, Controls, Failure, ReasoningSettings, ThinkingKind, Usage};
+use crate::domain::{
+    ChatMessage, Controls, ErrorCode, Failure, ReasoningSettings, ThinkingKind, Usage,
+};
 use crate::wire::sse::{LineDecoder, SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 
 use super::config::{Config, ProviderKind};
@@ -513,17 +515,36 @@ pub fn is_retryable_status(status: u64) -> bool {
 
 /// The error piece for an in-stream error object (`{"message":…}` or a bare string).
 pub(crate) fn error_piece(error: &Value) -> Piece {
-    let message = error
+    let detail = error
         .get("message")
         .and_then(Value::as_str)
         .or_else(|| error.as_str())
         .filter(|m| !m.trim().is_empty())
-        .map(shorten)
-        .unwrap_or_else(|| "no details given".to_string());
-    Piece::Error(Failure {
-        message: format!("The model server reported an error: {message}"),
-        retryable: retryable_error(error),
+        .map(shorten);
+    let retryable = retryable_error(error);
+    Piece::Error(match detail {
+        Some(detail) => Failure::coded(
+            ErrorCode::ModelError,
+            format!("The model server reported an error: {detail}"),
+            retryable,
+        )
+        .with("detail", detail),
+        None => Failure::coded(
+            ErrorCode::ModelError,
+            "The model server reported an error: no details given",
+            retryable,
+        ),
     })
+}
+
+/// An in-stream error whose payload could not be read: the model server said only that it
+/// failed.
+pub(crate) fn unreadable_error() -> Piece {
+    Piece::Error(Failure::coded(
+        ErrorCode::ModelError,
+        "The model server reported an error.",
+        true,
+    ))
 }
 
 fn shorten(text: &str) -> String {

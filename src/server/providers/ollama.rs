@@ -174,7 +174,7 @@ impl LineHandler for OllamaLines {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Failure;
+    use crate::domain::{ErrorCode, Failure};
 
     fn parse(body: &str) -> Vec<Piece> {
         crate::server::providers::parse_whole(OllamaParser::default(), body.as_bytes())
@@ -214,10 +214,14 @@ mod tests {
         );
         assert_eq!(
             out,
-            [Piece::Error(Failure {
-                message: "The model server reported an error: an error was encountered while running the model".into(),
-                retryable: true
-            })]
+            [Piece::Error(
+                Failure::coded(
+                    ErrorCode::ModelError,
+                    "The model server reported an error: an error was encountered while running the model",
+                    true,
+                )
+                .with("detail", "an error was encountered while running the model")
+            )]
         );
     }
 

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::{
     effective_settings, AnswerNow, FrameHandler, Piece, Sse, TurnOptions, UpstreamRequest,
 };
-use crate::domain::{ChatMessage, Failure, Role, ThinkingKind, Usage};
+use crate::domain::{ChatMessage, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
 
 /// The request body: streaming, with usage in the last chunk.
@@ -551,10 +551,7 @@ impl FrameHandler for ChatFrames {
             Err(e) => {
                 super::skip_unparseable("openai", &e, data.len());
                 if event == Some("error") {
-                    out.push(Piece::Error(Failure {
-                        message: "The model server reported an error.".into(),
-                        retryable: true,
-                    }));
+                    out.push(super::unreadable_error());
                 }
                 return;
             }
@@ -584,10 +581,7 @@ impl FrameHandler for ChatFrames {
             Some(error) => {
                 out.push(super::error_piece(&error));
             }
-            None if event == Some("error") => out.push(Piece::Error(Failure {
-                message: "The model server reported an error.".into(),
-                retryable: true,
-            })),
+            None if event == Some("error") => out.push(super::unreadable_error()),
             None => {}
         }
     }
@@ -596,6 +590,7 @@ impl FrameHandler for ChatFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::{ErrorCode, Failure};
 
     fn parse(body: &str) -> Vec<Piece> {
         crate::server::providers::parse_whole(ChatCompletionsParser::default(), body.as_bytes())
@@ -660,10 +655,14 @@ mod tests {
         let out = parse("data: {\"error\":{\"message\":\"overloaded\"}}\n\n");
         assert_eq!(
             out,
-            [Piece::Error(Failure {
-                message: "The model server reported an error: overloaded".into(),
-                retryable: true
-            })]
+            [Piece::Error(
+                Failure::coded(
+                    ErrorCode::ModelError,
+                    "The model server reported an error: overloaded",
+                    true,
+                )
+                .with("detail", "overloaded")
+            )]
         );
         let out = parse("data: {\"error\":{\"code\":400,\"message\":\"Token limit reached\"},\"choices\":[{\"delta\":{\"content\":\"\"}}]}\n\n");
         assert!(matches!(
@@ -680,10 +679,14 @@ mod tests {
         let out = parse("event: error\ndata: {\"error\":{\"message\":\"bad tool\",\"type\":\"invalid_request_error\",\"status_code\":400}}\n\n");
         assert_eq!(
             out,
-            [Piece::Error(Failure {
-                message: "The model server reported an error: bad tool".into(),
-                retryable: false
-            })]
+            [Piece::Error(
+                Failure::coded(
+                    ErrorCode::ModelError,
+                    "The model server reported an error: bad tool",
+                    false,
+                )
+                .with("detail", "bad tool")
+            )]
         );
         let out = parse("event: error\ndata: {oops\n\n");
         assert!(matches!(out.as_slice(), [Piece::Error(Failure { .. })]));
@@ -691,10 +694,14 @@ mod tests {
             parse("data: {\"object\":\"error\",\"message\":\"engine dead\",\"code\":500}\n\n");
         assert_eq!(
             out,
-            [Piece::Error(Failure {
-                message: "The model server reported an error: engine dead".into(),
-                retryable: true
-            })]
+            [Piece::Error(
+                Failure::coded(
+                    ErrorCode::ModelError,
+                    "The model server reported an error: engine dead",
+                    true,
+                )
+                .with("detail", "engine dead")
+            )]
         );
     }
 

@@ -492,7 +492,7 @@ impl FrameHandler for ResponsesFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Failure;
+    use crate::domain::{ErrorCode, Failure};
 
     fn parse(events: &[Value]) -> Vec<Piece> {
         let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
@@ -623,10 +623,14 @@ mod tests {
         ]);
         assert_eq!(
             nested,
-            [Piece::Error(Failure {
-                message: "The model server reported an error: quota".into(),
-                retryable: false
-            })]
+            [Piece::Error(
+                Failure::coded(
+                    ErrorCode::ModelError,
+                    "The model server reported an error: quota",
+                    false,
+                )
+                .with("detail", "quota")
+            )]
         );
         let flat = parse(&[json!({"type":"error","code":"server_is_overloaded","message":"busy"})]);
         assert!(matches!(

@@ -11,7 +11,7 @@ use crate::domain::history::{
     settings_from_columns, BlockHeader, Conversation, ConversationSummary, HitKind, Message, Page,
     SearchHit, Version, VersionStatus, Workspace,
 };
-use crate::domain::{ChatMessage, Failure, ReasoningSettings, Role, ThinkingKind};
+use crate::domain::{ChatMessage, ErrorCode, Failure, ReasoningSettings, Role, ThinkingKind};
 
 /// The store, as one user sees it.
 pub struct Scoped<'s> {
@@ -77,14 +77,19 @@ pub struct AnswerRecord {
     pub reasoning_tokens: Option<u64>,
 }
 
-/// The parts of an answer beside its text and reasoning: the tools the model used and the
-/// sources it cites, stored as one JSON document.
+/// The parts of an answer beside its text and reasoning: the tools the model used, the
+/// sources it cites and the code and parameters of its error (whose message and `retryable`
+/// have their own columns), stored as one JSON document.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Extras {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<crate::domain::ToolStep>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<crate::domain::SourceRef>,
+    #[serde(default, skip_serializing_if = "ErrorCode::is_other")]
+    pub error_code: ErrorCode,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub error_params: std::collections::BTreeMap<String, String>,
 }
 
 impl Extras {
@@ -108,10 +113,24 @@ impl Extras {
 
     /// The document to store, `None` when there is nothing in it.
     pub fn write(&self) -> Option<String> {
-        if self.tools.is_empty() && self.sources.is_empty() {
+        if self.tools.is_empty()
+            && self.sources.is_empty()
+            && self.error_code.is_other()
+            && self.error_params.is_empty()
+        {
             return None;
         }
         serde_json::to_string(self).ok()
+    }
+
+    /// The same document, with the code and parameters of `error` (none: no error).
+    pub fn with_error(&self, error: Option<&Failure>) -> Extras {
+        Extras {
+            tools: self.tools.clone(),
+            sources: self.sources.clone(),
+            error_code: error.map(|e| e.code).unwrap_or_default(),
+            error_params: error.map(|e| e.params.clone()).unwrap_or_default(),
+        }
     }
 }
 
@@ -512,6 +531,8 @@ impl Scoped<'_> {
                 error: error.map(|message| Failure {
                     message,
                     retryable: retryable.is_none_or(|r| r != 0),
+                    code: extras.error_code,
+                    params: extras.error_params,
                 }),
                 model: v.try_get("model")?,
                 settings: settings_from_columns(v.try_get("thinking")?, v.try_get("effort")?),
@@ -778,6 +799,7 @@ impl Scoped<'_> {
                 let extras = Extras {
                     tools: v.tools.clone(),
                     sources: v.sources.clone(),
+                    ..Extras::default()
                 };
                 if let Some(json) = extras.write() {
                     sqlx::query("UPDATE message_versions SET extras = $1 WHERE id = $2")
@@ -1164,7 +1186,7 @@ impl Scoped<'_> {
         .bind(answer.reasoning_tokens.map(|n| n as i64))
         .bind(&slot.version_id)
         .bind(self.user)
-        .bind(answer.extras.write())
+        .bind(answer.extras.with_error(answer.error.as_ref()).write())
         .execute(&mut *tx)
         .await?;
         found(done.rows_affected())?;

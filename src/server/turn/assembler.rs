@@ -279,8 +279,8 @@ impl TurnAssembler {
             }
             Piece::Finish(reason) => self.finish_reason = Some(reason),
             Piece::End => self.done(now_ms, out),
-            Piece::Error(Failure { message, retryable }) => self.fail(message, retryable, out),
-            Piece::TooLong { limit } => self.fail(wording::line_too_long(limit), false, out),
+            Piece::Error(failure) => self.fail(failure, out),
+            Piece::TooLong { limit } => self.fail(wording::line_too_long(limit), out),
         }
     }
 
@@ -425,7 +425,7 @@ impl TurnAssembler {
         if self.finish_reason.is_some() {
             self.done(now_ms, out);
         } else {
-            self.fail(wording::stream_cut(), true, out);
+            self.fail(wording::stream_cut(), out);
         }
     }
 
@@ -447,12 +447,12 @@ impl TurnAssembler {
     }
 
     /// Ends the turn with an error. An open block gets no `thinking_end`: it was interrupted.
-    pub fn fail(&mut self, message: String, retryable: bool, out: &mut Vec<TurnEvent>) {
+    pub fn fail(&mut self, failure: Failure, out: &mut Vec<TurnEvent>) {
         if self.is_finished() {
             return;
         }
         self.open = None;
-        out.push(TurnEvent::Error(Failure { message, retryable }));
+        out.push(TurnEvent::Error(failure));
         self.outcome = Some(Outcome::Error);
     }
 }
@@ -836,13 +836,7 @@ mod tests {
     fn exactly_one_terminal_event_whatever_follows() {
         let out = run(
             vec![
-                (
-                    0,
-                    Piece::Error(Failure {
-                        message: "x".into(),
-                        retryable: false,
-                    }),
-                ),
+                (0, Piece::Error(Failure::new("x", false))),
                 (1, Piece::Answer("late".into())),
                 (2, Piece::End),
             ],

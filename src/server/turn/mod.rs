@@ -119,7 +119,7 @@ impl Drop for LastWord {
         }
         let frames = self
             .log
-            .append(vec![TurnEvent::error(wording::stream_cut(), true)]);
+            .append(vec![TurnEvent::Error(wording::stream_cut())]);
         if let Some(relay) = &self.relay {
             relay.publish(&self.id, &frames);
         }
@@ -353,9 +353,7 @@ impl TurnRun {
         loop {
             if let Some(p) = &self.persist {
                 if p.has_failed() && !self.asm.is_finished() {
-                    let failure = persist::not_saved();
-                    self.asm
-                        .fail(failure.message, failure.retryable, &mut self.events);
+                    self.asm.fail(persist::not_saved(), &mut self.events);
                     self.phase = Phase::Over;
                 }
             }
@@ -436,9 +434,9 @@ impl TurnRun {
         let response = match response {
             Ok(r) => r,
             Err(e) => {
-                let (kind, message) =
+                let (kind, failure) =
                     wording::describe_request_error(&e, &self.state.upstream_base);
-                self.fail_upstream(kind, message, true);
+                self.fail_upstream(kind, failure);
                 return None;
             }
         };
@@ -450,8 +448,7 @@ impl TurnRun {
                 .and_then(|v| v.to_str().ok())
                 .map(wording::origin_of)
                 .unwrap_or_else(|| "another address".into());
-            let message = wording::redirected(status, &to);
-            self.fail_upstream(UpstreamFailure::Redirect, message, false);
+            self.fail_upstream(UpstreamFailure::Redirect, wording::redirected(status, &to));
             return None;
         }
         if !status.is_success() {
@@ -466,19 +463,17 @@ impl TurnRun {
             let about_reasoning = matches!(status.as_u16(), 400 | 422)
                 && !settings.is_empty()
                 && providers::names_a_reasoning_field(&detail);
-            let message = if about_reasoning {
+            let failure = if about_reasoning {
                 wording::setting_refused(status, &settings, &detail)
             } else {
                 wording::http_status(status, &detail, retry_after.as_deref())
             };
-            let retryable =
-                status.as_u16() == 429 || status.is_server_error() || status.as_u16() == 408;
             let kind = if status.is_server_error() {
                 UpstreamFailure::Http5xx
             } else {
                 UpstreamFailure::Http4xx
             };
-            self.fail_upstream(kind, message, retryable);
+            self.fail_upstream(kind, failure);
             return None;
         }
         self.phase = Phase::Streaming {
@@ -532,10 +527,12 @@ impl TurnRun {
             }
             Some(Err(e)) => {
                 tracing::warn!(error = %e.without_url(), "the model server's stream broke");
-                let message = wording::connection_broke();
                 parser.finish(&mut self.pieces);
                 self.apply_pieces(now_ms);
-                self.fail_upstream(UpstreamFailure::ConnectionReset, message, true);
+                self.fail_upstream(
+                    UpstreamFailure::ConnectionReset,
+                    wording::connection_broke(),
+                );
                 return None;
             }
             None => {
@@ -610,7 +607,7 @@ impl TurnRun {
     fn interrupted(
         &mut self,
         why: Interrupt,
-        timeout: (UpstreamFailure, String),
+        timeout: (UpstreamFailure, Failure),
         streaming: bool,
     ) -> Option<Produced> {
         match why {
@@ -621,13 +618,12 @@ impl TurnRun {
                 Some(Produced::KeepAlive)
             }
             Interrupt::Deadline => {
-                let (kind, message) = timeout;
-                self.fail_upstream(kind, message, true);
+                let (kind, failure) = timeout;
+                self.fail_upstream(kind, failure);
                 None
             }
             Interrupt::Shutdown => {
-                let message = wording::shutting_down(streaming);
-                self.fail_upstream(UpstreamFailure::Shutdown, message, true);
+                self.fail_upstream(UpstreamFailure::Shutdown, wording::shutting_down(streaming));
                 None
             }
             Interrupt::AnswerNow => {
@@ -641,8 +637,7 @@ impl TurnRun {
                 None
             }
             Interrupt::Abandon => {
-                let message = wording::replica_abandoned();
-                self.fail_upstream(UpstreamFailure::Shutdown, message, true);
+                self.fail_upstream(UpstreamFailure::Shutdown, wording::replica_abandoned());
                 None
             }
         }
@@ -679,10 +674,10 @@ impl TurnRun {
         self.phase = Phase::NotStarted;
     }
 
-    fn fail_upstream(&mut self, kind: UpstreamFailure, message: String, retryable: bool) {
+    fn fail_upstream(&mut self, kind: UpstreamFailure, failure: Failure) {
         self.state.metrics.upstream_error(kind);
-        tracing::warn!(kind = kind.name(), detail = %message, "upstream failure");
-        self.asm.fail(message, retryable, &mut self.events);
+        tracing::warn!(kind = kind.name(), detail = %failure.message, "upstream failure");
+        self.asm.fail(failure, &mut self.events);
         self.phase = Phase::Over;
     }
 

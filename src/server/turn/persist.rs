@@ -328,11 +328,13 @@ pub async fn begin(
     ),
     Failure,
 > {
+    use crate::domain::ErrorCode;
     use crate::server::config::HistoryMode;
     use crate::server::request::{set_status, store_error};
     if state.config.history == HistoryMode::Browser {
         set_status(http::StatusCode::BAD_REQUEST);
-        return Err(Failure::new(
+        return Err(Failure::coded(
+            ErrorCode::NoServerHistory,
             "this server keeps no history (PONDER_HISTORY=browser): send the whole conversation in `messages`",
             false,
         ));
@@ -358,10 +360,7 @@ pub async fn begin(
             remembered_model,
             settings,
         )
-        .map_err(|message| {
-            set_status(http::StatusCode::BAD_REQUEST);
-            Failure::new(message, false)
-        })?;
+        .inspect_err(|_| set_status(http::StatusCode::BAD_REQUEST))?;
     let conversation = match &request.conversation {
         Some(id) => id.clone(),
         None => {
@@ -433,7 +432,8 @@ pub async fn begin(
 
 /// The error a turn ends with when its answer cannot be saved.
 pub fn not_saved() -> Failure {
-    Failure::new(
+    Failure::coded(
+        crate::domain::ErrorCode::NotSaved,
         "The history database failed, so this answer is not being saved; try again in a moment.",
         true,
     )

@@ -496,10 +496,6 @@ async fn beat(relay: Weak<Relay>, started_at: i64, liveness: Liveness) {
 /// The last frame of a turn whose replica died.
 fn interrupted_frame(seq: u64) -> String {
     let mut text = String::new();
-    encode_numbered_event(
-        seq,
-        &TurnEvent::Error(crate::domain::Failure::new(wording::replica_died(), true)),
-        &mut text,
-    );
+    encode_numbered_event(seq, &TurnEvent::Error(wording::replica_died()), &mut text);
     text
 }
