@@ -12,11 +12,11 @@ export async function expectNoViolations(page: Page, state: string) {
 
 /** The chat page, as a reader uses it: by roles and labels, in the test's language. */
 export class ChatPage {
-  readonly w: Words = words();
-
   constructor(
     readonly page: Page,
     readonly baseUrl = "",
+    /** The page's words: the project's locale unless a test uses another. */
+    readonly w: Words = words(),
   ) {}
 
   /** Opens the page and waits until hydration made it interactive and saved chats were read. */

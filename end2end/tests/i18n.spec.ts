@@ -17,12 +17,12 @@ for (const tag of ["pt-BR", "ja", "ar"]) {
     test("the server renders the page in the reader's language, and a turn reads in it", async ({ page }) => {
       const w = new Words(tag);
       // The HTML before any script runs: language, direction and words are already right.
-      const html = await (await page.request.get("/", { headers: { "Accept-Language": `${tag},en;q=0.5` } })).text();
+      const html = await (await fetch(`${SERVERS.browserHistory.url}/`, { headers: { "Accept-Language": `${tag},en;q=0.5` } })).text();
       expect(html).toContain(`<html lang="${tag}" dir="${DIR[tag]}"`);
       expect(html).toContain(w.t("message_placeholder"));
       expect(html).not.toContain(EN.t("message_placeholder"));
 
-      const chat = new ChatPage(page);
+      const chat = new ChatPage(page, "", w);
       await chat.goto();
       await expect(page.locator("html")).toHaveAttribute("lang", tag);
       await expect(page.locator("html")).toHaveAttribute("dir", DIR[tag]);
@@ -50,8 +50,12 @@ for (const tag of ["pt-BR", "ja", "ar"]) {
 }
 
 test.describe("choosing the language", () => {
-  test("Settings → Language reloads the page in it and the choice is kept in this browser", async ({ page, context }) => {
-    const chat = new ChatPage(page);
+  test("Settings → Language reloads the page in it and the choice is kept in this browser", async ({ browser }) => {
+    // Chats in the browser only: the choice is this browser's (a cookie), not a user's.
+    const url = SERVERS.browserHistory.url;
+    const context = await browser.newContext({ baseURL: url, locale: "en-US" });
+    const page = await context.newPage();
+    const chat = new ChatPage(page, url, EN);
     await chat.goto();
     await expect(page.locator("html")).toHaveAttribute("lang", "en");
     await page.locator("summary", { hasText: EN.t("settings") }).click();
@@ -66,20 +70,21 @@ test.describe("choosing the language", () => {
 
     // Another tab of this browser opens in Japanese whatever its Accept-Language says.
     const other = await context.newPage();
-    await other.goto("/");
+    await other.goto(`${url}/`);
     await expect(other.locator("html")).toHaveAttribute("lang", "ja");
     await other.close();
 
     await page.locator("summary", { hasText: ja.t("settings") }).click();
     await Promise.all([page.waitForEvent("load"), page.getByLabel(ja.t("language")).selectOption("en")]);
     await expect(page.locator("html")).toHaveAttribute("lang", "en");
+    await context.close();
   });
 
   test("signed in, the choice is the user's: another device opens in it", async ({ browser }) => {
     const url = SERVERS.proxyAuth.url;
     const first = await browser.newContext({ baseURL: url, extraHTTPHeaders: { "Remote-User": "lena" } });
     const page = await first.newPage();
-    const chat = new ChatPage(page, url);
+    const chat = new ChatPage(page, url, EN);
     await chat.goto();
     await page.locator("summary", { hasText: EN.t("settings") }).click();
     await Promise.all([page.waitForEvent("load"), page.getByLabel(EN.t("language")).selectOption("ar")]);
@@ -101,9 +106,12 @@ test.describe("choosing the language", () => {
     await third.close();
   });
 
-  test("a language Ponder does not speak falls back to English; q-weights are honoured", async ({ page }) => {
+  test("a language Ponder does not speak falls back to English; q-weights are honoured", async () => {
+    // Straight over HTTP (a browser context would add its own Accept-Language).
     const get = async (accept: string) =>
-      (await (await page.request.get("/", { headers: { "Accept-Language": accept } })).text()).match(/<html lang="([^"]+)"/)?.[1];
+      (await (await fetch(`${SERVERS.browserHistory.url}/`, { headers: { "Accept-Language": accept } })).text()).match(
+        /<html lang="([^"]+)"/,
+      )?.[1];
     expect(await get("fr-FR,fr;q=0.9")).toBe("en");
     expect(await get("fr-FR,ja;q=0.8,ar;q=0.9")).toBe("ar");
     expect(await get("pt-PT")).toBe("pt-BR");
@@ -151,7 +159,7 @@ for (const tag of ["ja", "ar"]) {
 
     test("in every state: empty, a turn with tools and sources, each menu, renaming, deleting", async ({ page }) => {
       const w = new Words(tag);
-      const chat = new ChatPage(page);
+      const chat = new ChatPage(page, "", w);
       const seen: string[] = [];
       const look = async (state: string) => {
         const found = englishIn(await interfaceTexts(page), w);
@@ -159,7 +167,8 @@ for (const tag of ["ja", "ar"]) {
       };
       await chat.goto();
       await look("empty");
-      await chat.send("[tools] what is new in rust?");
+      const title = `[tools] what is new in rust, in ${tag}?`;
+      await chat.send(title);
       await expect(chat.thinkingBlocks().first()).toBeVisible();
       await look("streaming");
       await chat.waitForTurnEnd();
@@ -176,7 +185,6 @@ for (const tag of ["ja", "ar"]) {
       await page.locator("summary.model-button").click();
       await look("model picker");
       await page.keyboard.press("Escape");
-      const title = "[tools] what is new in rust?";
       const nav = page.getByRole("navigation", { name: w.t("conversations") });
       await nav.getByLabel(w.t("options_for", { title }), { exact: true }).click();
       await look("row menu");
@@ -189,6 +197,19 @@ for (const tag of ["ja", "ar"]) {
       await page.locator(".disclaimer").first().click();
       await look("disclaimer");
       expect(seen).toEqual([]);
+    });
+
+    test("the check finds English where it is: the same walk over the English page", async ({ browser }) => {
+      const context = await browser.newContext({ baseURL: SERVERS.browserHistory.url, locale: "en-US" });
+      const page = await context.newPage();
+      const chat = new ChatPage(page, SERVERS.browserHistory.url, EN);
+      await chat.goto();
+      await chat.send("[tools] the control");
+      await chat.waitForTurnEnd();
+      const found = englishIn(await interfaceTexts(page), new Words(tag));
+      for (const s of [EN.t("new_chat"), EN.t("copy_answer"), EN.t("sources"), EN.t("message_placeholder")]) expect(found).toContain(s);
+      expect(found.some((t) => EN.thoughtRe(15).test(t) || /^Thought/.test(t))).toBe(true);
+      await context.close();
     });
 
     test("the sign-in page", async ({ browser }) => {
@@ -207,7 +228,7 @@ test.describe("right to left under Arabic, each block of text in its own directi
   test.use({ locale: "ar", viewport: { width: 1280, height: 900 } });
 
   test("the layout mirrors; paragraphs, lists and code keep their own direction", async ({ page }) => {
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, "", new Words("ar"));
     await chat.goto();
     await chat.send("[bidi] greetings");
     await chat.waitForTurnEnd();
@@ -216,8 +237,8 @@ test.describe("right to left under Arabic, each block of text in its own directi
 
     // The reader's bubble at the left, the assistant's at the right, the sidebar on the right.
     const conversation = await box(".conversation");
-    const mine = await box(".bubble.user .bubble-col");
-    const theirs = await box(".bubble.assistant .bubble-col");
+    const mine = await box(".bubble.user .bubble-body");
+    const theirs = await box(".bubble.assistant .answer");
     expect(mine.x - conversation.x).toBeLessThan(conversation.x + conversation.width - (mine.x + mine.width));
     expect(theirs.x + theirs.width).toBeGreaterThan(mine.x + mine.width);
     const sidebar = await box(".sidebar");
@@ -255,7 +276,7 @@ test.describe("right to left under Arabic, each block of text in its own directi
   test("an Arabic paragraph in the English interface reads right to left", async ({ browser }) => {
     const context = await browser.newContext({ locale: "en-US", baseURL: SERVERS.main.url });
     const page = await context.newPage();
-    const chat = new ChatPage(page);
+    const chat = new ChatPage(page, SERVERS.main.url, EN);
     await chat.goto();
     await chat.send("[bidi] in english");
     await chat.waitForTurnEnd();
@@ -284,7 +305,7 @@ test.describe("right to left under Arabic, each block of text in its own directi
   for (const scheme of ["light", "dark"] as const) {
     test(`axe finds nothing in Arabic, ${scheme}`, async ({ page }) => {
       await page.emulateMedia({ colorScheme: scheme });
-      const chat = new ChatPage(page);
+      const chat = new ChatPage(page, "", new Words("ar"));
       await chat.goto();
       await chat.send("[tools] sources please");
       await chat.waitForTurnEnd();

@@ -206,13 +206,13 @@ pub fn tool_status(status: ToolStatus, l: Locale) -> &'static str {
     }
 }
 
-/// The note a finished turn without an answer shows ([`TurnState::fallback_text`]), in the
+/// The note a finished turn without an answer shows ([`TurnState::fallback_code`]), in the
 /// reader's language.
-pub fn fallback_words(text: &'static str, l: Locale) -> &'static str {
+pub fn fallback_words(code: crate::domain::ErrorCode, l: Locale) -> &'static str {
     let c = l.catalogue();
-    match text {
-        super::turn_state::TOOL_CALL_NO_ANSWER => c.error_tool_calls,
-        super::turn_state::EMPTY_ANSWER => c.error_empty_answer,
+    match code {
+        crate::domain::ErrorCode::ToolCallsUnsupported => c.error_tool_calls,
+        crate::domain::ErrorCode::EmptyAnswer => c.error_empty_answer,
         _ => c.error_no_answer_after_thinking,
     }
 }

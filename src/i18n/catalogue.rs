@@ -379,4 +379,67 @@ pub struct Catalogue {
     pub export_running: &'static str,
     pub export_finished: &'static str,
     pub export_failed: &'static str,
+
+    /// What the server's failures say, by their code (see [`ErrorWords`]).
+    pub errors: ErrorWords,
+}
+
+/// The sentence for each [`crate::domain::ErrorCode`] the page may show, with the failure's
+/// params in braces. A failure whose `detail` or `retry_after` its sentence does not name gets
+/// [`ErrorWords::detail_suffix`] or [`ErrorWords::retry_after_suffix`] after it.
+#[derive(Debug, serde::Serialize)]
+pub struct ErrorWords {
+    /// `{detail}`: what the model server or the system said, in its own words.
+    pub detail_suffix: &'static str,
+    /// `{retry_after}`: seconds.
+    pub retry_after_suffix: &'static str,
+    pub no_answer: &'static str,
+    pub no_start: &'static str,
+    pub silent: &'static str,
+    pub shutting_down: &'static str,
+    pub shutting_down_mid_answer: &'static str,
+    pub redirected: &'static str,
+    pub upstream_status: &'static str,
+    pub setting_refused: &'static str,
+    pub connection_broke: &'static str,
+    pub replica_lost: &'static str,
+    pub replica_died: &'static str,
+    pub stream_cut: &'static str,
+    pub line_too_long: &'static str,
+    pub unreachable: &'static str,
+    pub connect_timeout: &'static str,
+    pub request_failed: &'static str,
+    pub model_error: &'static str,
+    pub prompt_refused: &'static str,
+    pub not_saved: &'static str,
+    pub bad_request: &'static str,
+    pub unsupported_media_type: &'static str,
+    pub cross_origin: &'static str,
+    pub too_large: &'static str,
+    pub body_timeout: &'static str,
+    pub body_unreadable: &'static str,
+    pub rate_limited: &'static str,
+    pub too_many_messages: &'static str,
+    pub conversation_too_long: &'static str,
+    pub message_too_long: &'static str,
+    pub empty_message: &'static str,
+    pub unknown_model: &'static str,
+    pub no_server_history: &'static str,
+    pub sign_in_required: &'static str,
+    pub session_ended: &'static str,
+    pub invalid_token: &'static str,
+    pub proxy_required: &'static str,
+    pub proxy_no_user: &'static str,
+    pub wrong_credentials: &'static str,
+    pub too_many_attempts: &'static str,
+    pub password_too_short: &'static str,
+    pub admin_only: &'static str,
+    pub already_set_up: &'static str,
+    pub no_accounts: &'static str,
+    pub cannot_remove_self: &'static str,
+    pub not_found: &'static str,
+    pub turn_not_found: &'static str,
+    pub conflict: &'static str,
+    pub database_unavailable: &'static str,
+    pub ponder_unreachable: &'static str,
 }

@@ -1,10 +1,164 @@
 //! Failures in the reader's language, from their stable code and parameters.
 
-use super::Locale;
-use crate::domain::Failure;
+use super::{fill, Locale};
+use crate::domain::{ErrorCode, Failure};
 
-/// The failure's sentence in `l`, or `None` for a code with no words here (its English
-/// `message` is shown then).
-pub fn text(_f: &Failure, _l: Locale) -> Option<String> {
-    None
+/// The failure's sentence in `l`, or `None` where its English `message` is the one to show:
+/// in English (the server's own sentence, with every detail it gave) and for
+/// [`ErrorCode::Other`].
+pub fn text(f: &Failure, l: Locale) -> Option<String> {
+    if l == Locale::En {
+        return None;
+    }
+    let c = l.catalogue();
+    let e = &c.errors;
+    let template = match f.code {
+        ErrorCode::Other => return None,
+        ErrorCode::NoAnswer => e.no_answer,
+        ErrorCode::NoStart => e.no_start,
+        ErrorCode::Silent => e.silent,
+        ErrorCode::ShuttingDown => e.shutting_down,
+        ErrorCode::ShuttingDownMidAnswer => e.shutting_down_mid_answer,
+        ErrorCode::Redirected => e.redirected,
+        ErrorCode::UpstreamStatus => e.upstream_status,
+        ErrorCode::SettingRefused => e.setting_refused,
+        ErrorCode::ConnectionBroke => e.connection_broke,
+        ErrorCode::ReplicaLost => e.replica_lost,
+        ErrorCode::ReplicaDied => e.replica_died,
+        ErrorCode::StreamCut => e.stream_cut,
+        ErrorCode::LineTooLong => e.line_too_long,
+        ErrorCode::Unreachable => e.unreachable,
+        ErrorCode::ConnectTimeout => e.connect_timeout,
+        ErrorCode::RequestFailed => e.request_failed,
+        ErrorCode::ModelError => e.model_error,
+        ErrorCode::PromptRefused => e.prompt_refused,
+        ErrorCode::NotSaved => e.not_saved,
+        ErrorCode::BadRequest => e.bad_request,
+        ErrorCode::UnsupportedMediaType => e.unsupported_media_type,
+        ErrorCode::CrossOrigin => e.cross_origin,
+        ErrorCode::TooLarge => e.too_large,
+        ErrorCode::BodyTimeout => e.body_timeout,
+        ErrorCode::BodyUnreadable => e.body_unreadable,
+        ErrorCode::RateLimited => e.rate_limited,
+        ErrorCode::TooManyMessages => e.too_many_messages,
+        ErrorCode::ConversationTooLong => e.conversation_too_long,
+        ErrorCode::MessageTooLong => e.message_too_long,
+        ErrorCode::EmptyMessage => e.empty_message,
+        ErrorCode::UnknownModel => e.unknown_model,
+        ErrorCode::NoServerHistory => e.no_server_history,
+        ErrorCode::SignInRequired => e.sign_in_required,
+        ErrorCode::SessionEnded => e.session_ended,
+        ErrorCode::InvalidToken => e.invalid_token,
+        ErrorCode::ProxyRequired => e.proxy_required,
+        ErrorCode::ProxyNoUser => e.proxy_no_user,
+        ErrorCode::WrongCredentials => e.wrong_credentials,
+        ErrorCode::TooManyAttempts => e.too_many_attempts,
+        ErrorCode::PasswordTooShort => e.password_too_short,
+        ErrorCode::AdminOnly => e.admin_only,
+        ErrorCode::AlreadySetUp => e.already_set_up,
+        ErrorCode::NoAccounts => e.no_accounts,
+        ErrorCode::CannotRemoveSelf => e.cannot_remove_self,
+        ErrorCode::NotFound => e.not_found,
+        ErrorCode::TurnNotFound => e.turn_not_found,
+        ErrorCode::Conflict => e.conflict,
+        ErrorCode::DatabaseUnavailable => e.database_unavailable,
+        ErrorCode::PonderUnreachable => e.ponder_unreachable,
+        ErrorCode::StreamDropped => c.error_stream_ended,
+        ErrorCode::ClosedBeforeStart => c.error_closed_before_start,
+        ErrorCode::FirstFrameTimeout => c.error_first_frame_timeout,
+        ErrorCode::Interrupted => c.error_interrupted,
+        ErrorCode::NoAnswerAfterThinking => c.error_no_answer_after_thinking,
+        ErrorCode::ToolCallsUnsupported => c.error_tool_calls,
+        ErrorCode::EmptyAnswer => c.error_empty_answer,
+    };
+    let values: Vec<(&str, String)> = f
+        .params
+        .iter()
+        .map(|(k, v)| (k.as_str(), number(v, l)))
+        .collect();
+    let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut out = fill(template, &pairs);
+    for (name, suffix) in [
+        ("detail", e.detail_suffix),
+        ("retry_after", e.retry_after_suffix),
+    ] {
+        let named = template.contains(&format!("{{{name}}}"));
+        if let Some(value) = f.params.get(name).filter(|v| !named && !v.is_empty()) {
+            out.push_str(&fill(suffix, &[(name, &number(value, l))]));
+        }
+    }
+    Some(out)
+}
+
+/// A parameter that is a plain number, written the locale's way ("1.5" reads "1,5" in pt-BR);
+/// anything else as it is.
+fn number(value: &str, l: Locale) -> String {
+    if let Ok(n) = value.parse::<u64>() {
+        return if value.len() > 4 {
+            l.integer(n)
+        } else {
+            value.to_string()
+        };
+    }
+    match value.split_once('.') {
+        Some((whole, frac))
+            if !whole.is_empty()
+                && frac.len() == 1
+                && whole.bytes().all(|b| b.is_ascii_digit())
+                && frac.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            value
+                .parse::<f64>()
+                .map(|x| l.one_decimal(x))
+                .unwrap_or_else(|_| value.to_string())
+        }
+        _ => value.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_shows_the_servers_sentence_and_other_languages_their_own() {
+        let f = Failure::coded(
+            ErrorCode::Silent,
+            "The model server went silent for 1.5 s",
+            true,
+        )
+        .with("seconds", "1.5");
+        assert_eq!(text(&f, Locale::En), None);
+        let pt = text(&f, Locale::PtBr).unwrap_or_default();
+        assert!(pt.contains("1,5"), "{pt}");
+        assert!(!pt.contains("model server"), "{pt}");
+        for l in [Locale::Ja, Locale::Ar] {
+            let said = text(&f, l).unwrap_or_default();
+            assert!(said.contains("1.5"), "{said}");
+        }
+        assert_eq!(text(&Failure::new("odd", false), Locale::Ja), None);
+    }
+
+    #[test]
+    fn a_detail_the_sentence_does_not_name_is_added_after_it() {
+        let f = Failure::coded(ErrorCode::UpstreamStatus, "x", true)
+            .with("status", "503 Service Unavailable")
+            .with("detail", "overloaded")
+            .with("retry_after", "7");
+        for l in [Locale::PtBr, Locale::Ja, Locale::Ar] {
+            let said = text(&f, l).unwrap_or_default();
+            assert!(said.contains("503 Service Unavailable"), "{said}");
+            assert!(said.contains("overloaded"), "{said}");
+            assert!(said.contains('7'), "{said}");
+        }
+    }
+
+    #[test]
+    fn numbers_in_params_follow_the_locale() {
+        assert_eq!(number("12345", Locale::PtBr), "12.345");
+        assert_eq!(number("120", Locale::PtBr), "120");
+        assert_eq!(number("2.5", Locale::PtBr), "2,5");
+        assert_eq!(number("1 MiB", Locale::PtBr), "1 MiB");
+        assert_eq!(number("127.0.0.1:8080", Locale::PtBr), "127.0.0.1:8080");
+    }
 }

@@ -316,7 +316,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
     let steps = Memo::new(move |_| turn.with(TurnState::steps));
     let phase = Memo::new(move |_| turn.with(|t| t.phase));
     let answer = move |read: &mut dyn FnMut(&str)| turn.with(|t| read(&t.answer));
-    let fallback = Memo::new(move |_| turn.with(|t| t.fallback_text()));
+    let fallback = Memo::new(move |_| turn.with(|t| t.fallback_code()));
     let error = Memo::new(move |_| turn.with(|t| t.error.clone()));
     let wants_retry = Memo::new(move |_| turn.with(|t| t.wants_retry()));
     let waiting = Memo::new(move |_| {
@@ -354,8 +354,9 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
         turn.with(|t| {
             t.phase == TurnPhase::Error
                 && t.error.as_ref().is_some_and(|e| {
-                    e.message
-                        .starts_with(crate::domain::reasoning::SETTING_REFUSED)
+                    e.code == crate::domain::ErrorCode::SettingRefused
+                        || e.message
+                            .starts_with(crate::domain::reasoning::SETTING_REFUSED)
                 })
         })
     };
@@ -388,7 +389,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
             </Show>
             <MarkdownView text=answer streaming=Signal::derive(move || phase.get().is_running()) class="answer"/>
             <SourcesList turn/>
-            {move || fallback.get().map(|text| view! { <p class="fallback">{crate::client::labels::fallback_words(text, l)}</p> })}
+            {move || fallback.get().map(|code| view! { <p class="fallback">{crate::client::labels::fallback_words(code, l)}</p> })}
             {move || error.get().map(|e| view! { <p class="error-message">{crate::client::labels::failure_text(&e, l)}</p> })}
             <Show when=move || phase.get() == TurnPhase::Stopped>
                 <p class="stopped-note">{t.stopped}</p>
