@@ -126,7 +126,7 @@ screenshots: tools-e2e build
 # The first load's weight as served (brotli): the page's script, WebAssembly and stylesheet. The
 # budget is today's size with about 2 % of room, so growth fails the build; the target is
 # 250 KB for the whole first load, not met yet (see the README's performance section).
-SIZE_BUDGET_KB ?= 490
+SIZE_BUDGET_KB ?= 530
 
 size-check: build
 	@cd $(PKG) && stem=$$(cat assets.txt) \
