@@ -135,7 +135,7 @@ test.describe.serial("built-in accounts", () => {
     await hydrated(page, ACCOUNTS);
     await signIn(page, BO);
     const offer = page.getByRole("region", { name: "Chats in this browser" });
-    await expect(offer).toContainText("1 chats");
+    await expect(offer).toContainText("This browser holds 1 chat saved");
     await offer.getByRole("button", { name: "Import them" }).click();
     await expect(offer).toHaveCount(0);
     await expect(conversations(page)).toHaveText(["From before accounts"]);

@@ -118,6 +118,34 @@ test.describe("choosing the language", () => {
   });
 });
 
+/**
+ * How far the text of the last answer's blocks (its first two paragraphs, its first list item)
+ * and of the last open thought's first paragraph stands from each side of its block, and the
+ * direction code is laid out in.
+ */
+async function textEdges(page: Page) {
+  return page.evaluate(() => {
+    const last = (css: string) => Array.from(document.querySelectorAll(css)).pop()!;
+    const answer = last(".bubble.assistant .answer");
+    const measure = (el: Element) => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const text = range.getBoundingClientRect();
+      const box = el.getBoundingClientRect();
+      return { left: text.left - box.left, right: box.right - text.right, width: box.width };
+    };
+    const ps = Array.from(answer.querySelectorAll("p"));
+    return {
+      english: measure(ps[0]),
+      arabic: measure(ps[1]),
+      item: measure(answer.querySelector("li")!),
+      thinking: measure(last(".thinking-text p")),
+      pre: getComputedStyle(answer.querySelector("pre")!).direction,
+      code: getComputedStyle(answer.querySelector("p code")!).direction,
+    };
+  });
+}
+
 /** What a reader sees and hears that Ponder wrote (not the model, not the reader). */
 async function interfaceTexts(page: Page): Promise<string[]> {
   return page.evaluate(() => {
@@ -246,29 +274,14 @@ test.describe("right to left under Arabic, each block of text in its own directi
     expect(sidebar.x).toBeGreaterThan(main.x);
 
     // Where each paragraph's text starts: the English one at the left, the Arabic ones at the right.
-    const edges = await page.evaluate(() => {
-      const answer = document.querySelectorAll(".bubble.assistant .answer")[0]!;
-      const measure = (el: Element) => {
-        const range = document.createRange();
-        range.selectNodeContents(el);
-        const text = range.getBoundingClientRect();
-        const box = el.getBoundingClientRect();
-        return { left: text.left - box.left, right: box.right - text.right };
-      };
-      const ps = Array.from(answer.querySelectorAll("p"));
-      return {
-        english: measure(ps[0]),
-        arabic: measure(ps[1]),
-        item: measure(answer.querySelector("li")!),
-        pre: getComputedStyle(answer.querySelector("pre")!).direction,
-        code: getComputedStyle(answer.querySelector("p code")!).direction,
-        thinking: measure(document.querySelector(".thinking-text p")!),
-      };
-    });
+    await chat.summary(chat.thinkingBlocks().first()).click();
+    const edges = await textEdges(page);
     expect(edges.english.left).toBeLessThan(2);
     expect(edges.english.right).toBeGreaterThan(20);
     expect(edges.arabic.right).toBeLessThan(2);
     expect(edges.item.right).toBeLessThan(2);
+    expect(edges.thinking.width).toBeGreaterThan(100);
+    expect(edges.thinking.right).toBeLessThan(2);
     expect(edges.pre).toBe("ltr");
     expect(edges.code).toBe("ltr");
   });
@@ -281,23 +294,12 @@ test.describe("right to left under Arabic, each block of text in its own directi
     await chat.send("[bidi] in english");
     await chat.waitForTurnEnd();
     await chat.summary(chat.thinkingBlocks().first()).click();
-    const edges = await page.evaluate(() => {
-      const answer = Array.from(document.querySelectorAll(".bubble.assistant .answer")).pop()!;
-      const measure = (el: Element) => {
-        const range = document.createRange();
-        range.selectNodeContents(el);
-        const text = range.getBoundingClientRect();
-        const box = el.getBoundingClientRect();
-        return { left: text.left - box.left, right: box.right - text.right };
-      };
-      const ps = Array.from(answer.querySelectorAll("p"));
-      const thinking = Array.from(document.querySelectorAll(".thinking-text p")).pop()!;
-      return { english: measure(ps[0]), arabic: measure(ps[1]), thinking: measure(thinking) };
-    });
+    const edges = await textEdges(page);
     expect(edges.english.left).toBeLessThan(2);
     expect(edges.arabic.right).toBeLessThan(2);
     expect(edges.arabic.left).toBeGreaterThan(20);
     // The thinking, in Arabic, reads right to left beside an English interface.
+    expect(edges.thinking.width).toBeGreaterThan(100);
     expect(edges.thinking.right).toBeLessThan(2);
     await context.close();
   });
