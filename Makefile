@@ -121,6 +121,9 @@ e2e: tools-e2e build
 # PNGs of the main states of the page, light and dark, desktop and phone, LTR and RTL, to review
 # the look by eye (not a test): target/screenshots/.
 screenshots: tools-e2e build
+	@fc-list :lang=ja | grep -q . || { \
+	  echo "installing Debian's fonts-noto-cjk (Japanese text in the screenshots)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null; }
 	cd end2end && node screenshots.mjs
 
 # The first load's weight as served (brotli): the page's script, WebAssembly and stylesheet. The

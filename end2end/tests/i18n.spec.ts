@@ -139,6 +139,7 @@ async function textEdges(page: Page) {
       english: measure(ps[0]),
       arabic: measure(ps[1]),
       item: measure(answer.querySelector("li")!),
+      itemDir: getComputedStyle(answer.querySelector("li")!).direction,
       thinking: measure(last(".thinking-text p")),
       pre: getComputedStyle(answer.querySelector("pre")!).direction,
       code: getComputedStyle(answer.querySelector("p code")!).direction,
@@ -280,6 +281,7 @@ test.describe("right to left under Arabic, each block of text in its own directi
     expect(edges.english.right).toBeGreaterThan(20);
     expect(edges.arabic.right).toBeLessThan(2);
     expect(edges.item.right).toBeLessThan(2);
+    expect(edges.itemDir).toBe("rtl");
     expect(edges.thinking.width).toBeGreaterThan(100);
     expect(edges.thinking.right).toBeLessThan(2);
     expect(edges.pre).toBe("ltr");
@@ -298,6 +300,9 @@ test.describe("right to left under Arabic, each block of text in its own directi
     expect(edges.english.left).toBeLessThan(2);
     expect(edges.arabic.right).toBeLessThan(2);
     expect(edges.arabic.left).toBeGreaterThan(20);
+    // An Arabic list in an English answer: its items run right to left, markers on the right.
+    expect(edges.itemDir).toBe("rtl");
+    expect(edges.item.right).toBeLessThan(2);
     // The thinking, in Arabic, reads right to left beside an English interface.
     expect(edges.thinking.width).toBeGreaterThan(100);
     expect(edges.thinking.right).toBeLessThan(2);

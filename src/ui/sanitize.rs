@@ -93,7 +93,23 @@ pub fn append_markup(target: &Element, html: &str) {
         return;
     }
     if let Some(fragment) = sanitized_fragment(html) {
+        own_directions(&fragment);
         let _ = target.append_child(&fragment);
+    }
+}
+
+/// Each block of text takes the direction of its own first strong character, whatever the
+/// page's language and the blocks around it: an Arabic list item in an English answer has its
+/// marker on the right, and the other way round (`dir="auto"`, set on the sanitized nodes).
+fn own_directions(fragment: &DocumentFragment) {
+    let Ok(blocks) = fragment.query_selector_all("p, li, h1, h2, h3, h4, h5, h6, blockquote, th, td")
+    else {
+        return;
+    };
+    for i in 0..blocks.length() {
+        if let Some(el) = blocks.item(i).and_then(|n| n.dyn_into::<Element>().ok()) {
+            let _ = el.set_attribute("dir", "auto");
+        }
     }
 }
 
