@@ -1,6 +1,6 @@
 //! Arabic (Modern Standard Arabic, laid out right to left).
 
-use super::catalogue::{Catalogue, ErrorWords, Plural};
+use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
 
 pub static AR: Catalogue = Catalogue {
     language_name: "العربية",
@@ -355,5 +355,40 @@ pub static AR: Catalogue = Catalogue {
         conflict: "يتعارض هذا التغيير مع ما هو محفوظ.",
         database_unavailable: "قاعدة بيانات سجلّ المحادثات غير متاحة: حاول مرة أخرى بعد قليل.",
         ponder_unreachable: "تعذّر الوصول إلى Ponder.",
+    },
+    terminal: TerminalWords {
+        waiting: "في انتظار النموذج…",
+        hidden_reasoning: "الاستدلال محجوب من المزوّد",
+        received: "تم استلام {size}",
+        retry_hint: "(Ctrl-R لإعادة المحاولة)",
+        incomplete: "(غير مكتمل)",
+        earlier_hidden: Plural::six(
+            "لا رسائل سابقة مخفية",
+            "رسالة سابقة واحدة غير معروضة",
+            "رسالتان سابقتان غير معروضتين",
+            "{n} رسائل سابقة غير معروضة",
+            "{n} رسالة سابقة غير معروضة",
+            "{n} رسالة سابقة غير معروضة",
+        ),
+        hints: "{mode} · Tab: {other} · Esc: إيقاف · Ctrl-R: إعادة المحاولة · Ctrl-P: المحادثات · Ctrl-N: جديدة · Ctrl-C مرتين: خروج",
+        lines_up: Plural::six(
+            "↑ (Ctrl-End: الأحدث)",
+            "↑ سطر واحد للأعلى (Ctrl-End: الأحدث)",
+            "↑ سطران للأعلى (Ctrl-End: الأحدث)",
+            "↑ {n} أسطر للأعلى (Ctrl-End: الأحدث)",
+            "↑ {n} سطرًا للأعلى (Ctrl-End: الأحدث)",
+            "↑ {n} سطر للأعلى (Ctrl-End: الأحدث)",
+        ),
+        mode_overview: "نظرة عامة",
+        mode_detail: "التفاصيل",
+        input_thinking: " جارٍ التفكير… ",
+        input_message: " رسالة ",
+        quit_again: "اضغط Ctrl-C مرة أخرى للخروج",
+        new_chat: "محادثة جديدة",
+        browser_history: "يحفظ هذا الخادم المحادثات في المتصفح: لا يوجد ما يمكن فتحه",
+        no_chats: "لا توجد محادثات محفوظة بعد",
+        chats_not_listed: "تعذّر سرد المحادثات: {detail}",
+        chat_not_opened: "تعذّر فتح تلك المحادثة: {detail}",
+        mode_not_kept: "لم يُحفظ وضع العرض: {detail}",
     },
 };

@@ -382,6 +382,38 @@ pub struct Catalogue {
 
     /// What the server's failures say, by their code (see [`ErrorWords`]).
     pub errors: ErrorWords,
+    /// The terminal client's own words (`ponder chat`, `ponder ask`).
+    pub terminal: TerminalWords,
+}
+
+/// The terminal client's words beside the ones it shares with the page (the thinking labels,
+/// tools, sources).
+#[derive(Debug, serde::Serialize)]
+pub struct TerminalWords {
+    pub waiting: &'static str,
+    pub hidden_reasoning: &'static str,
+    /// `{size}`: bytes of hidden reasoning so far ("12 KB").
+    pub received: &'static str,
+    pub retry_hint: &'static str,
+    /// After the header of a block whose stream ended before the block did.
+    pub incomplete: &'static str,
+    pub earlier_hidden: Plural,
+    /// The key line: `{mode}` the view shown, `{other}` the one Tab switches to.
+    pub hints: &'static str,
+    /// The reader scrolled `{n}` lines up.
+    pub lines_up: Plural,
+    pub mode_overview: &'static str,
+    pub mode_detail: &'static str,
+    /// The input box's title while a turn runs, and otherwise.
+    pub input_thinking: &'static str,
+    pub input_message: &'static str,
+    pub quit_again: &'static str,
+    pub new_chat: &'static str,
+    pub browser_history: &'static str,
+    pub no_chats: &'static str,
+    pub chats_not_listed: &'static str,
+    pub chat_not_opened: &'static str,
+    pub mode_not_kept: &'static str,
 }
 
 /// The sentence for each [`crate::domain::ErrorCode`] the page may show, with the failure's

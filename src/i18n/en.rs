@@ -1,6 +1,6 @@
 //! English, the catalogue every other one is checked against.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural};
+use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
 
 pub static EN: Catalogue = Catalogue {
     language_name: "English",
@@ -313,5 +313,32 @@ pub static EN: Catalogue = Catalogue {
         conflict: "That change conflicts with what is saved.",
         database_unavailable: "The history database is unavailable: try again in a moment.",
         ponder_unreachable: "Ponder could not be reached.",
+    },
+    terminal: TerminalWords {
+        waiting: "waiting for the model…",
+        hidden_reasoning: "reasoning hidden by the provider",
+        received: "{size} received",
+        retry_hint: "(Ctrl-R retries)",
+        incomplete: "(incomplete)",
+        earlier_hidden: Plural::two(
+            "1 earlier message is not shown",
+            "{n} earlier messages are not shown",
+        ),
+        hints: "{mode} · Tab: {other} · Esc: stop · Ctrl-R: retry · Ctrl-P: chats · Ctrl-N: new · Ctrl-C twice: quit",
+        lines_up: Plural::two(
+            "↑ 1 line up (Ctrl-End: latest)",
+            "↑ {n} lines up (Ctrl-End: latest)",
+        ),
+        mode_overview: "overview",
+        mode_detail: "detail",
+        input_thinking: " thinking… ",
+        input_message: " message ",
+        quit_again: "Ctrl-C again quits",
+        new_chat: "new chat",
+        browser_history: "this server keeps chats in the browser: there is nothing to open",
+        no_chats: "no saved chats yet",
+        chats_not_listed: "the chats could not be listed: {detail}",
+        chat_not_opened: "that chat could not be opened: {detail}",
+        mode_not_kept: "the mode is not kept: {detail}",
     },
 };

@@ -1,6 +1,6 @@
 //! Japanese.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural};
+use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
 
 pub static JA: Catalogue = Catalogue {
     language_name: "日本語",
@@ -310,5 +310,26 @@ pub static JA: Catalogue = Catalogue {
         conflict: "この変更は保存済みの内容と競合しています。",
         database_unavailable: "履歴データベースを利用できません。しばらくしてからもう一度お試しください。",
         ponder_unreachable: "Ponder に接続できませんでした。",
+    },
+    terminal: TerminalWords {
+        waiting: "モデルの応答を待っています…",
+        hidden_reasoning: "推論はプロバイダーにより非公開",
+        received: "{size} 受信",
+        retry_hint: "（Ctrl-R で再試行）",
+        incomplete: "（未完了）",
+        earlier_hidden: Plural::same("以前のメッセージ{n}件は表示されていません"),
+        hints: "{mode} · Tab: {other} · Esc: 停止 · Ctrl-R: 再試行 · Ctrl-P: チャット一覧 · Ctrl-N: 新規 · Ctrl-C 2回: 終了",
+        lines_up: Plural::same("↑ {n}行上（Ctrl-End: 最新へ）"),
+        mode_overview: "概要",
+        mode_detail: "詳細",
+        input_thinking: " 思考中… ",
+        input_message: " メッセージ ",
+        quit_again: "もう一度 Ctrl-C で終了",
+        new_chat: "新しいチャット",
+        browser_history: "このサーバーはチャットをブラウザに保存しているため、開けるものはありません",
+        no_chats: "保存されたチャットはまだありません",
+        chats_not_listed: "チャットの一覧を取得できませんでした：{detail}",
+        chat_not_opened: "そのチャットを開けませんでした：{detail}",
+        mode_not_kept: "表示モードを保存できませんでした：{detail}",
     },
 };

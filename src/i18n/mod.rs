@@ -13,7 +13,7 @@ pub mod errors;
 mod ja;
 mod pt_br;
 
-pub use catalogue::{Catalogue, ErrorWords, Plural};
+pub use catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
 
 /// A language of the interface. Model output and Ponder's own name are never translated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

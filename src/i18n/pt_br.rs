@@ -1,6 +1,6 @@
 //! Brazilian Portuguese.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural};
+use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
 
 pub static PT_BR: Catalogue = Catalogue {
     language_name: "Português (Brasil)",
@@ -322,5 +322,34 @@ pub static PT_BR: Catalogue = Catalogue {
         conflict: "Essa alteração entra em conflito com o que está salvo.",
         database_unavailable: "O banco de dados do histórico está indisponível: tente novamente daqui a pouco.",
         ponder_unreachable: "Não foi possível acessar o Ponder.",
+    },
+    terminal: TerminalWords {
+        waiting: "aguardando o modelo…",
+        hidden_reasoning: "raciocínio oculto pelo provedor",
+        received: "{size} recebidos",
+        retry_hint: "(Ctrl-R tenta de novo)",
+        incomplete: "(incompleto)",
+        earlier_hidden: Plural::three(
+            "{n} mensagem anterior não é mostrada",
+            "{n} de mensagens anteriores não são mostradas",
+            "{n} mensagens anteriores não são mostradas",
+        ),
+        hints: "{mode} · Tab: {other} · Esc: parar · Ctrl-R: tentar de novo · Ctrl-P: chats · Ctrl-N: novo · Ctrl-C duas vezes: sair",
+        lines_up: Plural::three(
+            "↑ {n} linha acima (Ctrl-End: mais recentes)",
+            "↑ {n} de linhas acima (Ctrl-End: mais recentes)",
+            "↑ {n} linhas acima (Ctrl-End: mais recentes)",
+        ),
+        mode_overview: "visão geral",
+        mode_detail: "detalhes",
+        input_thinking: " pensando… ",
+        input_message: " mensagem ",
+        quit_again: "Ctrl-C de novo para sair",
+        new_chat: "novo chat",
+        browser_history: "este servidor guarda os chats no navegador: não há nada para abrir",
+        no_chats: "nenhum chat salvo ainda",
+        chats_not_listed: "não foi possível listar os chats: {detail}",
+        chat_not_opened: "não foi possível abrir esse chat: {detail}",
+        mode_not_kept: "o modo não foi salvo: {detail}",
     },
 };

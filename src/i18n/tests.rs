@@ -101,7 +101,7 @@ fn other_languages_are_translated() {
                 .filter(|w| w.len() > 3)
                 .filter(|w| {
                     ![
-                        "Ponder", "JSON", "Markdown", "Enter", "Shift", "Google", "Bearer",
+                        "Ponder", "JSON", "Markdown", "Enter", "Shift", "Google", "Bearer", "Ctrl",
                     ]
                     .contains(w)
                 })

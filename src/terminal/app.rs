@@ -174,7 +174,7 @@ impl Chat {
         self.mode = mode;
         if let Some(path) = &self.config {
             if let Err(e) = settings::save_mode(path, mode) {
-                self.status = format!("the mode is not kept: {e}");
+                self.status = say(words().mode_not_kept, &e);
             }
         }
     }
@@ -191,7 +191,7 @@ impl Chat {
             }
             self.stop();
             self.quit_armed = Some(Instant::now());
-            self.status = "Ctrl-C again quits".into();
+            self.status = words().quit_again.into();
             return;
         }
         self.quit_armed = None;
@@ -220,7 +220,7 @@ impl Chat {
                 self.conversation = None;
                 self.last_answer = None;
                 self.back = 0;
-                self.status = "new chat".into();
+                self.status = words().new_chat.into();
             }
             (KeyCode::Char('p'), true) => self.open_picker().await,
             (KeyCode::Char('d'), true) if self.input.is_empty() => self.quit = true,
@@ -287,17 +287,17 @@ impl Chat {
 
     async fn open_picker(&mut self) {
         if !self.stored {
-            self.status = "this server keeps chats in the browser: there is nothing to open".into();
+            self.status = words().browser_history.into();
             return;
         }
         match self.server.conversations().await {
-            Ok(list) if list.is_empty() => self.status = "no saved chats yet".into(),
+            Ok(list) if list.is_empty() => self.status = words().no_chats.into(),
             Ok(list) => {
                 let mut state = ListState::default();
                 state.select(Some(0));
                 self.picker = Some(Picker { list, state });
             }
-            Err(e) => self.status = format!("the chats could not be listed: {e}"),
+            Err(e) => self.status = say(words().chats_not_listed, &e),
         }
     }
 
@@ -321,7 +321,7 @@ impl Chat {
                     self.join(turn);
                 }
             }
-            Err(e) => self.status = format!("that chat could not be opened: {e}"),
+            Err(e) => self.status = say(words().chat_not_opened, &e),
         }
     }
 
@@ -570,13 +570,17 @@ impl Chat {
             .collect();
         frame.render_widget(Paragraph::new(shown), transcript);
 
-        let mut hints = format!(
-            "{} · Tab: {} · Esc: stop · Ctrl-R: retry · Ctrl-P: chats · Ctrl-N: new · Ctrl-C twice: quit",
-            self.mode.key(),
-            self.mode.toggled().key()
+        let l = super::locale();
+        let words = &l.catalogue().terminal;
+        let mut hints = crate::i18n::fill(
+            words.hints,
+            &[
+                ("mode", self.mode.label()),
+                ("other", self.mode.toggled().label()),
+            ],
         );
         if back > 0 {
-            hints = format!("↑ {back} lines up (Ctrl-End: latest) · {hints}");
+            hints = format!("{} · {hints}", l.count(&words.lines_up, back as u64));
         }
         if !self.status.is_empty() {
             hints = format!("{} · {hints}", self.status);
@@ -596,9 +600,9 @@ impl Chat {
         let offset = text::width(&before).saturating_sub(inner.saturating_sub(1));
         let visible = skip_columns(&typed, offset);
         let title = if self.is_running() {
-            " thinking… "
+            words.input_thinking
         } else {
-            " message "
+            words.input_message
         };
         frame.render_widget(
             Paragraph::new(text::fit_start(&visible, inner))
@@ -701,4 +705,14 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         }
     }
     Ok(options)
+}
+
+/// The terminal's own words in its language.
+fn words() -> &'static crate::i18n::TerminalWords {
+    &super::locale().catalogue().terminal
+}
+
+/// A status line with what failed in it.
+fn say(template: &str, detail: &impl std::fmt::Display) -> String {
+    crate::i18n::fill(template, &[("detail", &detail.to_string())])
 }

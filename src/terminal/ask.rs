@@ -164,7 +164,11 @@ pub async fn run(options: Options) -> Result<i32, String> {
     match &state.error {
         Some(failure) => {
             if !options.json {
-                let _ = writeln!(err, "ponder ask: {}", text::sanitize(&failure.message));
+                let _ = writeln!(
+                    err,
+                    "ponder ask: {}",
+                    text::sanitize(&labels::failure_text(&failure, super::locale()))
+                );
             }
             Ok(1)
         }

@@ -21,6 +21,15 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The view's name as the key line shows it, in the terminal's language.
+    pub fn label(self) -> &'static str {
+        let words = &super::locale().catalogue().terminal;
+        match self {
+            Mode::Overview => words.mode_overview,
+            Mode::Detail => words.mode_detail,
+        }
+    }
+
     pub fn key(self) -> &'static str {
         match self {
             Mode::Overview => "overview",
@@ -60,9 +69,6 @@ pub enum Item {
     /// A line from the client itself (a replayed conversation's title, a failure to connect).
     Notice(String),
 }
-
-/// Shown under a block whose reasoning the provider does not let through.
-pub const HIDDEN_NOTE: &str = "reasoning hidden by the provider";
 
 const SPINNER: [char; 4] = ['⠋', '⠙', '⠸', '⠴'];
 
@@ -113,7 +119,7 @@ fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<Styl
     {
         let spin = SPINNER[(now / 250.0) as usize % SPINNER.len()];
         out.push(line(vec![piece(
-            &format!("{spin} waiting for the model…"),
+            &format!("{spin} {}", super::locale().catalogue().terminal.waiting),
             Tone::Marker,
         )]));
     }
@@ -140,9 +146,10 @@ fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<Styl
         }
     }
     if let Some(error) = &state.error {
-        let mut text = format!("✗ {}", error.message);
+        let mut text = format!("✗ {}", labels::failure_text(error, super::locale()));
         if error.retryable {
-            text.push_str(" (Ctrl-R retries)");
+            text.push(' ');
+            text.push_str(super::locale().catalogue().terminal.retry_hint);
         }
         for row in text::wrap(&text::sanitize(&text), cols) {
             out.push(line(vec![piece(&row, Tone::Strong)]));
@@ -176,7 +183,8 @@ fn tool_line(tool: &ToolStep, cols: usize) -> StyledLine {
 pub fn block_header(block: &BlockState, now: f64) -> String {
     let mut header = labels::header(block, now, super::locale());
     if block.status == BlockStatus::Interrupted {
-        header.push_str(" (incomplete)");
+        header.push(' ');
+        header.push_str(super::locale().catalogue().terminal.incomplete);
     }
     header
 }
@@ -204,9 +212,15 @@ fn block_lines(
     if hidden(block) {
         let note = if streaming {
             let spin = SPINNER[(now / 250.0) as usize % SPINNER.len()];
-            format!("{HIDDEN_NOTE} · {} received {spin}", size(bytes))
+            let words = &super::locale().catalogue().terminal;
+            let received = crate::i18n::fill(words.received, &[("size", &size(bytes))]);
+            format!("{} · {received} {spin}", words.hidden_reasoning)
         } else {
-            HIDDEN_NOTE.to_string()
+            super::locale()
+                .catalogue()
+                .terminal
+                .hidden_reasoning
+                .to_string()
         };
         out.push(line(vec![
             piece("  ", Tone::Plain),
@@ -266,9 +280,10 @@ pub fn replay(conversation: &crate::domain::history::Conversation) -> Vec<Item> 
     let record = saved_chat::record_from_server(conversation);
     let mut items = Vec::new();
     if conversation.first > 0 {
-        items.push(Item::Notice(format!(
-            "{} earlier messages are not shown",
-            conversation.first
+        let l = super::locale();
+        items.push(Item::Notice(l.count(
+            &l.catalogue().terminal.earlier_hidden,
+            conversation.first as u64,
         )));
     }
     for message in &record.messages {

@@ -102,7 +102,8 @@ pub fn append_markup(target: &Element, html: &str) {
 /// page's language and the blocks around it: an Arabic list item in an English answer has its
 /// marker on the right, and the other way round (`dir="auto"`, set on the sanitized nodes).
 fn own_directions(fragment: &DocumentFragment) {
-    let Ok(blocks) = fragment.query_selector_all("p, li, h1, h2, h3, h4, h5, h6, blockquote, th, td")
+    let Ok(blocks) =
+        fragment.query_selector_all("p, li, h1, h2, h3, h4, h5, h6, blockquote, th, td")
     else {
         return;
     };
