@@ -167,7 +167,7 @@ pub async fn run(options: Options) -> Result<i32, String> {
                 let _ = writeln!(
                     err,
                     "ponder ask: {}",
-                    text::sanitize(&labels::failure_text(&failure, super::locale()))
+                    text::sanitize(&labels::failure_text(failure, super::locale()))
                 );
             }
             Ok(1)
