@@ -15,6 +15,10 @@ pub struct Workspace {
     pub name: String,
 }
 
+/// The name of the workspace every user starts with. Stored in English; the page shows it in
+/// the reader's language while it keeps this name.
+pub const FIRST_WORKSPACE: &str = "Personal";
+
 /// A conversation in the list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConversationSummary {

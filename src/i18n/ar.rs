@@ -303,6 +303,7 @@ pub static AR: Catalogue = Catalogue {
     export_running: "قيد التشغيل",
     export_finished: "اكتملت",
     export_failed: "فشلت",
+    first_workspace: "شخصي",
     errors: ErrorWords {
         detail_suffix: " (التفاصيل: {detail})",
         retry_after_suffix: " حاول مرة أخرى بعد {retry_after} ث.",

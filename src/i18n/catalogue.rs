@@ -379,6 +379,8 @@ pub struct Catalogue {
     pub export_running: &'static str,
     pub export_finished: &'static str,
     pub export_failed: &'static str,
+    /// The workspace every user starts with, while it keeps its first name.
+    pub first_workspace: &'static str,
 
     /// What the server's failures say, by their code (see [`ErrorWords`]).
     pub errors: ErrorWords,

@@ -260,6 +260,7 @@ pub static EN: Catalogue = Catalogue {
     export_running: "running",
     export_finished: "finished",
     export_failed: "failed",
+    first_workspace: "Personal",
 
     errors: ErrorWords {
         detail_suffix: " ({detail})",

@@ -258,6 +258,7 @@ pub static JA: Catalogue = Catalogue {
     export_running: "実行中",
     export_finished: "完了",
     export_failed: "失敗",
+    first_workspace: "個人",
     errors: ErrorWords {
         detail_suffix: "（{detail}）",
         retry_after_suffix: "{retry_after}秒後にもう一度お試しください。",

@@ -270,6 +270,7 @@ pub static PT_BR: Catalogue = Catalogue {
     export_running: "em execução",
     export_finished: "concluída",
     export_failed: "falhou",
+    first_workspace: "Pessoal",
     errors: ErrorWords {
         detail_suffix: " ({detail})",
         retry_after_suffix: " Tente novamente em {retry_after} s.",

@@ -107,7 +107,7 @@ fn Workspaces() -> impl IntoView {
                     on:change=move |ev| chat.switch_workspace(event_target_value(&ev))
                 >
                     <For each=move || chat.workspaces.get() key=|w| (w.id.clone(), w.name.clone()) let:w>
-                        <option value=w.id.clone() selected=move || chat.workspace.get().as_deref() == Some(w.id.as_str())>{w.name.clone()}</option>
+                        <option value=w.id.clone() selected=move || chat.workspace.get().as_deref() == Some(w.id.as_str())>{workspace_name(&w.name, t)}</option>
                     </For>
                 </select>
             </label>
@@ -118,7 +118,7 @@ fn Workspaces() -> impl IntoView {
                         <button type="button" class="action" on:click=move |_| {
                             let name = chat.workspaces.with_untracked(|l| {
                                 let id = chat.workspace.get_untracked();
-                                l.iter().find(|w| Some(&w.id) == id.as_ref()).map(|w| w.name.clone())
+                                l.iter().find(|w| Some(&w.id) == id.as_ref()).map(|w| workspace_name(&w.name, t))
                             });
                             draft.set(name.unwrap_or_default());
                             naming.set(Some(false));
@@ -139,6 +139,16 @@ fn Workspaces() -> impl IntoView {
                 }.into_any(),
             }}
         </div>
+    }
+}
+
+/// A workspace's name as the reader reads it: the first workspace's stored name in their
+/// language, any other as its owner wrote it.
+fn workspace_name(name: &str, t: &crate::i18n::Catalogue) -> String {
+    if name == crate::domain::history::FIRST_WORKSPACE {
+        t.first_workspace.to_string()
+    } else {
+        name.to_string()
     }
 }
 

@@ -87,7 +87,7 @@ impl Store {
         )
         .bind(new_id())
         .bind(&id)
-        .bind("Personal")
+        .bind(crate::domain::history::FIRST_WORKSPACE)
         .bind(now)
         .execute(&mut *tx)
         .await?;

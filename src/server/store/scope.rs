@@ -241,7 +241,8 @@ impl Scoped<'_> {
         if let Some(first) = self.workspaces().await?.into_iter().next() {
             return Ok(first);
         }
-        self.create_workspace("Personal").await
+        self.create_workspace(crate::domain::history::FIRST_WORKSPACE)
+            .await
     }
 
     pub async fn create_workspace(&self, name: &str) -> Result<Workspace, StoreError> {
