@@ -287,8 +287,11 @@ fn ConversationItem(
     // row's menu button.
     Effect::new(move |_| {
         if let Some(el) = rename_input.get() {
+            // The value is put in here, before selecting: the binding that also sets it may run
+            // later, and a value set after the selection would collapse it to the end.
+            el.set_value(&draft.get_untracked());
             let _ = el.focus();
-            // Once its value is in (it is set as a property, after this runs).
+            el.select();
             request_animation_frame(move || el.select());
         }
     });
