@@ -273,7 +273,11 @@ fn esc_stops_the_turn_the_block_freezes_and_the_model_sees_the_disconnect() {
                 && t.format("#{pane_dead_signal}").is_empty())
     };
     while !ended() {
-        assert!(Instant::now() < until, "ponder chat did not quit");
+        assert!(
+            Instant::now() < until,
+            "ponder chat did not quit:\n{}",
+            t.screen()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(
