@@ -315,6 +315,9 @@ enum Target {
     /// The clients straight on the stub, no proxy between: the harness's own floor, measured
     /// under the same machine conditions.
     Direct,
+    /// Debian's nginx as a plain reverse proxy in front of the stub (two workers, no buffering):
+    /// what forwarding alone costs on this machine, the floor any proxy stands on.
+    Nginx,
 }
 
 impl Target {
@@ -323,6 +326,7 @@ impl Target {
             Target::Ponder => "Ponder",
             Target::LiteLlm => "LiteLLM",
             Target::Direct => "no proxy (clients on the stub)",
+            Target::Nginx => "nginx (a plain reverse proxy)",
         }
     }
 }
@@ -503,7 +507,7 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
             serde_json::json!({"content": cfg.script.prompt()}),
         ),
         Target::Ponder => ("/api/chat", serde_json::json!({"messages": content})),
-        Target::LiteLlm | Target::Direct => (
+        Target::LiteLlm | Target::Direct | Target::Nginx => (
             "/v1/chat/completions",
             serde_json::json!({"model": "stub", "messages": content, "stream": true}),
         ),
@@ -512,7 +516,9 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
     // Ponder (no accounts on loopback) takes no key: a bearer it does not know is refused.
     let auth = match cfg.target {
         Target::Ponder => String::new(),
-        Target::LiteLlm | Target::Direct => format!("authorization: Bearer {}\r\n", cfg.key),
+        Target::LiteLlm | Target::Direct | Target::Nginx => {
+            format!("authorization: Bearer {}\r\n", cfg.key)
+        }
     };
     let request = match &cfg.join {
         Some(turn) => format!(
@@ -607,7 +613,7 @@ fn on_frame(target: Target, frame: &SseFrame, check: &mut Check, r: &mut ClientR
             Ok(_) => {}
             Err(_) => r.corrupted += 1,
         },
-        Target::LiteLlm | Target::Direct => {
+        Target::LiteLlm | Target::Direct | Target::Nginx => {
             if frame.data.trim() == "[DONE]" {
                 r.terminals += 1;
                 r.done = true;
@@ -653,6 +659,14 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(child) = &mut self.child {
+            // nginx's master stops its workers on TERM; a KILL would leave them running.
+            if self.target == Target::Nginx {
+                let _ = Command::new("kill")
+                    .args(["-TERM", &child.id().to_string()])
+                    .status();
+                let _ = child.wait();
+                return;
+            }
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -710,6 +724,8 @@ struct Opts {
     database: Option<String>,
     /// `--count N`: streams of the `many` scenario (default 2,000).
     count: Option<usize>,
+    /// `--rounds N`: bursts of the `burst` scenario (default 5), the targets taking turns.
+    rounds: Option<usize>,
 }
 
 static OPTS: std::sync::OnceLock<Opts> = std::sync::OnceLock::new();
@@ -719,6 +735,7 @@ fn opts() -> &'static Opts {
         stored: false,
         database: None,
         count: None,
+        rounds: None,
     })
 }
 
@@ -728,6 +745,55 @@ fn database_url() -> String {
     }
     let dir = out_dir().join(format!("db-{}", now_ns()));
     format!("sqlite://{}/ponder.db", dir.display())
+}
+
+/// nginx in the foreground with its own prefix under target/bench, proxying to the stub the way
+/// the README's snippet proxies to Ponder (HTTP/1.1, no buffering), keep-alive to the upstream.
+async fn start_nginx(stub: SocketAddr) -> Res<Server> {
+    let dir = out_dir().join(format!("nginx-{}", now_ns()));
+    std::fs::create_dir_all(dir.join("logs")).map_err(|e| e.to_string())?;
+    let port = free_port();
+    let conf = dir.join("nginx.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "user root;\ndaemon off;\nworker_processes 2;\npid {d}/nginx.pid;\nerror_log {d}/logs/error.log warn;\n\
+             worker_rlimit_nofile 20000;\nevents {{ worker_connections 8192; }}\n\
+             http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+               upstream stub {{ server {stub}; keepalive 1024; }}\n\
+               server {{\n    listen 127.0.0.1:{port} backlog=4096;\n\
+                 location / {{\n      proxy_pass http://stub;\n      proxy_http_version 1.1;\n\
+                   proxy_set_header Connection \"\";\n      proxy_buffering off;\n    }}\n  }}\n}}\n",
+            d = dir.display()
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let child = Command::new("nginx")
+        .arg("-p")
+        .arg(&dir)
+        .arg("-c")
+        .arg(&conf)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("nginx: {e} (make tools-proxy installs it)"))?;
+    let server = Server {
+        target: Target::Nginx,
+        child: Some(child),
+        addr: format!("127.0.0.1:{port}")
+            .parse()
+            .map_err(|e| format!("{e}"))?,
+        key: "none".into(),
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(server.addr).await.is_err() {
+        if Instant::now() > deadline {
+            return Err("nginx did not start listening in 10 s".into());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(server)
 }
 
 fn litellm_bin() -> PathBuf {
@@ -1400,6 +1466,7 @@ async fn start(target: Target, bench: &Bench) -> Res<Server> {
     let server = match target {
         Target::Ponder => start_ponder(bench.stub_addr).await?,
         Target::LiteLlm => start_litellm(bench.stub_addr).await?,
+        Target::Nginx => start_nginx(bench.stub_addr).await?,
         Target::Direct => Server {
             target,
             child: None,
@@ -1691,79 +1758,122 @@ async fn many_streams(bench: &Bench, targets: &[Target], count: usize, n: u32) -
 /// 1,000 clients connecting at the same instant, each for a short turn: the time to the first
 /// event shows whether the listen backlog held them all (those that do not fit wait for SYN
 /// retransmits, a second or more). The clients straight on the stub always run beside, as the
-/// reference under the same conditions.
+/// reference under the same conditions, and nginx as a plain reverse proxy (when installed),
+/// the cost of forwarding alone. One burst's p99 swings tenfold between runs on two cores, so
+/// the burst is repeated (`--rounds N`, 5 by default), the targets taking turns, and the
+/// figures are the medians over the rounds.
 async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     let count = if bench.quick { 300 } else { 1000 };
-    println!("\n## a burst of {count} clients connecting at once, 10 events each at 5/s");
-    let mut figs = HashMap::new();
+    let rounds = opts()
+        .rounds
+        .unwrap_or(if bench.quick { 1 } else { 5 })
+        .max(1);
+    println!(
+        "\n## a burst of {count} clients connecting at once, 10 events each at 5/s, {rounds} rounds"
+    );
     let mut order: Vec<Target> = targets.to_vec();
-    if !order.contains(&Target::Direct) {
-        order.push(Target::Direct);
-    }
-    for &t in &order {
-        match start(t, bench).await {
-            Ok(server) => {
-                let clients = spread(bench, count, Duration::ZERO, 10, 5.0);
-                let (f, _) = bench
-                    .run(&server, clients, count, Duration::from_secs(120))
-                    .await;
-                describe(t.name(), &f);
-                figs.insert(t, f);
-            }
-            Err(e) => println!("  {}: {e}", t.name()),
+    for extra in [Target::Nginx, Target::Direct] {
+        if !order.contains(&extra) {
+            order.push(extra);
         }
     }
-    let p = figs.get(&Target::Ponder).cloned().unwrap_or_default();
-    let d = figs.get(&Target::Direct).cloned().unwrap_or_default();
-    let s = format!("burst of {count} connections");
-    let within = p.ttfe(99.0) <= 2.0 * d.ttfe(99.0);
-    println!(
-        "  first event p99: Ponder {:.1} ms, clients on the stub {:.1} ms ({:.2}×)",
-        p.ttfe(99.0),
-        d.ttfe(99.0),
-        p.ttfe(99.0) / d.ttfe(99.0)
+    let mut figs: HashMap<Target, Vec<Figures>> = HashMap::new();
+    for round in 1..=rounds {
+        for &t in &order {
+            match start(t, bench).await {
+                Ok(server) => {
+                    let clients = spread(bench, count, Duration::ZERO, 10, 5.0);
+                    let (f, _) = bench
+                        .run(&server, clients, count, Duration::from_secs(120))
+                        .await;
+                    print!("  round {round}: ");
+                    describe(t.name(), &f);
+                    figs.entry(t).or_default().push(f);
+                }
+                Err(e) => println!("  {}: {e}", t.name()),
+            }
+        }
+    }
+    let median = |t: Target, f: fn(&Figures) -> f64| {
+        let mut v: Vec<f64> = figs.get(&t).into_iter().flatten().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let p99 = |f: &Figures| f.ttfe(99.0);
+    let (p, d, n) = (
+        median(Target::Ponder, p99),
+        median(Target::Direct, p99),
+        median(Target::Nginx, p99),
     );
-    // The table's second column is LiteLLM's: the clients-on-the-stub figure goes in the label.
-    let runs = (&p, figs.get(&Target::LiteLlm));
-    let vs = |f: fn(&Figures) -> f64| format!("{:.1} ms with no proxy", f(&d));
+    let each = |t: Target| {
+        figs.get(&t)
+            .into_iter()
+            .flatten()
+            .map(|f| format!("{:.1}", f.ttfe(99.0)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "  first event p99, median of {rounds}: Ponder {p:.1} ms [{}], nginx {n:.1} ms [{}], clients on the stub {d:.1} ms [{}]; Ponder {:.2}× the stub, {:.2}× nginx",
+        each(Target::Ponder),
+        each(Target::Nginx),
+        each(Target::Direct),
+        p / d,
+        p / n
+    );
+    let s = format!("burst of {count} connections, median of {rounds}");
+    // The table's second column is LiteLLM's: the reference figures go in the label.
+    let refs = |f: fn(&Figures) -> f64| {
+        format!(
+            "{:.1} ms with no proxy, {:.1} ms via nginx",
+            median(Target::Direct, f),
+            median(Target::Nginx, f)
+        )
+    };
     let faults =
         |f: &Figures| (f.lost + f.corrupted + f.duplicated + f.bad_terminal + f.errors) as f64;
+    let all_faults: f64 = figs
+        .get(&Target::Ponder)
+        .into_iter()
+        .flatten()
+        .map(faults)
+        .sum();
     vec![
-        compare(
+        row(
             &s,
-            &format!("time to first event p50 ({})", vs(|f| f.ttfe(50.0))),
+            &format!("time to first event p50 ({})", refs(|f| f.ttfe(50.0))),
             "",
-            runs,
-            |f| f.ttfe(50.0),
+            median(Target::Ponder, |f| f.ttfe(50.0)),
+            None,
             "ms",
             None,
         ),
-        compare(
+        row(
             &s,
-            &format!("time to first event p95 ({})", vs(|f| f.ttfe(95.0))),
+            &format!("time to first event p95 ({})", refs(|f| f.ttfe(95.0))),
             "",
-            runs,
-            |f| f.ttfe(95.0),
+            median(Target::Ponder, |f| f.ttfe(95.0)),
+            None,
             "ms",
             None,
         ),
-        compare(
+        row(
             &s,
-            &format!("time to first event p99 ({})", vs(|f| f.ttfe(99.0))),
+            &format!("time to first event p99 ({})", refs(p99)),
             "≤ 2× no proxy",
-            runs,
-            |f| f.ttfe(99.0),
+            p,
+            None,
             "ms",
-            Some(within),
+            Some(p <= 2.0 * d),
         ),
-        compare(
+        row(
             &s,
-            "lost / corrupted / errors",
+            "lost / corrupted / errors, all rounds",
             "0",
-            runs,
-            faults,
+            all_faults,
+            None,
             "",
-            Some(faults(&p) == 0.0 && p.events > 0),
+            Some(all_faults == 0.0 && figs.contains_key(&Target::Ponder)),
         ),
     ]
 }
@@ -2468,6 +2578,7 @@ const HELP: &str = "load harness: cargo bench --no-default-features --features s
   --stored          Ponder's turns are stored turns, persisted to the history as they stream
   --database URL    PONDER_DATABASE_URL for Ponder (default: a new SQLite file per run)
   --count N         streams in the `many` scenario (default 2000)
+  --rounds N        bursts in the `burst` scenario (default 5; with nginx and no proxy beside)
   --direct          also run the clients straight on the stub (the harness's floor)
 environment: PONDER_BIN (default target/release/ponder), LITELLM_BIN (default .tools/litellm/bin/litellm)";
 
@@ -2499,6 +2610,7 @@ fn real_main(args: &[String]) -> Res<()> {
         stored: args.iter().any(|a| a == "--stored"),
         database: value("--database"),
         count: value("--count").and_then(|c| c.parse().ok()),
+        rounds: value("--rounds").and_then(|c| c.parse().ok()),
     });
     let mut targets = vec![Target::Ponder];
     if args.iter().any(|a| a == "--direct") {
