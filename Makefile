@@ -236,7 +236,7 @@ bench-size: tools-e2e build
 bench-parsers:
 	cargo bench --no-default-features --features ssr --bench parsers
 
-bench-load: tools-bench server
+bench-load: tools-bench tools-proxy server
 	ulimit -n 65536 2>/dev/null || ulimit -n $$(ulimit -Hn); \
 	  cargo bench --no-default-features --features ssr --bench load -- $(BENCH_ARGS)
 
