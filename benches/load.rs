@@ -1089,6 +1089,8 @@ struct Figures {
     first_error: Option<String>,
     lat_ms: Vec<f64>,
     ttfe_ms: Vec<f64>,
+    /// From a client's request to the stub receiving it (through the proxy, when there is one).
+    to_stub_ms: Vec<f64>,
     cpu_s: f64,
     peak_rss_mib: f64,
     stub_cpu_s: f64,
@@ -1259,6 +1261,10 @@ impl Bench {
                 f.ttfe_ms.push((first - r.start) as f64 / 1e6);
             }
             if let Some(sent) = stub.get(&r.sid) {
+                if sent.req_at >= r.start {
+                    f.to_stub_ms
+                        .push(sent.req_at.saturating_sub(r.start) as f64 / 1e6);
+                }
                 for &(i, at) in &r.recv {
                     if let Some(&s) = sent.sends.get(i as usize).filter(|&&s| s >= r.start) {
                         let ms = at.saturating_sub(s) as f64 / 1e6;
@@ -1282,6 +1288,7 @@ impl Bench {
             ));
         }
         f.ttfe_ms.sort_by(f64::total_cmp);
+        f.to_stub_ms.sort_by(f64::total_cmp);
         drop(stub);
         (f, results)
     }
@@ -1434,7 +1441,7 @@ fn describe(name: &str, f: &Figures) {
     }
     println!(
         "  {name}: {} streams, {}/{} events, lost {}, dup {}, corrupt {}, bad terminal {}, errors {}{}; \
-added latency p50 {:.3} ms p99 {:.3} ms p99.9 {:.3} ms max {:.3} ms; first event p50 {:.2} ms p99 {:.2} ms; \
+added latency p50 {:.3} ms p99 {:.3} ms p99.9 {:.3} ms max {:.3} ms; first event p50 {:.2} ms p99 {:.2} ms; request at the stub p50 {:.2} ms p99 {:.2} ms; \
 CPU {:.2} s ({:.1} µs/event), peak RSS {:.1} MiB; stub CPU {:.2} s, clients CPU {:.2} s, wall {:.1} s",
         f.streams,
         f.events,
@@ -1451,6 +1458,8 @@ CPU {:.2} s ({:.1} µs/event), peak RSS {:.1} MiB; stub CPU {:.2} s, clients CPU
         f.lat_ms.last().copied().unwrap_or(f64::NAN),
         f.ttfe(50.0),
         f.ttfe(99.0),
+        pct(&f.to_stub_ms, 50.0),
+        pct(&f.to_stub_ms, 99.0),
         f.cpu_s,
         f.cpu_per_event_us(),
         f.peak_rss_mib,
