@@ -2648,8 +2648,14 @@ fn real_main(args: &[String]) -> Res<()> {
         connections: AtomicI64::new(0),
         bytes: AtomicU64::new(0),
     });
+    // The stub's backlog is as deep as Ponder's: with the 1,024 `bind` asks for, a proxy that
+    // opens its 1,000 upstream connections at once lost SYNs to it (a second's retransmit).
     let listener = stub_rt
-        .block_on(TcpListener::bind("127.0.0.1:0"))
+        .block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.bind("127.0.0.1:0".parse().map_err(std::io::Error::other)?)?;
+            socket.listen(ponder::server::serve::LISTEN_BACKLOG)
+        })
         .map_err(|e| e.to_string())?;
     let stub_addr = listener.local_addr().map_err(|e| e.to_string())?;
     stub_rt.spawn(run_stub(listener, stub.clone()));
