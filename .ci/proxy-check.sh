@@ -26,17 +26,18 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-start_ponder() { # base_path -> port
-  local port
-  port=$(free_port)
-  env -i PATH=/usr/bin:/bin LEPTOS_SITE_ROOT="$PWD/target/site" LEPTOS_SITE_ADDR="127.0.0.1:$port" \
+# Called in this shell, not in $(...): a subshell's pids+= would be lost, and the cleanup would
+# leave both servers running after the check.
+start_ponder() { # base_path port
+  env -i PATH=/usr/bin:/bin LEPTOS_SITE_ROOT="$PWD/target/site" LEPTOS_SITE_ADDR="127.0.0.1:$2" \
     PONDER_BASE_PATH="$1" PONDER_KEEP_ALIVE=0.5 PONDER_DEMO_DELAY_MS=5 RUST_LOG=warn target/release/ponder \
-    >"$work/ponder-$port.log" 2>&1 &
+    >"$work/ponder-$2.log" 2>&1 &
   pids+=($!)
-  echo "$port"
 }
-root_port=$(start_ponder "")
-sub_port=$(start_ponder /ponder)
+root_port=$(free_port)
+start_ponder "" "$root_port"
+sub_port=$(free_port)
+start_ponder /ponder "$sub_port"
 
 # ---- the snippets as the README shows them (the upstream is ponder:3000 there) ----
 nginx_proxy='    proxy_pass http://ponder:3000;
