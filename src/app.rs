@@ -26,6 +26,10 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
                 <meta name="ponder-me" content=crate::client::browser::page_me_json()/>
                 <link rel="stylesheet" href=css/>
                 <link rel="icon" href=format!("{base}/favicon.svg") type="image/svg+xml"/>
+                {page.split_loader.as_ref().map(|file| {
+                    let href = format!("{base}/{}/{file}", options.site_pkg_dir);
+                    view! { <link rel="modulepreload" href=href/> }
+                })}
                 <HydrationScripts options root=base.clone()/>
                 <MetaTags/>
             </head>

@@ -13,6 +13,9 @@ pub struct PageSettings {
     pub base_path: String,
     /// Seconds the page waits for a first frame before giving up on a turn.
     pub guard_secs: u64,
+    /// The split loader the page's script imports (`pkg/<stem>.split.js`), when the site has
+    /// one: the page preloads it beside the script instead of finding it a round trip later.
+    pub split_loader: Option<String>,
 }
 
 /// The `content` of the page's `<meta name=…>` tag (none while rendering on the server).

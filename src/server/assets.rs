@@ -44,6 +44,19 @@ pub fn with_hashed_names(
     (options, stem)
 }
 
+/// The file name of the split loader the page's script imports, if the site has one: the
+/// hashed `<stem>.split.js` that `make build` writes beside the other assets, or the plain
+/// `__wasm_split.js` of a site built without hashed names.
+pub fn split_loader(options: &LeptosOptions) -> Option<String> {
+    let pkg = Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref());
+    [
+        format!("{}.split.js", options.output_name),
+        "__wasm_split.js".to_string(),
+    ]
+    .into_iter()
+    .find(|name| pkg.join(name).is_file())
+}
+
 /// The caching rule for a response to `path`: hashed assets (`…/pkg/<stem>.<ext>` with the
 /// current stem) are immutable; everything else that has no rule of its own is revalidated.
 pub fn cache_rule(path: &str, hashed_stem: Option<&str>) -> &'static str {
@@ -125,6 +138,29 @@ mod tests {
             write(bad);
             assert_eq!(hashed_stem(&dir, "pkg", "ponder"), None, "{bad}");
         }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn the_split_loader_is_the_one_of_this_build() {
+        let dir = std::env::temp_dir().join(format!("ponder-split-{}", std::process::id()));
+        let pkg = dir.join("pkg");
+        std::fs::create_dir_all(&pkg).expect("dir");
+        let mut options = LeptosOptions::builder()
+            .output_name("ponder.0123456789abcdef")
+            .site_root(dir.to_string_lossy().to_string())
+            .site_pkg_dir("pkg")
+            .build();
+        assert_eq!(split_loader(&options), None);
+        std::fs::write(pkg.join("__wasm_split.js"), "").expect("write");
+        assert_eq!(split_loader(&options).as_deref(), Some("__wasm_split.js"));
+        std::fs::write(pkg.join("ponder.0123456789abcdef.split.js"), "").expect("write");
+        assert_eq!(
+            split_loader(&options).as_deref(),
+            Some("ponder.0123456789abcdef.split.js")
+        );
+        options.output_name = "ponder.fedcba9876543210".into();
+        assert_eq!(split_loader(&options).as_deref(), Some("__wasm_split.js"));
         std::fs::remove_dir_all(&dir).ok();
     }
 }

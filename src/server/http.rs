@@ -32,6 +32,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
     let page = PageSettings {
         base_path: base.clone(),
         guard_secs: state.config.pre_token_guard.as_secs().max(1),
+        split_loader: super::assets::split_loader(&leptos_options),
     };
     let context = {
         let state = state.clone();

@@ -74,7 +74,11 @@ pub fn Composer() -> impl IntoView {
                     placeholder=t.message_placeholder
                     aria-describedby="composer-keys"
                     prop:value=move || draft.get()
-                    on:input=move |ev| draft.set(event_target_value(&ev))
+                    on:input=move |ev| {
+                        // Someone is writing: the answer will want the markdown renderer.
+                        super::markdown_view::want_renderer();
+                        draft.set(event_target_value(&ev))
+                    }
                     on:keydown=move |ev| {
                         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
                             ev.prevent_default();

@@ -5,11 +5,12 @@
 //! sample exchange into an element that is never attached, then throws it away, and runs the
 //! send's own first steps (the saved record and the request body as JSON, the stream decoder)
 //! on a sample: the task after the first keystroke saves and sends (58 ms once, compiling them).
+//! The markdown renderer is not here: it arrives in a chunk of its own and warms itself up then
+//! (see [`super::markdown_view::want_renderer`]).
 
 use leptos::prelude::*;
 use leptos::tachys::view::{Mountable, Render};
 
-use super::markdown_view;
 use super::message_bubble::MessageBubble;
 use crate::client::controller::{now_ms, Entry};
 use crate::client::saved_chat::{self, ConversationRecord};
@@ -20,7 +21,6 @@ use crate::wire::sse::TurnDecoder;
 /// Renders a sample user message and a streaming assistant turn off the document. Call it
 /// inside the chat page's owner (the bubbles read its context) when the page is idle.
 pub fn warm_up() {
-    markdown_view::warm_up();
     let Ok(host) = document().create_element("div") else {
         return;
     };
