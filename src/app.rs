@@ -13,6 +13,11 @@ use crate::ui::chat_page::ChatPage;
 pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
     let base = page.base_path.clone();
     let css = format!("{base}/pkg/{}.css", options.output_name);
+    // After the script's own preload, which stays the first one.
+    let split_loader = page
+        .split_loader
+        .as_ref()
+        .map(|file| format!("{base}/{}/{file}", options.site_pkg_dir));
     let locale = crate::client::browser::page_locale();
     view! {
         <!DOCTYPE html>
@@ -26,11 +31,8 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
                 <meta name="ponder-me" content=crate::client::browser::page_me_json()/>
                 <link rel="stylesheet" href=css/>
                 <link rel="icon" href=format!("{base}/favicon.svg") type="image/svg+xml"/>
-                {page.split_loader.as_ref().map(|file| {
-                    let href = format!("{base}/{}/{file}", options.site_pkg_dir);
-                    view! { <link rel="modulepreload" href=href/> }
-                })}
                 <HydrationScripts options root=base.clone()/>
+                {split_loader.map(|href| view! { <link rel="modulepreload" href=href/> })}
                 <MetaTags/>
             </head>
             <body>
