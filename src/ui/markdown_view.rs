@@ -5,7 +5,7 @@
 //! open tail is replaced; changes arrive at most once per animation frame.
 //!
 //! The renderer is not in the page's first download: `make site` splits it (pulldown-cmark and
-//! the writer, about 80 KB) into a WebAssembly chunk of its own, which [`want_renderer`] fetches
+//! the writer, about 70 KB brotli) into a WebAssembly chunk of its own, which [`want_renderer`] fetches
 //! once, when the first text is typed or the first markdown is shown. Until it has arrived a view
 //! shows nothing new and catches up at once; if it cannot be fetched the text is shown as plain
 //! text, and the next wish fetches again.
