@@ -103,9 +103,10 @@ pub fn MarkdownView(
         let (Some(done_el), Some(tail_el)) = (done.get(), tail.get()) else {
             return;
         };
-        ENGINE_CHANGED.with(|changed| changed.track());
         let streaming = streaming.get();
         if renderer.with_value(Option::is_none) {
+            // Only a view still waiting for the renderer listens for its arrival.
+            ENGINE_CHANGED.with(|changed| changed.track());
             match ENGINE.get() {
                 Engine::Ready(factory) => renderer.set_value(Some(factory(browser_url))),
                 Engine::Failed => {
