@@ -38,8 +38,8 @@ test("under /ponder/ the page hydrates from /ponder/pkg and a turn streams throu
   // The assets by their content-hashed names (make build).
   for (const ext of ["js", "wasm", "css"])
     expect(seen.paths.filter((p) => new RegExp(`^/ponder/pkg/ponder\\.[0-9a-f]{16}\\.${ext}$`).test(p))).toHaveLength(1);
-  // The split loader the script imports, and the markdown renderer's chunk it fetched, from there too.
-  for (const file of ["split\\.js", "markdown\\.wasm"])
+  // The split loader the script imports, and the message bubbles' chunk it fetched, from there too.
+  for (const file of ["split\\.js", "messages\\.wasm"])
     expect(seen.paths.filter((p) => new RegExp(`^/ponder/pkg/ponder\\.[0-9a-f]{16}\\.${file}$`).test(p))).toHaveLength(1);
   expect(seen.paths).toContain("/ponder/api/chat");
   expect(seen.paths.filter((p) => !p.startsWith("/ponder/"))).toEqual([]);

@@ -1,22 +1,28 @@
 import { expect, test, type Page } from "@playwright/test";
 import { ChatPage } from "../pages/chat";
 
-// The markdown renderer is a WebAssembly chunk of its own (`make site` splits it out): the first
-// load does not carry it, the first typed text fetches it, and an answer is never lost when it
-// cannot be fetched.
+// Code an empty chat page never runs is in WebAssembly chunks of their own (`make site` splits
+// them out): the message bubbles with the markdown renderer, chat files (export and import), and
+// the account panel. The first load carries none of them; each is fetched once, when first
+// wanted; and nothing is lost when one cannot be fetched.
 
-const CHUNK = /\/pkg\/ponder\.[0-9a-f]{16}\.markdown\.wasm$/;
+const chunk = (name: string) => new RegExp(`/pkg/ponder\\.[0-9a-f]{16}\\.${name}\\.wasm$`);
+const MESSAGES = chunk("messages");
+/** A chunk of one split point's own (not shared code). */
+const own = (name: string) => !name.startsWith("chunk_");
+const ANY_CHUNK = chunk("[a-z0-9_]+");
 
+/** The chunks the page fetched, by name; code two chunks share is in `chunk_<n>` files. */
 function chunkRequests(page: Page): string[] {
   const seen: string[] = [];
   page.on("request", (r) => {
     const path = new URL(r.url()).pathname;
-    if (CHUNK.test(path)) seen.push(path);
+    if (ANY_CHUNK.test(path)) seen.push(path.replace(/^.*\/ponder\.[0-9a-f]{16}\./, ""));
   });
   return seen;
 }
 
-test("the first load leaves the markdown renderer out; typing fetches it once and answers render as markdown", async ({ page }) => {
+test("the first load leaves every chunk out; typing fetches the bubbles once and answers render as markdown", async ({ page }) => {
   const chunks = chunkRequests(page);
   const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
@@ -28,40 +34,83 @@ test("the first load leaves the markdown renderer out; typing fetches it once an
   await expect(page.locator('link[rel="modulepreload"][href$=".split.js"]')).toHaveCount(1);
 
   await chat.composer().pressSequentially("Why");
-  await expect.poll(() => chunks.length).toBe(1);
+  await expect.poll(() => chunks.filter(own)).toEqual(["messages.wasm"]);
   await chat.composer().fill("Why is the sky blue?");
   await chat.composer().press("Enter");
+  await expect(chat.userBubbles().last()).toContainText("Why is the sky blue?");
   await chat.waitForTurnEnd();
+  await expect(chat.thinkingBlocks().first().locator("summary")).toContainText(/Thought for/);
   await expect(chat.answer().locator("strong")).toHaveText("Short answer:");
   await expect(chat.answer().locator("li")).toHaveCount(2);
   await expect(chat.answer().locator("code")).toHaveText("2 + 2 = 4");
 
-  // A second turn and a reload of the conversation use the same chunk: one fetch per page.
+  // A second turn uses the same chunk: one fetch per page.
   await chat.send("And the sea?");
   await chat.waitForTurnEnd();
   await expect(chat.answer().locator("strong")).toHaveText("Short answer:");
-  expect(chunks).toHaveLength(1);
+  expect(chunks.filter(own)).toEqual(["messages.wasm"]);
+  expect(new Set(chunks).size).toBe(chunks.length);
   expect(errors).toEqual([]);
 });
 
-test("when the renderer cannot be fetched the answer shows as plain text, and the next try renders it", async ({ page }) => {
-  const chunks = chunkRequests(page);
-  await page.route(CHUNK, (route) => route.abort("connectionfailed"));
+test("a saved chat opened on a fresh page fetches the bubbles without a keystroke", async ({ page }) => {
   const chat = new ChatPage(page);
   await chat.goto();
   await chat.send("Why is the sky blue?");
   await chat.waitForTurnEnd();
-  // Nothing is lost: the whole source is there, as text, and nothing of it became markup.
+  const chunks = chunkRequests(page);
+  await page.reload();
+  await chat.settled();
+  await expect(chat.answer().locator("strong")).toHaveText("Short answer:");
+  expect(chunks.filter(own)).toEqual(["messages.wasm"]);
+});
+
+test("when the bubbles cannot be fetched the chat shows as plain text, and the next try renders it", async ({ page }) => {
+  const chunks = chunkRequests(page);
+  await page.route(MESSAGES, (route) => route.abort("connectionfailed"));
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("Why is the sky blue?");
+  await chat.waitForTurnEnd();
+  // Nothing is lost: the question, the reasoning and the whole answer are there, as text, and
+  // nothing of it became markup; a notice says why.
+  await expect(chat.userBubbles().last()).toContainText("Why is the sky blue?");
+  await expect(chat.thinkingBlocks().first()).toContainText("pin down what is really being asked");
   const answer = chat.answer();
   await expect(answer).toContainText("**Short answer:** yes");
   await expect(answer).toContainText("Let me know if you want more detail.");
   await expect(answer.locator("strong")).toHaveCount(0);
+  await expect(page.locator(".notice[data-kind=server]")).toContainText(chat.w.t("part_not_loaded"));
   expect(chunks.length).toBeGreaterThan(0);
 
-  // The network is back: the next text typed fetches the renderer again and the answer renders.
-  await page.unroute(CHUNK);
+  // The network is back: the next text typed fetches the chunk again and the chat renders.
+  await page.unroute(MESSAGES);
   await chat.composer().pressSequentially("ok");
   await expect(answer.locator("strong")).toHaveText("Short answer:");
   await expect(answer).not.toContainText("**Short answer:**");
   await expect(answer.locator("li")).toHaveCount(2);
+  await expect(chat.thinkingBlocks().first().locator("summary")).toContainText(/Thought for/);
+});
+
+test("opening the Export menu fetches chat files; a failed fetch says so and the next export works", async ({ page }) => {
+  const chunks = chunkRequests(page);
+  const FILES = chunk("chat_files");
+  await page.route(FILES, (route) => route.abort("connectionfailed"));
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("Why is the sky blue?");
+  await chat.waitForTurnEnd();
+  expect(chunks.filter(own)).toEqual(["messages.wasm"]);
+
+  await page.getByText(chat.w.t("export"), { exact: true }).click();
+  await expect.poll(() => chunks.filter((c) => c === "chat_files.wasm").length).toBeGreaterThan(0);
+  await page.getByRole("button", { name: chat.w.t("download_json") }).click();
+  await expect(page.locator(".notice[data-kind=server]")).toContainText(chat.w.t("part_not_loaded"));
+
+  await page.unroute(FILES);
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    page.getByRole("button", { name: chat.w.t("download_json") }).click(),
+  ]);
+  expect(download.suggestedFilename()).toMatch(/^ponder-.*\.json$/);
 });

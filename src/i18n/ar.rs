@@ -213,6 +213,7 @@ pub static AR: Catalogue = Catalogue {
     ),
     server_copy_not_exported: "تعذّر تصدير نسخة الخادم ({detail})؛ فصُدِّرت نسخة هذه الصفحة بدلًا منها.",
     not_an_export: "هذا الملف ليس ملف تصدير JSON من Ponder ({detail}).",
+    part_not_loaded: "تعذّر تحميل هذا الجزء من Ponder؛ تحقّق من الاتصال ثم حاول مرة أخرى.",
     imported: "تم استيراد «{title}».",
     imported_before: "سبق استيراد «{title}»؛ لم يُنشأ شيء جديد.",
     import_failed: "تعذّر استيراد ملف التصدير ({detail}).",

@@ -276,6 +276,8 @@ pub struct Catalogue {
     pub chats_moved_to_server: Plural,
     pub server_copy_not_exported: &'static str,
     pub not_an_export: &'static str,
+    /// A part of the page's code (a chunk fetched on first use) could not be fetched.
+    pub part_not_loaded: &'static str,
     /// `{title}`.
     pub imported: &'static str,
     pub imported_before: &'static str,

@@ -177,6 +177,7 @@ pub static EN: Catalogue = Catalogue {
     ),
     server_copy_not_exported: "The server's copy could not be exported ({detail}); this page's copy was.",
     not_an_export: "That file is not a Ponder JSON export ({detail}).",
+    part_not_loaded: "This part of Ponder could not be loaded; check the connection and try again.",
     imported: "Imported “{title}”.",
     imported_before: "“{title}” was imported before; nothing new was made.",
     import_failed: "The export could not be imported ({detail}).",

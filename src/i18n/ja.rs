@@ -175,6 +175,7 @@ pub static JA: Catalogue = Catalogue {
     ),
     server_copy_not_exported: "サーバー上のデータはエクスポートできなかったため（{detail}）、このページのデータをエクスポートしました。",
     not_an_export: "このファイルは Ponder の JSON エクスポートではありません（{detail}）。",
+    part_not_loaded: "Ponder のこの部分を読み込めませんでした。接続を確認して、もう一度お試しください。",
     imported: "「{title}」をインポートしました。",
     imported_before: "「{title}」はインポート済みのため、新たには作成しませんでした。",
     import_failed: "エクスポートファイルをインポートできませんでした（{detail}）。",

@@ -187,6 +187,7 @@ pub static PT_BR: Catalogue = Catalogue {
     ),
     server_copy_not_exported: "Não foi possível exportar a cópia do servidor ({detail}); a cópia desta página foi exportada.",
     not_an_export: "Esse arquivo não é uma exportação JSON do Ponder ({detail}).",
+    part_not_loaded: "Esta parte do Ponder não pôde ser carregada; verifique a conexão e tente de novo.",
     imported: "“{title}” foi importado.",
     imported_before: "“{title}” já tinha sido importado; nada novo foi criado.",
     import_failed: "Não foi possível importar a exportação ({detail}).",

@@ -108,44 +108,6 @@ impl Default for IncrementalMarkdown {
     }
 }
 
-/// The incremental renderer as the page holds it: behind a trait object, so that the page's own
-/// code never calls the renderer and the browser can fetch it (pulldown-cmark, the writer, this
-/// file) as a WebAssembly chunk of its own when markdown is first wanted (`ui::markdown_view`).
-pub trait StreamRenderer {
-    /// [`IncrementalMarkdown::update`].
-    fn update(&mut self, text: &str) -> Update;
-    /// [`IncrementalMarkdown::finish`].
-    fn finish(&mut self, text: &str) -> Update;
-    /// [`IncrementalMarkdown::finished_html`].
-    fn finished_html(&self) -> &str;
-    /// [`IncrementalMarkdown::tail_html`].
-    fn tail_html(&self) -> &str;
-}
-
-impl StreamRenderer for IncrementalMarkdown {
-    fn update(&mut self, text: &str) -> Update {
-        IncrementalMarkdown::update(self, text)
-    }
-    fn finish(&mut self, text: &str) -> Update {
-        IncrementalMarkdown::finish(self, text)
-    }
-    fn finished_html(&self) -> &str {
-        IncrementalMarkdown::finished_html(self)
-    }
-    fn tail_html(&self) -> &str {
-        IncrementalMarkdown::tail_html(self)
-    }
-}
-
-/// Makes a [`StreamRenderer`] that judges links with the given parser: what the page's
-/// markdown chunk hands over once it has arrived.
-pub type RendererFactory = fn(UrlParser) -> Box<dyn StreamRenderer>;
-
-/// The [`RendererFactory`].
-pub fn stream_renderer(urls: UrlParser) -> Box<dyn StreamRenderer> {
-    Box::new(IncrementalMarkdown::with_urls(urls))
-}
-
 impl IncrementalMarkdown {
     /// An empty renderer that judges links with the `url` crate ([`whatwg_url`]).
     pub fn new() -> Self {

@@ -23,9 +23,7 @@ mod writer;
 
 use pulldown_cmark::{Options, Parser};
 
-pub use incremental::{
-    stream_renderer, IncrementalMarkdown, RenderStats, RendererFactory, StreamRenderer, Update,
-};
+pub use incremental::{IncrementalMarkdown, RenderStats, Update};
 pub use math::dollar_delimiters;
 pub use policy::{
     allowed_elements, allowed_math_elements, attribute, copy_labels, element, highlight_class,

@@ -75,8 +75,8 @@ pub fn Composer() -> impl IntoView {
                     aria-describedby="composer-keys"
                     prop:value=move || draft.get()
                     on:input=move |ev| {
-                        // Someone is writing: the answer will want the markdown renderer.
-                        super::markdown_view::want_renderer();
+                        // Someone is writing: the answer will want the bubbles' code.
+                        super::message_code::want();
                         draft.set(event_target_value(&ev))
                     }
                     on:keydown=move |ev| {

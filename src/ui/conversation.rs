@@ -9,8 +9,8 @@ use leptos::prelude::*;
 use leptos::wasm_bindgen::closure::Closure;
 use leptos::wasm_bindgen::JsCast;
 
-use super::message_bubble::MessageBubble;
-use crate::client::controller::ChatController;
+use super::message_code::{self, message_row, Fetch};
+use crate::client::controller::{ChatController, NoticeKind};
 use crate::client::decisions;
 
 /// How close to the bottom (px) still counts as "at the bottom".
@@ -53,9 +53,24 @@ pub fn Conversation() -> impl IntoView {
     // (messages still on the server count too): the last WINDOW at first, earlier ones when the
     // reader asks (`earlier` holds the conversation and the index asked for).
     let earlier = RwSignal::new((String::new(), usize::MAX));
+    // Messages wait for the bubbles' code (a chunk fetched on first use) and then come in
+    // together, as when a chat opens: the window and the scroll position start from there.
+    let code_here = Memo::new(move |_| match message_code::state() {
+        Fetch::Ready(_) | Fetch::Failed => true,
+        Fetch::Absent | Fetch::Loading => {
+            if chat.entries.with(|e| !e.is_empty()) {
+                message_code::want();
+            }
+            false
+        }
+    });
     let first = Memo::new(move |prev: Option<&(String, usize, usize)>| {
         let id = chat.conversation_id.get();
-        let total = chat.earlier.get() + chat.entries.with(Vec::len);
+        let total = if code_here.get() {
+            chat.earlier.get() + chat.entries.with(Vec::len)
+        } else {
+            0
+        };
         let previous = prev
             .filter(|(pid, plen, _)| *pid == id && *plen > 0)
             .map(|p| p.2);
@@ -97,7 +112,12 @@ pub fn Conversation() -> impl IntoView {
         Some(id)
     });
     // Messages above the first one rendered (loaded or not), and the first entry rendered.
-    let hidden = Memo::new(move |_| first.with(|f| f.2).max(chat.earlier.get()));
+    let hidden = Memo::new(move |_| {
+        if !code_here.get() {
+            return 0;
+        }
+        first.with(|f| f.2).max(chat.earlier.get())
+    });
     let from_entry = Memo::new(move |_| hidden.get().saturating_sub(chat.earlier.get()));
 
     let set_spacer = move |px: i32| {
@@ -236,6 +256,30 @@ pub fn Conversation() -> impl IntoView {
         });
     });
 
+    // Once the bubbles' code has arrived with nothing to show yet, it is compiled on a sample;
+    // if it cannot be fetched, the reader is told why the messages are plain text.
+    Effect::new(move |warmed: Option<bool>| {
+        if warmed == Some(true) {
+            return true;
+        }
+        match message_code::state() {
+            Fetch::Ready(code) => {
+                if chat.entries.with_untracked(Vec::is_empty) {
+                    (code.warm_up)();
+                }
+                true
+            }
+            Fetch::Failed => {
+                chat.notify(
+                    NoticeKind::Server,
+                    chat.locale.catalogue().part_not_loaded.into(),
+                );
+                false
+            }
+            Fetch::Absent | Fetch::Loading => false,
+        }
+    });
+
     let l = crate::ui::locale::locale();
     let t = l.catalogue();
     view! {
@@ -270,15 +314,16 @@ pub fn Conversation() -> impl IntoView {
                 </Show>
                 <For
                     each=move || {
+                        if !code_here.get() {
+                            return Vec::new();
+                        }
                         let from = from_entry.get();
                         chat.entries.with(|e| e[from.min(e.len())..].to_vec())
                     }
                     key=|entry| entry.id.clone()
                     let:entry
                 >
-                    <li class="message-row">
-                        <MessageBubble entry/>
-                    </li>
+                    <li class="message-row">{message_row(entry)}</li>
                 </For>
             </ol>
             <div class="scroll-spacer" node_ref=spacer aria-hidden="true"></div>

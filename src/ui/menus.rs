@@ -1,13 +1,17 @@
 //! The top bar's menus: thinking settings, expand/collapse all, export.
 
 use leptos::prelude::*;
+use leptos::wasm_split::SplitLoaderError;
 
 use super::account_panel::AccountPanel;
+use super::chunks::{prefetch, with_code};
 use super::dom;
 use super::icons::{icon, Icon};
 use crate::client::controller::ChatController;
-use crate::client::saved_chat;
+use crate::client::saved_chat::{self, ConversationRecord};
 use crate::client::thinking_view::ThinkingPref;
+use crate::domain::account::Account;
+use crate::i18n::Locale;
 
 /// The reader's thinking preference, kept in localStorage.
 #[component]
@@ -15,7 +19,11 @@ pub fn SettingsMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let t = crate::ui::locale::tr();
     view! {
-        <details class="menu" on:toggle=one_menu_open>
+        <details class="menu" on:toggle=move |ev| {
+            if menu_toggled(ev) && chat.me.with_untracked(|me| me.as_ref().is_some_and(|me| me.account.is_some())) {
+                prefetch(prefetch_account_panel());
+            }
+        }>
             <summary class="menu-button">{icon(Icon::Settings)}<span class="menu-label">{t.settings}</span></summary>
             <div class="menu-panel">
                 <fieldset>
@@ -120,12 +128,32 @@ fn signed_in_as(template: &'static str, name: String) -> impl IntoView {
     view! { {before} <strong dir="auto">{name}</strong> {after} }
 }
 
+/// Builds the account panel, shown while its signal is set.
+type AccountPanelCode = fn(RwSignal<bool>, Account) -> AnyView;
+
+/// The account panel (tokens, users) in a chunk of its own: few open it, and only some visits.
+#[leptos::wasm_split::wasm_split(account_panel, wasm_split_path = leptos::wasm_split, fallible, preload(prefetch_account_panel))]
+fn account_panel_code() -> Result<AccountPanelCode, SplitLoaderError> {
+    Ok(|open, account| view! { <AccountPanel open account/> }.into_any())
+}
+
 /// Who is signed in, with Sign out and Sign out everywhere (built-in accounts), and the
 /// account panel (tokens; users for an admin) whenever Ponder knows who people are.
 #[component]
 fn AccountSection() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let panel = RwSignal::new(false);
+    let code = RwSignal::new(None::<AccountPanelCode>);
+    let open_panel = move |_| {
+        if code.get_untracked().is_some() {
+            panel.set(true);
+        } else {
+            with_code(chat, account_panel_code(), move |c| {
+                code.set(Some(c));
+                panel.set(true);
+            });
+        }
+    };
     let t = crate::ui::locale::tr();
     let signed_in = move || {
         chat.me
@@ -154,7 +182,7 @@ fn AccountSection() -> impl IntoView {
                 <fieldset class="account">
                     <legend>{t.account}</legend>
                     <p class="account-name">{signed_in_as(t.signed_in_as, account.name)}</p>
-                    <button type="button" class="action" aria-haspopup="dialog" on:click=move |_| panel.set(true)>
+                    <button type="button" class="action" aria-haspopup="dialog" on:click=open_panel>
                         {if account.is_admin { t.tokens_and_users } else { t.tokens }}
                     </button>
                     {own_accounts.then(|| view! {
@@ -162,9 +190,7 @@ fn AccountSection() -> impl IntoView {
                         <button type="button" class="action" on:click=move |_| sign_out(true)>{t.sign_out_everywhere}</button>
                     })}
                 </fieldset>
-                <Show when=move || panel.get()>
-                    <AccountPanel open=panel account=for_panel.clone()/>
-                </Show>
+                {move || panel.get().then(|| code.get().map(|code| code(panel, for_panel.clone())))}
             }
         })
     }
@@ -195,32 +221,40 @@ pub fn ExportMenu() -> impl IntoView {
     let t = l.catalogue();
     let export = move |json: bool| {
         let with_thinking = with_thinking.get_untracked();
-        chat.exportable(move |record| {
-            let base = export_name(&record.title);
-            if json {
-                dom::download(
-                    &format!("{base}.json"),
-                    "application/json",
-                    &saved_chat::export_json(&record, with_thinking),
-                );
-            } else {
-                dom::download(
-                    &format!("{base}.md"),
-                    "text/markdown",
-                    &saved_chat::export_markdown(&record, with_thinking, l),
-                );
-            }
+        with_code(chat, chat_files_code(), move |files| {
+            chat.exportable(move |record| {
+                let base = export_name(&record.title);
+                if json {
+                    dom::download(
+                        &format!("{base}.json"),
+                        "application/json",
+                        &(files.to_json)(&record, with_thinking),
+                    );
+                } else {
+                    dom::download(
+                        &format!("{base}.md"),
+                        "text/markdown",
+                        &(files.to_markdown)(&record, with_thinking, l),
+                    );
+                }
+            })
         });
     };
     let import = move |ev: leptos::ev::Event| {
         leptos::task::spawn_local(async move {
             if let Some(text) = dom::chosen_file_text(&ev).await {
-                chat.import_export(text);
+                with_code(chat, chat_files_code(), move |files| {
+                    (files.import)(chat, text)
+                });
             }
         });
     };
     view! {
-        <details class="menu" on:toggle=one_menu_open>
+        <details class="menu" on:toggle=move |ev| {
+            if menu_toggled(ev) {
+                prefetch(prefetch_chat_files());
+            }
+        }>
             <summary class="menu-button">{icon(Icon::Download)}<span class="menu-label">{t.export}</span></summary>
             <div class="menu-panel">
                 <div class="checkbox">
@@ -247,16 +281,40 @@ pub fn ExportMenu() -> impl IntoView {
     }
 }
 
+/// Writing and reading chat files.
+#[derive(Clone, Copy)]
+struct ChatFiles {
+    to_json: fn(&ConversationRecord, bool) -> String,
+    to_markdown: fn(&ConversationRecord, bool, Locale) -> String,
+    import: fn(ChatController, String),
+}
+
+/// Chat files in a chunk of their own, fetched when the Export menu first opens.
+#[leptos::wasm_split::wasm_split(chat_files, wasm_split_path = leptos::wasm_split, fallible, preload(prefetch_chat_files))]
+fn chat_files_code() -> Result<ChatFiles, SplitLoaderError> {
+    Ok(ChatFiles {
+        to_json: saved_chat::export_json,
+        to_markdown: saved_chat::export_markdown,
+        import: |chat, raw| chat.import_export(raw),
+    })
+}
+
 /// A menu that opens closes the other one: one is open at a time.
 /// On a menu's `toggle`: the menu that opened closes every other one.
 pub fn one_menu_open(ev: leptos::ev::Event) {
+    menu_toggled(ev);
+}
+
+/// [`one_menu_open`], telling whether the menu opened.
+fn menu_toggled(ev: leptos::ev::Event) -> bool {
     let opened = ev
         .target()
         .and_then(|t| leptos::wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlDetailsElement>(t).ok())
         .filter(web_sys::HtmlDetailsElement::open);
-    if let Some(menu) = opened {
-        dom::close_menus_outside(Some(&menu));
+    if let Some(menu) = &opened {
+        dom::close_menus_outside(Some(menu));
     }
+    opened.is_some()
 }
 
 /// A file name from a title: letters, digits and dashes.

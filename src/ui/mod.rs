@@ -3,6 +3,7 @@
 
 pub mod account_panel;
 pub mod chat_page;
+pub mod chunks;
 pub mod clock;
 pub mod composer;
 pub mod conversation;
@@ -12,6 +13,7 @@ pub mod locale;
 pub mod markdown_view;
 pub mod menus;
 pub mod message_bubble;
+pub mod message_code;
 pub mod model_picker;
 pub mod notices;
 pub mod rich;

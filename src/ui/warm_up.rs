@@ -1,12 +1,12 @@
 //! First-use costs moved off the first send. The browser compiles WebAssembly lazily, each
 //! function on its first call, so the keystroke that sent a fresh page's first message paid for
 //! compiling the bubble, the thinking block and the markdown renderer (22–69 ms of script, the
-//! longest task of a whole turn). Once the page is idle after hydration, [`warm_up`] renders a
-//! sample exchange into an element that is never attached, then throws it away, and runs the
-//! send's own first steps (the saved record and the request body as JSON, the stream decoder)
-//! on a sample: the task after the first keystroke saves and sends (58 ms once, compiling them).
-//! The markdown renderer is not here: it arrives in a chunk of its own and warms itself up then
-//! (see [`super::markdown_view::want_renderer`]).
+//! longest task of a whole turn). Once the page is idle after hydration, [`warm_up`] runs the
+//! send's own first steps (the saved record and the request body as JSON, the stream decoder) on
+//! a sample: the task after the first keystroke saves and sends (58 ms once, compiling them).
+//! The bubbles and the renderer arrive in a chunk of their own (see [`super::message_code`]);
+//! [`warm_up_messages`] runs once it has, rendering a sample exchange into an element that is
+//! never attached.
 
 use leptos::prelude::*;
 use leptos::tachys::view::{Mountable, Render};
@@ -18,33 +18,46 @@ use crate::client::turn_state::TurnState;
 use crate::domain::{ChatMessage, ChatRequest, ThinkingKind, TurnEvent};
 use crate::wire::sse::TurnDecoder;
 
-/// Renders a sample user message and a streaming assistant turn off the document. Call it
-/// inside the chat page's owner (the bubbles read its context) when the page is idle.
+/// The send path on a sample, when the page is idle after hydration.
 pub fn warm_up() {
+    let now = now_ms();
+    warm_up_sending(&sample_turn(now), now);
+}
+
+/// A streaming assistant turn with a thinking block and some answer.
+fn sample_turn(now: f64) -> TurnState {
+    let mut turn = TurnState::started(now);
+    for event in [
+        TurnEvent::ThinkingStart {
+            block: 0,
+            kind: ThinkingKind::Raw,
+            at_ms: None,
+        },
+        TurnEvent::Thinking {
+            block: 0,
+            text: "Checking *both* cases first.".into(),
+        },
+        TurnEvent::Delta {
+            text: "Here is **the answer**.".into(),
+        },
+    ] {
+        turn.apply(&event, now);
+    }
+    turn
+}
+
+/// Renders a sample user message and a streaming assistant turn off the document, and the
+/// markdown renderer on a sample. Call it inside the chat page's owner (the bubbles read its
+/// context) once the bubbles' chunk has arrived.
+pub fn warm_up_messages() {
+    super::markdown_view::warm_up_renderer();
     let Ok(host) = document().create_element("div") else {
         return;
     };
     let owner = Owner::new();
     owner.with(|| {
         let now = now_ms();
-        let mut turn = TurnState::started(now);
-        for event in [
-            TurnEvent::ThinkingStart {
-                block: 0,
-                kind: ThinkingKind::Raw,
-                at_ms: None,
-            },
-            TurnEvent::Thinking {
-                block: 0,
-                text: "Checking *both* cases first.".into(),
-            },
-            TurnEvent::Delta {
-                text: "Here is **the answer**.".into(),
-            },
-        ] {
-            turn.apply(&event, now);
-        }
-        warm_up_sending(&turn, now);
+        let turn = sample_turn(now);
         let user = Entry::user("Warm up".into(), now);
         let assistant = Entry::assistant(RwSignal::new(turn), now);
         let mut state = view! {
