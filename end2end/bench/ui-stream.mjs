@@ -136,6 +136,16 @@ async function oneRun(browser, url, run, trace, profile) {
   await page.evaluate(() => new Promise((ok) => requestIdleCallback(() => ok(), { timeout: 5_000 })));
   const composer = page.getByRole("textbox", { name: "Message" });
   await composer.fill(PROMPT);
+  // Typing also fetches the message bubbles' chunk, which warms up at idle while the reader goes
+  // on typing: send once it has arrived and had a moment to warm up.
+  await page.waitForFunction(
+    () => performance.getEntriesByType("resource").some((e) => /\.messages\.wasm$/.test(e.name)),
+    null,
+    { timeout: 10_000 },
+  );
+  await page.waitForTimeout(500);
+  for (let i = 0; i < 2; i++)
+    await page.evaluate(() => new Promise((ok) => requestIdleCallback(() => ok(), { timeout: 5_000 })));
   const tracing = trace ? traceWindow(browser, page, trace) : Promise.resolve();
   const cdp = profile ? await context.newCDPSession(page) : null;
   if (cdp) {

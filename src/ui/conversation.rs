@@ -256,7 +256,8 @@ pub fn Conversation() -> impl IntoView {
         });
     });
 
-    // Once the bubbles' code has arrived with nothing to show yet, it is compiled on a sample;
+    // Once the bubbles' code has arrived with nothing to show yet, it is compiled on a sample
+    // at the next idle moment;
     // if it cannot be fetched, the reader is told why the messages are plain text.
     Effect::new(move |warmed: Option<bool>| {
         if warmed == Some(true) {
@@ -264,8 +265,14 @@ pub fn Conversation() -> impl IntoView {
         }
         match message_code::state() {
             Fetch::Ready(code) => {
+                // At idle: the reader is usually typing when the chunk arrives.
                 if chat.entries.with_untracked(Vec::is_empty) {
-                    (code.warm_up)();
+                    let owner = Owner::current();
+                    request_idle_callback(move || {
+                        if let Some(owner) = &owner {
+                            owner.with(code.warm_up);
+                        }
+                    });
                 }
                 true
             }

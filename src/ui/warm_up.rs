@@ -46,11 +46,21 @@ fn sample_turn(now: f64) -> TurnState {
     turn
 }
 
-/// Renders a sample user message and a streaming assistant turn off the document, and the
-/// markdown renderer on a sample. Call it inside the chat page's owner (the bubbles read its
-/// context) once the bubbles' chunk has arrived.
+/// Renders the markdown renderer on a sample, then, at the next idle moment, a sample user
+/// message and a streaming assistant turn off the document. Call it inside the chat page's owner
+/// (the bubbles read its context) once the bubbles' chunk has arrived.
 pub fn warm_up_messages() {
     super::markdown_view::warm_up_renderer();
+    // The bubbles at the next idle moment: two shorter tasks, not one long one.
+    let owner = Owner::current();
+    request_idle_callback(move || {
+        if let Some(owner) = &owner {
+            owner.with(warm_up_bubbles);
+        }
+    });
+}
+
+fn warm_up_bubbles() {
     let Ok(host) = document().create_element("div") else {
         return;
     };
