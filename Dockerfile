@@ -5,8 +5,8 @@
 #   docker run --rm -p 3000:3000 --env-file .env ponder  # your upstream (see .env.example)
 #
 # The build stage runs the Makefile's own recipe (`make build`: wasm-bindgen-cli and
-# wasm-split-cli from crates.io, wasm-opt from npm, the wasm site with the markdown renderer split
-# into its own chunk, the release server); nothing comes from GitHub. The runtime
+# wasm-split-cli from crates.io, wasm-opt from npm, the wasm site with the code an empty chat page
+# never runs split into chunks, the release server); nothing comes from GitHub. The runtime
 # stage is a slim Debian with only the server binary and the site. It runs as a non-root user
 # and works under any UID (`docker run --user 12345`): it writes nothing to disk.
 # Both stages are Debian 13 (trixie), so the binary finds the glibc it was linked against.

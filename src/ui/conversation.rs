@@ -55,13 +55,18 @@ pub fn Conversation() -> impl IntoView {
     let earlier = RwSignal::new((String::new(), usize::MAX));
     // Messages wait for the bubbles' code (a chunk fetched on first use) and then come in
     // together, as when a chat opens: the window and the scroll position start from there.
-    let code_here = Memo::new(move |_| match message_code::state() {
-        Fetch::Ready(_) | Fetch::Failed => true,
-        Fetch::Absent | Fetch::Loading => {
-            if chat.entries.with(|e| !e.is_empty()) {
+    // An empty chat asks nothing of the chunk (and the server's render, always empty, never
+    // listens to its page-wide trigger).
+    let code_here = Memo::new(move |_| {
+        if chat.entries.with(Vec::is_empty) {
+            return false;
+        }
+        match message_code::state() {
+            Fetch::Ready(_) | Fetch::Failed => true,
+            Fetch::Absent | Fetch::Loading => {
                 message_code::want();
+                false
             }
-            false
         }
     });
     let first = Memo::new(move |prev: Option<&(String, usize, usize)>| {

@@ -114,8 +114,8 @@ pub fn PlainBubble(entry: Entry) -> impl IntoView {
         let i = active.get();
         versions.with(|v| v.get(i).or(v.last()).copied())
     };
+    let l = locale();
     let read = move |f: fn(&TurnState, Locale) -> String| {
-        let l = locale();
         shown().map(|t| t.with(|t| f(t, l))).unwrap_or_default()
     };
     let running = move || read(|t, _| t.phase.is_running().to_string());
