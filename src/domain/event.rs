@@ -109,155 +109,217 @@ impl Failure {
     }
 }
 
+/// Declares [`ErrorCode`] with each code's wire name beside its variant, so the enum, the name
+/// table and the serde impls cannot drift apart. Hand-written instead of serde's derive: the
+/// derive's visitors, instantiated once per deserializer the page uses, weighed ~19 KB of the
+/// browser's WebAssembly; one string lookup does the same.
+macro_rules! error_codes {
+    (
+        $(#[$attr:meta])*
+        pub enum ErrorCode {
+            $( $(#[$vattr:meta])* $variant:ident = $name:literal, )*
+        }
+    ) => {
+        $(#[$attr])*
+        pub enum ErrorCode {
+            $( $(#[$vattr])* $variant, )*
+        }
+
+        impl ErrorCode {
+    /// The code a wire name stands for; a name this build does not know (from a newer server)
+    /// reads as [`ErrorCode::Other`].
+    pub fn from_name(name: &str) -> ErrorCode {
+        ErrorCode::ALL
+            .iter()
+            .copied()
+            .find(|code| code.name() == name)
+            .unwrap_or(ErrorCode::Other)
+    }
+
+            /// Every code, in the order the contract lists them.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),*];
+
+            /// The code's name on the wire (`snake_case`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
 /// The stable names of everything a turn or a request can fail with (the turn contract lists
 /// them with their parameters). A code this build does not know reads as [`ErrorCode::Other`],
 /// whose English `message` is shown as it is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ErrorCode {
     // ---- a turn's upstream (the model server) failed ----
     /// No response headers within the first-byte timeout. Params: `seconds`.
-    NoAnswer,
+    NoAnswer = "no_answer",
     /// Headers, but no first byte of the stream within the first-byte timeout. Params: `seconds`.
-    NoStart,
+    NoStart = "no_start",
     /// The stream went silent mid-answer for the idle timeout. Params: `seconds`.
-    Silent,
+    Silent = "silent",
     /// Ponder is shutting down and ended the turn before its stream began. No params.
-    ShuttingDown,
+    ShuttingDown = "shutting_down",
     /// Ponder is shutting down and cut the answer short. No params.
-    ShuttingDownMidAnswer,
+    ShuttingDownMidAnswer = "shutting_down_mid_answer",
     /// The model server answered with a redirect, which Ponder does not follow. Params: `status`
     /// (the number), `origin` (where it pointed).
-    Redirected,
+    Redirected = "redirected",
     /// The model server answered an error status. Params: `status` (the number); `detail` (what
     /// its body said) and `retry_after` (its `Retry-After` as sent, usually seconds) when it
     /// sent them.
-    UpstreamStatus,
+    UpstreamStatus = "upstream_status",
     /// The model server refused the reasoning settings sent with the turn. Params: `status` (the
     /// number), `settings` (the fields, as sent), `detail` (what its body said) when it said so.
-    SettingRefused,
+    SettingRefused = "setting_refused",
     /// The connection to the model server broke mid-stream. No params.
-    ConnectionBroke,
+    ConnectionBroke = "connection_broke",
     /// This server lost contact with the other replicas and stopped the turn. No params.
-    ReplicaLost,
+    ReplicaLost = "replica_lost",
     /// The server running the turn stopped before it finished (told to viewers on another
     /// replica). No params.
-    ReplicaDied,
+    ReplicaDied = "replica_died",
     /// The model's stream ended without its end marker. No params.
-    StreamCut,
+    StreamCut = "stream_cut",
     /// The model server sent a line over `PONDER_MAX_LINE_BYTES`. Params: `limit` (as people
     /// read it: `1 MiB`).
-    LineTooLong,
+    LineTooLong = "line_too_long",
     /// The model server could not be reached. Params: `host` (`host:port`), `cause` (the
     /// system's words).
-    Unreachable,
+    Unreachable = "unreachable",
     /// Connecting to the model server timed out. Params: `host`.
-    ConnectTimeout,
+    ConnectTimeout = "connect_timeout",
     /// The request to the model server failed otherwise. Params: `host`, `detail`.
-    RequestFailed,
+    RequestFailed = "request_failed",
     /// The model server reported an error inside its stream. Params: `detail` (its message),
     /// when it gave one.
-    ModelError,
+    ModelError = "model_error",
     /// The model refused the prompt (Gemini's block reason). Params: `reason`.
-    PromptRefused,
+    PromptRefused = "prompt_refused",
     /// The history database failed mid-turn, so the answer is not being saved. No params.
-    NotSaved,
+    NotSaved = "not_saved",
 
     // ---- a request was refused (HTTP 4xx/5xx before any event) ----
     /// The request is not one the API takes (not the documented body, fields that do not go
     /// together, too many items); `message` says what. No params.
-    BadRequest,
+    BadRequest = "bad_request",
     /// The body was not sent as `Content-Type: application/json`. No params.
-    UnsupportedMediaType,
+    UnsupportedMediaType = "unsupported_media_type",
     /// The request came from another site's page. Params: `origin`.
-    CrossOrigin,
+    CrossOrigin = "cross_origin",
     /// The body is over `PONDER_MAX_REQUEST_BYTES`. Params: `limit` (as people read it: `1 MiB`).
-    TooLarge,
+    TooLarge = "too_large",
     /// The body did not arrive within `PONDER_BODY_TIMEOUT`. Params: `seconds`.
-    BodyTimeout,
+    BodyTimeout = "body_timeout",
     /// The body could not be read. No params.
-    BodyUnreadable,
+    BodyUnreadable = "body_unreadable",
     /// Too many turns from this address (`PONDER_RATE_LIMIT`). Params: `retry_after` (seconds).
-    RateLimited,
+    RateLimited = "rate_limited",
     /// The conversation sent has too many messages. Params: `count`, `limit`.
-    TooManyMessages,
+    TooManyMessages = "too_many_messages",
     /// The conversation sent is too long. Params: `bytes`, `limit` (bytes).
-    ConversationTooLong,
+    ConversationTooLong = "conversation_too_long",
     /// The message is too long. Params: `bytes`, `limit` (bytes).
-    MessageTooLong,
+    MessageTooLong = "message_too_long",
     /// The message to answer is empty. No params.
-    EmptyMessage,
+    EmptyMessage = "empty_message",
     /// The model asked for is not offered here. Params: `model`.
-    UnknownModel,
+    UnknownModel = "unknown_model",
     /// This server keeps no history (`PONDER_HISTORY=browser`): a stored turn cannot be
     /// started. No params.
-    NoServerHistory,
+    NoServerHistory = "no_server_history",
     /// Nobody is signed in. No params.
-    SignInRequired,
+    SignInRequired = "sign_in_required",
     /// The session has ended: sign in again. No params.
-    SessionEnded,
+    SessionEnded = "session_ended",
     /// The API token is not valid. No params.
-    InvalidToken,
+    InvalidToken = "invalid_token",
     /// This server signs users in through its proxy, and the request did not come through it.
     /// No params.
-    ProxyRequired,
+    ProxyRequired = "proxy_required",
     /// The proxy did not say who the user is. No params.
-    ProxyNoUser,
+    ProxyNoUser = "proxy_no_user",
     /// The name and password do not match. No params.
-    WrongCredentials,
+    WrongCredentials = "wrong_credentials",
     /// Too many sign-in attempts. Params: `retry_after` (seconds).
-    TooManyAttempts,
+    TooManyAttempts = "too_many_attempts",
     /// The password is too short. Params: `min` (characters).
-    PasswordTooShort,
+    PasswordTooShort = "password_too_short",
     /// Only an admin may do this. No params.
-    AdminOnly,
+    AdminOnly = "admin_only",
     /// Ponder is already set up: sign in. No params.
-    AlreadySetUp,
+    AlreadySetUp = "already_set_up",
     /// This server does not use accounts (or passwords). No params.
-    NoAccounts,
+    NoAccounts = "no_accounts",
     /// An admin cannot remove themselves. No params.
-    CannotRemoveSelf,
+    CannotRemoveSelf = "cannot_remove_self",
     /// What was asked for does not exist or is not the caller's. No params.
-    NotFound,
+    NotFound = "not_found",
     /// No turn of the caller's is running under that id. No params.
-    TurnNotFound,
+    TurnNotFound = "turn_not_found",
     /// The change conflicts with what is stored (a name taken, an edit of an answer, an empty
     /// title…); `message` says what. No params.
-    Conflict,
+    Conflict = "conflict",
     /// The history database is unavailable. No params.
-    DatabaseUnavailable,
+    DatabaseUnavailable = "database_unavailable",
 
     // ---- the page's (or the terminal's) own endings of a turn ----
     /// The stream ended, after some frames, with neither `done` nor `error`. No params.
-    StreamDropped,
+    StreamDropped = "stream_dropped",
     /// The connection closed before the model sent anything. No params.
-    ClosedBeforeStart,
+    ClosedBeforeStart = "closed_before_start",
     /// Nothing arrived within `PONDER_PRE_TOKEN_GUARD`. Params: `seconds`.
-    FirstFrameTimeout,
+    FirstFrameTimeout = "first_frame_timeout",
     /// A turn still streaming when the page went away (a reload, a closed tab, a stopped
     /// server). No params.
-    Interrupted,
+    Interrupted = "interrupted",
     /// The model thought but wrote no answer. No params.
-    NoAnswerAfterThinking,
+    NoAnswerAfterThinking = "no_answer_after_thinking",
     /// The model asked the app to run a tool, which Ponder does not do, and wrote no answer.
     /// No params.
-    ToolCallsUnsupported,
+    ToolCallsUnsupported = "tool_calls_unsupported",
     /// The model sent neither thinking nor answer. No params.
-    EmptyAnswer,
+    EmptyAnswer = "empty_answer",
     /// The page (or the terminal) could not reach Ponder itself. No params.
-    PonderUnreachable,
+    PonderUnreachable = "ponder_unreachable",
 
     /// Anything without a more specific code, and any code this build does not know (from a
     /// newer server); `message` says what. No params.
     #[default]
-    #[serde(other)]
-    Other,
+    Other = "other",
+}
 }
 
 impl ErrorCode {
     /// True for [`ErrorCode::Other`], which is left out of stored documents.
     pub fn is_other(&self) -> bool {
         *self == ErrorCode::Other
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = ErrorCode;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an error code")
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<ErrorCode, E> {
+                Ok(ErrorCode::from_name(name))
+            }
+        }
+        deserializer.deserialize_str(Name)
     }
 }
 
@@ -516,6 +578,28 @@ mod tests {
             "no_answer_after_thinking"
         );
         assert_eq!(failure.param("missing"), "");
+    }
+
+    #[test]
+    fn every_code_has_its_snake_case_name_and_reads_back() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &code in ErrorCode::ALL {
+            let mut snake = String::new();
+            for (i, c) in format!("{code:?}").chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    snake.push('_');
+                }
+                snake.push(c.to_ascii_lowercase());
+            }
+            assert_eq!(code.name(), snake);
+            assert!(seen.insert(code.name()), "{} twice", code.name());
+            let json = serde_json::to_value(code).unwrap();
+            assert_eq!(json, serde_json::Value::String(snake));
+            assert_eq!(serde_json::from_value::<ErrorCode>(json).unwrap(), code);
+        }
+        assert!(ErrorCode::ALL.len() > 50);
+        assert!(serde_json::from_value::<ErrorCode>(json!(3)).is_err());
+        assert!(serde_json::from_value::<ErrorCode>(json!(null)).is_err());
     }
 
     #[test]
