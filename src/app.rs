@@ -19,6 +19,12 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
         .as_ref()
         .map(|file| format!("{base}/{}/{file}", options.site_pkg_dir));
     let locale = crate::client::browser::page_locale();
+    // The page hydrates once its language's words are here: fetched beside the script.
+    let words = page
+        .words_chunks
+        .iter()
+        .find(|(l, _)| *l == locale)
+        .map(|(_, file)| format!("{base}/{}/{file}", options.site_pkg_dir));
     view! {
         <!DOCTYPE html>
         <html lang=locale.tag() dir=locale.dir_attr()>
@@ -33,6 +39,10 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
                 <link rel="icon" href=format!("{base}/favicon.svg") type="image/svg+xml"/>
                 <HydrationScripts options root=base.clone()/>
                 {split_loader.map(|href| view! { <link rel="modulepreload" href=href/> })}
+                {words
+                    .map(|href| {
+                        view! { <link rel="preload" r#as="fetch" crossorigin="anonymous" href=href/> }
+                    })}
                 <MetaTags/>
             </head>
             <body>

@@ -31,9 +31,20 @@ pub mod wire;
 pub fn hydrate() {
     console_error_panic_hook::set_once();
     app::configure_client();
-    let words = client::browser::page_locale().catalogue();
-    markdown::set_copy_labels(words.copy, words.copy_code);
-    leptos::mount::hydrate_body(app::App);
+    let locale = client::browser::page_locale();
+    let start = move || {
+        let words = locale.catalogue();
+        markdown::set_copy_labels(words.copy, words.copy_code);
+        leptos::mount::hydrate_body(app::App);
+    };
+    if ui::locale::words_chunk(locale).is_none() {
+        return start();
+    }
+    // A page in another language hydrates once its catalogue's chunk is here.
+    wasm_bindgen_futures::spawn_local(async move {
+        ui::locale::fetch_words(locale).await;
+        start();
+    });
 }
 
 /// The browser's second markdown layer alone ([`ui::sanitize`]), exported so the end-to-end

@@ -1,10 +1,12 @@
 import { expect, test, type Page } from "@playwright/test";
 import { ChatPage } from "../pages/chat";
+import { EN, Words } from "../pages/i18n";
 
 // Code an empty chat page never runs is in WebAssembly chunks of their own (`make site` splits
-// them out): the message bubbles with the markdown renderer, chat files (export and import), and
-// the account panel. The first load carries none of them; each is fetched once, when first
-// wanted; and nothing is lost when one cannot be fetched.
+// them out): the message bubbles with the markdown renderer, following a turn's stream, chat files
+// (export and import), and the account panel; and the words of each language but English. The first load carries none of
+// them; each is fetched once, when first wanted (a page in another language wants its words before
+// it hydrates, and preloads them); and nothing is lost when one cannot be fetched.
 
 const chunk = (name: string) => new RegExp(`/pkg/ponder\\.[0-9a-f]{16}\\.${name}\\.wasm$`);
 const MESSAGES = chunk("messages");
@@ -34,7 +36,7 @@ test("the first load leaves every chunk out; typing fetches the bubbles once and
   await expect(page.locator('link[rel="modulepreload"][href$=".split.js"]')).toHaveCount(1);
 
   await chat.composer().pressSequentially("Why");
-  await expect.poll(() => chunks.filter(own)).toEqual(["messages.wasm"]);
+  await expect.poll(() => chunks.filter(own).sort()).toEqual(["messages.wasm", "turn.wasm"]);
   await chat.composer().fill("Why is the sky blue?");
   await chat.composer().press("Enter");
   await expect(chat.userBubbles().last()).toContainText("Why is the sky blue?");
@@ -48,7 +50,7 @@ test("the first load leaves every chunk out; typing fetches the bubbles once and
   await chat.send("And the sea?");
   await chat.waitForTurnEnd();
   await expect(chat.answer().locator("strong")).toHaveText("Short answer:");
-  expect(chunks.filter(own)).toEqual(["messages.wasm"]);
+  expect(chunks.filter(own).sort()).toEqual(["messages.wasm", "turn.wasm"]);
   expect(new Set(chunks).size).toBe(chunks.length);
   expect(errors).toEqual([]);
 });
@@ -100,7 +102,7 @@ test("opening the Export menu fetches chat files; a failed fetch says so and the
   await chat.goto();
   await chat.send("Why is the sky blue?");
   await chat.waitForTurnEnd();
-  expect(chunks.filter(own)).toEqual(["messages.wasm"]);
+  expect(chunks.filter(own).sort()).toEqual(["messages.wasm", "turn.wasm"]);
 
   await page.getByText(chat.w.t("export"), { exact: true }).click();
   await expect.poll(() => chunks.filter((c) => c === "chat_files.wasm").length).toBeGreaterThan(0);
@@ -113,4 +115,61 @@ test("opening the Export menu fetches chat files; a failed fetch says so and the
     page.getByRole("button", { name: chat.w.t("download_json") }).click(),
   ]);
   expect(download.suggestedFilename()).toMatch(/^ponder-.*\.json$/);
+});
+
+test.describe("in Japanese", () => {
+  test.use({ locale: "ja" });
+  const ja = new Words("ja");
+
+  test("the page fetches its own language's words once, preloaded beside the script, and no other language's", async ({ page }) => {
+    const chunks = chunkRequests(page);
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    const chat = new ChatPage(page, "", ja);
+    await chat.goto();
+    await expect(page.locator('link[rel="preload"][href$=".words_ja.wasm"]')).toHaveCount(1);
+    expect(chunks.filter(own)).toEqual(["words_ja.wasm"]);
+    // Words the page writes after hydrating come from the fetched catalogue.
+    await chat.send("Why is the sky blue?");
+    const block = chat.thinkingBlocks().first();
+    await expect(chat.summary(block)).toContainText(ja.re("thinking_live", { time: ja.liveSecondsSrc() }));
+    await chat.waitForTurnEnd();
+    await expect(chat.summary(block)).toHaveText(ja.thoughtRe(82));
+    expect(chunks.filter(own).sort()).toEqual(["messages.wasm", "turn.wasm", "words_ja.wasm"]);
+    expect(errors).toEqual([]);
+  });
+
+  test("when its words cannot be fetched the page still hydrates and answers, in English", async ({ page }) => {
+    const chunks = chunkRequests(page);
+    await page.route(chunk("words_ja"), (route) => route.abort("connectionfailed"));
+    const chat = new ChatPage(page, "", EN);
+    await page.goto("/");
+    // The server wrote the page in Japanese; the page tries three times, then goes on.
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached({ timeout: 15_000 });
+    // (The preload, then three tries: a browser may or may not hand the failed preload over.)
+    expect(chunks.filter((c) => c === "words_ja.wasm").length).toBeGreaterThanOrEqual(3);
+    await page.locator("textarea").fill("Why is the sky blue?");
+    await page.locator("textarea").press("Enter");
+    await chat.waitForTurnEnd();
+    await expect(chat.summary(chat.thinkingBlocks().first())).toHaveText(EN.thoughtRe(82));
+    await expect(chat.answer()).toContainText("Short answer:");
+  });
+});
+
+test("when the stream's code cannot be fetched the turn ends with a retryable error, and Retry answers", async ({ page }) => {
+  const chunks = chunkRequests(page);
+  const blocked = chunk("turn");
+  await page.route(blocked, (route) => route.abort("connectionfailed"));
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("Why is the sky blue?");
+  await chat.waitForTurnEnd();
+  await expect(chat.userBubbles().last()).toContainText("Why is the sky blue?");
+  const unreachable = (chat.w.c.errors as unknown as Record<string, string>).ponder_unreachable;
+  await expect(chat.lastAssistant()).toContainText(unreachable);
+  await page.unroute(blocked);
+  await chat.lastAssistant().getByRole("button", { name: chat.w.t("retry") }).click();
+  await chat.waitForTurnEnd();
+  await expect(chat.answer().locator("strong")).toHaveText("Short answer:");
+  expect(chunks.filter((c) => c === "turn.wasm").length).toBeGreaterThanOrEqual(2);
 });

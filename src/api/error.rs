@@ -12,8 +12,28 @@ use crate::domain::{ErrorCode, Failure, TurnEvent};
 /// "retryable":…,"code":…,"params":{…}}`), so clients read one format whether a turn failed
 /// before or after it began.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "TurnEvent", try_from = "TurnEvent")]
+#[serde(into = "ErrorFrame", from = "ErrorFrame")]
 pub struct ApiError(pub Failure);
+
+/// The stream's `error` event alone: the same JSON as [`TurnEvent::Error`], read without the
+/// decoding of every other event (which the page's first download then need not hold).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ErrorFrame {
+    Error(Failure),
+}
+
+impl From<ApiError> for ErrorFrame {
+    fn from(error: ApiError) -> Self {
+        ErrorFrame::Error(error.0)
+    }
+}
+
+impl From<ErrorFrame> for ApiError {
+    fn from(ErrorFrame::Error(failure): ErrorFrame) -> Self {
+        ApiError(failure)
+    }
+}
 
 impl ApiError {
     /// A refusal with no more specific code than [`ErrorCode::Other`].
@@ -44,17 +64,6 @@ impl std::ops::Deref for ApiError {
 impl From<ApiError> for TurnEvent {
     fn from(error: ApiError) -> Self {
         TurnEvent::Error(error.0)
-    }
-}
-
-impl TryFrom<TurnEvent> for ApiError {
-    type Error = String;
-
-    fn try_from(event: TurnEvent) -> Result<Self, String> {
-        match event {
-            TurnEvent::Error(failure) => Ok(ApiError(failure)),
-            other => Err(format!("expected an error, got {other:?}")),
-        }
     }
 }
 
@@ -102,6 +111,8 @@ mod tests {
         let json = serde_json::to_value(&limited).unwrap();
         assert_eq!(json["code"], "rate_limited");
         assert_eq!(json["params"]["retry_after"], "3");
+        let event = serde_json::to_value(TurnEvent::Error(limited.0.clone())).unwrap();
+        assert_eq!(json, event);
         assert_eq!(serde_json::from_value::<ApiError>(json).unwrap(), limited);
         assert!(serde_json::from_value::<ApiError>(
             serde_json::json!({"type": "delta", "text": "x"})

@@ -16,6 +16,9 @@ pub struct PageSettings {
     /// The split loader the page's script imports (`pkg/<stem>.split.js`), when the site has
     /// one: the page preloads it beside the script instead of finding it a round trip later.
     pub split_loader: Option<String>,
+    /// Each translated catalogue's chunk (`pkg/<stem>.words_<locale>.wasm`) where the site has
+    /// one: a page in that language preloads it, since it hydrates only once it is here.
+    pub words_chunks: Vec<(crate::i18n::Locale, String)>,
 }
 
 /// The `content` of the page's `<meta name=…>` tag (none while rendering on the server).
@@ -185,4 +188,22 @@ pub fn set_not_found() {
     if let Some(opts) = use_context::<leptos_axum::ResponseOptions>() {
         opts.set_status(http::StatusCode::NOT_FOUND);
     }
+}
+
+/// A future that resolves after `duration` (never on the server, where turns do not run).
+pub fn sleep(
+    duration: std::time::Duration,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+    let (tx, rx) = futures::channel::oneshot::channel::<()>();
+    leptos::prelude::set_timeout(
+        move || {
+            let _ = tx.send(());
+        },
+        duration,
+    );
+    Box::pin(async move {
+        if rx.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    })
 }

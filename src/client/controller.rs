@@ -3,16 +3,14 @@
 //! decoder and the reducer to signals, batches events per animation frame, announces
 //! transitions politely and saves what the reader saw.
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures::channel::oneshot;
-use futures::{FutureExt, StreamExt};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::{Map, Value};
 
+use super::browser::sleep;
 use super::decisions;
 use super::labels;
 use super::local_store::{self, SaveError};
@@ -21,6 +19,7 @@ use super::saved_chat::{
 };
 use super::thinking_view::ThinkingPref;
 use super::turn_state::TurnState;
+use super::turn_stream::{Ended, Leave, Source, TurnCode, TurnHost};
 use crate::domain::account::Me;
 use crate::domain::history::{Page, Preferences, Workspace};
 use crate::domain::reasoning::NewChatModel;
@@ -29,7 +28,6 @@ use crate::domain::{
     TurnEvent,
 };
 use crate::i18n::{fill, Catalogue, Locale};
-use crate::wire::sse::TurnDecoder;
 
 pub use super::browser::now_ms;
 
@@ -1710,39 +1708,6 @@ impl ChatController {
         });
     }
 
-    /// The server stored the running turn: the conversation and its messages take the server's
-    /// ids (the page keeps its own keys for its list).
-    fn on_stored(
-        &self,
-        turn: RwSignal<TurnState>,
-        conversation: String,
-        user_message: Option<String>,
-        message: String,
-    ) {
-        let old = self.meta.with_value(|m| m.id.clone());
-        self.meta.update_value(|m| {
-            m.on_server = true;
-            m.id = conversation.clone();
-        });
-        if old != conversation {
-            local_store::remove(&old);
-            self.conversation_id.set(conversation);
-            self.remember_current();
-        }
-        self.entries.with_untracked(|entries| {
-            let Some(pos) = entries
-                .iter()
-                .position(|e| e.versions.with_untracked(|v| v.contains(&turn)))
-            else {
-                return;
-            };
-            entries[pos].server_id.set_value(Some(message));
-            if let (Some(user), Some(prev)) = (user_message, pos.checked_sub(1)) {
-                entries[prev].server_id.set_value(Some(user));
-            }
-        });
-    }
-
     /// Marks the turn running at once (a second Enter cannot send twice), then saves and sends
     /// in the next task: the event that sent the message only renders it. On a fresh page the
     /// first send did all three in one task of about 50 ms, the longest of a whole turn.
@@ -1771,7 +1736,8 @@ impl ChatController {
         spawn_local(async move {
             sleep(std::time::Duration::ZERO).await;
             this.save();
-            let left = run_turn(this, source, turn, rx, guard_secs).await;
+            let left =
+                super::turn_stream::follow(this, stream_code(), source, turn, rx, guard_secs).await;
             if this.running.get_untracked() == Some(turn) {
                 this.running_turn.set_value(None);
                 this.stop.set_value(None);
@@ -1834,298 +1800,73 @@ impl ChatController {
     }
 }
 
-/// Collects decoded events and applies them at most once per animation frame; a replay first
-/// replaces the turn's state in the same update, so the stored copy never blinks.
-#[derive(Clone)]
-struct FrameBatch {
-    pending: Rc<RefCell<Vec<TurnEvent>>>,
-    scheduled: Rc<Cell<bool>>,
-    fresh: Rc<RefCell<Option<TurnState>>>,
-}
+impl TurnHost for ChatController {
+    fn apply(&self, turn: RwSignal<TurnState>, events: Vec<TurnEvent>) {
+        ChatController::apply(self, turn, events);
+    }
 
-impl FrameBatch {
-    fn new() -> Self {
-        FrameBatch {
-            pending: Rc::default(),
-            scheduled: Rc::default(),
-            fresh: Rc::default(),
+    fn transition(&self, turn: RwSignal<TurnState>, change: impl FnOnce(&mut TurnState)) {
+        ChatController::transition(self, turn, change);
+    }
+
+    fn on_stored(
+        &self,
+        turn: RwSignal<TurnState>,
+        conversation: String,
+        user_message: Option<String>,
+        message: String,
+    ) {
+        let old = self.meta.with_value(|m| m.id.clone());
+        self.meta.update_value(|m| {
+            m.on_server = true;
+            m.id = conversation.clone();
+        });
+        if old != conversation {
+            local_store::remove(&old);
+            self.conversation_id.set(conversation);
+            self.remember_current();
+        }
+        self.entries.with_untracked(|entries| {
+            let Some(pos) = entries
+                .iter()
+                .position(|e| e.versions.with_untracked(|v| v.contains(&turn)))
+            else {
+                return;
+            };
+            entries[pos].server_id.set_value(Some(message));
+            if let (Some(user), Some(prev)) = (user_message, pos.checked_sub(1)) {
+                entries[prev].server_id.set_value(Some(user));
+            }
+        });
+    }
+
+    fn started(&self, turn: RwSignal<TurnState>, id: String) {
+        // Unless the page has moved on to another turn meanwhile.
+        if self.running.get_untracked() == Some(turn) {
+            self.running_turn.set_value(Some(id));
         }
     }
 
-    /// The next update starts from `state` (a replay from the turn's first event).
-    fn start_over(&self, state: TurnState) {
-        *self.fresh.borrow_mut() = Some(state);
+    fn stop_on_server(&self, id: String) {
+        ChatController::stop_on_server(self, id);
     }
 
-    fn push(&self, chat: ChatController, turn: RwSignal<TurnState>, events: &mut Vec<TurnEvent>) {
-        if events.is_empty() {
-            return;
-        }
-        self.pending.borrow_mut().append(events);
-        if !self.scheduled.replace(true) {
-            let this = self.clone();
-            request_animation_frame(move || {
-                this.scheduled.set(false);
-                this.flush(chat, turn);
-            });
-        }
-    }
-
-    fn flush(&self, chat: ChatController, turn: RwSignal<TurnState>) {
-        let events = std::mem::take(&mut *self.pending.borrow_mut());
-        if let Some(fresh) = self.fresh.borrow_mut().take() {
-            turn.set(fresh);
-        }
-        chat.apply(turn, events);
+    fn connection_lost(&self, lost: bool) {
+        let words = self.locale.catalogue();
+        self.status
+            .set(if lost { words.connection_lost } else { "" }.into());
     }
 }
 
-/// How the page ends its part in a running turn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Leave {
-    /// The reader pressed Stop.
-    Stop,
-    /// Another chat is shown: a turn the server keeps goes on without this page.
-    Detach,
+/// The split point of the code that follows a turn's stream (see [`super::turn_stream`]): in
+/// the browser, calling it fetches and instantiates the chunk (once; a failure is not
+/// remembered, so a later call tries again).
+#[leptos::wasm_split::wasm_split(turn, wasm_split_path = leptos::wasm_split, fallible)]
+fn stream_code() -> Result<TurnCode<ChatController>, leptos::wasm_split::SplitLoaderError> {
+    Ok(TurnCode::new())
 }
 
-/// Where a turn's events come from: the request that starts it, or a turn already running.
-enum Source {
-    Send(ChatRequest),
-    Join(String),
-}
-
-/// How following a turn ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ended {
-    /// The turn's state says why (done, error, stopped, dropped).
-    Shown,
-    /// The turn to join is over and no longer kept: the stored conversation holds it.
-    Gone,
-}
-
-/// Follows a turn until its last event: reads its stream, decodes and applies the events once
-/// per animation frame, and, for a turn the server keeps, reconnects after a broken connection
-/// with the last event it has (so nothing is missed or doubled) until the server is back or
-/// the reconnection budget is spent. Stop ends the turn on the server too.
-async fn run_turn(
-    chat: ChatController,
-    source: Source,
-    turn: RwSignal<TurnState>,
-    stop: oneshot::Receiver<Leave>,
-    guard_secs: u64,
-) -> Ended {
-    let mut stop = stop.fuse();
-    let mut guard = sleep(std::time::Duration::from_secs(guard_secs)).fuse();
-    type Call = futures::future::Fuse<
-        futures::future::LocalBoxFuture<
-            'static,
-            Result<crate::api::codec::TurnStream, crate::api::error::ApiError>,
-        >,
-    >;
-    let (stored, mut turn_id, mut pending): (bool, Option<String>, Option<Call>) = match source {
-        Source::Send(request) => (
-            request.is_stored(),
-            None,
-            Some(crate::api::chat::chat(request).boxed_local().fuse()),
-        ),
-        Source::Join(id) => (true, Some(id), None),
-    };
-    // A joined turn is replayed from its start: the stored copy shown meanwhile is replaced.
-    let mut replay = turn_id.is_some();
-    let mut last_id: Option<u64> = None;
-    let mut saw_frame = false;
-    let mut stopping = false;
-    let mut attempt = 0u32;
-    let batch = FrameBatch::new();
-    loop {
-        let call = match pending.take() {
-            Some(call) => call,
-            None => {
-                let Some(id) = turn_id.clone() else {
-                    break;
-                };
-                crate::api::turn::turn_events(id, last_id)
-                    .boxed_local()
-                    .fuse()
-            }
-        };
-        let mut call = call;
-        let response = futures::select! {
-            result = call => result,
-            how = stop => {
-                if how.unwrap_or(Leave::Detach) == Leave::Stop {
-                    chat.transition(turn, |t| t.stop(now_ms()));
-                    match turn_id.clone() {
-                        Some(id) => chat.stop_on_server(id),
-                        // The turn's id is its first event: wait for it, then stop it.
-                        None => stopping = stored,
-                    }
-                }
-                if !stopping {
-                    return Ended::Shown;
-                }
-                call.await
-            }
-            _ = guard => {
-                if !saw_frame {
-                    chat.transition(turn, |t| t.no_frame_within(guard_secs, now_ms()));
-                    return Ended::Shown;
-                }
-                call.await
-            }
-        };
-        let mut bytes = match response {
-            Ok(stream) => {
-                chat.status.set(String::new());
-                stream.into_inner()
-            }
-            // The turn is over and no longer kept: the stored conversation holds the whole of it.
-            Err(e) if turn_id.is_some() && e.0.code == crate::domain::ErrorCode::TurnNotFound => {
-                return Ended::Gone
-            }
-            Err(e) => {
-                if let Some(delay) = reconnect(stored, &turn_id, &mut attempt) {
-                    chat.status
-                        .set(chat.locale.catalogue().connection_lost.into());
-                    sleep(delay).await;
-                    continue;
-                }
-                chat.transition(turn, |t| t.fail(e.0, now_ms()));
-                return Ended::Shown;
-            }
-        };
-        if std::mem::take(&mut replay) {
-            batch.start_over(TurnState::joined(&turn.get_untracked(), now_ms()));
-        }
-        let mut decoder = TurnDecoder::new();
-        let mut events = Vec::new();
-        loop {
-            futures::select! {
-                chunk = bytes.next().fuse() => match chunk {
-                    Some(Ok(chunk)) => {
-                        decoder.push(&chunk, &mut events);
-                        if decoder.last_id() > last_id {
-                            // Something new arrived: the reconnection budget starts again.
-                            last_id = decoder.last_id();
-                            attempt = 0;
-                        }
-                        let mut started = None;
-                        events.retain(|e| match e {
-                            TurnEvent::Turn { conversation, user_message, message, .. } => {
-                                chat.on_stored(turn, conversation.clone(), user_message.clone(), message.clone());
-                                false
-                            }
-                            TurnEvent::Started { turn } => {
-                                started = Some(turn.clone());
-                                false
-                            }
-                            _ => true,
-                        });
-                        if let Some(id) = started {
-                            // Unless the page has moved on to another turn meanwhile.
-                            if chat.running.get_untracked() == Some(turn) {
-                                chat.running_turn.set_value(Some(id.clone()));
-                            }
-                            turn_id = Some(id.clone());
-                            if stopping {
-                                chat.stop_on_server(id);
-                                return Ended::Shown;
-                            }
-                        }
-                        if stopping {
-                            continue;
-                        }
-                        saw_frame |= events.iter().any(|e| !matches!(e, TurnEvent::Clock { .. }));
-                        let terminal = events.iter().any(TurnEvent::is_terminal);
-                        batch.push(chat, turn, &mut events);
-                        if terminal {
-                            batch.flush(chat, turn);
-                            return Ended::Shown;
-                        }
-                    }
-                    Some(Err(_)) | None => break,
-                },
-                how = stop => {
-                    batch.flush(chat, turn);
-                    if how.unwrap_or(Leave::Detach) == Leave::Stop {
-                        chat.transition(turn, |t| t.stop(now_ms()));
-                        match turn_id.clone() {
-                            Some(id) if stored => chat.stop_on_server(id),
-                            None if stored => { stopping = true; continue; }
-                            _ => {}
-                        }
-                    }
-                    return Ended::Shown;
-                }
-                _ = guard => {
-                    if !saw_frame {
-                        batch.flush(chat, turn);
-                        chat.transition(turn, |t| t.no_frame_within(guard_secs, now_ms()));
-                        // Given up on here, so it is not left running on the server either.
-                        if let Some(id) = turn_id.clone().filter(|_| stored) {
-                            chat.stop_on_server(id);
-                        }
-                        return Ended::Shown;
-                    }
-                }
-            }
-        }
-        if stopping {
-            return Ended::Shown;
-        }
-        // The connection broke before the turn's last event: a turn the server keeps is still
-        // running there (or has just finished), so the page reconnects and asks for what follows
-        // the last event it has. A frame cut off by the break is dropped (it comes again).
-        match reconnect(stored, &turn_id, &mut attempt) {
-            Some(delay) => {
-                batch.flush(chat, turn);
-                chat.status
-                    .set(chat.locale.catalogue().connection_lost.into());
-                sleep(delay).await;
-            }
-            None => {
-                decoder.finish(&mut events);
-                batch.push(chat, turn, &mut events);
-                batch.flush(chat, turn);
-                chat.transition(turn, |t| t.end_of_stream(now_ms()));
-                return Ended::Shown;
-            }
-        }
-    }
-    chat.transition(turn, |t| t.end_of_stream(now_ms()));
-    Ended::Shown
-}
-
-/// The wait before reconnecting to a turn the server keeps, or `None` when the page should give
-/// up (a turn the server does not keep, one whose id never arrived, or too many tries).
-fn reconnect(
-    stored: bool,
-    turn: &Option<String>,
-    attempt: &mut u32,
-) -> Option<std::time::Duration> {
-    if !stored || turn.is_none() {
-        return None;
-    }
-    let delay = decisions::reconnect_delay(*attempt)?;
-    *attempt += 1;
-    Some(delay)
-}
-
-/// A future that resolves after `duration` (never on the server, where turns do not run).
-fn sleep(
-    duration: std::time::Duration,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
-    let (tx, rx) = oneshot::channel::<()>();
-    set_timeout(
-        move || {
-            let _ = tx.send(());
-        },
-        duration,
-    );
-    Box::pin(async move {
-        if rx.await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    })
+/// Starts fetching the stream's code before the first turn needs it (someone is typing).
+pub fn want_stream_code() {
+    super::turn_stream::want(stream_code());
 }

@@ -5,7 +5,8 @@
 //!   versions, edit, branch, regenerate), tested natively.
 //! - [`date_groups`]: the conversation list's Today / Yesterday / Previous 7 days / Older.
 //! - [`saved_chat`]: the saved-chat format; [`local_store`] its localStorage shell.
-//! - [`controller`]: binds the server function, the reducer and storage to signals.
+//! - [`controller`]: binds the server function, the reducer and storage to signals;
+//!   [`turn_stream`] follows a turn's stream (a chunk of its own in the browser).
 //! - [`browser`]: the one place the browser and server builds differ (DOM, clock, request).
 
 pub mod browser;
@@ -17,3 +18,4 @@ pub mod local_store;
 pub mod saved_chat;
 pub mod thinking_view;
 pub mod turn_state;
+pub mod turn_stream;

@@ -5,6 +5,10 @@
 //! rule and format numbers the way its readers write them. Pure, shared by the server's render,
 //! the browser and the terminal client, so the page hydrates with the very words the server
 //! wrote.
+//!
+//! The browser's first download holds English only: each other catalogue is a WebAssembly chunk
+//! of its own that a page in that language fetches before it hydrates (preloaded by the page's
+//! `<head>`) and hands over with [`provide`].
 
 mod ar;
 pub mod catalogue;
@@ -13,7 +17,11 @@ pub mod errors;
 mod ja;
 mod pt_br;
 
+pub use ar::AR;
 pub use catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
+pub use en::EN;
+pub use ja::JA;
+pub use pt_br::PT_BR;
 
 /// A language of the interface. Model output and Ponder's own name are never translated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -78,12 +86,21 @@ impl Locale {
         }
     }
 
+    /// The locale's words. In the browser a catalogue other than English is there once the
+    /// page has fetched it ([`provide`]); until then, or if it could not be fetched, English.
     pub fn catalogue(self) -> &'static Catalogue {
         match self {
             Locale::En => &en::EN,
-            Locale::PtBr => &pt_br::PT_BR,
-            Locale::Ja => &ja::JA,
-            Locale::Ar => &ar::AR,
+            other => translated(other),
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Locale::En => 0,
+            Locale::PtBr => 1,
+            Locale::Ja => 2,
+            Locale::Ar => 3,
         }
     }
 
@@ -186,6 +203,37 @@ impl Locale {
             _ => ',',
         }
     }
+}
+
+/// The translated catalogues, built into every binary but the browser's.
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+fn translated(locale: Locale) -> &'static Catalogue {
+    match locale {
+        Locale::En => &en::EN,
+        Locale::PtBr => &pt_br::PT_BR,
+        Locale::Ja => &ja::JA,
+        Locale::Ar => &ar::AR,
+    }
+}
+
+/// The translated catalogues the page has fetched (see [`provide`]).
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+fn translated(locale: Locale) -> &'static Catalogue {
+    PROVIDED[locale.index()].get().copied().unwrap_or(&en::EN)
+}
+
+static PROVIDED: [std::sync::OnceLock<&'static Catalogue>; 4] = [
+    std::sync::OnceLock::new(),
+    std::sync::OnceLock::new(),
+    std::sync::OnceLock::new(),
+    std::sync::OnceLock::new(),
+];
+
+/// Hands the browser a catalogue its first download does not hold (the chunk's statics are
+/// only reachable from the chunk). The first one given for a locale stays; elsewhere this
+/// changes nothing, every catalogue being built in.
+pub fn provide(locale: Locale, words: &'static Catalogue) {
+    let _ = PROVIDED[locale.index()].set(words);
 }
 
 /// Every catalogue as JSON (`{"en": {...}, "pt-BR": {...}, ...}`), for `ponder catalogue`: the

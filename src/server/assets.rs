@@ -57,6 +57,18 @@ pub fn split_loader(options: &LeptosOptions) -> Option<String> {
     .find(|name| pkg.join(name).is_file())
 }
 
+/// The file name of a split chunk (`split_<name>.wasm` as `make build` hashes it:
+/// `<stem>.<name>.wasm`), if the site has it.
+pub fn split_chunk(options: &LeptosOptions, name: &str) -> Option<String> {
+    let pkg = Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref());
+    [
+        format!("{}.{name}.wasm", options.output_name),
+        format!("split_{name}.wasm"),
+    ]
+    .into_iter()
+    .find(|file| pkg.join(file).is_file())
+}
+
 /// The caching rule for a response to `path`: hashed assets (`…/pkg/<stem>.<ext>` with the
 /// current stem) are immutable; everything else that has no rule of its own is revalidated.
 pub fn cache_rule(path: &str, hashed_stem: Option<&str>) -> &'static str {
@@ -161,6 +173,19 @@ mod tests {
         );
         options.output_name = "ponder.fedcba9876543210".into();
         assert_eq!(split_loader(&options).as_deref(), Some("__wasm_split.js"));
+
+        assert_eq!(split_chunk(&options, "words_ja"), None);
+        std::fs::write(pkg.join("split_words_ja.wasm"), "").expect("write");
+        assert_eq!(
+            split_chunk(&options, "words_ja").as_deref(),
+            Some("split_words_ja.wasm")
+        );
+        std::fs::write(pkg.join("ponder.fedcba9876543210.words_ja.wasm"), "").expect("write");
+        assert_eq!(
+            split_chunk(&options, "words_ja").as_deref(),
+            Some("ponder.fedcba9876543210.words_ja.wasm")
+        );
+        assert_eq!(split_chunk(&options, "words_ar"), None);
         std::fs::remove_dir_all(&dir).ok();
     }
 }

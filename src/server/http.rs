@@ -33,6 +33,13 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
         base_path: base.clone(),
         guard_secs: state.config.pre_token_guard.as_secs().max(1),
         split_loader: super::assets::split_loader(&leptos_options),
+        words_chunks: crate::i18n::Locale::ALL
+            .into_iter()
+            .filter_map(|locale| {
+                let chunk = crate::ui::locale::words_chunk(locale)?;
+                Some((locale, super::assets::split_chunk(&leptos_options, chunk)?))
+            })
+            .collect(),
     };
     let context = {
         let state = state.clone();

@@ -75,8 +75,10 @@ pub fn Composer() -> impl IntoView {
                     aria-describedby="composer-keys"
                     prop:value=move || draft.get()
                     on:input=move |ev| {
-                        // Someone is writing: the answer will want the bubbles' code.
+                        // Someone is writing: the answer will want the bubbles' and the
+                        // stream's code.
                         super::message_code::want();
+                        crate::client::controller::want_stream_code();
                         draft.set(event_target_value(&ev))
                     }
                     on:keydown=move |ev| {

@@ -2,7 +2,7 @@
 //! function on its first call, so the keystroke that sent a fresh page's first message paid for
 //! compiling the bubble, the thinking block and the markdown renderer (22–69 ms of script, the
 //! longest task of a whole turn). Once the page is idle after hydration, [`warm_up`] runs the
-//! send's own first steps (the saved record and the request body as JSON, the stream decoder) on
+//! send's own first steps (the saved record and the request body as JSON) on
 //! a sample: the task after the first keystroke saves and sends (58 ms once, compiling them).
 //! The bubbles and the renderer arrive in a chunk of their own (see [`super::message_code`]);
 //! [`warm_up_messages`] runs once it has, rendering a sample exchange into an element that is
@@ -16,7 +16,6 @@ use crate::client::controller::{now_ms, Entry};
 use crate::client::saved_chat::{self, ConversationRecord};
 use crate::client::turn_state::TurnState;
 use crate::domain::{ChatMessage, ChatRequest, ThinkingKind, TurnEvent};
-use crate::wire::sse::TurnDecoder;
 
 /// The send path on a sample, when the page is idle after hydration.
 pub fn warm_up() {
@@ -81,8 +80,9 @@ fn warm_up_bubbles() {
     owner.cleanup();
 }
 
-/// The send path on a sample: what is written to storage, the request body, and the decoding of
-/// a few frames. Nothing is stored or sent.
+/// The send path on a sample: what is written to storage and the request body (the stream's
+/// decoder warms up with its own chunk, see [`crate::client::turn_stream::want`]). Nothing is
+/// stored or sent.
 fn warm_up_sending(turn: &TurnState, now: f64) {
     let version = saved_chat::version_from_turn(turn, now);
     let record = ConversationRecord {
@@ -103,11 +103,4 @@ fn warm_up_sending(turn: &TurnState, now: f64) {
     let _ = serde_json::to_string(&record);
     let request = ChatRequest::stateless(vec![ChatMessage::user("Warm up")]);
     let _ = serde_json::to_vec(&request);
-    let mut events = Vec::new();
-    let mut decoder = TurnDecoder::new();
-    decoder.push(
-        b"data: {\"type\":\"thinking_start\",\"block\":0,\"kind\":\"raw\"}\n\ndata: {\"type\":\"delta\",\"text\":\"x\"}\n\n",
-        &mut events,
-    );
-    decoder.finish(&mut events);
 }

@@ -1,0 +1,410 @@
+//! Following a turn's stream: reading it, decoding its events, applying them once per frame,
+//! reconnecting to a turn the server keeps, and Stop. Its code is not in the page's first
+//! download: `make site` splits it into a WebAssembly chunk of its own (`pkg/<stem>.turn.wasm`),
+//! fetched when the first text is typed ([`want`]) or when a turn starts or is joined
+//! ([`follow`]). If it cannot be fetched, the turn ends with a retryable error: the message is
+//! kept and Retry fetches it again.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use futures::future::LocalBoxFuture;
+use futures::{FutureExt, StreamExt};
+use leptos::prelude::*;
+use leptos::wasm_split::SplitLoaderError;
+
+use super::browser::{now_ms, sleep};
+use super::decisions;
+use super::turn_state::TurnState;
+use crate::domain::{ChatRequest, ErrorCode, Failure, TurnEvent};
+use crate::wire::sse::TurnDecoder;
+
+/// What following a turn needs of the page. The controller, which owns the page's signals,
+/// implements it; a trait, so that this module does not depend on the controller.
+pub trait TurnHost: Copy + 'static {
+    /// Applies decoded events to `turn` in one update.
+    fn apply(&self, turn: RwSignal<TurnState>, events: Vec<TurnEvent>);
+    /// Moves `turn` by a step of its own (Stop, a failure, the end of the stream).
+    fn transition(&self, turn: RwSignal<TurnState>, change: impl FnOnce(&mut TurnState));
+    /// The server stored the turn: the ids of its conversation and messages.
+    fn on_stored(
+        &self,
+        turn: RwSignal<TurnState>,
+        conversation: String,
+        user_message: Option<String>,
+        message: String,
+    );
+    /// The server's id of `turn` (for "Answer now" and Stop), once it has one.
+    fn started(&self, turn: RwSignal<TurnState>, id: String);
+    /// Ends the server's turn `id`.
+    fn stop_on_server(&self, id: String);
+    /// Says in the status line that the connection was lost (or clears it).
+    fn connection_lost(&self, lost: bool);
+}
+
+/// Follows one turn: the host, where its events come from, the turn shown, the page's Stop,
+/// and the seconds the pre-token guard waits.
+type Run<H> = fn(
+    H,
+    Source,
+    RwSignal<TurnState>,
+    oneshot::Receiver<Leave>,
+    u64,
+) -> LocalBoxFuture<'static, Ended>;
+
+/// What the chunk gives the page.
+pub struct TurnCode<H> {
+    run: Run<H>,
+    warm_up: fn(),
+}
+
+impl<H: TurnHost> TurnCode<H> {
+    /// The code, as the split point returns it: only that point reaches it, so all of it is in
+    /// the chunk.
+    pub fn new() -> Self {
+        TurnCode {
+            run: |host, source, turn, stop, guard_secs| {
+                run_turn(host, source, turn, stop, guard_secs).boxed_local()
+            },
+            warm_up: warm_up_decoder,
+        }
+    }
+}
+
+impl<H: TurnHost> Default for TurnCode<H> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+thread_local! {
+    static WANTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Starts fetching the code ahead of the first turn (once a page), and compiles its decoder on
+/// a sample at the next idle moment, so the first send waits for neither.
+pub fn want<H: TurnHost>(
+    code: impl std::future::Future<Output = Result<TurnCode<H>, SplitLoaderError>> + 'static,
+) {
+    if WANTED.replace(true) {
+        return;
+    }
+    leptos::task::spawn_local(async move {
+        match code.await {
+            Ok(code) => request_idle_callback(code.warm_up),
+            // The first turn fetches it again, and says so if it still cannot.
+            Err(_) => WANTED.set(false),
+        }
+    });
+}
+
+/// Follows the turn from `source` in `turn` until it ends (see [`run_turn`]), once the code is
+/// here; without it the turn ends with a retryable error (the message stays, Retry tries
+/// again).
+pub async fn follow<H: TurnHost>(
+    host: H,
+    code: impl std::future::Future<Output = Result<TurnCode<H>, SplitLoaderError>>,
+    source: Source,
+    turn: RwSignal<TurnState>,
+    stop: oneshot::Receiver<Leave>,
+    guard_secs: u64,
+) -> Ended {
+    match code.await {
+        Ok(code) => (code.run)(host, source, turn, stop, guard_secs).await,
+        Err(e) => {
+            leptos::logging::warn!("the turn's code could not be fetched: {e}");
+            let failure = Failure::coded(
+                ErrorCode::PonderUnreachable,
+                crate::i18n::EN.errors.ponder_unreachable,
+                true,
+            );
+            host.transition(turn, |t| t.fail(failure, now_ms()));
+            Ended::Shown
+        }
+    }
+}
+
+/// Decodes a few sample frames: the browser compiles each function on its first call.
+fn warm_up_decoder() {
+    let mut events = Vec::new();
+    let mut decoder = TurnDecoder::new();
+    decoder.push(
+        b"data: {\"type\":\"thinking_start\",\"block\":0,\"kind\":\"raw\"}\n\ndata: {\"type\":\"delta\",\"text\":\"x\"}\n\n",
+        &mut events,
+    );
+    decoder.finish(&mut events);
+}
+
+/// Collects decoded events and applies them at most once per animation frame; a replay first
+/// replaces the turn's state in the same update, so the stored copy never blinks.
+#[derive(Clone)]
+struct FrameBatch {
+    pending: Rc<RefCell<Vec<TurnEvent>>>,
+    scheduled: Rc<Cell<bool>>,
+    fresh: Rc<RefCell<Option<TurnState>>>,
+}
+
+impl FrameBatch {
+    fn new() -> Self {
+        FrameBatch {
+            pending: Rc::default(),
+            scheduled: Rc::default(),
+            fresh: Rc::default(),
+        }
+    }
+
+    /// The next update starts from `state` (a replay from the turn's first event).
+    fn start_over(&self, state: TurnState) {
+        *self.fresh.borrow_mut() = Some(state);
+    }
+
+    fn push<H: TurnHost>(&self, chat: H, turn: RwSignal<TurnState>, events: &mut Vec<TurnEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        self.pending.borrow_mut().append(events);
+        if !self.scheduled.replace(true) {
+            let this = self.clone();
+            request_animation_frame(move || {
+                this.scheduled.set(false);
+                this.flush(chat, turn);
+            });
+        }
+    }
+
+    fn flush<H: TurnHost>(&self, chat: H, turn: RwSignal<TurnState>) {
+        let events = std::mem::take(&mut *self.pending.borrow_mut());
+        if let Some(fresh) = self.fresh.borrow_mut().take() {
+            turn.set(fresh);
+        }
+        chat.apply(turn, events);
+    }
+}
+
+/// How the page ends its part in a running turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leave {
+    /// The reader pressed Stop.
+    Stop,
+    /// Another chat is shown: a turn the server keeps goes on without this page.
+    Detach,
+}
+
+/// Where a turn's events come from: the request that starts it, or a turn already running.
+pub enum Source {
+    Send(ChatRequest),
+    Join(String),
+}
+
+/// How following a turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The turn's state says why (done, error, stopped, dropped).
+    Shown,
+    /// The turn to join is over and no longer kept: the stored conversation holds it.
+    Gone,
+}
+
+/// Follows a turn until its last event: reads its stream, decodes and applies the events once
+/// per animation frame, and, for a turn the server keeps, reconnects after a broken connection
+/// with the last event it has (so nothing is missed or doubled) until the server is back or
+/// the reconnection budget is spent. Stop ends the turn on the server too.
+async fn run_turn<H: TurnHost>(
+    chat: H,
+    source: Source,
+    turn: RwSignal<TurnState>,
+    stop: oneshot::Receiver<Leave>,
+    guard_secs: u64,
+) -> Ended {
+    let mut stop = stop.fuse();
+    let mut guard = sleep(std::time::Duration::from_secs(guard_secs)).fuse();
+    type Call = futures::future::Fuse<
+        futures::future::LocalBoxFuture<
+            'static,
+            Result<crate::api::codec::TurnStream, crate::api::error::ApiError>,
+        >,
+    >;
+    let (stored, mut turn_id, mut pending): (bool, Option<String>, Option<Call>) = match source {
+        Source::Send(request) => (
+            request.is_stored(),
+            None,
+            Some(crate::api::chat::chat(request).boxed_local().fuse()),
+        ),
+        Source::Join(id) => (true, Some(id), None),
+    };
+    // A joined turn is replayed from its start: the stored copy shown meanwhile is replaced.
+    let mut replay = turn_id.is_some();
+    let mut last_id: Option<u64> = None;
+    let mut saw_frame = false;
+    let mut stopping = false;
+    let mut attempt = 0u32;
+    let batch = FrameBatch::new();
+    loop {
+        let call = match pending.take() {
+            Some(call) => call,
+            None => {
+                let Some(id) = turn_id.clone() else {
+                    break;
+                };
+                crate::api::turn::turn_events(id, last_id)
+                    .boxed_local()
+                    .fuse()
+            }
+        };
+        let mut call = call;
+        let response = futures::select! {
+            result = call => result,
+            how = stop => {
+                if how.unwrap_or(Leave::Detach) == Leave::Stop {
+                    chat.transition(turn, |t| t.stop(now_ms()));
+                    match turn_id.clone() {
+                        Some(id) => chat.stop_on_server(id),
+                        // The turn's id is its first event: wait for it, then stop it.
+                        None => stopping = stored,
+                    }
+                }
+                if !stopping {
+                    return Ended::Shown;
+                }
+                call.await
+            }
+            _ = guard => {
+                if !saw_frame {
+                    chat.transition(turn, |t| t.no_frame_within(guard_secs, now_ms()));
+                    return Ended::Shown;
+                }
+                call.await
+            }
+        };
+        let mut bytes = match response {
+            Ok(stream) => {
+                chat.connection_lost(false);
+                stream.into_inner()
+            }
+            // The turn is over and no longer kept: the stored conversation holds the whole of it.
+            Err(e) if turn_id.is_some() && e.0.code == crate::domain::ErrorCode::TurnNotFound => {
+                return Ended::Gone
+            }
+            Err(e) => {
+                if let Some(delay) = reconnect(stored, &turn_id, &mut attempt) {
+                    chat.connection_lost(true);
+                    sleep(delay).await;
+                    continue;
+                }
+                chat.transition(turn, |t| t.fail(e.0, now_ms()));
+                return Ended::Shown;
+            }
+        };
+        if std::mem::take(&mut replay) {
+            batch.start_over(TurnState::joined(&turn.get_untracked(), now_ms()));
+        }
+        let mut decoder = TurnDecoder::new();
+        let mut events = Vec::new();
+        loop {
+            futures::select! {
+                chunk = bytes.next().fuse() => match chunk {
+                    Some(Ok(chunk)) => {
+                        decoder.push(&chunk, &mut events);
+                        if decoder.last_id() > last_id {
+                            // Something new arrived: the reconnection budget starts again.
+                            last_id = decoder.last_id();
+                            attempt = 0;
+                        }
+                        let mut started = None;
+                        events.retain(|e| match e {
+                            TurnEvent::Turn { conversation, user_message, message, .. } => {
+                                chat.on_stored(turn, conversation.clone(), user_message.clone(), message.clone());
+                                false
+                            }
+                            TurnEvent::Started { turn } => {
+                                started = Some(turn.clone());
+                                false
+                            }
+                            _ => true,
+                        });
+                        if let Some(id) = started {
+                            chat.started(turn, id.clone());
+                            turn_id = Some(id.clone());
+                            if stopping {
+                                chat.stop_on_server(id);
+                                return Ended::Shown;
+                            }
+                        }
+                        if stopping {
+                            continue;
+                        }
+                        saw_frame |= events.iter().any(|e| !matches!(e, TurnEvent::Clock { .. }));
+                        let terminal = events.iter().any(TurnEvent::is_terminal);
+                        batch.push(chat, turn, &mut events);
+                        if terminal {
+                            batch.flush(chat, turn);
+                            return Ended::Shown;
+                        }
+                    }
+                    Some(Err(_)) | None => break,
+                },
+                how = stop => {
+                    batch.flush(chat, turn);
+                    if how.unwrap_or(Leave::Detach) == Leave::Stop {
+                        chat.transition(turn, |t| t.stop(now_ms()));
+                        match turn_id.clone() {
+                            Some(id) if stored => chat.stop_on_server(id),
+                            None if stored => { stopping = true; continue; }
+                            _ => {}
+                        }
+                    }
+                    return Ended::Shown;
+                }
+                _ = guard => {
+                    if !saw_frame {
+                        batch.flush(chat, turn);
+                        chat.transition(turn, |t| t.no_frame_within(guard_secs, now_ms()));
+                        // Given up on here, so it is not left running on the server either.
+                        if let Some(id) = turn_id.clone().filter(|_| stored) {
+                            chat.stop_on_server(id);
+                        }
+                        return Ended::Shown;
+                    }
+                }
+            }
+        }
+        if stopping {
+            return Ended::Shown;
+        }
+        // The connection broke before the turn's last event: a turn the server keeps is still
+        // running there (or has just finished), so the page reconnects and asks for what follows
+        // the last event it has. A frame cut off by the break is dropped (it comes again).
+        match reconnect(stored, &turn_id, &mut attempt) {
+            Some(delay) => {
+                batch.flush(chat, turn);
+                chat.connection_lost(true);
+                sleep(delay).await;
+            }
+            None => {
+                decoder.finish(&mut events);
+                batch.push(chat, turn, &mut events);
+                batch.flush(chat, turn);
+                chat.transition(turn, |t| t.end_of_stream(now_ms()));
+                return Ended::Shown;
+            }
+        }
+    }
+    chat.transition(turn, |t| t.end_of_stream(now_ms()));
+    Ended::Shown
+}
+
+/// The wait before reconnecting to a turn the server keeps, or `None` when the page should give
+/// up (a turn the server does not keep, one whose id never arrived, or too many tries).
+fn reconnect(
+    stored: bool,
+    turn: &Option<String>,
+    attempt: &mut u32,
+) -> Option<std::time::Duration> {
+    if !stored || turn.is_none() {
+        return None;
+    }
+    let delay = decisions::reconnect_delay(*attempt)?;
+    *attempt += 1;
+    Some(delay)
+}
