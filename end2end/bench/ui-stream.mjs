@@ -136,10 +136,13 @@ async function oneRun(browser, url, run, trace, profile) {
   await page.evaluate(() => new Promise((ok) => requestIdleCallback(() => ok(), { timeout: 5_000 })));
   const composer = page.getByRole("textbox", { name: "Message" });
   await composer.fill(PROMPT);
-  // Typing also fetches the message bubbles' chunk, which warms up at idle while the reader goes
-  // on typing: send once it has arrived and had a moment to warm up.
+  // Typing also fetches the message bubbles' and the stream's chunks, which warm up at idle while
+  // the reader goes on typing: send once both have arrived and had a moment to warm up.
   await page.waitForFunction(
-    () => performance.getEntriesByType("resource").some((e) => /\.messages\.wasm$/.test(e.name)),
+    () =>
+      [/\.messages\.wasm$/, /\.turn\.wasm$/].every((chunk) =>
+        performance.getEntriesByType("resource").some((e) => chunk.test(e.name)),
+      ),
     null,
     { timeout: 10_000 },
   );
