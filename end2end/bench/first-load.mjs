@@ -11,6 +11,7 @@
 //
 //   node end2end/bench/first-load.mjs
 //   RUNS=9 node end2end/bench/first-load.mjs
+//   LOCALE=ja node end2end/bench/first-load.mjs    # a page in another language (its words' chunk)
 
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +20,7 @@ import { chromium } from "@playwright/test";
 import { ROOT, startServer } from "./ponder-server.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 5);
+const LOCALE = process.env.LOCALE ?? "en-US";
 const BROWSER = JSON.parse(readFileSync(resolve(ROOT, "end2end/chromium.json"), "utf8"));
 // Chromium DevTools' "Slow 4G" preset.
 const SLOW_4G = { offline: false, latency: 562.5, downloadThroughput: (1.6e6 / 8) * 0.9, uploadThroughput: (750e3 / 8) * 0.9 };
@@ -41,7 +43,7 @@ async function load(page, cdp, url) {
 }
 
 async function run(browser, url, { network, cpu }) {
-  const context = await browser.newContext();
+  const context = await browser.newContext({ locale: LOCALE });
   await context.addInitScript(() => {
     new MutationObserver((_, obs) => {
       if (document.querySelector(".chat-page[data-hydrated=true]")) {
