@@ -47,6 +47,11 @@ impl Drop for StreamGuard {
 /// How far behind its schedule the pacer may fall and still catch up.
 const MAX_CATCH_UP: Duration = Duration::from_millis(100);
 
+/// How long a cut waits before the connection drops: the HTTP server writes out what it has
+/// buffered only once the body stops yielding, so without the wait the last chunks before a
+/// cut (the start of the answer) were sometimes dropped with the connection instead of sent.
+const CUT_AFTER: Duration = Duration::from_millis(50);
+
 struct Pacer {
     emits: std::vec::IntoIter<Emit>,
     guard: StreamGuard,
@@ -85,6 +90,7 @@ impl Pacer {
                     self.due = self.due.map(|_| tokio::time::Instant::now() + self.delay);
                 }
                 Some(Emit::Cut) => {
+                    tokio::time::sleep(CUT_AFTER).await;
                     self.guard.finished = true;
                     return Some(Err(std::io::Error::new(
                         std::io::ErrorKind::ConnectionReset,
