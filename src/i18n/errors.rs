@@ -107,10 +107,13 @@ fn number(value: &str, l: Locale) -> String {
                 && whole.bytes().all(|b| b.is_ascii_digit())
                 && frac.bytes().all(|b| b.is_ascii_digit()) =>
         {
-            value
-                .parse::<f64>()
-                .map(|x| l.one_decimal(x))
-                .unwrap_or_else(|_| value.to_string())
+            whole
+                .parse::<u64>()
+                .ok()
+                .and_then(|w| w.checked_mul(10))
+                .and_then(|w| w.checked_add(u64::from(frac.as_bytes()[0] - b'0')))
+                .map(|tenths| l.tenths(tenths))
+                .unwrap_or_else(|| value.to_string())
         }
         _ => value.to_string(),
     }
@@ -158,6 +161,12 @@ mod tests {
         assert_eq!(number("12345", Locale::PtBr), "12.345");
         assert_eq!(number("120", Locale::PtBr), "120");
         assert_eq!(number("2.5", Locale::PtBr), "2,5");
+        assert_eq!(number("1234.5", Locale::PtBr), "1.234,5");
+        assert_eq!(number("0.9", Locale::En), "0.9");
+        assert_eq!(
+            number("99999999999999999999.5", Locale::En),
+            "99999999999999999999.5"
+        );
         assert_eq!(number("1 MiB", Locale::PtBr), "1 MiB");
         assert_eq!(number("127.0.0.1:8080", Locale::PtBr), "127.0.0.1:8080");
     }

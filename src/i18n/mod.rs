@@ -181,7 +181,12 @@ impl Locale {
 
     /// A number with exactly one fraction digit, in the locale's way: 4.2 / 4,2.
     pub fn one_decimal(self, x: f64) -> String {
-        let tenths = (x * 10.0).round().max(0.0) as u64;
+        self.tenths((x * 10.0).round().max(0.0) as u64)
+    }
+
+    /// A count of tenths written with one fraction digit (42 → 4.2 / 4,2). Exact, and it keeps
+    /// float parsing (10 KB of tables) out of the page.
+    pub fn tenths(self, tenths: u64) -> String {
         format!(
             "{}{}{}",
             self.integer(tenths / 10),
