@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use axum::routing::get;
 use common::browser::Browser;
 use common::*;
-use ponder::domain::{ModelList, TurnEvent};
+use ponder::domain::{reasoning, ModelList, TurnEvent};
 use ponder::server::config::Config;
 use ponder::server::demo_upstream::THINKING;
 use ponder::server::models::Catalogue;
@@ -339,7 +339,13 @@ async fn the_model_list_survives_a_slow_a_failing_and_a_huge_upstream() {
     let list = catalogue.list(&config);
     assert_eq!(list.models.len(), 5001, "the 5,000 and the configured one");
     assert!(list.models[1].controls.reasons);
-    let (shown, total) = ponder::domain::reasoning::filter_models(&list.models, "model-4999", 50);
+    let texts: Vec<String> = list
+        .models
+        .iter()
+        .map(|m| reasoning::search_text(m, str::to_lowercase))
+        .collect();
+    let (shown, total) =
+        reasoning::filter_models(&list.models, &texts, "model-4999", str::to_lowercase, 50);
     assert_eq!((shown.len(), total), (1, 1));
 }
 

@@ -151,23 +151,29 @@ impl ModelList {
     }
 }
 
+/// What a model is found by: its id and its name on the next line, folded by `lower`. The
+/// page folds with the browser's own `toLowerCase` (the Unicode tables then stay out of its
+/// download) and keeps these until the list changes; native callers pass `str::to_lowercase`.
+pub fn search_text(m: &ModelInfo, lower: impl Fn(&str) -> String) -> String {
+    lower(&format!("{}\n{}", m.id, m.name.as_deref().unwrap_or("")))
+}
+
 /// The models whose id or name contains every word of `query` (case-insensitive), at most
 /// `limit`, and how many matched in all. The picker shows a page of a list of any size.
+/// `texts` are the models' [`search_text`]s, in the same order; `lower` folds the query as they
+/// were folded. A word never holds the line break, so it matches within the id or the name.
 pub fn filter_models<'a>(
     models: &'a [ModelInfo],
+    texts: &[String],
     query: &str,
+    lower: impl Fn(&str) -> String,
     limit: usize,
 ) -> (Vec<&'a ModelInfo>, usize) {
-    let words: Vec<String> = query.split_whitespace().map(|w| w.to_lowercase()).collect();
+    let words: Vec<String> = query.split_whitespace().map(lower).collect();
     let mut shown = Vec::new();
     let mut total = 0;
-    for m in models {
-        let hit = words.is_empty() || {
-            let id = m.id.to_lowercase();
-            let name = m.name.as_deref().map(str::to_lowercase).unwrap_or_default();
-            words.iter().all(|w| id.contains(w) || name.contains(w))
-        };
-        if hit {
+    for (m, text) in models.iter().zip(texts) {
+        if words.iter().all(|w| text.contains(w.as_str())) {
             total += 1;
             if shown.len() < limit {
                 shown.push(m);
@@ -253,14 +259,25 @@ mod tests {
         let models: Vec<ModelInfo> = (0..5000)
             .map(|i| model(&format!("vendor{}/model-{i}", i % 7), None))
             .chain([model("qwen3:8b", Some("Qwen 3 8B"))])
+            .chain([model("lab/école-7b", Some("École 7B"))])
             .collect();
-        let (shown, total) = filter_models(&models, "QWEN 8b", 50);
+        let texts: Vec<String> = models
+            .iter()
+            .map(|m| search_text(m, str::to_lowercase))
+            .collect();
+        let find = |q, limit| filter_models(&models, &texts, q, str::to_lowercase, limit);
+        let (shown, total) = find("QWEN 8b", 50);
         assert_eq!(total, 1);
         assert_eq!(shown[0].id, "qwen3:8b");
-        let (shown, total) = filter_models(&models, "vendor3", 50);
+        let (shown, total) = find("vendor3", 50);
         assert_eq!(shown.len(), 50);
         assert_eq!(total, (0..5000).filter(|i| i % 7 == 3).count());
-        let (_, total) = filter_models(&models, "", 10);
-        assert_eq!(total, 5001);
+        let (_, total) = find("8bqwen", 50);
+        assert_eq!(total, 0, "a word never spans the id and the name");
+        let (shown, total) = find("ÉCOLE", 50);
+        assert_eq!(total, 1, "folded beyond ASCII");
+        assert_eq!(shown[0].id, "lab/école-7b");
+        let (_, total) = find("", 10);
+        assert_eq!(total, 5002);
     }
 }

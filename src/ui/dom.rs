@@ -52,6 +52,20 @@ pub async fn chosen_file_text(ev: &leptos::ev::Event) -> Option<String> {
     text.as_string()
 }
 
+/// Lowercases for matching, as the browser's `toLowerCase` does in the page (Rust's Unicode
+/// case tables, 12 KB, then stay out of its download) and as `str::to_lowercase` does on the
+/// server, which renders the same list.
+pub fn lowercase(s: &str) -> String {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::JsString::from(s).to_lower_case().into()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        s.to_lowercase()
+    }
+}
+
 /// The local time of a client timestamp, as `(ISO 8601, "14:05")`.
 pub fn local_time(ms: f64) -> (String, String) {
     if ms <= 0.0 {

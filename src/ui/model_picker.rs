@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::menus::one_menu_open;
 use crate::client::controller::ChatController;
-use crate::domain::reasoning::filter_models;
+use crate::domain::reasoning::{filter_models, search_text};
 use crate::domain::Effort;
 
 /// Models listed at once; the search narrows a longer list.
@@ -32,10 +32,24 @@ pub fn ModelPicker() -> impl IntoView {
             menu.set_open(false);
         }
     };
+    let texts = Memo::new(move |_| {
+        chat.models.with(|list| {
+            list.models
+                .iter()
+                .map(|m| search_text(m, super::dom::lowercase))
+                .collect::<Vec<_>>()
+        })
+    });
     let matches = Memo::new(move |_| {
         let q = query.get();
         chat.models.with(|list| {
-            let (shown, total) = filter_models(&list.models, &q, SHOWN);
+            let (shown, total) = if q.trim().is_empty() {
+                (list.models.iter().take(SHOWN).collect(), list.models.len())
+            } else {
+                texts.with(|texts| {
+                    filter_models(&list.models, texts, &q, super::dom::lowercase, SHOWN)
+                })
+            };
             let shown: Vec<(String, String, bool)> = shown
                 .into_iter()
                 .map(|m| (m.id.clone(), m.label().to_string(), m.controls.reasons))
