@@ -33,8 +33,7 @@ pub fn interrupted() -> Failure {
 }
 
 /// How an assistant message ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MessageStatus {
     Done,
     /// Finished without answer text; `content` holds the fallback the reader saw.
@@ -44,6 +43,14 @@ pub enum MessageStatus {
     /// Still streaming when it was saved (a reload or a closed tab cut it).
     Interrupted,
 }
+
+crate::domain::wire::wire_names!(MessageStatus {
+    Done = "done",
+    NoAnswer = "no_answer",
+    Error = "error",
+    Stopped = "stopped",
+    Interrupted = "interrupted",
+});
 
 /// One reasoning block as saved.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -746,6 +753,17 @@ pub struct Settings {
 mod tests {
     use super::*;
     use crate::domain::TurnEvent;
+
+    #[test]
+    fn the_saved_enums_keep_their_snake_case_names() {
+        use crate::client::thinking_view::ThinkingPref;
+        use crate::client::turn_state::{BlockStatus, TurnPhase};
+        use crate::domain::wire::tests::check;
+        check::<MessageStatus>();
+        check::<ThinkingPref>();
+        check::<TurnPhase>();
+        check::<BlockStatus>();
+    }
 
     fn sample_turn() -> TurnState {
         let mut t = TurnState::started(1000.0);

@@ -3,11 +3,8 @@
 //! The rule of ownership: automatic behaviour only ever applies to blocks the reader has not
 //! touched. Once the reader opens or closes a block, that block is theirs for good.
 
-use serde::{Deserialize, Serialize};
-
 /// The reader's choice, in the settings menu, of what new thinking blocks do by themselves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ThinkingPref {
     /// Open while the model thinks, collapse when the answer starts (the default).
     #[default]
@@ -17,6 +14,12 @@ pub enum ThinkingPref {
     /// Stay collapsed: the header still shows "Thinking…" and a one-line peek.
     KeepCollapsed,
 }
+
+crate::domain::wire::wire_names!(ThinkingPref {
+    OpenWhileThinking = "open_while_thinking",
+    KeepOpen = "keep_open",
+    KeepCollapsed = "keep_collapsed",
+});
 
 impl ThinkingPref {
     pub const ALL: [ThinkingPref; 3] = [
@@ -36,15 +39,11 @@ impl ThinkingPref {
 
     /// A stable value for form controls and storage.
     pub fn key(self) -> &'static str {
-        match self {
-            ThinkingPref::OpenWhileThinking => "open_while_thinking",
-            ThinkingPref::KeepOpen => "keep_open",
-            ThinkingPref::KeepCollapsed => "keep_collapsed",
-        }
+        crate::domain::wire::WireName::wire_name(self)
     }
 
     pub fn from_key(key: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|p| p.key() == key)
+        crate::domain::wire::WireName::from_wire_name(key)
     }
 }
 

@@ -16,8 +16,7 @@ use crate::domain::{
 const MAX_TOOL_STEPS: usize = 1_000;
 
 /// Where a turn is in its life.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TurnPhase {
     /// Sent; reasoning may be streaming, no answer yet.
     #[default]
@@ -32,6 +31,14 @@ pub enum TurnPhase {
     Stopped,
 }
 
+crate::domain::wire::wire_names!(TurnPhase {
+    Thinking = "thinking",
+    Streaming = "streaming",
+    Done = "done",
+    Error = "error",
+    Stopped = "stopped",
+});
+
 impl TurnPhase {
     /// True while the turn may still change.
     pub fn is_running(self) -> bool {
@@ -40,8 +47,7 @@ impl TurnPhase {
 }
 
 /// Where a thinking block is in its life.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BlockStatus {
     #[default]
     Streaming,
@@ -49,6 +55,12 @@ pub enum BlockStatus {
     /// The stream ended (error, drop, stop) before the block's end: its time is frozen.
     Interrupted,
 }
+
+crate::domain::wire::wire_names!(BlockStatus {
+    Streaming = "streaming",
+    Done = "done",
+    Interrupted = "interrupted",
+});
 
 /// One reasoning block of a turn.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

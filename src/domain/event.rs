@@ -9,8 +9,7 @@ use super::rich::ToolStatus;
 ///
 /// Providers differ: some stream the raw scratchpad, some only a summary, some reason in
 /// encrypted form only. The reader is told which one they are looking at.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ThinkingKind {
     /// The model's own scratchpad text.
     #[default]
@@ -21,14 +20,16 @@ pub enum ThinkingKind {
     Redacted,
 }
 
+crate::domain::wire::wire_names!(ThinkingKind {
+    Raw = "raw",
+    Summary = "summary",
+    Redacted = "redacted",
+});
+
 impl ThinkingKind {
     /// A short word for the origin note under a block ("summary", "redacted").
     pub fn label(self) -> &'static str {
-        match self {
-            ThinkingKind::Raw => "raw",
-            ThinkingKind::Summary => "summary",
-            ThinkingKind::Redacted => "redacted",
-        }
+        super::wire::WireName::wire_name(self)
     }
 }
 

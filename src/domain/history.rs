@@ -32,8 +32,7 @@ pub struct ConversationSummary {
 }
 
 /// How a stored message version ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VersionStatus {
     /// The reader's own text, or an answer that finished.
     Done,
@@ -47,27 +46,23 @@ pub enum VersionStatus {
     Interrupted,
 }
 
+crate::domain::wire::wire_names!(VersionStatus {
+    Done = "done",
+    NoAnswer = "no_answer",
+    Error = "error",
+    Stopped = "stopped",
+    Streaming = "streaming",
+    Interrupted = "interrupted",
+});
+
 impl VersionStatus {
     pub fn name(self) -> &'static str {
-        match self {
-            VersionStatus::Done => "done",
-            VersionStatus::NoAnswer => "no_answer",
-            VersionStatus::Error => "error",
-            VersionStatus::Stopped => "stopped",
-            VersionStatus::Streaming => "streaming",
-            VersionStatus::Interrupted => "interrupted",
-        }
+        super::wire::WireName::wire_name(self)
     }
 
+    /// A stored status; an unknown one reads as done.
     pub fn parse(name: &str) -> VersionStatus {
-        match name {
-            "no_answer" => VersionStatus::NoAnswer,
-            "error" => VersionStatus::Error,
-            "stopped" => VersionStatus::Stopped,
-            "streaming" => VersionStatus::Streaming,
-            "interrupted" => VersionStatus::Interrupted,
-            _ => VersionStatus::Done,
-        }
+        super::wire::WireName::from_wire_name(name).unwrap_or(VersionStatus::Done)
     }
 }
 
@@ -203,13 +198,18 @@ impl Page {
 }
 
 /// Where a search found its words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HitKind {
     Answer,
     Question,
     Thinking,
 }
+
+crate::domain::wire::wire_names!(HitKind {
+    Answer = "answer",
+    Question = "question",
+    Thinking = "thinking",
+});
 
 /// One search result: the match in context, and where to open it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,12 +7,13 @@ use super::reasoning::{Effort, ReasoningSettings};
 
 /// Who wrote a message. Only two roles reach the model from the browser; a system prompt, if
 /// any, is the server's business.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
     User,
     Assistant,
 }
+
+crate::domain::wire::wire_names!(Role { User = "user", Assistant = "assistant" });
 
 /// One message of the conversation sent upstream. Thinking is never sent back to the model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

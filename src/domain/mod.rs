@@ -9,6 +9,7 @@ pub mod history;
 pub mod message;
 pub mod reasoning;
 pub mod rich;
+pub mod wire;
 
 pub use event::{ErrorCode, Failure, FinishReason, ThinkingKind, TurnEvent, Usage};
 pub use message::{ChatMessage, ChatRequest, Role};

@@ -5,28 +5,25 @@ use serde::{Deserialize, Serialize};
 
 /// How much reasoning a reader asks for. Each provider maps it onto its own wire (an effort
 /// word, a token budget, a level).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Effort {
     Low,
     Medium,
     High,
 }
 
+crate::domain::wire::wire_names!(Effort { Low = "low", Medium = "medium", High = "high" });
+
 impl Effort {
     pub const ALL: [Effort; 3] = [Effort::Low, Effort::Medium, Effort::High];
 
     /// The word providers use for it (`reasoning_effort`, Ollama's `think`).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High => "high",
-        }
+        super::wire::WireName::wire_name(self)
     }
 
     pub fn parse(text: &str) -> Option<Effort> {
-        Effort::ALL.into_iter().find(|e| e.as_str() == text)
+        super::wire::WireName::from_wire_name(text)
     }
 
     /// The next level up, for "Think more"; none above high.
@@ -71,8 +68,7 @@ impl ReasoningSettings {
 pub const SETTING_REFUSED: &str = "The model server refused the reasoning setting";
 
 /// Which model a new chat starts with: a setting of the reader's.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NewChatModel {
     /// The model the reader used last.
     #[default]
@@ -80,6 +76,8 @@ pub enum NewChatModel {
     /// The server's default (`PONDER_MODEL`).
     Default,
 }
+
+crate::domain::wire::wire_names!(NewChatModel { LastUsed = "last_used", Default = "default" });
 
 /// What a model can do with reasoning, and so which controls the page shows for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,8 +100,7 @@ impl Controls {
 
 /// Where a model's [`Controls`] were decided, strongest first; shown in the picker so an
 /// operator knows what to configure when a guess is wrong.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ControlsSource {
     Config,
     Metadata,
@@ -111,6 +108,14 @@ pub enum ControlsSource {
     Family,
     Unknown,
 }
+
+crate::domain::wire::wire_names!(ControlsSource {
+    Config = "config",
+    Metadata = "metadata",
+    Observed = "observed",
+    Family = "family",
+    Unknown = "unknown",
+});
 
 /// One model Ponder offers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

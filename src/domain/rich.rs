@@ -20,8 +20,7 @@ pub struct CodeItem {
 }
 
 /// How far a tool step has got.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ToolStatus {
     /// Asked for and not finished yet.
     #[default]
@@ -31,6 +30,12 @@ pub enum ToolStatus {
     /// a turn that ended first).
     Failed,
 }
+
+crate::domain::wire::wire_names!(ToolStatus {
+    Running = "running",
+    Finished = "finished",
+    Failed = "failed",
+});
 
 /// One tool the model used inside a turn (web search, code execution, an MCP tool, a function
 /// it asked for), as the bubble shows it between the thinking blocks and stores it with the
