@@ -15,3 +15,23 @@ pub use event::{ErrorCode, Failure, FinishReason, ThinkingKind, TurnEvent, Usage
 pub use message::{ChatMessage, ChatRequest, Role};
 pub use reasoning::{Controls, Effort, ModelInfo, ModelList, ReasoningSettings};
 pub use rich::{CodeItem, MathItem, SourceRef, ToolStatus, ToolStep};
+
+#[cfg(test)]
+mod tests {
+    use super::history::{HitKind, VersionStatus};
+    use super::reasoning::{ControlsSource, NewChatModel};
+    use super::wire::tests::check;
+    use super::{Effort, Role, ThinkingKind, ToolStatus};
+
+    #[test]
+    fn every_wire_enum_keeps_its_snake_case_names() {
+        check::<Role>();
+        check::<VersionStatus>();
+        check::<HitKind>();
+        check::<ThinkingKind>();
+        check::<Effort>();
+        check::<NewChatModel>();
+        check::<ControlsSource>();
+        check::<ToolStatus>();
+    }
+}
