@@ -4,7 +4,8 @@ import { EN, Words } from "../pages/i18n";
 
 // Code an empty chat page never runs is in WebAssembly chunks of their own (`make site` splits
 // them out): the message bubbles with the markdown renderer, following a turn's stream, chat files
-// (export and import), and the account panel; and the words of each language but English. The first load carries none of
+// (export and import), the account panel and the list's actions on the server (rename, delete,
+// undo, workspaces, import); and the words of each language but English. The first load carries none of
 // them; each is fetched once, when first wanted (a page in another language wants its words before
 // it hydrates, and preloads them); and nothing is lost when one cannot be fetched.
 
@@ -172,4 +173,52 @@ test("when the stream's code cannot be fetched the turn ends with a retryable er
   await chat.waitForTurnEnd();
   await expect(chat.answer().locator("strong")).toHaveText("Short answer:");
   expect(chunks.filter((c) => c === "turn.wasm").length).toBeGreaterThanOrEqual(2);
+});
+
+test("the list's actions on the server are fetched at their first use, not before; a failed fetch says so and loses nothing", async ({ page }) => {
+  const chunks = chunkRequests(page);
+  const ACTIONS = chunk("list_actions");
+  await page.route(ACTIONS, (route) => route.abort("connectionfailed"));
+  const chat = new ChatPage(page);
+  await chat.goto();
+  const w = chat.w;
+  const nav = page.getByRole("navigation", { name: w.t("conversations") });
+  // Other tests write to the same server: this one's chats have titles of their own.
+  const question = `Why is the sky blue? ${Date.now().toString(36)}`;
+  await chat.send(question);
+  await chat.waitForTurnEnd();
+  expect(chunks.filter(own).sort()).toEqual(["messages.wasm", "turn.wasm"]);
+  const items = nav.locator(".conversation-open");
+  await expect(items.filter({ hasText: question })).toHaveCount(1);
+
+  // Choosing Rename starts fetching; it fails, and saving says a part could not be loaded.
+  await chat.rowAction(question, "Rename");
+  await expect.poll(() => chunks.filter((c) => c === "list_actions.wasm").length).toBeGreaterThan(0);
+  await nav.getByLabel(w.t("new_title")).fill(`Sky colour ${question}`);
+  await nav.getByLabel(w.t("new_title")).press("Enter");
+  await expect(page.locator(".notice[data-kind=server]")).toContainText(w.t("part_not_loaded"));
+  await expect(items.filter({ hasText: question })).toHaveText([question]);
+
+  // The next try fetches again and the server keeps the new title.
+  await page.unroute(ACTIONS);
+  await chat.rowAction(question, "Rename");
+  await nav.getByLabel(w.t("new_title")).fill(`Sky colour ${question}`);
+  await nav.getByLabel(w.t("new_title")).press("Enter");
+  await expect(items.filter({ hasText: question })).toHaveText([`Sky colour ${question}`]);
+
+  // A workspace made from the sidebar is shown, with nothing in it yet.
+  const workspace = `Research ${Date.now()}`;
+  await nav.getByRole("button", { name: w.t("new_workspace") }).click();
+  await nav.getByLabel(w.t("new_workspace_name")).fill(workspace);
+  await nav.getByRole("button", { name: w.t("create") }).click();
+  await expect(nav.getByLabel(w.t("workspace"))).toHaveValue(/.+/);
+  await expect(nav.locator(".workspace-picker option:checked")).toHaveText(workspace);
+  await expect(items).toHaveCount(0);
+
+  // Kept on the server; a fresh load does not fetch the actions again.
+  const fetched = chunks.filter((c) => c === "list_actions.wasm").length;
+  await page.reload();
+  await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+  await expect(nav.locator(".workspace-picker option")).toContainText([workspace]);
+  expect(chunks.filter((c) => c === "list_actions.wasm")).toHaveLength(fetched);
 });

@@ -477,6 +477,44 @@ impl ChatController {
         });
     }
 
+    /// Runs `then` with a chunk's code once it is here. If it cannot be fetched, a notice says
+    /// so and nothing else happens; a failure is not remembered, so the next try fetches again.
+    pub fn when_loaded<T: 'static>(
+        &self,
+        code: impl std::future::Future<Output = Result<T, leptos::wasm_split::SplitLoaderError>>
+            + 'static,
+        then: impl FnOnce(T) + 'static,
+    ) {
+        let this = *self;
+        spawn_local(async move {
+            match code.await {
+                Ok(code) => then(code),
+                Err(e) => {
+                    leptos::logging::warn!("a part of the page could not be fetched: {e}");
+                    this.notify(
+                        NoticeKind::Server,
+                        this.locale.catalogue().part_not_loaded.into(),
+                    );
+                }
+            }
+        });
+    }
+
+    fn with_list_actions(&self, run: impl FnOnce(ListActions) + 'static) {
+        self.when_loaded(list_actions_code(), run);
+    }
+
+    /// Starts fetching the list's actions when one is about to be used (a row's menu item, a
+    /// workspace form), so that it does not wait for the network. Only server-side history
+    /// needs them.
+    pub fn want_list_actions(&self) {
+        if self.server.get_untracked() {
+            spawn_local(async {
+                let _ = prefetch_list_actions().await;
+            });
+        }
+    }
+
     pub fn dismiss(&self, kind: NoticeKind) {
         self.notices.update(|n| n.retain(|x| x.kind != kind));
     }
@@ -604,6 +642,10 @@ impl ChatController {
     /// Makes a workspace and shows it.
     pub fn create_workspace(&self, name: String) {
         let this = *self;
+        self.with_list_actions(move |a| (a.create_workspace)(this, name));
+    }
+
+    fn create_workspace_now(this: ChatController, name: String) {
         spawn_local(async move {
             match crate::api::history::create_workspace(name).await {
                 Ok(w) => {
@@ -624,6 +666,10 @@ impl ChatController {
             return;
         };
         let this = *self;
+        self.with_list_actions(move |a| (a.rename_workspace)(this, id, name));
+    }
+
+    fn rename_workspace_now(this: ChatController, id: String, name: String) {
         spawn_local(async move {
             match crate::api::history::rename_workspace(id.clone(), name.clone()).await {
                 Ok(()) => this.workspaces.update(|l| {
@@ -672,6 +718,10 @@ impl ChatController {
             return;
         }
         let this = *self;
+        self.with_list_actions(move |a| (a.import_local)(this, records));
+    }
+
+    fn import_local_now(this: ChatController, records: Vec<ConversationRecord>) {
         spawn_local(async move {
             let workspace = this.workspace.get_untracked();
             let mut done = 0;
@@ -1164,23 +1214,8 @@ impl ChatController {
         }
         if self.server.get_untracked() {
             let this = *self;
-            let (id, title) = (id.to_string(), title);
-            spawn_local(async move {
-                match crate::api::history::rename_conversation(id.clone(), title.clone()).await {
-                    Ok(()) => {
-                        if this.conversation_id.get_untracked() == id {
-                            this.title.set(title.clone());
-                            this.meta.update_value(|m| m.title = title);
-                            this.save();
-                        }
-                        this.refresh_list();
-                    }
-                    Err(e) => this.notify(
-                        NoticeKind::Server,
-                        this.say_failed(|c| c.chat_not_renamed, &e.0),
-                    ),
-                }
-            });
+            let id = id.to_string();
+            self.with_list_actions(move |a| (a.rename)(this, id, title));
             return;
         }
         if id == self.conversation_id.get_untracked() {
@@ -1197,6 +1232,25 @@ impl ChatController {
         self.refresh_list();
     }
 
+    fn rename_now(this: ChatController, id: String, title: String) {
+        spawn_local(async move {
+            match crate::api::history::rename_conversation(id.clone(), title.clone()).await {
+                Ok(()) => {
+                    if this.conversation_id.get_untracked() == id {
+                        this.title.set(title.clone());
+                        this.meta.update_value(|m| m.title = title);
+                        this.save();
+                    }
+                    this.refresh_list();
+                }
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    this.say_failed(|c| c.chat_not_renamed, &e.0),
+                ),
+            }
+        });
+    }
+
     /// Deletes a conversation. On the server it can be restored until the purge: a notice
     /// offers Undo.
     pub fn delete(&self, id: &str) {
@@ -1211,36 +1265,41 @@ impl ChatController {
                 .conversations
                 .with_untracked(|l| l.iter().find(|c| c.id == id).map(|c| c.title.clone()))
                 .unwrap_or_default();
-            spawn_local(async move {
-                match crate::api::history::delete_conversation(id.clone()).await {
-                    Ok(_) => {
-                        this.dismiss(NoticeKind::Deleted);
-                        this.notices.update(|n| {
-                            n.push(Notice {
-                                kind: NoticeKind::Deleted,
-                                text: fill(
-                                    this.locale.catalogue().deleted_chat,
-                                    &[("title", &title)],
-                                ),
-                                undo: Some(id),
-                            })
-                        });
-                    }
-                    Err(e) => this.notify(
-                        NoticeKind::Server,
-                        this.say_failed(|c| c.chat_not_deleted, &e.0),
-                    ),
-                }
-                this.refresh_list();
-            });
+            self.with_list_actions(move |a| (a.delete)(this, id, title));
             return;
         }
         self.refresh_list();
     }
 
+    fn delete_now(this: ChatController, id: String, title: String) {
+        spawn_local(async move {
+            match crate::api::history::delete_conversation(id.clone()).await {
+                Ok(_) => {
+                    this.dismiss(NoticeKind::Deleted);
+                    this.notices.update(|n| {
+                        n.push(Notice {
+                            kind: NoticeKind::Deleted,
+                            text: fill(this.locale.catalogue().deleted_chat, &[("title", &title)]),
+                            undo: Some(id),
+                        })
+                    });
+                }
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    this.say_failed(|c| c.chat_not_deleted, &e.0),
+                ),
+            }
+            this.refresh_list();
+        });
+    }
+
     /// Undoes a delete (server-side history), and opens the conversation again.
     pub fn undo_delete(&self, id: String) {
         let this = *self;
+        self.with_list_actions(move |a| (a.undo_delete)(this, id));
+    }
+
+    fn undo_delete_now(this: ChatController, id: String) {
         spawn_local(async move {
             this.dismiss(NoticeKind::Deleted);
             match crate::api::history::restore_conversation(id.clone()).await {
@@ -1869,4 +1928,31 @@ fn stream_code() -> Result<TurnCode<ChatController>, leptos::wasm_split::SplitLo
 /// Starts fetching the stream's code before the first turn needs it (someone is typing).
 pub fn want_stream_code() {
     super::turn_stream::want(stream_code());
+}
+
+/// The list's rarer actions on the server (rename, delete and undo, the workspaces, importing
+/// this browser's older chats). Few visits use them, so they are the `list_actions` chunk; the
+/// page keeps only what decides whether one is needed.
+#[derive(Clone, Copy)]
+pub struct ListActions {
+    rename: fn(ChatController, String, String),
+    delete: fn(ChatController, String, String),
+    undo_delete: fn(ChatController, String),
+    create_workspace: fn(ChatController, String),
+    rename_workspace: fn(ChatController, String, String),
+    import_local: fn(ChatController, Vec<ConversationRecord>),
+}
+
+/// The split point of [`ListActions`]: calling it fetches the chunk (once; a failure is not
+/// remembered).
+#[leptos::wasm_split::wasm_split(list_actions, wasm_split_path = leptos::wasm_split, fallible, preload(prefetch_list_actions))]
+fn list_actions_code() -> Result<ListActions, leptos::wasm_split::SplitLoaderError> {
+    Ok(ListActions {
+        rename: ChatController::rename_now,
+        delete: ChatController::delete_now,
+        undo_delete: ChatController::undo_delete_now,
+        create_workspace: ChatController::create_workspace_now,
+        rename_workspace: ChatController::rename_workspace_now,
+        import_local: ChatController::import_local_now,
+    })
 }

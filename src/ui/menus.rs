@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos::wasm_split::SplitLoaderError;
 
 use super::account_panel::AccountPanel;
-use super::chunks::{prefetch, with_code};
+use super::chunks::prefetch;
 use super::dom;
 use super::icons::{icon, Icon};
 use crate::client::controller::ChatController;
@@ -148,7 +148,7 @@ fn AccountSection() -> impl IntoView {
         if code.get_untracked().is_some() {
             panel.set(true);
         } else {
-            with_code(chat, account_panel_code(), move |c| {
+            chat.when_loaded(account_panel_code(), move |c| {
                 code.set(Some(c));
                 panel.set(true);
             });
@@ -221,7 +221,7 @@ pub fn ExportMenu() -> impl IntoView {
     let t = l.catalogue();
     let export = move |json: bool| {
         let with_thinking = with_thinking.get_untracked();
-        with_code(chat, chat_files_code(), move |files| {
+        chat.when_loaded(chat_files_code(), move |files| {
             chat.exportable(move |record| {
                 let base = export_name(&record.title);
                 if json {
@@ -243,9 +243,7 @@ pub fn ExportMenu() -> impl IntoView {
     let import = move |ev: leptos::ev::Event| {
         leptos::task::spawn_local(async move {
             if let Some(text) = dom::chosen_file_text(&ev).await {
-                with_code(chat, chat_files_code(), move |files| {
-                    (files.import)(chat, text)
-                });
+                chat.when_loaded(chat_files_code(), move |files| (files.import)(chat, text));
             }
         });
     };

@@ -114,7 +114,7 @@ fn Workspaces() -> impl IntoView {
             {move || match naming.get() {
                 None => view! {
                     <div class="workspace-actions">
-                        <button type="button" class="action" on:click=move |_| { draft.set(String::new()); naming.set(Some(true)); }>{t.new_workspace}</button>
+                        <button type="button" class="action" on:click=move |_| { draft.set(String::new()); naming.set(Some(true)); chat.want_list_actions(); }>{t.new_workspace}</button>
                         <button type="button" class="action" on:click=move |_| {
                             let name = chat.workspaces.with_untracked(|l| {
                                 let id = chat.workspace.get_untracked();
@@ -122,6 +122,7 @@ fn Workspaces() -> impl IntoView {
                             });
                             draft.set(name.unwrap_or_default());
                             naming.set(Some(false));
+                            chat.want_list_actions();
                         }>{t.rename_workspace}</button>
                     </div>
                 }.into_any(),
@@ -336,11 +337,11 @@ fn ConversationItem(
                             {icon(Icon::More)}
                         </summary>
                         <div class="menu-panel">
-                            <button type="button" class="menu-item" on:click=move |_| mode.set(Mode::Renaming)>
+                            <button type="button" class="menu-item" on:click=move |_| { mode.set(Mode::Renaming); chat.want_list_actions(); }>
                                 {icon(Icon::Edit)}
                                 {t.rename}
                             </button>
-                            <button type="button" class="menu-item danger" on:click=move |_| mode.set(Mode::ConfirmDelete)>
+                            <button type="button" class="menu-item danger" on:click=move |_| { mode.set(Mode::ConfirmDelete); chat.want_list_actions(); }>
                                 {icon(Icon::Trash)}
                                 {t.delete}
                             </button>
