@@ -130,6 +130,66 @@ async fn the_event_stream_is_never_cached_buffered_or_compressed() {
 }
 
 #[tokio::test]
+async fn the_page_and_the_apis_json_are_gzipped_when_asked_and_plain_otherwise() {
+    use std::io::Read;
+    let app = OpsApp::spawn(&[]).await;
+    let gunzip = |bytes: &[u8]| {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_string(&mut text)
+            .expect("gzip");
+        text
+    };
+    let page = app
+        .http
+        .get(app.at("/"))
+        .header("accept-encoding", "gzip, deflate, br, zstd")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["content-encoding"], "gzip");
+    assert_eq!(page.headers()["cache-control"], "no-cache");
+    assert!(page.headers()["vary"]
+        .to_str()
+        .expect("vary")
+        .contains("accept-encoding"));
+    let zipped = page.bytes().await.expect("body");
+    let html = gunzip(&zipped);
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html:.80}");
+    assert!(html.contains("class=\"chat-page\""), "{html:.400}");
+    assert!(
+        zipped.len() * 2 < html.len(),
+        "{} of {}",
+        zipped.len(),
+        html.len()
+    );
+
+    let plain = app.get("/").await;
+    assert!(plain.headers().get("content-encoding").is_none());
+    let plain = plain.text().await.expect("html");
+    assert!(plain.contains("class=\"chat-page\""), "{plain:.400}");
+
+    let models = app
+        .http
+        .post(app.at("/api/models/list"))
+        .header("content-type", "application/json")
+        .header("accept-encoding", "gzip")
+        .body("{}")
+        .send()
+        .await
+        .expect("models");
+    assert_eq!(models.status(), 200);
+    assert_eq!(models.headers()["content-encoding"], "gzip");
+    let list: serde_json::Value =
+        serde_json::from_str(&gunzip(&models.bytes().await.expect("body"))).expect("json");
+    assert!(
+        list["models"].as_array().is_some_and(|m| !m.is_empty()),
+        "{list}"
+    );
+}
+
+#[tokio::test]
 async fn a_silent_upstream_gets_keep_alive_comments_and_the_turn_still_completes() {
     let app = OpsApp::spawn(&[("PONDER_KEEP_ALIVE", "0.2")]).await;
     let raw = raw_body(app.post_turn("/api/chat", "[slow] hello").await).await;
