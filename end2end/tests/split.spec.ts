@@ -4,8 +4,8 @@ import { EN, Words } from "../pages/i18n";
 
 // Code an empty chat page never runs is in WebAssembly chunks of their own (`make site` splits
 // them out): the message bubbles with the markdown renderer, following a turn's stream, chat files
-// (export and import), the account panel and the list's actions on the server (rename, delete,
-// undo, workspaces, import); and the words of each language but English. The first load carries none of
+// (export and import), the account panel, the list's actions on the server (rename, delete,
+// undo, workspaces, import) and search; and the words of each language but English. The first load carries none of
 // them; each is fetched once, when first wanted (a page in another language wants its words before
 // it hydrates, and preloads them); and nothing is lost when one cannot be fetched.
 
@@ -221,4 +221,32 @@ test("the list's actions on the server are fetched at their first use, not befor
   await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
   await expect(nav.locator(".workspace-picker option")).toContainText([workspace]);
   expect(chunks.filter((c) => c === "list_actions.wasm")).toHaveLength(fetched);
+});
+
+test("search's code is fetched when the box is focused; a failed fetch says so, keeps the query, and the next search answers", async ({ page }) => {
+  const chunks = chunkRequests(page);
+  const SEARCH = chunk("search");
+  await page.route(SEARCH, (route) => route.abort("connectionfailed"));
+  const chat = new ChatPage(page);
+  await chat.goto();
+  const w = chat.w;
+  const word = `zebra${Date.now().toString(36)}`;
+  await chat.send(`Tell me about the ${word}`);
+  await chat.waitForTurnEnd();
+  expect(chunks.filter((c) => c === "search.wasm")).toEqual([]);
+
+  const search = page.getByRole("searchbox", { name: w.t("search_chats") });
+  const results = page.getByRole("region", { name: w.t("search_results") });
+  await search.focus();
+  await expect.poll(() => chunks.filter((c) => c === "search.wasm").length).toBeGreaterThan(0);
+  await search.fill(word);
+  await search.press("Enter");
+  await expect(page.locator(".notice[data-kind=server]")).toContainText(w.t("part_not_loaded"));
+  await expect(search).toHaveValue(word);
+  await expect(results).toHaveCount(0);
+
+  await page.unroute(SEARCH);
+  await search.press("Enter");
+  await expect(results.locator(".search-hit")).toHaveCount(1);
+  await expect(results.locator(".search-hit mark").first()).toHaveText(word);
 });
