@@ -50,9 +50,15 @@ pub fn hydrate() {
 /// The browser's second markdown layer alone ([`ui::sanitize`]), exported so the end-to-end
 /// suite can feed it markup the writer never emits and read what the page would show, with the
 /// browser's Sanitizer API first (`with_sanitizer_api`, where there is one) or the allow-list
-/// walk alone.
+/// walk alone. It lives in the message bubbles' chunk, so this fetches that first (a promise).
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
-pub fn sanitize_markup(html: &str, with_sanitizer_api: bool) -> String {
-    ui::sanitize::sanitized_markup(html, with_sanitizer_api)
+pub async fn sanitize_markup(
+    html: String,
+    with_sanitizer_api: bool,
+) -> Result<String, wasm_bindgen::JsValue> {
+    let code = ui::message_code::loaded()
+        .await
+        .map_err(|e| wasm_bindgen::JsValue::from_str(&e.to_string()))?;
+    Ok((code.sanitize)(&html, with_sanitizer_api))
 }

@@ -26,6 +26,8 @@ pub struct MessageCode {
     /// compiling the chunk (the browser compiles WebAssembly lazily, function by function).
     /// Run it inside the chat page's owner: bubbles read its context.
     pub warm_up: fn(),
+    /// The second markdown layer alone, for [`crate::sanitize_markup`].
+    pub sanitize: fn(&str, bool) -> String,
 }
 
 /// Where the bubbles' code is.
@@ -49,7 +51,13 @@ fn message_code() -> Result<MessageCode, SplitLoaderError> {
     Ok(MessageCode {
         bubble: |entry| view! { <super::message_bubble::MessageBubble entry/> }.into_any(),
         warm_up: super::warm_up::warm_up_messages,
+        sanitize: super::sanitize::sanitized_markup,
     })
+}
+
+/// The chunk's code, fetched if it is not here yet.
+pub async fn loaded() -> Result<MessageCode, SplitLoaderError> {
+    message_code().await
 }
 
 /// Where the code is now. Until it is ready the caller also tracks its arrival (or failure).
