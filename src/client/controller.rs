@@ -768,6 +768,17 @@ impl ChatController {
             return;
         }
         let this = *self;
+        self.when_loaded(stored_chat_code(), move |c| {
+            (c.export)(this, id, local, Box::new(done))
+        });
+    }
+
+    fn export_now(
+        this: ChatController,
+        id: String,
+        local: ConversationRecord,
+        done: Box<dyn FnOnce(ConversationRecord)>,
+    ) {
         spawn_local(async move {
             match crate::api::history::export_conversation(id).await {
                 Ok(conv) => done(saved_chat::record_from_server(&conv)),
@@ -857,6 +868,10 @@ impl ChatController {
 
     fn fetch_conversation_with(&self, id: String, join: bool) {
         let this = *self;
+        self.when_loaded(stored_chat_code(), move |c| (c.open)(this, id, join));
+    }
+
+    fn open_now(this: ChatController, id: String, join: bool) {
         spawn_local(async move {
             let page = Page {
                 last: Some(OPEN_PAGE),
@@ -1108,6 +1123,22 @@ impl ChatController {
             last: Some(count.max(EARLIER_PAGE)),
             before: Some(before),
         };
+        spawn_local(async move {
+            match stored_chat_code().await {
+                Ok(c) => (c.earlier)(this, id, page, before),
+                Err(e) => {
+                    this.loading_earlier.set_value(false);
+                    leptos::logging::warn!("a part of the page could not be fetched: {e}");
+                    this.notify(
+                        NoticeKind::Server,
+                        this.locale.catalogue().part_not_loaded.into(),
+                    );
+                }
+            }
+        });
+    }
+
+    fn earlier_now(this: ChatController, id: String, page: Page, before: usize) {
         spawn_local(async move {
             let result = crate::api::history::get_conversation(id.clone(), page).await;
             if this.conversation_id.get_untracked() != id || this.earlier.get_untracked() != before
@@ -1928,6 +1959,28 @@ fn stream_code() -> Result<TurnCode<ChatController>, leptos::wasm_split::SplitLo
 /// Starts fetching the stream's code before the first turn needs it (someone is typing).
 pub fn want_stream_code() {
     super::turn_stream::want(stream_code());
+}
+
+/// Reading a conversation the server keeps: opening it (and joining its running answer), its
+/// earlier messages, its copy for an export. A conversation is only read to be shown, so this
+/// code is in the bubbles' chunk (`messages`, the same split module as
+/// [`crate::ui::message_code`]), fetched once with them.
+#[derive(Clone, Copy)]
+pub struct StoredChatCode {
+    open: fn(ChatController, String, bool),
+    earlier: fn(ChatController, String, Page, usize),
+    #[allow(clippy::type_complexity)]
+    export: fn(ChatController, String, ConversationRecord, Box<dyn FnOnce(ConversationRecord)>),
+}
+
+/// The split point of [`StoredChatCode`].
+#[leptos::wasm_split::wasm_split(messages, wasm_split_path = leptos::wasm_split, fallible)]
+fn stored_chat_code() -> Result<StoredChatCode, leptos::wasm_split::SplitLoaderError> {
+    Ok(StoredChatCode {
+        open: ChatController::open_now,
+        earlier: ChatController::earlier_now,
+        export: ChatController::export_now,
+    })
 }
 
 /// The list's rarer actions on the server (rename, delete and undo, the workspaces, importing
