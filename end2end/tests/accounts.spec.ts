@@ -182,6 +182,28 @@ test.describe("a trusted proxy names the user", () => {
     await bare.close();
   });
 
+  test("the account section comes with its chunk the first time the settings open; a failed fetch says so and the next opening shows it", async ({ browser }) => {
+    const [context, page] = await device(browser, PROXY, { "Remote-User": "dana" });
+    const panel = /\/pkg\/ponder\.[0-9a-f]{16}\.account_panel\.wasm$/;
+    const fetched: string[] = [];
+    page.on("request", (r) => {
+      if (panel.test(new URL(r.url()).pathname)) fetched.push(r.url());
+    });
+    await page.route(panel, (route) => route.abort("connectionfailed"));
+    await hydrated(page, PROXY);
+    expect(fetched).toEqual([]);
+    const settings = page.locator("summary", { hasText: "Settings" });
+    await settings.click();
+    await expect(page.locator(".notice[data-kind=server]")).toContainText("could not be loaded");
+    await expect(page.locator(".account-name")).toHaveCount(0);
+    await settings.click();
+    await page.unroute(panel);
+    await settings.click();
+    await expect(page.locator(".account-name")).toContainText("dana");
+    expect(fetched.length).toBe(2);
+    await context.close();
+  });
+
   test("delete offers Undo, and after the grace the purge removes the chat", async ({ browser }) => {
     const [context, page] = await device(browser, PROXY, { "Remote-User": "dora" });
     await hydrated(page, PROXY);

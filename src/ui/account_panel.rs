@@ -1,11 +1,68 @@
 //! The account panel: personal API tokens (made, shown once, revoked) for scripts and the
-//! terminal client, and, for an admin, the users of this Ponder (added and removed).
+//! terminal client, and, for an admin, the users of this Ponder (added and removed); and the
+//! settings' account section that opens it. Both are the `account_panel` chunk.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::dom;
+use crate::client::controller::ChatController;
 use crate::domain::account::{Account, ApiToken};
+
+/// Who is signed in, with Sign out and Sign out everywhere (built-in accounts), and the
+/// account panel (tokens; users for an admin) whenever Ponder knows who people are.
+#[component]
+pub fn AccountSection() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let panel = RwSignal::new(false);
+    let open_panel = move |_| panel.set(true);
+    let t = crate::ui::locale::tr();
+    let signed_in = move || {
+        chat.me
+            .get()
+            .filter(|me| me.auth != "none")
+            .and_then(|me| me.account.map(|a| (me.auth == "password", a)))
+    };
+    let sign_out = move |everywhere: bool| {
+        leptos::task::spawn_local(async move {
+            let done = if everywhere {
+                crate::api::account::sign_out_everywhere().await
+            } else {
+                crate::api::account::sign_out().await
+            };
+            if done.is_ok() {
+                if let Some(w) = web_sys::window() {
+                    let _ = w.location().reload();
+                }
+            }
+        });
+    };
+    move || {
+        signed_in().map(|(own_accounts, account)| {
+            let for_panel = account.clone();
+            view! {
+                <fieldset class="account">
+                    <legend>{t.account}</legend>
+                    <p class="account-name">{signed_in_as(t.signed_in_as, account.name)}</p>
+                    <button type="button" class="action" aria-haspopup="dialog" on:click=open_panel>
+                        {if account.is_admin { t.tokens_and_users } else { t.tokens }}
+                    </button>
+                    {own_accounts.then(|| view! {
+                        <button type="button" class="action" on:click=move |_| sign_out(false)>{t.sign_out}</button>
+                        <button type="button" class="action" on:click=move |_| sign_out(true)>{t.sign_out_everywhere}</button>
+                    })}
+                </fieldset>
+                {move || panel.get().then(|| view! { <AccountPanel open=panel account=for_panel.clone()/> })}
+            }
+        })
+    }
+}
+
+/// "Signed in as {name}" with the name in bold, wherever the language puts it.
+fn signed_in_as(template: &'static str, name: String) -> impl IntoView {
+    let (before, after) = template.split_once("{name}").unwrap_or((template, ""));
+    view! { {before} <strong dir="auto">{name}</strong> {after} }
+}
 
 /// The panel, shown while `open` is set; Escape or Close hides it.
 #[component]

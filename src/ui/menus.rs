@@ -3,14 +3,13 @@
 use leptos::prelude::*;
 use leptos::wasm_split::SplitLoaderError;
 
-use super::account_panel::AccountPanel;
+use super::account_panel::AccountSection;
 use super::chunks::prefetch;
 use super::dom;
 use super::icons::{icon, Icon};
 use crate::client::controller::ChatController;
 use crate::client::saved_chat::{self, ConversationRecord};
 use crate::client::thinking_view::ThinkingPref;
-use crate::domain::account::Account;
 use crate::i18n::Locale;
 
 /// The reader's thinking preference, kept in localStorage.
@@ -18,10 +17,14 @@ use crate::i18n::Locale;
 pub fn SettingsMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let t = crate::ui::locale::tr();
+    let section = RwSignal::new(None::<AccountSectionCode>);
     view! {
         <details class="menu" on:toggle=move |ev| {
-            if menu_toggled(ev) && chat.me.with_untracked(|me| me.as_ref().is_some_and(|me| me.account.is_some())) {
-                prefetch(prefetch_account_panel());
+            if menu_toggled(ev)
+                && section.get_untracked().is_none()
+                && chat.me.with_untracked(|me| me.as_ref().is_some_and(|me| me.account.is_some()))
+            {
+                chat.when_loaded(account_section_code(), move |code| section.set(Some(code)));
             }
         }>
             <summary class="menu-button">{icon(Icon::Settings)}<span class="menu-label">{t.settings}</span></summary>
@@ -54,7 +57,8 @@ pub fn SettingsMenu() -> impl IntoView {
                 <Show when=move || chat.entries.with(|e| e.iter().any(|e| e.turn().is_some_and(|t| t.with(|t| !t.blocks.is_empty()))))>
                     <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>
                 </Show>
-                <AccountSection/>
+                // Fetched the first time the settings open for a signed-in reader.
+                {move || section.get().map(|code| code())}
             </div>
         </details>
     }
@@ -122,78 +126,14 @@ fn LanguageSetting() -> impl IntoView {
     }
 }
 
-/// "Signed in as {name}" with the name in bold, wherever the language puts it.
-fn signed_in_as(template: &'static str, name: String) -> impl IntoView {
-    let (before, after) = template.split_once("{name}").unwrap_or((template, ""));
-    view! { {before} <strong dir="auto">{name}</strong> {after} }
-}
+/// Builds the account section (who is signed in, Sign out, the account panel).
+type AccountSectionCode = fn() -> AnyView;
 
-/// Builds the account panel, shown while its signal is set.
-type AccountPanelCode = fn(RwSignal<bool>, Account) -> AnyView;
-
-/// The account panel (tokens, users) in a chunk of its own: few open it, and only some visits.
-#[leptos::wasm_split::wasm_split(account_panel, wasm_split_path = leptos::wasm_split, fallible, preload(prefetch_account_panel))]
-fn account_panel_code() -> Result<AccountPanelCode, SplitLoaderError> {
-    Ok(|open, account| view! { <AccountPanel open account/> }.into_any())
-}
-
-/// Who is signed in, with Sign out and Sign out everywhere (built-in accounts), and the
-/// account panel (tokens; users for an admin) whenever Ponder knows who people are.
-#[component]
-fn AccountSection() -> impl IntoView {
-    let chat = expect_context::<ChatController>();
-    let panel = RwSignal::new(false);
-    let code = RwSignal::new(None::<AccountPanelCode>);
-    let open_panel = move |_| {
-        if code.get_untracked().is_some() {
-            panel.set(true);
-        } else {
-            chat.when_loaded(account_panel_code(), move |c| {
-                code.set(Some(c));
-                panel.set(true);
-            });
-        }
-    };
-    let t = crate::ui::locale::tr();
-    let signed_in = move || {
-        chat.me
-            .get()
-            .filter(|me| me.auth != "none")
-            .and_then(|me| me.account.map(|a| (me.auth == "password", a)))
-    };
-    let sign_out = move |everywhere: bool| {
-        leptos::task::spawn_local(async move {
-            let done = if everywhere {
-                crate::api::account::sign_out_everywhere().await
-            } else {
-                crate::api::account::sign_out().await
-            };
-            if done.is_ok() {
-                if let Some(w) = web_sys::window() {
-                    let _ = w.location().reload();
-                }
-            }
-        });
-    };
-    move || {
-        signed_in().map(|(own_accounts, account)| {
-            let for_panel = account.clone();
-            view! {
-                <fieldset class="account">
-                    <legend>{t.account}</legend>
-                    <p class="account-name">{signed_in_as(t.signed_in_as, account.name)}</p>
-                    <button type="button" class="action" aria-haspopup="dialog" on:click=open_panel>
-                        {if account.is_admin { t.tokens_and_users } else { t.tokens }}
-                    </button>
-                    {own_accounts.then(|| view! {
-                        <button type="button" class="action" on:click=move |_| sign_out(false)>{t.sign_out}</button>
-                        <button type="button" class="action" on:click=move |_| sign_out(true)>{t.sign_out_everywhere}</button>
-                    })}
-                </fieldset>
-                {move || panel.get().then(|| code.get().map(|code| code(panel, for_panel.clone())))}
-            }
-        })
-    }
+/// The account section and its panel (tokens, users) in a chunk of their own: only a
+/// signed-in reader has them, and they show only once the settings open.
+#[leptos::wasm_split::wasm_split(account_panel, wasm_split_path = leptos::wasm_split, fallible)]
+fn account_section_code() -> Result<AccountSectionCode, SplitLoaderError> {
+    Ok(|| view! { <AccountSection/> }.into_any())
 }
 
 /// Shows every block of the conversation in detail, or as one-line summaries, for a reader who
