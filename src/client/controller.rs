@@ -489,15 +489,18 @@ impl ChatController {
         spawn_local(async move {
             match code.await {
                 Ok(code) => then(code),
-                Err(e) => {
-                    leptos::logging::warn!("a part of the page could not be fetched: {e}");
-                    this.notify(
-                        NoticeKind::Server,
-                        this.locale.catalogue().part_not_loaded.into(),
-                    );
-                }
+                Err(e) => this.part_not_loaded(&e),
             }
         });
+    }
+
+    /// Says that a chunk could not be fetched (the reader can try again).
+    fn part_not_loaded(&self, e: &leptos::wasm_split::SplitLoaderError) {
+        leptos::logging::warn!("a part of the page could not be fetched: {e}");
+        self.notify(
+            NoticeKind::Server,
+            self.locale.catalogue().part_not_loaded.into(),
+        );
     }
 
     fn with_list_actions(&self, run: impl FnOnce(ListActions) + 'static) {
@@ -1128,11 +1131,7 @@ impl ChatController {
                 Ok(c) => (c.earlier)(this, id, page, before),
                 Err(e) => {
                     this.loading_earlier.set_value(false);
-                    leptos::logging::warn!("a part of the page could not be fetched: {e}");
-                    this.notify(
-                        NoticeKind::Server,
-                        this.locale.catalogue().part_not_loaded.into(),
-                    );
+                    this.part_not_loaded(&e);
                 }
             }
         });
