@@ -65,3 +65,12 @@ test("an unknown page under /ponder/ links back to the chat under /ponder/", asy
   expect(seen.paths.filter((p) => !p.startsWith("/ponder/"))).toEqual([]);
   expect(seen.problems.filter((p) => !p.includes("404"))).toEqual([]);
 });
+
+test("/ponder without its slash is the chat too, and hydrates as one", async ({ page }) => {
+  const seen = watch(page);
+  const response = await page.goto(base);
+  expect(response?.status()).toBe(200);
+  await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+  await expect(page.getByRole("link", { name: "Back to the chat" })).toHaveCount(0);
+  expect(seen.problems).toEqual([]);
+});

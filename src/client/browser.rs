@@ -101,6 +101,37 @@ pub fn base_path() -> String {
     }
 }
 
+/// Whether the page asked for is the chat: the base path, with or without its slash. Both sides
+/// answer from the same address (the request's path, the browser's `location`), so the server's
+/// render and the page's hydration pick the same view.
+pub fn is_chat_path() -> bool {
+    chat_path(&page_path(), &base_path())
+}
+
+fn chat_path(path: &str, base: &str) -> bool {
+    path.strip_prefix(base)
+        .is_some_and(|rest| rest.is_empty() || rest == "/")
+}
+
+fn page_path() -> String {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<http::request::Parts>()
+            .map(|parts| parts.uri.path().to_string())
+            .unwrap_or_default()
+    }
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    {
+        web_sys::window()
+            .and_then(|w| w.location().pathname().ok())
+            .unwrap_or_default()
+    }
+    #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+    {
+        String::from("/")
+    }
+}
+
 /// The pre-token guard length the server asked for (120 s unless configured).
 pub fn guard_secs() -> u64 {
     meta_content("ponder-guard-secs")
@@ -206,4 +237,22 @@ pub fn sleep(
             std::future::pending::<()>().await;
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chat_path;
+
+    #[test]
+    fn the_chat_is_the_base_path_with_or_without_its_slash() {
+        assert!(chat_path("/", ""));
+        assert!(chat_path("/ponder", "/ponder"));
+        assert!(chat_path("/ponder/", "/ponder"));
+        for other in ["/c/1", "/index.html", "//"] {
+            assert!(!chat_path(other, ""), "{other}");
+        }
+        for other in ["/ponderx", "/ponder/x", "/", "/other/ponder/"] {
+            assert!(!chat_path(other, "/ponder"), "{other}");
+        }
+    }
 }

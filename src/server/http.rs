@@ -12,14 +12,14 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 use leptos::prelude::*;
-use leptos_axum::{generate_route_list, LeptosRoutes};
+use leptos_axum::LeptosRoutes;
 
 use super::config::Config;
 use super::guard::Guard;
 use super::request::set_security_headers;
 use super::serve::{self, ConnectionLimits, Shards};
 use super::state::AppState;
-use crate::app::{shell, App, PageSettings};
+use crate::app::{shell, PageSettings};
 
 /// The whole application, as `main` serves it and the tests call it.
 ///
@@ -68,17 +68,13 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
         app_fn.clone(),
     );
     let render = leptos_axum::render_app_to_stream_with_context(context.clone(), app_fn);
-    let mut page_paths: Vec<String> = generate_route_list(App)
-        .iter()
-        .map(|listing| listing.path().to_string())
-        .collect();
-    page_paths.sort();
-    page_paths.dedup();
-    for path in &page_paths {
+    // The chat is the one page (`App` shows it at the base path); any other path reaches the
+    // fallback, which renders the not-found page with a 404.
+    {
         let render = render.clone();
         let state = state.clone();
         app = app.route(
-            path,
+            "/",
             get(move |req: Request<Body>| {
                 let (render, state) = (render.clone(), state.clone());
                 async move { render(super::locale::attach(&state, with_full_uri(req)).await).await }
@@ -118,7 +114,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
         .route("/", get(redirect_to(format!("{base}/"))));
     // `nest` serves `/ponder` but not `/ponder/`, the address a proxy's `location /ponder/`
     // forwards; the page handler renders from the full URI, so it can answer there directly.
-    if page_paths.iter().any(|p| p == "/") {
+    {
         let state = state.clone();
         outer = outer.route(
             &format!("{base}/"),
