@@ -208,10 +208,13 @@ for (const tag of ["ja", "ar"]) {
       await chat.waitForTurnEnd();
       await look("an error");
       await page.locator("summary", { hasText: w.t("settings") }).click();
+      // The menus' contents render once their chunk is here.
+      await expect(page.locator('input[name="thinking-pref"]').first()).toBeVisible();
       await look("settings");
       await page.locator("summary", { hasText: w.t("export") }).click();
       await look("export");
       await page.locator("summary.model-button").click();
+      await expect(page.locator("#model-search")).toBeVisible();
       await look("model picker");
       await page.keyboard.press("Escape");
       const nav = page.getByRole("navigation", { name: w.t("conversations") });

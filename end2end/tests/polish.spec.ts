@@ -117,7 +117,12 @@ test("the tab names the chat; an error bubble offers Retry alone, in the reader'
 test("a user message's time sits against its bubble; Expand all waits for a thinking block", async ({ page }) => {
   const chat = new ChatPage(page);
   await chat.goto();
-  // In the Settings menu, closed: counted in the page, not by role.
+  // In the Settings menu, whose contents render the first time it opens (and stay once it is
+  // closed again): counted in the page, not by role.
+  const settings = page.locator("summary", { hasText: "Settings" });
+  await settings.click();
+  await expect(page.getByRole("radio").first()).toBeVisible();
+  await settings.click();
   const expandAll = page.locator(".expand-all");
   await expect(expandAll).toHaveCount(0);
   await chat.send("[no-think] no blocks here");

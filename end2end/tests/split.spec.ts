@@ -5,7 +5,7 @@ import { EN, Words } from "../pages/i18n";
 // Code an empty chat page never runs is in WebAssembly chunks of their own (`make site` splits
 // them out): the message bubbles with the markdown renderer, following a turn's stream, chat files
 // (export and import), the account panel, the list's actions on the server (rename, delete,
-// undo, workspaces, import) and search; and the words of each language but English. The first load carries none of
+// undo, workspaces, import), search, and the contents of the settings and model picker menus; and the words of each language but English. The first load carries none of
 // them; each is fetched once, when first wanted (a page in another language wants its words before
 // it hydrates, and preloads them); and nothing is lost when one cannot be fetched.
 
@@ -116,6 +116,38 @@ test("opening the Export menu fetches chat files; a failed fetch says so and the
     page.getByRole("button", { name: chat.w.t("download_json") }).click(),
   ]);
   expect(download.suggestedFilename()).toMatch(/^ponder-.*\.json$/);
+});
+
+test("the settings' and the model picker's contents come with their chunk when a menu first opens; a failed fetch says so and the next opening shows them", async ({ page }) => {
+  const chunks = chunkRequests(page);
+  const PANELS = chunk("menu_panels");
+  await page.route(PANELS, (route) => route.abort("connectionfailed"));
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.settled();
+  expect(chunks).toEqual([]);
+  const picker = page.locator(".model-picker");
+  const search = page.getByLabel(chat.w.t("search_models"));
+
+  await picker.locator("summary").click();
+  await expect(page.locator(".notice[data-kind=server]")).toContainText(chat.w.t("part_not_loaded"));
+  await expect(search).toHaveCount(0);
+  await expect(picker.locator("summary")).toHaveAccessibleName("Model: Ponder demo");
+
+  await page.unroute(PANELS);
+  await picker.locator("summary").click();
+  await picker.locator("summary").click();
+  await search.fill("mini");
+  await picker.locator(".model-option").first().click();
+  await expect(picker.locator("summary")).toHaveAccessibleName("Model: Ponder demo mini (no reasoning)");
+  await expect(picker).not.toHaveAttribute("open", "");
+
+  // The settings share the chunk: no further fetch.
+  const fetched = chunks.filter((c) => c === "menu_panels.wasm").length;
+  expect(fetched).toBeGreaterThan(0);
+  await page.locator("summary", { hasText: chat.w.t("settings") }).click();
+  await expect(page.getByLabel(chat.w.t("language"))).toBeVisible();
+  expect(chunks.filter((c) => c === "menu_panels.wasm")).toHaveLength(fetched);
 });
 
 test.describe("in Japanese", () => {

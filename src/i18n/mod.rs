@@ -57,6 +57,18 @@ impl Locale {
         }
     }
 
+    /// The language's name in itself, as the language picker lists it. The page holds only its
+    /// own language's words, so the picker cannot read the others' catalogues; a test checks
+    /// each name against its catalogue's `language_name`.
+    pub fn own_name(self) -> &'static str {
+        match self {
+            Locale::En => "English",
+            Locale::PtBr => "Português (Brasil)",
+            Locale::Ja => "日本語",
+            Locale::Ar => "العربية",
+        }
+    }
+
     /// The locale a tag names: exact tags, any region of a language we have (`pt-PT` reads
     /// Brazilian Portuguese, `ar-EG` Arabic), case-insensitively.
     pub fn from_tag(tag: &str) -> Option<Locale> {

@@ -218,3 +218,14 @@ fn templates_are_filled_by_name() {
     assert_eq!(fill("{a}{a}", &[("a", "é")]), "éé");
     assert_eq!(placeholders("{b} {a}"), ["a", "b"]);
 }
+
+#[test]
+fn each_language_is_named_in_itself_as_its_catalogue_says() {
+    for locale in Locale::ALL {
+        assert_eq!(
+            locale.own_name(),
+            locale.catalogue().language_name,
+            "{locale:?}"
+        );
+    }
+}

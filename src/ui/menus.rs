@@ -7,122 +7,43 @@ use super::account_panel::AccountSection;
 use super::chunks::prefetch;
 use super::dom;
 use super::icons::{icon, Icon};
+use super::menu_panels::{prefetch_settings_panel, settings_panel_code, SettingsPanelCode};
 use crate::client::controller::ChatController;
 use crate::client::saved_chat::{self, ConversationRecord};
-use crate::client::thinking_view::ThinkingPref;
 use crate::i18n::Locale;
 
-/// The reader's thinking preference, kept in localStorage.
+/// The reader's settings. The panel's contents are their own chunk (`menu_panels`), fetched
+/// when the menu is first about to open; the account section (`account_panel`) follows for a
+/// signed-in reader.
 #[component]
 pub fn SettingsMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let t = crate::ui::locale::tr();
+    let panel = RwSignal::new(None::<SettingsPanelCode>);
     let section = RwSignal::new(None::<AccountSectionCode>);
     view! {
         <details class="menu" on:toggle=move |ev| {
-            if menu_toggled(ev)
-                && section.get_untracked().is_none()
+            if !menu_toggled(ev) {
+                return;
+            }
+            if panel.get_untracked().is_none() {
+                chat.when_loaded(settings_panel_code(), move |code| panel.set(Some(code)));
+            }
+            if section.get_untracked().is_none()
                 && chat.me.with_untracked(|me| me.as_ref().is_some_and(|me| me.account.is_some()))
             {
                 chat.when_loaded(account_section_code(), move |code| section.set(Some(code)));
             }
         }>
-            <summary class="menu-button">{icon(Icon::Settings)}<span class="menu-label">{t.settings}</span></summary>
+            <summary class="menu-button" on:pointerenter=|_| prefetch(prefetch_settings_panel()) on:focus=|_| prefetch(prefetch_settings_panel())>
+                {icon(Icon::Settings)}<span class="menu-label">{t.settings}</span>
+            </summary>
             <div class="menu-panel">
-                <fieldset>
-                    <legend>{t.thinking_blocks}</legend>
-                    {ThinkingPref::ALL
-                        .into_iter()
-                        .map(|pref| {
-                            let id = format!("pref-{}", pref.key());
-                            view! {
-                                <div class="radio">
-                                    <input
-                                        type="radio"
-                                        name="thinking-pref"
-                                        id=id.clone()
-                                        value=pref.key()
-                                        prop:checked=move || chat.pref.get() == pref
-                                        on:change=move |_| chat.set_pref(pref)
-                                    />
-                                    <label for=id>{pref.label(t)}</label>
-                                </div>
-                            }
-                        })
-                        .collect_view()}
-                </fieldset>
-                <NewChatModelSetting/>
-                <LanguageSetting/>
-                // Only once the chat has a block to expand.
-                <Show when=move || chat.entries.with(|e| e.iter().any(|e| e.turn().is_some_and(|t| t.with(|t| !t.blocks.is_empty()))))>
-                    <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>
-                </Show>
+                {move || panel.get().map(|code| code())}
                 // Fetched the first time the settings open for a signed-in reader.
                 {move || section.get().map(|code| code())}
             </div>
         </details>
-    }
-}
-
-/// Which model a new chat starts with: the one used last, or the server's default.
-#[component]
-fn NewChatModelSetting() -> impl IntoView {
-    use crate::client::local_store;
-    use crate::domain::reasoning::NewChatModel;
-    let rule = RwSignal::new(NewChatModel::LastUsed);
-    let t = crate::ui::locale::tr();
-    Effect::new(move |_| rule.set(local_store::new_chat_rule()));
-    let choice = move |value: NewChatModel, id: &'static str, text: &'static str| {
-        view! {
-            <div class="radio">
-                <input type="radio" name="new-chat-model" id=id
-                    prop:checked=move || rule.get() == value
-                    on:change=move |_| {
-                        rule.set(value);
-                        local_store::set_new_chat_rule(value);
-                    }
-                />
-                <label for=id>{text}</label>
-            </div>
-        }
-    };
-    view! {
-        <fieldset>
-            <legend>{t.new_chats_use}</legend>
-            {choice(NewChatModel::LastUsed, "new-chat-last", t.model_used_last)}
-            {choice(NewChatModel::Default, "new-chat-default", t.default_model)}
-        </fieldset>
-    }
-}
-
-/// The interface's language: each listed in its own name. The choice is kept in a cookie (and
-/// in the user's preferences when signed in) and the page reloads in it, rendered by the
-/// server in the new language from its first byte.
-#[component]
-fn LanguageSetting() -> impl IntoView {
-    let chat = expect_context::<ChatController>();
-    let current = crate::ui::locale::locale();
-    let t = current.catalogue();
-    let choose = move |ev: leptos::ev::Event| {
-        let Some(chosen) = crate::i18n::Locale::from_tag(&event_target_value(&ev)) else {
-            return;
-        };
-        if chosen != current {
-            chat.set_locale(chosen);
-        }
-    };
-    view! {
-        <label class="language-picker">
-            {t.language}
-            <select on:change=choose>
-                {crate::i18n::Locale::ALL
-                    .into_iter()
-                    .map(|l| view! {
-                        <option value=l.tag() lang=l.tag() selected=l == current>{l.catalogue().language_name}</option>
-                    })
-                    .collect_view()}
-            </select>
-        </label>
     }
 }
 
@@ -134,22 +55,6 @@ type AccountSectionCode = fn() -> AnyView;
 #[leptos::wasm_split::wasm_split(account_panel, wasm_split_path = leptos::wasm_split, fallible)]
 fn account_section_code() -> Result<AccountSectionCode, SplitLoaderError> {
     Ok(|| view! { <AccountSection/> }.into_any())
-}
-
-/// Shows every block of the conversation in detail, or as one-line summaries, for a reader who
-/// wants to read (or skip) all the reasoning at once.
-#[component]
-pub fn ExpandAll(
-    /// Every block is to be open (`true`) or closed, as the reader's own choice.
-    on_set_all: Callback<bool>,
-) -> impl IntoView {
-    let t = crate::ui::locale::tr();
-    view! {
-        <div class="expand-all" role="group" aria-label=t.all_thinking_blocks>
-            <button type="button" class="action" on:click=move |_| on_set_all.run(true)>{t.expand_all}</button>
-            <button type="button" class="action" on:click=move |_| on_set_all.run(false)>{t.collapse_all}</button>
-        </div>
-    }
 }
 
 /// Downloads the conversation as Markdown or JSON, with or without thinking.
@@ -244,7 +149,7 @@ pub fn one_menu_open(ev: leptos::ev::Event) {
 }
 
 /// [`one_menu_open`], telling whether the menu opened.
-fn menu_toggled(ev: leptos::ev::Event) -> bool {
+pub fn menu_toggled(ev: leptos::ev::Event) -> bool {
     let opened = ev
         .target()
         .and_then(|t| leptos::wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlDetailsElement>(t).ok())

@@ -11,6 +11,7 @@ pub mod dom;
 pub mod icons;
 pub mod locale;
 pub mod markdown_view;
+pub mod menu_panels;
 pub mod menus;
 pub mod message_bubble;
 pub mod message_code;

@@ -3,108 +3,41 @@
 
 use leptos::prelude::*;
 
-use super::menus::one_menu_open;
+use super::chunks::prefetch;
+use super::menu_panels::{model_panel_code, prefetch_model_panel, ModelPanelCode};
+use super::menus::menu_toggled;
 use crate::client::controller::ChatController;
-use crate::domain::reasoning::{filter_models, search_text};
 use crate::domain::Effort;
 
-/// Models listed at once; the search narrows a longer list.
-const SHOWN: usize = 50;
-
-/// The picker: a menu button naming the model, a search box and the matching models.
+/// The picker: a menu button naming the model; its search box and list (the `menu_panels`
+/// chunk) render once it first opens.
 #[component]
 pub fn ModelPicker() -> impl IntoView {
     let chat = expect_context::<ChatController>();
-    let query = RwSignal::new(String::new());
-    let l = crate::ui::locale::locale();
-    let t = l.catalogue();
+    let t = crate::ui::locale::tr();
     let menu = NodeRef::<leptos::html::Details>::new();
+    let panel = RwSignal::new(None::<ModelPanelCode>);
     let label = move || {
         let id = chat.current_model();
         chat.models
             .with(|m| m.find(&id).map(|m| m.label().to_string()))
             .unwrap_or(id)
     };
-    let pick = move |id: String| {
-        chat.pick_model(id);
-        query.set(String::new());
-        if let Some(menu) = menu.get_untracked() {
-            menu.set_open(false);
-        }
-    };
-    let texts = Memo::new(move |_| {
-        chat.models.with(|list| {
-            list.models
-                .iter()
-                .map(|m| search_text(m, super::dom::lowercase))
-                .collect::<Vec<_>>()
-        })
-    });
-    let matches = Memo::new(move |_| {
-        let q = query.get();
-        chat.models.with(|list| {
-            let (shown, total) = if q.trim().is_empty() {
-                (list.models.iter().take(SHOWN).collect(), list.models.len())
-            } else {
-                texts.with(|texts| {
-                    filter_models(&list.models, texts, &q, super::dom::lowercase, SHOWN)
-                })
-            };
-            let shown: Vec<(String, String, bool)> = shown
-                .into_iter()
-                .map(|m| (m.id.clone(), m.label().to_string(), m.controls.reasons))
-                .collect();
-            (shown, total)
-        })
-    });
     view! {
-        <details class="menu model-picker" node_ref=menu on:toggle=one_menu_open>
-            <summary class="menu-button model-button" aria-label=move || crate::i18n::fill(t.model_named, &[("model", &label())])>
+        <details class="menu model-picker" node_ref=menu on:toggle=move |ev| {
+            if menu_toggled(ev) && panel.get_untracked().is_none() {
+                chat.when_loaded(model_panel_code(), move |code| panel.set(Some(code)));
+            }
+        }>
+            <summary
+                class="menu-button model-button"
+                aria-label=move || crate::i18n::fill(t.model_named, &[("model", &label())])
+                on:pointerenter=|_| prefetch(prefetch_model_panel())
+                on:focus=|_| prefetch(prefetch_model_panel())
+            >
                 <span class="model-name">{label}</span>
             </summary>
-            <div class="menu-panel model-panel">
-                <label class="visually-hidden" for="model-search">{t.search_models}</label>
-                <input
-                    id="model-search"
-                    type="search"
-                    placeholder=t.search_models_placeholder
-                    autocomplete="off"
-                    prop:value=move || query.get()
-                    on:input=move |ev| query.set(event_target_value(&ev))
-                />
-                <ul class="model-list" aria-label=t.models>
-                    <For
-                        each=move || matches.get().0
-                        key=|(id, ..)| id.clone()
-                        children=move |(id, name, reasons)| {
-                            let selected = {
-                                let id = id.clone();
-                                move || chat.current_model() == id
-                            };
-                            let chosen = id.clone();
-                            view! {
-                                <li>
-                                    <button type="button" class="model-option" aria-pressed=move || selected().to_string() on:click=move |_| pick(chosen.clone())>
-                                        <span>{name}</span>
-                                        {reasons.then(|| view! { <span class="model-tag">{t.model_tag_reasons}</span> })}
-                                    </button>
-                                </li>
-                            }
-                        }
-                    />
-                </ul>
-                <p class="model-count" role="status">
-                    {move || {
-                        let (shown, total) = matches.get();
-                        match total {
-                            0 => t.no_model_matches.to_string(),
-                            n if n > shown.len() => crate::i18n::fill(t.showing_models, &[("shown", &l.integer(shown.len() as u64)), ("total", &l.integer(n as u64))]),
-                            n => l.count(&t.model_count, n as u64),
-                        }
-                    }}
-                </p>
-                {move || chat.models.with(|m| m.note.clone()).map(|note| view! { <p class="model-note">{note}</p> })}
-            </div>
+            <div class="menu-panel model-panel">{move || panel.get().map(|code| code(menu))}</div>
         </details>
     }
 }
