@@ -84,6 +84,7 @@ test("focus: the composer has it on load and gets it back after Stop; Rename sta
 
   // By place, not text: while renaming, the title is in the field, not in the item's text.
   const items = page.locator(".conversation-item");
+  await expect(items.filter({ hasText: "stop me with the mouse" })).toHaveCount(1);
   const item = items.nth((await items.allInnerTexts()).findIndex((t) => t.includes("stop me with the mouse")));
   const title = await item.locator(".conversation-open").innerText();
   const options = item.getByLabel(/^Options for /);

@@ -1,18 +1,22 @@
 import { expect, test, type Page } from "@playwright/test";
 import { ChatPage } from "../pages/chat";
 import { EN, Words } from "../pages/i18n";
+import { SERVERS } from "../servers";
 
 // Code an empty chat page never runs is in WebAssembly chunks of their own (`make site` splits
 // them out): the message bubbles with the markdown renderer, following a turn's stream, chat files
 // (export and import), the account panel, the list's actions on the server (rename, delete,
-// undo, workspaces, import), search, and the contents of the settings and model picker menus; and the words of each language but English. The first load carries none of
+// undo, workspaces, import), search, the conversation list, and the contents of the settings and model picker menus; and the words of each language but English. The first load carries none of
 // them; each is fetched once, when first wanted (a page in another language wants its words before
 // it hydrates, and preloads them); and nothing is lost when one cannot be fetched.
 
 const chunk = (name: string) => new RegExp(`/pkg/ponder\\.[0-9a-f]{16}\\.${name}\\.wasm$`);
 const MESSAGES = chunk("messages");
-/** A chunk of one split point's own (not shared code). */
-const own = (name: string) => !name.startsWith("chunk_");
+/** The conversation list's chunk: fetched as soon as there is a chat to list, which on the
+ * shared server (other tests make chats there) is at once; pinned on its own below. */
+const LIST = "conversation_list.wasm";
+/** A chunk of one split point's own (not shared code), other than the list's. */
+const own = (name: string) => !name.startsWith("chunk_") && name !== LIST;
 const ANY_CHUNK = chunk("[a-z0-9_]+");
 
 /** The chunks the page fetched, by name; code two chunks share is in `chunk_<n>` files. */
@@ -32,7 +36,7 @@ test("the first load leaves every chunk out; typing fetches the bubbles once and
   const chat = new ChatPage(page);
   await chat.goto();
   await chat.settled();
-  expect(chunks).toEqual([]);
+  expect(chunks.filter(own)).toEqual([]);
   // The loader the script imports is preloaded beside it, not found a round trip later.
   await expect(page.locator('link[rel="modulepreload"][href$=".split.js"]')).toHaveCount(1);
 
@@ -125,7 +129,7 @@ test("the settings' and the model picker's contents come with their chunk when a
   const chat = new ChatPage(page);
   await chat.goto();
   await chat.settled();
-  expect(chunks).toEqual([]);
+  expect(chunks.filter(own)).toEqual([]);
   const picker = page.locator(".model-picker");
   const search = page.getByLabel(chat.w.t("search_models"));
 
@@ -148,6 +152,33 @@ test("the settings' and the model picker's contents come with their chunk when a
   await page.locator("summary", { hasText: chat.w.t("settings") }).click();
   await expect(page.getByLabel(chat.w.t("language"))).toBeVisible();
   expect(chunks.filter((c) => c === "menu_panels.wasm")).toHaveLength(fetched);
+});
+
+test("a page with no chat to list fetches no chunk; the list's code comes with the first chat listed, and a failed fetch says so and loses nothing", async ({ browser }) => {
+  // Chats in this browser only, in a fresh context: nothing to list at first.
+  const url = SERVERS.browserHistory.url;
+  const context = await browser.newContext({ baseURL: url, locale: "en-US" });
+  const page = await context.newPage();
+  const chunks = chunkRequests(page);
+  await page.route(chunk("conversation_list"), (route) => route.abort("connectionfailed"));
+  const chat = new ChatPage(page, url, EN);
+  await chat.goto();
+  await chat.settled();
+  expect(chunks).toEqual([]);
+  const nav = page.getByRole("navigation", { name: EN.t("conversations") });
+
+  await chat.send("[no-think] keep me");
+  await chat.waitForTurnEnd();
+  await expect(page.locator(".notice[data-kind=server]")).toContainText(EN.t("part_not_loaded"));
+  await expect(nav.locator(".conversation-item")).toHaveCount(0);
+  expect(chunks.filter((c) => c === LIST).length).toBeGreaterThan(0);
+
+  // Nothing was lost: the chat is saved, and listed once the chunk can be fetched.
+  await page.unroute(chunk("conversation_list"));
+  await page.reload();
+  await expect(nav.locator(".conversation-open", { hasText: "keep me" })).toHaveCount(1);
+  await expect(chat.userBubbles().last()).toContainText("keep me");
+  await context.close();
 });
 
 test.describe("in Japanese", () => {

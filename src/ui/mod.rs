@@ -7,6 +7,7 @@ pub mod chunks;
 pub mod clock;
 pub mod composer;
 pub mod conversation;
+pub mod conversation_list;
 pub mod dom;
 pub mod icons;
 pub mod locale;

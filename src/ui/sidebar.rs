@@ -1,17 +1,15 @@
-//! The conversation list: a sidebar on wide screens, a drawer on narrow ones. New chat, switch,
-//! rename, delete (with a confirmation), most recent first.
+//! The sidebar (a drawer on narrow screens): New chat, workspaces, search, the offer to import
+//! this browser's chats, and the conversation list (`conversation_list`, a chunk fetched once
+//! there is a chat to list).
 
 use leptos::prelude::*;
 
 use leptos::wasm_split::SplitLoaderError;
 
 use super::chunks::prefetch;
+use super::conversation_list::{conversation_list_code, ConversationListCode};
 use super::icons::{icon, Icon};
-use super::menus::one_menu_open;
-use crate::client::browser::local_day;
-use crate::client::controller::{now_ms, ChatController};
-use crate::client::date_groups::{group_by_date, DateGroup};
-use crate::client::saved_chat::ConversationSummary;
+use crate::client::controller::ChatController;
 use crate::domain::history::{HitKind, SearchHit};
 
 /// The saved conversations (a drawer on narrow screens): new chat, open, rename, delete.
@@ -23,6 +21,12 @@ pub fn Sidebar(
     let chat = expect_context::<ChatController>();
     let l = crate::ui::locale::locale();
     let t = l.catalogue();
+    let list = RwSignal::new(None::<ConversationListCode>);
+    Effect::new(move |_| {
+        if list.get_untracked().is_none() && chat.conversations.with(|c| !c.is_empty()) {
+            chat.when_loaded(conversation_list_code(), move |code| list.set(Some(code)));
+        }
+    });
     view! {
         <div class="drawer-backdrop" class:open=move || open.get() on:click=move |_| open.set(false)></div>
         <nav id="conversations" class="sidebar" class:open=move || open.get() aria-label=t.conversations>
@@ -48,38 +52,9 @@ pub fn Sidebar(
                     <button type="button" class="action" on:click=move |_| chat.decline_import()>{t.not_now}</button>
                 </div>
             </Show>
-            <ConversationGroups close=move || open.set(false)/>
+            // The list's code is a chunk fetched once there is a chat to list.
+            {move || list.get().map(|code| code(Callback::new(move |()| open.set(false))))}
         </nav>
-    }
-}
-
-/// The conversations, most recent first, under Today, Yesterday, Previous 7 days and Older.
-#[component]
-fn ConversationGroups(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    let chat = expect_context::<ChatController>();
-    let groups = Memo::new(move |_| {
-        chat.conversations
-            .with(|list| group_by_date(list, now_ms(), local_day))
-    });
-    let items_of = move |group: DateGroup| {
-        groups.with(|g| {
-            g.iter()
-                .find(|(g, _)| *g == group)
-                .map(|(_, items)| items.clone())
-                .unwrap_or_default()
-        })
-    };
-    view! {
-        <For each=move || groups.with(|g| g.iter().map(|(g, _)| *g).collect::<Vec<_>>()) key=|g| *g let:group>
-            <section class="conversation-group" aria-labelledby=format!("group-{group:?}")>
-                <h2 class="group-label" id=format!("group-{group:?}")>{group.label(crate::ui::locale::tr())}</h2>
-                <ul class="conversation-list">
-                    <For each=move || items_of(group) key=|c| (c.id.clone(), c.title.clone()) let:item>
-                        <ConversationItem item close/>
-                    </For>
-                </ul>
-            </section>
-        </For>
     }
 }
 
@@ -302,144 +277,4 @@ fn snippet(text: &str) -> impl IntoView {
         parts.push(view! { <span>{rest.to_string()}</span> }.into_any());
     }
     parts
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Normal,
-    Renaming,
-    ConfirmDelete,
-}
-
-#[component]
-fn ConversationItem(
-    item: ConversationSummary,
-    close: impl Fn() + Copy + Send + Sync + 'static,
-) -> impl IntoView {
-    let chat = expect_context::<ChatController>();
-    let mode = RwSignal::new(Mode::Normal);
-    let draft = RwSignal::new(item.title.clone());
-    let id = StoredValue::new(item.id.clone());
-    let current = move || chat.conversation_id.with(|c| id.with_value(|id| c == id));
-    let t = crate::ui::locale::tr();
-    let title = if item.title.is_empty() {
-        t.new_chat.to_string()
-    } else {
-        item.title.clone()
-    };
-    let title_for_label = title.clone();
-    let rename_input = NodeRef::<leptos::html::Input>::new();
-    // Renaming starts in the field, its text selected; leaving it puts the focus back on the
-    // row's menu button.
-    Effect::new(move |_| {
-        if let Some(el) = rename_input.get() {
-            // The value is put in here, before selecting: the binding that also sets it may run
-            // later, and a value set after the selection would collapse it to the end.
-            el.set_value(&draft.get_untracked());
-            let _ = el.focus();
-            el.select();
-            request_animation_frame(move || el.select());
-        }
-    });
-    let original = item.title.clone();
-    let stop_renaming = move || {
-        draft.set(original.clone());
-        mode.set(Mode::Normal);
-        let label = id.with_value(|id| format!("row-menu-{id}"));
-        request_animation_frame(move || {
-            if let Some(el) = document().get_element_by_id(&label) {
-                if let Some(el) = leptos::wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlElement>(&el)
-                {
-                    let _ = el.focus();
-                }
-            }
-        });
-    };
-    let stop_renaming = StoredValue::new(stop_renaming);
-
-    view! {
-        <li class="conversation-item" class:current=current>
-            {move || match mode.get() {
-                Mode::Normal => view! {
-                    <button
-                        type="button"
-                        class="conversation-open"
-                        dir="auto"
-                        aria-current=move || current().then_some("page")
-                        on:click=move |_| {
-                            id.with_value(|id| chat.open(id));
-                            close();
-                        }
-                    >
-                        {title.clone()}
-                    </button>
-                    <details class="menu row-menu" on:toggle=one_menu_open>
-                        <summary
-                            class="icon-button"
-                            id=move || id.with_value(|id| format!("row-menu-{id}"))
-                            aria-label=crate::i18n::fill(t.options_for, &[("title", &title_for_label)])
-                        >
-                            {icon(Icon::More)}
-                        </summary>
-                        <div class="menu-panel">
-                            <button type="button" class="menu-item" on:click=move |_| { mode.set(Mode::Renaming); chat.want_list_actions(); }>
-                                {icon(Icon::Edit)}
-                                {t.rename}
-                            </button>
-                            <button type="button" class="menu-item danger" on:click=move |_| { mode.set(Mode::ConfirmDelete); chat.want_list_actions(); }>
-                                {icon(Icon::Trash)}
-                                {t.delete}
-                            </button>
-                        </div>
-                    </details>
-                }
-                .into_any(),
-                Mode::Renaming => view! {
-                    <form
-                        class="rename-form"
-                        on:submit=move |ev| {
-                            ev.prevent_default();
-                            id.with_value(|id| chat.rename(id, draft.get_untracked()));
-                            mode.set(Mode::Normal);
-                        }
-                    >
-                        <label class="visually-hidden" for=move || id.with_value(|id| format!("rename-{id}"))>{t.new_title}</label>
-                        <input
-                            node_ref=rename_input
-                            id=move || id.with_value(|id| format!("rename-{id}"))
-                            type="text"
-                            prop:value=move || draft.get()
-                            on:input=move |ev| draft.set(event_target_value(&ev))
-                            on:keydown=move |ev| {
-                                if ev.key() == "Escape" {
-                                    ev.prevent_default();
-                                    stop_renaming.with_value(|stop| stop());
-                                }
-                            }
-                        />
-                        <button type="submit" class="action">{t.save}</button>
-                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|stop| stop())>{t.cancel}</button>
-                    </form>
-                }
-                .into_any(),
-                Mode::ConfirmDelete => view! {
-                    <div class="confirm-delete" role="group" aria-label=t.confirm_delete>
-                        <span>{t.delete_this_chat}</span>
-                        <button
-                            type="button"
-                            class="action danger"
-                            on:click=move |_| {
-                                id.with_value(|id| chat.delete(id));
-                                mode.set(Mode::Normal);
-                            }
-                        >
-                            {t.yes_delete}
-                        </button>
-                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|back| back())>{t.keep}</button>
-                    </div>
-                }
-                .into_any(),
-            }}
-        </li>
-    }
 }

@@ -1,0 +1,190 @@
+//! The conversation list itself: the chats under Today, Yesterday, Previous 7 days and Older,
+//! each with its menu (rename, delete with a confirmation). A page with nothing to list never
+//! runs this code, so it is a chunk of its own (`conversation_list`), fetched once the first chat
+//! is listed.
+
+use leptos::prelude::*;
+use leptos::wasm_split::SplitLoaderError;
+
+use super::icons::{icon, Icon};
+use super::menus::one_menu_open;
+use crate::client::browser::local_day;
+use crate::client::controller::{now_ms, ChatController};
+use crate::client::date_groups::{group_by_date, DateGroup};
+use crate::client::saved_chat::ConversationSummary;
+
+/// Builds the list; its callback closes the drawer once a chat is opened.
+pub type ConversationListCode = fn(Callback<()>) -> AnyView;
+
+/// The list, from the `conversation_list` chunk.
+#[leptos::wasm_split::wasm_split(conversation_list, wasm_split_path = leptos::wasm_split, fallible)]
+pub fn conversation_list_code() -> Result<ConversationListCode, SplitLoaderError> {
+    Ok(|close| view! { <ConversationGroups close/> }.into_any())
+}
+
+/// The conversations, most recent first, under Today, Yesterday, Previous 7 days and Older.
+#[component]
+fn ConversationGroups(close: Callback<()>) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let groups = Memo::new(move |_| {
+        chat.conversations
+            .with(|list| group_by_date(list, now_ms(), local_day))
+    });
+    let items_of = move |group: DateGroup| {
+        groups.with(|g| {
+            g.iter()
+                .find(|(g, _)| *g == group)
+                .map(|(_, items)| items.clone())
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <For each=move || groups.with(|g| g.iter().map(|(g, _)| *g).collect::<Vec<_>>()) key=|g| *g let:group>
+            <section class="conversation-group" aria-labelledby=format!("group-{group:?}")>
+                <h2 class="group-label" id=format!("group-{group:?}")>{group.label(crate::ui::locale::tr())}</h2>
+                <ul class="conversation-list">
+                    <For each=move || items_of(group) key=|c| (c.id.clone(), c.title.clone()) let:item>
+                        <ConversationItem item close/>
+                    </For>
+                </ul>
+            </section>
+        </For>
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Normal,
+    Renaming,
+    ConfirmDelete,
+}
+
+#[component]
+fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let mode = RwSignal::new(Mode::Normal);
+    let draft = RwSignal::new(item.title.clone());
+    let id = StoredValue::new(item.id.clone());
+    let current = move || chat.conversation_id.with(|c| id.with_value(|id| c == id));
+    let t = crate::ui::locale::tr();
+    let title = if item.title.is_empty() {
+        t.new_chat.to_string()
+    } else {
+        item.title.clone()
+    };
+    let title_for_label = title.clone();
+    let rename_input = NodeRef::<leptos::html::Input>::new();
+    // Renaming starts in the field, its text selected; leaving it puts the focus back on the
+    // row's menu button.
+    Effect::new(move |_| {
+        if let Some(el) = rename_input.get() {
+            // The value is put in here, before selecting: the binding that also sets it may run
+            // later, and a value set after the selection would collapse it to the end.
+            el.set_value(&draft.get_untracked());
+            let _ = el.focus();
+            el.select();
+            request_animation_frame(move || el.select());
+        }
+    });
+    let original = item.title.clone();
+    let stop_renaming = move || {
+        draft.set(original.clone());
+        mode.set(Mode::Normal);
+        let label = id.with_value(|id| format!("row-menu-{id}"));
+        request_animation_frame(move || {
+            if let Some(el) = document().get_element_by_id(&label) {
+                if let Some(el) = leptos::wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlElement>(&el)
+                {
+                    let _ = el.focus();
+                }
+            }
+        });
+    };
+    let stop_renaming = StoredValue::new(stop_renaming);
+
+    view! {
+        <li class="conversation-item" class:current=current>
+            {move || match mode.get() {
+                Mode::Normal => view! {
+                    <button
+                        type="button"
+                        class="conversation-open"
+                        dir="auto"
+                        aria-current=move || current().then_some("page")
+                        on:click=move |_| {
+                            id.with_value(|id| chat.open(id));
+                            close.run(());
+                        }
+                    >
+                        {title.clone()}
+                    </button>
+                    <details class="menu row-menu" on:toggle=one_menu_open>
+                        <summary
+                            class="icon-button"
+                            id=move || id.with_value(|id| format!("row-menu-{id}"))
+                            aria-label=crate::i18n::fill(t.options_for, &[("title", &title_for_label)])
+                        >
+                            {icon(Icon::More)}
+                        </summary>
+                        <div class="menu-panel">
+                            <button type="button" class="menu-item" on:click=move |_| { mode.set(Mode::Renaming); chat.want_list_actions(); }>
+                                {icon(Icon::Edit)}
+                                {t.rename}
+                            </button>
+                            <button type="button" class="menu-item danger" on:click=move |_| { mode.set(Mode::ConfirmDelete); chat.want_list_actions(); }>
+                                {icon(Icon::Trash)}
+                                {t.delete}
+                            </button>
+                        </div>
+                    </details>
+                }
+                .into_any(),
+                Mode::Renaming => view! {
+                    <form
+                        class="rename-form"
+                        on:submit=move |ev| {
+                            ev.prevent_default();
+                            id.with_value(|id| chat.rename(id, draft.get_untracked()));
+                            mode.set(Mode::Normal);
+                        }
+                    >
+                        <label class="visually-hidden" for=move || id.with_value(|id| format!("rename-{id}"))>{t.new_title}</label>
+                        <input
+                            node_ref=rename_input
+                            id=move || id.with_value(|id| format!("rename-{id}"))
+                            type="text"
+                            prop:value=move || draft.get()
+                            on:input=move |ev| draft.set(event_target_value(&ev))
+                            on:keydown=move |ev| {
+                                if ev.key() == "Escape" {
+                                    ev.prevent_default();
+                                    stop_renaming.with_value(|stop| stop());
+                                }
+                            }
+                        />
+                        <button type="submit" class="action">{t.save}</button>
+                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|stop| stop())>{t.cancel}</button>
+                    </form>
+                }
+                .into_any(),
+                Mode::ConfirmDelete => view! {
+                    <div class="confirm-delete" role="group" aria-label=t.confirm_delete>
+                        <span>{t.delete_this_chat}</span>
+                        <button
+                            type="button"
+                            class="action danger"
+                            on:click=move |_| {
+                                id.with_value(|id| chat.delete(id));
+                                mode.set(Mode::Normal);
+                            }
+                        >
+                            {t.yes_delete}
+                        </button>
+                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|back| back())>{t.keep}</button>
+                    </div>
+                }
+                .into_any(),
+            }}
+        </li>
+    }
+}
