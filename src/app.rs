@@ -1,4 +1,4 @@
-//! The HTML shell, the root component and its routes.
+//! The HTML shell and the root component: the chat, or the not-found page.
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};

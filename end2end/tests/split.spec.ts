@@ -193,6 +193,8 @@ test.describe("in Japanese", () => {
     await chat.goto();
     await expect(page.locator('link[rel="preload"][href$=".words_ja.wasm"]')).toHaveCount(1);
     expect(chunks.filter(own)).toEqual(["words_ja.wasm"]);
+    // The words need no code shared with another chunk: that would be a round trip after them.
+    expect(chunks.filter((c) => c.startsWith("chunk_"))).toEqual([]);
     // Words the page writes after hydrating come from the fetched catalogue.
     await chat.send("Why is the sky blue?");
     const block = chat.thinkingBlocks().first();

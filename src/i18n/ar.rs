@@ -3,8 +3,6 @@
 use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
 
 pub static AR: Catalogue = Catalogue {
-    language_name: "العربية",
-
     thinking_live: "جارٍ التفكير… ({time})",
     thinking: "جارٍ التفكير…",
     thought: "انتهى التفكير",

@@ -71,9 +71,6 @@ impl Plural {
 /// Every user-visible string of Ponder, in one language.
 #[derive(Debug, serde::Serialize)]
 pub struct Catalogue {
-    /// The language's own name, as the language picker lists it.
-    pub language_name: &'static str,
-
     // ---- the thinking block ----
     /// The live header: `{time}` is [`Catalogue::seconds_short`].
     pub thinking_live: &'static str,

@@ -3,8 +3,6 @@
 use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
 
 pub static EN: Catalogue = Catalogue {
-    language_name: "English",
-
     thinking_live: "Thinking… ({time})",
     thinking: "Thinking…",
     thought: "Thought",

@@ -3,8 +3,6 @@
 use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
 
 pub static JA: Catalogue = Catalogue {
-    language_name: "日本語",
-
     thinking_live: "思考中…（{time}）",
     thinking: "思考中…",
     thought: "思考完了",

@@ -57,9 +57,9 @@ impl Locale {
         }
     }
 
-    /// The language's name in itself, as the language picker lists it. The page holds only its
-    /// own language's words, so the picker cannot read the others' catalogues; a test checks
-    /// each name against its catalogue's `language_name`.
+    /// The language's name in itself, as the language picker lists it. Not in the catalogues:
+    /// the page holds only its own language's words (each a chunk), and a name both there and
+    /// in the picker's chunk would become a third chunk, one round trip after the words.
     pub fn own_name(self) -> &'static str {
         match self {
             Locale::En => "English",

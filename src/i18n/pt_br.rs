@@ -3,8 +3,6 @@
 use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
 
 pub static PT_BR: Catalogue = Catalogue {
-    language_name: "Português (Brasil)",
-
     thinking_live: "Pensando… ({time})",
     thinking: "Pensando…",
     thought: "Pensou",
