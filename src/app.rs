@@ -1,7 +1,6 @@
 //! The HTML shell and the root component: the chat, or the not-found page.
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Title};
 
 pub use crate::client::browser::PageSettings;
 use crate::client::browser::{base_path, is_chat_path, meta_content, set_not_found};
@@ -30,6 +29,7 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
+                <title>"Ponder"</title>
                 <meta name="ponder-base" content=base.clone()/>
                 <meta name="ponder-guard-secs" content=page.guard_secs.to_string()/>
                 <meta name="ponder-me" content=crate::client::browser::page_me_json()/>
@@ -41,7 +41,6 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
                     .map(|href| {
                         view! { <link rel="preload" r#as="fetch" crossorigin="anonymous" href=href/> }
                     })}
-                <MetaTags/>
             </head>
             <body>
                 <App/>
@@ -63,16 +62,11 @@ pub fn configure_client() {
 /// 17 KB of the first load) stays out of the wasm.
 #[component]
 pub fn App() -> impl IntoView {
-    provide_meta_context();
     provide_context(crate::client::browser::page_locale());
-    let page = if is_chat_path() {
+    if is_chat_path() {
         view! { <ChatPage/> }.into_any()
     } else {
         view! { <NotFound/> }.into_any()
-    };
-    view! {
-        <Title text="Ponder"/>
-        {page}
     }
 }
 
