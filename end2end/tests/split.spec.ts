@@ -4,19 +4,25 @@ import { EN, Words } from "../pages/i18n";
 import { SERVERS } from "../servers";
 
 // Code an empty chat page never runs is in WebAssembly chunks of their own (`make site` splits
-// them out): the message bubbles with the markdown renderer, following a turn's stream, chat files
-// (export and import), the account panel, the list's actions on the server (rename, delete,
-// undo, workspaces, import), search, the conversation list, and the contents of the settings and model picker menus; and the words of each language but English. The first load carries none of
-// them; each is fetched once, when first wanted (a page in another language wants its words before
-// it hydrates, and preloads them); and nothing is lost when one cannot be fetched.
+// them out): the conversation's scrolling view with the message bubbles and the markdown
+// renderer, following a turn's stream, chat files (export and import), the account panel, the
+// list's actions on the server (rename, delete, undo, workspaces, import), the workspaces and the
+// search form, search, the conversation list, and the contents of the settings and model picker
+// menus; and the words of each language but English. The first load carries none of them; each
+// is fetched once, when first wanted (a page in another language wants its words before it
+// hydrates, and preloads them); and nothing is lost when one cannot be fetched.
 
 const chunk = (name: string) => new RegExp(`/pkg/ponder\\.[0-9a-f]{16}\\.${name}\\.wasm$`);
 const MESSAGES = chunk("messages");
 /** The conversation list's chunk: fetched as soon as there is a chat to list, which on the
  * shared server (other tests make chats there) is at once; pinned on its own below. */
 const LIST = "conversation_list.wasm";
-/** A chunk of one split point's own (not shared code), other than the list's. */
-const own = (name: string) => !name.startsWith("chunk_") && name !== LIST;
+/** The workspaces and the search form: fetched once hydrated on a page with server-side history,
+ * which the shared server has; pinned on their own below. */
+const SERVER_PARTS = "server_sidebar.wasm";
+/** A chunk of one split point's own (not shared code), other than the list's and the sidebar's
+ * server parts. */
+const own = (name: string) => !name.startsWith("chunk_") && name !== LIST && name !== SERVER_PARTS;
 const ANY_CHUNK = chunk("[a-z0-9_]+");
 
 /** The chunks the page fetched, by name; code two chunks share is in `chunk_<n>` files. */
@@ -181,15 +187,58 @@ test("a page with no chat to list fetches no chunk; the list's code comes with t
   await context.close();
 });
 
+test("the workspaces and the search form come once the page has hydrated with server-side history; a failed fetch says so, the chat still answers, and the next try shows them", async ({ page }) => {
+  const chunks = chunkRequests(page);
+  await page.route(chunk("server_sidebar"), (route) => route.abort("connectionfailed"));
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.settled();
+  const nav = page.getByRole("navigation", { name: chat.w.t("conversations") });
+  await expect(page.locator(".notice[data-kind=server]")).toContainText(chat.w.t("part_not_loaded"));
+  await expect(nav.getByLabel(chat.w.t("workspace"))).toHaveCount(0);
+  await expect(nav.getByRole("searchbox", { name: chat.w.t("search_chats") })).toHaveCount(0);
+  expect(chunks.filter((c) => c === SERVER_PARTS).length).toBeGreaterThan(0);
+
+  // The chat does not need them: a turn answers, and the list asked for again after it brings
+  // the next try, which shows them.
+  await page.unroute(chunk("server_sidebar"));
+  await chat.send("[no-think] still here");
+  await chat.waitForTurnEnd();
+  await expect(chat.answer()).not.toBeEmpty();
+  await expect(nav.getByLabel(chat.w.t("workspace"))).toBeVisible();
+  await expect(nav.getByRole("searchbox", { name: chat.w.t("search_chats") })).toBeVisible();
+});
+
+test("a page without server-side history never fetches the workspaces and the search form", async ({ browser }) => {
+  const url = SERVERS.browserHistory.url;
+  const context = await browser.newContext({ baseURL: url, locale: "en-US" });
+  const page = await context.newPage();
+  const chunks = chunkRequests(page);
+  const chat = new ChatPage(page, url, EN);
+  await chat.goto();
+  await chat.settled();
+  await chat.send("[no-think] only here");
+  await chat.waitForTurnEnd();
+  await expect(page.getByRole("navigation", { name: EN.t("conversations") }).locator(".conversation-open", { hasText: "only here" })).toHaveCount(1);
+  expect(chunks).not.toContain(SERVER_PARTS);
+  await expect(page.getByLabel(EN.t("workspace"))).toHaveCount(0);
+  await context.close();
+});
+
 test.describe("in Japanese", () => {
   test.use({ locale: "ja" });
   const ja = new Words("ja");
 
-  test("the page fetches its own language's words once, preloaded beside the script, and no other language's", async ({ page }) => {
+  test("the page fetches its own language's words once, preloaded beside the script, and no other language's", async ({ browser }) => {
+    // On a server without server-side history, whose page fetches no other chunk once hydrated
+    // (the sidebar's server parts and the code they share would show here otherwise).
+    const url = SERVERS.browserHistory.url;
+    const context = await browser.newContext({ baseURL: url, locale: "ja" });
+    const page = await context.newPage();
     const chunks = chunkRequests(page);
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    const chat = new ChatPage(page, "", ja);
+    const chat = new ChatPage(page, url, ja);
     await chat.goto();
     await expect(page.locator('link[rel="preload"][href$=".words_ja.wasm"]')).toHaveCount(1);
     expect(chunks.filter(own)).toEqual(["words_ja.wasm"]);
@@ -203,6 +252,7 @@ test.describe("in Japanese", () => {
     await expect(chat.summary(block)).toHaveText(ja.thoughtRe(82));
     expect(chunks.filter(own).sort()).toEqual(["messages.wasm", "turn.wasm", "words_ja.wasm"]);
     expect(errors).toEqual([]);
+    await context.close();
   });
 
   test("when its words cannot be fetched the page still hydrates and answers, in English", async ({ page }) => {

@@ -148,7 +148,7 @@ pub fn page_me() -> Option<crate::domain::account::Me> {
     }
     #[cfg(not(feature = "ssr"))]
     {
-        meta_content("ponder-me").and_then(|json| serde_json::from_str(&json).ok())
+        meta_content("ponder-me").and_then(|json| serde_json::from_slice(json.as_bytes()).ok())
     }
 }
 

@@ -122,7 +122,7 @@ pub fn load_settings() -> Settings {
         .get_item(SETTINGS_KEY)
         .ok()
         .flatten()
-        .and_then(|v| serde_json::from_str(&v).ok())
+        .and_then(|v| serde_json::from_slice(v.as_bytes()).ok())
         .unwrap_or_default()
 }
 

@@ -197,10 +197,11 @@ pub fn key_for(id: &str) -> String {
 pub struct Unreadable(pub String);
 
 /// Parses a stored conversation, rejecting values that are not this format (foreign data under
-/// our key, truncated writes, hand edits).
+/// our key, truncated writes, hand edits). Read from bytes, as every JSON the page reads is
+/// (server functions' answers too), so the browser build carries one JSON reader, not two.
 pub fn parse_conversation(raw: &str) -> Result<ConversationRecord, Unreadable> {
     let record: ConversationRecord =
-        serde_json::from_str(raw).map_err(|e| Unreadable(e.to_string()))?;
+        serde_json::from_slice(raw.as_bytes()).map_err(|e| Unreadable(e.to_string()))?;
     if record.id.is_empty() {
         return Err(Unreadable("the record has no id".into()));
     }

@@ -1,10 +1,10 @@
 //! The message bubbles' code is not in the page's first download: `make site` splits the
-//! bubbles (the thinking blocks, tool steps, sources, the markdown renderer and the rest of
-//! what only a message shows) into a WebAssembly chunk of its own, `pkg/<stem>.messages.wasm`.
-//! An empty chat page never runs it, so it is fetched once, when the first text is typed or the
-//! first message is shown ([`want`]). Until it arrives a message's row is empty and fills at
-//! once; if it cannot be fetched the messages show as plain text ([`PlainBubble`]: nothing is
-//! lost) and the next wish fetches it again.
+//! conversation's scrolling view with its bubbles (the thinking blocks, tool steps, sources, the
+//! markdown renderer and the rest of what only a message shows) into a WebAssembly chunk of its
+//! own, `pkg/<stem>.messages.wasm`. An empty chat page never runs it, so it is fetched once, when
+//! the first text is typed or the first message is shown ([`want`]). Until it arrives the
+//! conversation shows no messages, and they all come in at once; if it cannot be fetched they
+//! show as plain text ([`PlainBubble`]: nothing is lost) and the next wish fetches it again.
 
 use std::cell::Cell;
 
@@ -20,12 +20,9 @@ use crate::ui::locale::{locale, tr};
 /// What the chunk gives the page.
 #[derive(Clone, Copy)]
 pub struct MessageCode {
-    /// Builds one message's bubble.
-    pub bubble: fn(Entry) -> AnyView,
-    /// Renders a sample exchange off the document, so the first message shown does not pay for
-    /// compiling the chunk (the browser compiles WebAssembly lazily, function by function).
-    /// Run it inside the chat page's owner: bubbles read its context.
-    pub warm_up: fn(),
+    /// Builds the scrolling conversation with its bubbles
+    /// ([`super::scrolling_conversation::ScrollingConversation`]).
+    pub conversation: fn() -> AnyView,
     /// The second markdown layer alone, for [`crate::sanitize_markup`].
     pub sanitize: fn(&str, bool) -> String,
 }
@@ -49,8 +46,9 @@ thread_local! {
 #[leptos::wasm_split::wasm_split(messages, wasm_split_path = leptos::wasm_split, fallible)]
 fn message_code() -> Result<MessageCode, SplitLoaderError> {
     Ok(MessageCode {
-        bubble: |entry| view! { <super::message_bubble::MessageBubble entry/> }.into_any(),
-        warm_up: super::warm_up::warm_up_messages,
+        conversation: || {
+            view! { <super::scrolling_conversation::ScrollingConversation/> }.into_any()
+        },
         sanitize: super::sanitize::sanitized_markup,
     })
 }
@@ -86,21 +84,6 @@ pub fn want() {
         STATE.set(now);
         CHANGED.with(|changed| changed.notify());
     });
-}
-
-/// One message's row: its bubble once the code is here, the plain text if it cannot be had.
-pub fn message_row(entry: Entry) -> impl IntoView {
-    move || match state() {
-        Fetch::Ready(code) => {
-            let entry = entry.clone();
-            untrack(move || (code.bubble)(entry))
-        }
-        Fetch::Failed => view! { <PlainBubble entry=entry.clone()/> }.into_any(),
-        Fetch::Absent | Fetch::Loading => {
-            want();
-            ().into_any()
-        }
-    }
 }
 
 /// A message as plain text: the reader's words, or the assistant's reasoning and answer as they

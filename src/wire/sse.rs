@@ -331,7 +331,7 @@ impl TurnDecoder {
             if let Some(id) = frame.id.as_deref().and_then(|id| id.trim().parse().ok()) {
                 self.last_id = Some(id);
             }
-            if let Ok(event) = serde_json::from_str::<TurnEvent>(&frame.data) {
+            if let Ok(event) = serde_json::from_slice::<TurnEvent>(frame.data.as_bytes()) {
                 out.push(event);
             }
         }
