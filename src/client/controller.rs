@@ -137,6 +137,19 @@ pub enum NoticeKind {
 }
 
 impl NoticeKind {
+    /// Every kind, in the order the page shows their notices.
+    pub const ALL: [NoticeKind; 9] = [
+        NoticeKind::Storage,
+        NoticeKind::Save,
+        NoticeKind::Corrupt,
+        NoticeKind::Conflict,
+        NoticeKind::Missing,
+        NoticeKind::DeletedElsewhere,
+        NoticeKind::Deleted,
+        NoticeKind::Imported,
+        NoticeKind::Server,
+    ];
+
     /// The name the page carries in `data-kind`.
     pub fn name(self) -> &'static str {
         match self {

@@ -6,7 +6,9 @@ use super::icons::{icon, Icon};
 use crate::client::controller::{Notice, NoticeKind};
 
 /// The notices at the top of the page: what went wrong with saving or reading chats, shown
-/// without blocking the chat, each until the reader dismisses it.
+/// without blocking the chat, each until the reader dismisses it. A notice has a place of its own
+/// per kind (one at a time of each), so showing or dismissing one leaves the others' elements
+/// alone, without a keyed list's code in the first load.
 #[component]
 pub fn Notices(
     /// The notices shown, one per kind.
@@ -18,19 +20,31 @@ pub fn Notices(
     on_undo: Callback<String>,
 ) -> impl IntoView {
     let t = crate::ui::locale::tr();
+    let places = NoticeKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let shown =
+                Memo::new(move |_| notices.with(|n| n.iter().find(|x| x.kind == kind).cloned()));
+            move || {
+                shown.get().map(|notice| {
+                    view! {
+                        <div class="notice" role="status" data-kind=kind.name()>
+                            <p>{notice.text}</p>
+                            {notice.undo.map(|id| view! {
+                                <button type="button" class="action" on:click=move |_| on_undo.run(id.clone())>{t.undo}</button>
+                            })}
+                            <button type="button" class="icon-button" aria-label=t.dismiss_notice on:click=move |_| on_dismiss.run(kind)>
+                                {icon(Icon::Close)}
+                            </button>
+                        </div>
+                    }
+                })
+            }
+        })
+        .collect::<Vec<_>>();
     view! {
         <div class="notices" role="region" aria-label=t.notices>
-            <For each=move || notices.get() key=|n| n.kind let:notice>
-                <div class="notice" role="status" data-kind=notice.kind.name()>
-                    <p>{notice.text.clone()}</p>
-                    {notice.undo.clone().map(|id| view! {
-                        <button type="button" class="action" on:click=move |_| on_undo.run(id.clone())>{t.undo}</button>
-                    })}
-                    <button type="button" class="icon-button" aria-label=t.dismiss_notice on:click=move |_| on_dismiss.run(notice.kind)>
-                        {icon(Icon::Close)}
-                    </button>
-                </div>
-            </For>
+            {places}
         </div>
     }
 }
