@@ -179,7 +179,7 @@ screenshots: tools-e2e build
 # The first load's weight as served (brotli): the page's script, the split loader it imports, the
 # main WebAssembly module and the stylesheet (the chunks come later, on first use). The budget is
 # today's size with about 2 % of room, so growth fails the build; the target is 250 KB for the
-# whole first load, met (see the README's performance section).
+# whole first load (see the README's performance section for what it counts).
 SIZE_BUDGET_KB ?= 221
 
 size-check: build
