@@ -55,10 +55,10 @@ pub fn ScrollingConversation() -> impl IntoView {
     // reader asks (`earlier` holds the conversation and the index asked for).
     let earlier = RwSignal::new((String::new(), usize::MAX));
     // An empty chat counts no messages, even with earlier ones still on the server.
-    let code_here = Memo::new(move |_| !chat.entries.with(Vec::is_empty));
+    let has_messages = Memo::new(move |_| !chat.entries.with(Vec::is_empty));
     let first = Memo::new(move |prev: Option<&(String, usize, usize)>| {
         let id = chat.conversation_id.get();
-        let total = if code_here.get() {
+        let total = if has_messages.get() {
             chat.earlier.get() + chat.entries.with(Vec::len)
         } else {
             0
@@ -105,7 +105,7 @@ pub fn ScrollingConversation() -> impl IntoView {
     });
     // Messages above the first one rendered (loaded or not), and the first entry rendered.
     let hidden = Memo::new(move |_| {
-        if !code_here.get() {
+        if !has_messages.get() {
             return 0;
         }
         first.with(|f| f.2).max(chat.earlier.get())
@@ -293,9 +293,6 @@ pub fn ScrollingConversation() -> impl IntoView {
                 </Show>
                 <For
                     each=move || {
-                        if !code_here.get() {
-                            return Vec::new();
-                        }
                         let from = from_entry.get();
                         chat.entries.with(|e| e[from.min(e.len())..].to_vec())
                     }
