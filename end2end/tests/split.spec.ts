@@ -7,8 +7,8 @@ import { SERVERS } from "../servers";
 // them out): the conversation's scrolling view with the message bubbles and the markdown
 // renderer, following a turn's stream, chat files (export and import), the account panel, the
 // list's actions on the server (rename, delete, undo, workspaces, import), the workspaces and the
-// search form, search, the conversation list, and the contents of the settings and model picker
-// menus; and the words of each language but English. The first load carries none of them; each
+// search form, search, the conversation list, the reader of this browser's saved chats, and the
+// contents of the settings and model picker menus; and the words of each language but English. The first load carries none of them; each
 // is fetched once, when first wanted (a page in another language wants its words before it
 // hydrates, and preloads them); and nothing is lost when one cannot be fetched.
 
@@ -75,7 +75,46 @@ test("a saved chat opened on a fresh page fetches the bubbles without a keystrok
   await page.reload();
   await chat.settled();
   await expect(chat.answer().locator("strong")).toHaveText("Short answer:");
-  expect(chunks.filter(own)).toEqual(["messages.wasm"]);
+  // This browser keeps a copy of the chat, so the reader of saved chats comes too.
+  expect(chunks.filter(own).sort()).toEqual(["local_chats.wasm", "messages.wasm"]);
+});
+
+test("the reader of this browser's saved chats is fetched only by a page that finds one saved; a failed fetch says so and loses nothing", async ({ browser }) => {
+  const url = SERVERS.browserHistory.url;
+  const context = await browser.newContext({ baseURL: url, locale: "en-US" });
+  const page = await context.newPage();
+  const chunks = chunkRequests(page);
+  const chat = new ChatPage(page, url, EN);
+  await chat.goto();
+  await chat.settled();
+  expect(chunks).not.toContain("local_chats.wasm");
+  await chat.send("[no-think] kept in this browser");
+  await chat.waitForTurnEnd();
+  const nav = page.getByRole("navigation", { name: EN.t("conversations") });
+  await expect(nav.locator(".conversation-open", { hasText: "kept in this browser" })).toHaveCount(1);
+  // The page lists what it saved itself; the reader is for a page that finds chats saved.
+  expect(chunks).not.toContain("local_chats.wasm");
+
+  // A page that cannot fetch it says so and still answers; the saved chat is not touched.
+  const blocked = await context.newPage();
+  await blocked.route(chunk("local_chats"), (route) => route.abort("connectionfailed"));
+  const other = new ChatPage(blocked, url, EN);
+  await other.goto();
+  await other.settled();
+  await expect(blocked.locator(".notice[data-kind=server]")).toContainText(EN.t("part_not_loaded"));
+  await other.send("[no-think] a second chat");
+  await other.waitForTurnEnd();
+  await expect(other.answer()).not.toBeEmpty();
+
+  await blocked.unroute(chunk("local_chats"));
+  const reread = chunkRequests(blocked);
+  await blocked.reload();
+  await other.settled();
+  await expect.poll(() => reread.filter((c) => c === "local_chats.wasm")).toHaveLength(1);
+  const list = blocked.getByRole("navigation", { name: EN.t("conversations") });
+  await expect(list.locator(".conversation-open", { hasText: "kept in this browser" })).toHaveCount(1);
+  await expect(list.locator(".conversation-open", { hasText: "a second chat" })).toHaveCount(1);
+  await context.close();
 });
 
 test("when the bubbles cannot be fetched the chat shows as plain text, and the next try renders it", async ({ page }) => {

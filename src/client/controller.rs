@@ -206,6 +206,8 @@ struct Scopes {
 #[derive(Clone, Copy)]
 pub struct ChatController {
     meta: StoredValue<Meta, LocalStorage>,
+    /// The saved chats' reader, once its chunk is here.
+    local_chats: StoredValue<Option<LocalChats>>,
     pub conversation_id: RwSignal<String>,
     pub title: RwSignal<String>,
     pub entries: RwSignal<Vec<Entry>>,
@@ -291,6 +293,7 @@ impl ChatController {
                 id: id.clone(),
                 ..Meta::default()
             }),
+            local_chats: StoredValue::new(None),
             conversation_id: RwSignal::new(id),
             title: RwSignal::new(String::new()),
             entries: RwSignal::new(Vec::new()),
@@ -531,6 +534,40 @@ impl ChatController {
         }
     }
 
+    /// Runs `then` with the reader of this browser's saved chats: at once when it is here or
+    /// when no chat is saved here (there is nothing to read), else once its chunk is fetched. If
+    /// the chunk cannot be fetched, a notice says so and `then` does not run.
+    fn with_local_chats(&self, then: impl FnOnce(LocalChats) + 'static) {
+        self.reading_local_chats(false, then);
+    }
+
+    /// As [`Self::with_local_chats`]; with `anyway`, a failed fetch still runs `then`, with a
+    /// reader that finds nothing (the page then goes on without this browser's copies, and
+    /// nothing stored is touched).
+    fn reading_local_chats(&self, anyway: bool, then: impl FnOnce(LocalChats) + 'static) {
+        if let Some(code) = self.local_chats.get_value() {
+            return then(code);
+        }
+        if !local_store::has_chats() {
+            return then(LocalChats::NOTHING_SAVED);
+        }
+        let this = *self;
+        spawn_local(async move {
+            match local_chats_code().await {
+                Ok(code) => {
+                    this.local_chats.set_value(Some(code));
+                    then(code);
+                }
+                Err(e) => {
+                    this.part_not_loaded(&e);
+                    if anyway {
+                        then(LocalChats::NOTHING_SAVED);
+                    }
+                }
+            }
+        });
+    }
+
     pub fn dismiss(&self, kind: NoticeKind) {
         self.notices.update(|n| n.retain(|x| x.kind != kind));
     }
@@ -543,9 +580,9 @@ impl ChatController {
 
     // ---------- loading, switching, the list ----------
 
-    /// Reads settings and saved chats (this browser's copies at once), then asks the server who
-    /// is signed in and, with server-side history, takes the list and the open chat from there.
-    /// Called once, after hydration.
+    /// Reads settings and saved chats (this browser's copies first, once they can be read), then
+    /// asks the server who is signed in and, with server-side history, takes the list and the
+    /// open chat from there. Called once, after hydration.
     pub fn load_saved(&self) {
         if !local_store::available() {
             self.notify(
@@ -559,10 +596,30 @@ impl ChatController {
         if settings.new_chat_model == NewChatModel::LastUsed {
             self.model.set(settings.last_model.clone());
         }
+        let server = self.server.get_untracked();
+        if server {
+            // The server's list does not wait for this browser's copies.
+            self.refresh_list();
+            self.refresh_workspaces();
+        }
+        if settings.last_conversation.is_some() && (server || local_store::has_chats()) {
+            // A chat is about to be shown: its code comes beside the saved chats' reader.
+            spawn_local(async {
+                let _ = stored_chat_code().await;
+            });
+        }
+        let this = *self;
+        self.reading_local_chats(true, move |local| this.load_saved_with(local, settings));
+    }
+
+    /// The rest of [`Self::load_saved`], once this browser's saved chats can be read.
+    fn load_saved_with(&self, local: LocalChats, settings: saved_chat::Settings) {
         let last = settings.last_conversation.clone();
-        self.refresh_list();
+        if !self.server.get_untracked() {
+            self.refresh_list_with(local);
+        }
         if let Some(id) = &last {
-            if let Some(record) = local_store::load(id) {
+            if let Some(record) = (local.load)(id) {
                 self.show(record);
             }
         }
@@ -576,10 +633,9 @@ impl ChatController {
                 }
                 self.fetch_conversation(id);
             }
-            self.refresh_workspaces();
             if !settings.import_declined {
                 self.importable.set(
-                    local_store::load_all(now_ms())
+                    (local.load_all)(now_ms())
                         .0
                         .iter()
                         .filter(|r| !saved_chat::is_server_copy(r))
@@ -725,16 +781,17 @@ impl ChatController {
     /// Sends the chats saved in this browser before server-side history to the server (each
     /// once: importing twice makes nothing new), then lists them from there.
     pub fn import_local(&self) {
-        let records: Vec<ConversationRecord> = local_store::load_all(now_ms())
-            .0
-            .into_iter()
-            .filter(|r| !saved_chat::is_server_copy(r))
-            .collect();
-        if records.is_empty() {
-            return;
-        }
         let this = *self;
-        self.with_list_actions(move |a| (a.import_local)(this, records));
+        self.with_local_chats(move |local| {
+            let records: Vec<ConversationRecord> = (local.load_all)(now_ms())
+                .0
+                .into_iter()
+                .filter(|r| !saved_chat::is_server_copy(r))
+                .collect();
+            if !records.is_empty() {
+                this.with_list_actions(move |a| (a.import_local)(this, records));
+            }
+        });
     }
 
     fn import_local_now(this: ChatController, records: Vec<ConversationRecord>) {
@@ -813,7 +870,18 @@ impl ChatController {
     /// new) or, with history in this browser, as a saved chat here, under a new id when one with
     /// its id is already saved.
     pub fn import_export(&self, raw: String) {
-        let mut record = match saved_chat::parse_export(&raw) {
+        let this = *self;
+        if let Some(local) = self.local_chats.get_value() {
+            return this.import_export_with(local, raw);
+        }
+        self.when_loaded(local_chats_code(), move |local| {
+            this.local_chats.set_value(Some(local));
+            this.import_export_with(local, raw);
+        });
+    }
+
+    fn import_export_with(&self, local: LocalChats, raw: String) {
+        let mut record = match (local.parse_export)(&raw) {
             Ok(r) => r,
             Err(e) => {
                 self.notify(
@@ -854,7 +922,7 @@ impl ChatController {
             });
             return;
         }
-        if local_store::load(&record.id).is_some() {
+        if (local.load)(&record.id).is_some() {
             record.id = new_id();
         }
         match local_store::save(&record) {
@@ -984,7 +1052,16 @@ impl ChatController {
             });
             return;
         }
-        let (records, set_aside) = local_store::load_all(now_ms());
+        let this = *self;
+        self.with_local_chats(move |local| this.refresh_list_with(local));
+    }
+
+    /// This browser's list, read with `local`.
+    fn refresh_list_with(&self, local: LocalChats) {
+        if self.server.get_untracked() {
+            return self.refresh_list();
+        }
+        let (records, set_aside) = (local.load_all)(now_ms());
         if !set_aside.is_empty() {
             self.notify(
                 NoticeKind::Corrupt,
@@ -1202,8 +1279,13 @@ impl ChatController {
         }
         self.leave();
         if self.server.get_untracked() {
-            // This browser's copy at once, then the server's.
-            match local_store::load(id) {
+            // This browser's copy at once (when its reader is here: it is fetched with the page
+            // when a copy is kept), then the server's.
+            match self
+                .local_chats
+                .get_value()
+                .and_then(|local| (local.load)(id))
+            {
                 Some(record) => self.show(record),
                 None => self.await_server_copy(id),
             }
@@ -1211,19 +1293,21 @@ impl ChatController {
             self.fetch_conversation(id.to_string());
             return;
         }
-        match local_store::load(id) {
+        let this = *self;
+        let id = id.to_string();
+        self.with_local_chats(move |local| match (local.load)(&id) {
             Some(record) => {
-                self.show(record);
-                self.remember_current();
+                this.show(record);
+                this.remember_current();
             }
             None => {
-                self.notify(
+                this.notify(
                     NoticeKind::Missing,
-                    self.locale.catalogue().chat_no_longer_saved.into(),
+                    this.locale.catalogue().chat_no_longer_saved.into(),
                 );
-                self.refresh_list();
+                this.refresh_list();
             }
-        }
+        });
     }
 
     /// Starts an empty conversation; it is saved with its first message.
@@ -1265,14 +1349,21 @@ impl ChatController {
             self.title.set(title.clone());
             self.meta.update_value(|m| m.title = title);
             self.save();
-        } else if let Some(mut record) = local_store::load(id) {
-            record.title = title;
-            record.rev += 1;
-            if let Err(e) = local_store::save(&record) {
-                self.notify(NoticeKind::Save, e.notice(self.locale.catalogue()));
-            }
+            self.refresh_list();
+        } else {
+            let this = *self;
+            let id = id.to_string();
+            self.with_local_chats(move |local| {
+                if let Some(mut record) = (local.load)(&id) {
+                    record.title = title;
+                    record.rev += 1;
+                    if let Err(e) = local_store::save(&record) {
+                        this.notify(NoticeKind::Save, e.notice(this.locale.catalogue()));
+                    }
+                }
+                this.refresh_list_with(local);
+            });
         }
-        self.refresh_list();
     }
 
     fn rename_now(this: ChatController, id: String, title: String) {
@@ -1367,17 +1458,23 @@ impl ChatController {
             return;
         }
         let id = self.conversation_id.get_untracked();
-        match local_store::load(&id) {
-            Some(record) if record.rev > self.meta.with_value(|m| m.rev) => self.show(record),
-            None if self.meta.with_value(|m| m.stored) => {
-                self.notify(
-                    NoticeKind::DeletedElsewhere,
-                    self.locale.catalogue().deleted_in_other_tab.into(),
-                );
-                self.meta.update_value(|m| m.stored = false);
+        let this = *self;
+        self.with_local_chats(move |local| {
+            if this.conversation_id.get_untracked() != id || this.is_running() {
+                return;
             }
-            _ => {}
-        }
+            match (local.load)(&id) {
+                Some(record) if record.rev > this.meta.with_value(|m| m.rev) => this.show(record),
+                None if this.meta.with_value(|m| m.stored) => {
+                    this.notify(
+                        NoticeKind::DeletedElsewhere,
+                        this.locale.catalogue().deleted_in_other_tab.into(),
+                    );
+                    this.meta.update_value(|m| m.stored = false);
+                }
+                _ => {}
+            }
+        });
     }
 
     // ---------- the record ----------
@@ -1448,7 +1545,7 @@ impl ChatController {
         let now = now_ms();
         self.save_state.update_value(|s| s.last_at = now);
         let mut record = self.record(now);
-        let stored_rev = local_store::load(&record.id).map(|r| r.rev);
+        let stored_rev = local_store::stored_rev(&record.id);
         // With server-side history this browser's copy is a cache: the server settles
         // conflicts, so the copy is simply replaced.
         let plan = if self.server.get_untracked() {
@@ -1992,6 +2089,36 @@ fn stored_chat_code() -> Result<StoredChatCode, leptos::wasm_split::SplitLoaderE
         open: ChatController::open_now,
         earlier: ChatController::earlier_now,
         export: ChatController::export_now,
+    })
+}
+
+/// Reading this browser's saved chats back (the parser of the stored format, with every type a
+/// record holds): a page fetches it only when a chat is saved in this browser, or to read an
+/// export, so a first visit never does. Writing a record stays in the page.
+#[derive(Clone, Copy)]
+pub struct LocalChats {
+    load_all: fn(f64) -> (Vec<ConversationRecord>, Vec<String>),
+    load: fn(&str) -> Option<ConversationRecord>,
+    parse_export: fn(&str) -> Result<ConversationRecord, saved_chat::Unreadable>,
+}
+
+impl LocalChats {
+    /// The reader of a browser that holds no saved chat.
+    const NOTHING_SAVED: LocalChats = LocalChats {
+        load_all: |_| (Vec::new(), Vec::new()),
+        load: |_| None,
+        parse_export: |_| Err(saved_chat::Unreadable(String::new())),
+    };
+}
+
+/// The split point of [`LocalChats`]: calling it fetches the chunk (once; a failure is not
+/// remembered).
+#[leptos::wasm_split::wasm_split(local_chats, wasm_split_path = leptos::wasm_split, fallible)]
+fn local_chats_code() -> Result<LocalChats, leptos::wasm_split::SplitLoaderError> {
+    Ok(LocalChats {
+        load_all: local_store::load_all,
+        load: local_store::load,
+        parse_export: saved_chat::parse_export,
     })
 }
 

@@ -56,6 +56,44 @@ fn classify(e: StorageError) -> SaveError {
     }
 }
 
+/// Whether this browser holds a saved chat: without one there is nothing for the saved chats'
+/// reader (the `local_chats` chunk) to read, so the page does not fetch it.
+pub fn has_chats() -> bool {
+    if !available() {
+        return false;
+    }
+    let raw = LocalStorage::raw();
+    let len = raw.length().unwrap_or(0);
+    (0..len).any(|i| {
+        raw.key(i)
+            .ok()
+            .flatten()
+            .is_some_and(|k| k.starts_with(CHAT_PREFIX))
+    })
+}
+
+/// The write count of a conversation as stored now, read without the rest of the record (a
+/// save compares it with its own before writing, and must not wait for the reader's chunk).
+pub fn stored_rev(id: &str) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Rev {
+        id: String,
+        #[serde(default)]
+        rev: u64,
+    }
+    if !available() {
+        return None;
+    }
+    let value = LocalStorage::raw()
+        .get_item(&saved_chat::key_for(id))
+        .ok()
+        .flatten()?;
+    serde_json::from_slice::<Rev>(value.as_bytes())
+        .ok()
+        .filter(|r| !r.id.is_empty())
+        .map(|r| r.rev)
+}
+
 /// Every stored conversation; unreadable values are moved aside under `ponder.backup.*` and
 /// reported by key.
 pub fn load_all(now: f64) -> (Vec<ConversationRecord>, Vec<String>) {
