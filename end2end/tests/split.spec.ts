@@ -1,4 +1,4 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Browser, type Page } from "@playwright/test";
 import { ChatPage } from "../pages/chat";
 import { EN, Words } from "../pages/i18n";
 import { SERVERS } from "../servers";
@@ -33,6 +33,19 @@ function chunkRequests(page: Page): string[] {
     if (ANY_CHUNK.test(path)) seen.push(path.replace(/^.*\/ponder\.[0-9a-f]{16}\./, ""));
   });
   return seen;
+}
+
+/** A page of the server that keeps history in the browser, in a context of its own, loaded, with
+ * the chunks it fetches. */
+async function browserHistoryPage(browser: Browser) {
+  const url = SERVERS.browserHistory.url;
+  const context = await browser.newContext({ baseURL: url, locale: "en-US" });
+  const page = await context.newPage();
+  const chunks = chunkRequests(page);
+  const chat = new ChatPage(page, url, EN);
+  await chat.goto();
+  await chat.settled();
+  return { url, context, page, chunks, chat };
 }
 
 test("the first load leaves every chunk out; typing fetches the bubbles once and answers render as markdown", async ({ page }) => {
@@ -80,13 +93,7 @@ test("a saved chat opened on a fresh page fetches the bubbles without a keystrok
 });
 
 test("the reader of this browser's saved chats is fetched only by a page that finds one saved; a failed fetch says so and loses nothing", async ({ browser }) => {
-  const url = SERVERS.browserHistory.url;
-  const context = await browser.newContext({ baseURL: url, locale: "en-US" });
-  const page = await context.newPage();
-  const chunks = chunkRequests(page);
-  const chat = new ChatPage(page, url, EN);
-  await chat.goto();
-  await chat.settled();
+  const { url, context, page, chunks, chat } = await browserHistoryPage(browser);
   expect(chunks).not.toContain("local_chats.wasm");
   await chat.send("[no-think] kept in this browser");
   await chat.waitForTurnEnd();
@@ -249,13 +256,7 @@ test("the workspaces and the search form come once the page has hydrated with se
 });
 
 test("a page without server-side history never fetches the workspaces and the search form", async ({ browser }) => {
-  const url = SERVERS.browserHistory.url;
-  const context = await browser.newContext({ baseURL: url, locale: "en-US" });
-  const page = await context.newPage();
-  const chunks = chunkRequests(page);
-  const chat = new ChatPage(page, url, EN);
-  await chat.goto();
-  await chat.settled();
+  const { context, page, chunks, chat } = await browserHistoryPage(browser);
   await chat.send("[no-think] only here");
   await chat.waitForTurnEnd();
   await expect(page.getByRole("navigation", { name: EN.t("conversations") }).locator(".conversation-open", { hasText: "only here" })).toHaveCount(1);

@@ -81,13 +81,7 @@ pub fn stored_rev(id: &str) -> Option<u64> {
         #[serde(default)]
         rev: u64,
     }
-    if !available() {
-        return None;
-    }
-    let value = LocalStorage::raw()
-        .get_item(&saved_chat::key_for(id))
-        .ok()
-        .flatten()?;
+    let value = stored(id)?;
     serde_json::from_slice::<Rev>(value.as_bytes())
         .ok()
         .filter(|r| !r.id.is_empty())
@@ -125,15 +119,20 @@ pub fn load_all(now: f64) -> (Vec<ConversationRecord>, Vec<String>) {
     (records, set_aside)
 }
 
-/// One conversation as stored now, if readable.
-pub fn load(id: &str) -> Option<ConversationRecord> {
+/// The stored value of one conversation, as written.
+fn stored(id: &str) -> Option<String> {
     if !available() {
         return None;
     }
-    let value = LocalStorage::raw()
+    LocalStorage::raw()
         .get_item(&saved_chat::key_for(id))
         .ok()
-        .flatten()?;
+        .flatten()
+}
+
+/// One conversation as stored now, if readable.
+pub fn load(id: &str) -> Option<ConversationRecord> {
+    let value = stored(id)?;
     saved_chat::parse_conversation(&value).ok()
 }
 
