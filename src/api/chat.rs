@@ -38,10 +38,9 @@ where
         let parsed: Result<crate::domain::ChatRequest, _> = serde_json::from_slice(&body);
         parsed.map(|request| Chat { request }).map_err(|e| {
             bad_request();
-            let message = ServerFnErrorErr::Args(format!(
-                "the body must be JSON like {{\"messages\":[{{\"role\":\"user\",\"content\":\"…\"}}]}}: {e}"
-            ))
-            .to_string();
+            let message = format!(
+                "the request could not be read: the body must be JSON like {{\"messages\":[{{\"role\":\"user\",\"content\":\"…\"}}]}}: {e}"
+            );
             // A list over the limit stopped the parse: its length is counted, keeping nothing.
             let counted = serde_json::from_slice::<MessageCount>(&body).map(|c| c.messages);
             ApiError(match counted {

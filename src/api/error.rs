@@ -1,5 +1,7 @@
 //! The one error a request to the API gets before any event was streamed.
 
+#[cfg(feature = "ssr")]
+use leptos::prelude::use_context;
 use leptos::server_fn::{
     codec::JsonEncoding,
     error::{FromServerFnError, ServerFnErrorErr},
@@ -77,6 +79,9 @@ impl FromServerFnError for ApiError {
     type Encoder = JsonEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        if let Some(refused) = unreadable_request(&value) {
+            return refused;
+        }
         let retryable = matches!(
             value,
             ServerFnErrorErr::Request(_) | ServerFnErrorErr::Response(_)
@@ -89,6 +94,47 @@ impl FromServerFnError for ApiError {
             _ => ErrorCode::Other,
         };
         ApiError::coded(code, value.to_string(), retryable)
+    }
+}
+
+/// A request body or query the server could not read (malformed JSON, a missing or
+/// wrong-typed field, invalid UTF-8, nesting past serde_json's depth limit): the caller's
+/// fault, so `400 bad_request` with what was wrong, never a `500`. Only inside a server
+/// function's request, where the response is being built; a client decoding a response gets
+/// the ordinary mapping.
+fn unreadable_request(value: &ServerFnErrorErr) -> Option<ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        let detail = match value {
+            ServerFnErrorErr::Deserialization(d) | ServerFnErrorErr::Args(d) => d.as_str(),
+            ServerFnErrorErr::MissingArg(d) => d.as_str(),
+            _ => return None,
+        };
+        use_context::<leptos_axum::ResponseOptions>()?.set_status(http::StatusCode::BAD_REQUEST);
+        Some(ApiError::coded(
+            ErrorCode::BadRequest,
+            format!("the request could not be read: {}", request_detail(detail)),
+            false,
+        ))
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let _ = value;
+        None
+    }
+}
+
+/// What the parser said, at most 200 characters of it (serde's words name the field and the
+/// position, never echo a long body).
+#[cfg(feature = "ssr")]
+fn request_detail(detail: &str) -> String {
+    let detail = detail.trim();
+    if detail.is_empty() {
+        return "the body is not the JSON this endpoint takes".into();
+    }
+    match detail.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &detail[..at]),
+        None => detail.to_string(),
     }
 }
 

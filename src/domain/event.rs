@@ -205,6 +205,10 @@ pub enum ErrorCode {
     NotSaved = "not_saved",
 
     // ---- a request was refused (HTTP 4xx/5xx before any event) ----
+    /// `PONDER_AUTH=none` and the request's `Host` is not this machine or the configured public
+    /// address (a DNS-rebinding page, or a name to add to `PONDER_PUBLIC_URL`): `421`. Params:
+    /// `host` (as sent).
+    UnknownHost = "unknown_host",
     /// The request is not one the API takes (not the documented body, fields that do not go
     /// together, too many items); `message` says what. No params.
     BadRequest = "bad_request",
@@ -244,6 +248,9 @@ pub enum ErrorCode {
     ProxyRequired = "proxy_required",
     /// The proxy did not say who the user is. No params.
     ProxyNoUser = "proxy_no_user",
+    /// The proxy's header names no user Ponder can take (not UTF-8, a control character, too
+    /// long). Params: `header` (its name).
+    ProxyBadUser = "proxy_bad_user",
     /// The name and password do not match. No params.
     WrongCredentials = "wrong_credentials",
     /// Too many sign-in attempts. Params: `retry_after` (seconds).

@@ -343,6 +343,8 @@ pub static AR: Catalogue = Catalogue {
         invalid_token: "رمز API هذا غير صالح.",
         proxy_required: "سجّل الدخول عبر الخادم الوكيل المُعدّ أمام Ponder.",
         proxy_no_user: "لم يُحدّد الخادم الوكيل المُعدّ أمام Ponder هويتك.",
+        proxy_bad_user: "أرسل الخادم الوكيل المُعدّ أمام Ponder اسم مستخدم لا يمكن قبوله ({header}).",
+        unknown_host: "لا يستجيب Ponder هذا للعنوان {host}.",
         wrong_credentials: "الاسم أو كلمة المرور غير صحيحة.",
         too_many_attempts: "المحاولات كثيرة جدًا.",
         password_too_short: "يجب ألا يقل عدد أحرف كلمة المرور عن {min}.",

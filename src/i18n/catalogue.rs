@@ -463,6 +463,8 @@ pub struct ErrorWords {
     pub invalid_token: &'static str,
     pub proxy_required: &'static str,
     pub proxy_no_user: &'static str,
+    pub proxy_bad_user: &'static str,
+    pub unknown_host: &'static str,
     pub wrong_credentials: &'static str,
     pub too_many_attempts: &'static str,
     pub password_too_short: &'static str,

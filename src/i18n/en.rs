@@ -301,6 +301,8 @@ pub static EN: Catalogue = Catalogue {
         invalid_token: "This API token is not valid.",
         proxy_required: "Sign in through the proxy in front of Ponder.",
         proxy_no_user: "The proxy in front of Ponder did not say who you are.",
+        proxy_bad_user: "The proxy in front of Ponder sent a user name it cannot take ({header}).",
+        unknown_host: "This Ponder does not answer to the address {host}.",
         wrong_credentials: "The name or the password is wrong.",
         too_many_attempts: "Too many attempts.",
         password_too_short: "A password needs at least {min} characters.",

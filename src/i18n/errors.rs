@@ -51,6 +51,8 @@ pub fn text(f: &Failure, l: Locale) -> Option<String> {
         ErrorCode::InvalidToken => e.invalid_token,
         ErrorCode::ProxyRequired => e.proxy_required,
         ErrorCode::ProxyNoUser => e.proxy_no_user,
+        ErrorCode::ProxyBadUser => e.proxy_bad_user,
+        ErrorCode::UnknownHost => e.unknown_host,
         ErrorCode::WrongCredentials => e.wrong_credentials,
         ErrorCode::TooManyAttempts => e.too_many_attempts,
         ErrorCode::PasswordTooShort => e.password_too_short,

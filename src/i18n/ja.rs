@@ -298,6 +298,8 @@ pub static JA: Catalogue = Catalogue {
         invalid_token: "この API トークンは無効です。",
         proxy_required: "Ponder の前段にあるプロキシ経由でログインしてください。",
         proxy_no_user: "Ponder の前段にあるプロキシから、ユーザーを識別する情報が渡されませんでした。",
+        proxy_bad_user: "Ponder の前段にあるプロキシが、受け付けられないユーザー名を送りました（{header}）。",
+        unknown_host: "この Ponder はアドレス {host} では応答しません。",
         wrong_credentials: "名前またはパスワードが正しくありません。",
         too_many_attempts: "試行回数が多すぎます。",
         password_too_short: "パスワードは{min}文字以上にしてください。",

@@ -310,6 +310,8 @@ pub static PT_BR: Catalogue = Catalogue {
         invalid_token: "Este token de API não é válido.",
         proxy_required: "Entre pelo proxy que fica à frente do Ponder.",
         proxy_no_user: "O proxy à frente do Ponder não informou quem é você.",
+        proxy_bad_user: "O proxy à frente do Ponder enviou um nome de usuário que não pode ser aceito ({header}).",
+        unknown_host: "Este Ponder não responde pelo endereço {host}.",
         wrong_credentials: "Nome ou senha incorretos.",
         too_many_attempts: "Muitas tentativas.",
         password_too_short: "A senha precisa ter pelo menos {min} caracteres.",

@@ -13,13 +13,16 @@ use std::sync::Arc;
 
 use axum::http::StatusCode;
 
-use super::rate_limit::{client_key, SignInLimits};
+use super::rate_limit::{client_key, NameKey, SignInLimits};
 use super::request;
 use super::state::AppState;
 use super::store::identity::{Identity, User};
 use super::store::{Store, StoreError};
 use crate::domain::account::Account;
 use crate::domain::{ErrorCode, Failure};
+
+/// Longest user name, in characters: a longer name is refused before any limiter keeps it.
+pub const MAX_NAME_CHARS: usize = 64;
 
 /// Shortest password accepted.
 pub const MIN_PASSWORD: usize = 8;
@@ -106,14 +109,30 @@ pub async fn sign_in(
     name: &str,
     password: &str,
 ) -> Result<Identity, AccountError> {
+    if name.trim().chars().count() > MAX_NAME_CHARS {
+        return Err(AccountError::Invalid(Failure::coded(
+            ErrorCode::BadRequest,
+            format!("a user name has at most {MAX_NAME_CHARS} characters"),
+            false,
+        )));
+    }
     let now = Instant::now();
     if let Some(ip) = client {
         if let Err(wait) = limits.by_client.take(client_key(ip), now) {
             return Err(AccountError::TooManyAttempts(wait.as_secs().max(1)));
         }
     }
-    if let Err(wait) = limits.by_name.take(name.trim().to_lowercase(), now) {
+    let from_client = NameKey::from_client(name, client);
+    let in_good_standing = limits.failed_lately.is_untouched(&from_client, now);
+    if let Err(wait) = limits.by_name_from_client.take(from_client, now) {
         return Err(AccountError::TooManyAttempts(wait.as_secs().max(1)));
+    }
+    let whole_name = NameKey::of(name);
+    let under_ceiling = limits.by_name.take(whole_name, now);
+    if let Err(wait) = under_ceiling {
+        if !in_good_standing {
+            return Err(AccountError::TooManyAttempts(wait.as_secs().max(1)));
+        }
     }
     let found = store.user_by_name(name).await?;
     let (user, hash) = match found {
@@ -130,10 +149,16 @@ pub async fn sign_in(
             if let Some(ip) = client {
                 limits.by_client.refund(&client_key(ip));
             }
-            limits.by_name.refund(&name.trim().to_lowercase());
+            limits.by_name_from_client.refund(&from_client);
+            if under_ceiling.is_ok() {
+                limits.by_name.refund(&whole_name);
+            }
             Ok(Store::identity_of(user))
         }
-        _ => Err(AccountError::WrongCredentials),
+        _ => {
+            let _ = limits.failed_lately.take(from_client, Instant::now());
+            Err(AccountError::WrongCredentials)
+        }
     }
 }
 

@@ -11,11 +11,12 @@ use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use super::accounts::MAX_NAME_CHARS;
 use super::config::AuthMode;
 use super::state::AppState;
 use super::store::identity::{Identity, LOCAL_USER};
 use super::store::StoreError;
-use crate::domain::ErrorCode;
+use crate::domain::{ErrorCode, Failure};
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "ponder_session";
@@ -28,6 +29,10 @@ pub enum Caller {
     /// Nobody Ponder knows: sign-in needed. `code` and `why` say what was wrong, for the 401's
     /// body.
     Unknown { code: ErrorCode, why: &'static str },
+    /// The request names its caller in a way Ponder cannot take (a proxy's header that is not
+    /// a usable user name): `400` with this failure, never a `401` that would send the reader
+    /// to a sign-in page that cannot help.
+    Refused(Failure),
     /// The history database could not be asked.
     StoreDown,
 }
@@ -115,17 +120,32 @@ async fn find(
                     why: "this Ponder signs users in through its proxy; the request did not come through it",
                 });
             }
-            let Some(user) = headers
-                .get(name.as_str())
-                .and_then(|v| v.to_str().ok())
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-            else {
+            let Some(sent) = headers.get(name.as_str()) else {
                 return Ok(Caller::Unknown {
                     code: ErrorCode::ProxyNoUser,
                     why: "the proxy did not say who you are",
                 });
             };
+            let user = match proxy_user_name(sent.as_bytes()) {
+                Ok(Some(user)) => user,
+                Ok(None) => {
+                    return Ok(Caller::Unknown {
+                        code: ErrorCode::ProxyNoUser,
+                        why: "the proxy did not say who you are",
+                    })
+                }
+                Err(why) => {
+                    return Ok(Caller::Refused(
+                        Failure::coded(
+                            ErrorCode::ProxyBadUser,
+                            format!("the {name} header {why}"),
+                            false,
+                        )
+                        .with("header", name.as_str()),
+                    ))
+                }
+            };
+            let user = user.as_str();
             // A session cookie from another identity (the proxy now names someone else) ends.
             if let Some(secret) = cookie(headers, SESSION_COOKIE) {
                 if let Some((_, remembered)) = store.session_identity(secret).await? {
@@ -134,11 +154,43 @@ async fn find(
                     }
                 }
             }
-            Ok(Caller::Known(Arc::new(
-                store.identity_for_name(user, true).await?,
-            )))
+            match store.identity_for_name(user, true).await {
+                Ok(who) => Ok(Caller::Known(Arc::new(who))),
+                Err(StoreError::Conflict(why)) => Ok(Caller::Refused(
+                    Failure::coded(
+                        ErrorCode::ProxyBadUser,
+                        format!("the {name} header names a user Ponder cannot keep: {why}"),
+                        false,
+                    )
+                    .with("header", name.as_str()),
+                )),
+                Err(e) => Err(e),
+            }
         }
     }
+}
+
+/// The user name in a trusted proxy's header, as identity providers send it: UTF-8 (not only
+/// ASCII), trimmed, NFC-normalized so that one person typed two ways is one user. `Ok(None)`
+/// for an empty header; `Err` says why the bytes are no user name (not UTF-8, a control
+/// character, over [`MAX_NAME_CHARS`] after normalization).
+pub fn proxy_user_name(raw: &[u8]) -> Result<Option<String>, String> {
+    use unicode_normalization::UnicodeNormalization;
+    let text = std::str::from_utf8(raw).map_err(|_| "is not UTF-8 text".to_string())?;
+    let name: String = text.trim().nfc().collect();
+    if name.is_empty() {
+        return Ok(None);
+    }
+    if name.chars().any(char::is_control) {
+        return Err("holds a control character; a user name cannot".into());
+    }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(format!(
+            "names a user of {chars} characters; at most {MAX_NAME_CHARS} are accepted"
+        ));
+    }
+    Ok(Some(name))
 }
 
 /// The middleware: every request under the app gets its [`Caller`] (static assets and the
@@ -190,6 +242,26 @@ pub fn local_user_name() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proxy_names_are_utf8_nfc_and_bounded() {
+        assert_eq!(proxy_user_name("José".as_bytes()), Ok(Some("José".into())));
+        assert_eq!(
+            proxy_user_name("Jose\u{301}".as_bytes()),
+            Ok(Some("José".into())),
+            "a combining accent is composed"
+        );
+        assert_eq!(proxy_user_name(b"  alice  "), Ok(Some("alice".into())));
+        assert_eq!(proxy_user_name(b"   "), Ok(None));
+        assert!(proxy_user_name(b"a\tb").is_err());
+        assert!(proxy_user_name(&[0x4a, 0xff, 0x41]).is_err());
+        let longest = "é".repeat(MAX_NAME_CHARS);
+        assert_eq!(
+            proxy_user_name(longest.as_bytes()),
+            Ok(Some(longest.clone()))
+        );
+        assert!(proxy_user_name(format!("{longest}x").as_bytes()).is_err());
+    }
 
     #[test]
     fn cookies_are_read_by_name_among_others() {

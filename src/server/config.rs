@@ -129,6 +129,9 @@ pub struct Config {
     pub limits: Limits,
     /// Origins besides the server's own that may send requests that change something.
     pub allowed_origins: Vec<String>,
+    /// Host names people reach Ponder by (`PONDER_PUBLIC_URL`): with `PONDER_AUTH=none` the
+    /// only names besides `localhost` and IP addresses it answers to.
+    pub public_hosts: Vec<String>,
     /// Peers whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed.
     pub trusted_proxies: Vec<Cidr>,
     /// Turns a client may start per minute, and how many at once; `None`: no limit.
@@ -407,6 +410,10 @@ impl Config {
                 })
                 .collect::<Result<_, _>>()?,
         };
+        let public_hosts = match get("PONDER_PUBLIC_URL") {
+            None => Vec::new(),
+            Some(list) => super::host_check::public_hosts(&list).map_err(ConfigError)?,
+        };
         let trusted_proxies = match get("PONDER_TRUSTED_PROXIES") {
             None => Vec::new(),
             Some(list) => list
@@ -561,6 +568,7 @@ impl Config {
             listen,
             limits,
             allowed_origins,
+            public_hosts,
             trusted_proxies,
             rate_limit,
             database_url,

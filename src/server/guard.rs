@@ -20,7 +20,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 
-use super::config::{Cidr, Config};
+use super::config::{AuthMode, Cidr, Config};
+use super::host_check::HostRule;
 use super::rate_limit::RateLimiter;
 use super::telemetry::Metrics;
 use super::turn::wording::human_bytes;
@@ -38,6 +39,8 @@ pub struct Guard {
     max_body: usize,
     body_timeout: Duration,
     rate: Option<RateLimiter>,
+    /// With `PONDER_AUTH=none`, the `Host` names answered (DNS rebinding).
+    hosts: Option<HostRule>,
     metrics: Arc<Metrics>,
 }
 
@@ -50,6 +53,8 @@ impl Guard {
             max_body: config.limits.max_request_bytes,
             body_timeout: config.limits.body_timeout,
             rate: config.rate_limit.map(RateLimiter::new),
+            hosts: (config.auth == AuthMode::None)
+                .then(|| HostRule::new(config.public_hosts.clone(), config.listen)),
             metrics,
         }
     }
@@ -156,6 +161,34 @@ impl Guard {
             .await
     }
 
+    /// `421` for a request to a `none`-mode server under a name it does not answer to (see
+    /// [`HostRule`]); the probes answer under any name.
+    fn unknown_host(&self, req: &Request) -> Option<Response> {
+        let rule = self.hosts.as_ref()?;
+        let host = match req.headers().get(header::HOST) {
+            Some(sent) => Some(sent.to_str().unwrap_or("(not text)")),
+            None => req.uri().host(),
+        };
+        let path = req.uri().path();
+        let inner = path.strip_prefix(self.base_path.as_str()).unwrap_or(path);
+        if rule.allows(host) || matches!(inner, "/healthz" | "/readyz" | "/metrics") {
+            return None;
+        }
+        let host = host.unwrap_or_default();
+        Some(self.refuse(
+            "host",
+            StatusCode::MISDIRECTED_REQUEST,
+            Failure::coded(
+                ErrorCode::UnknownHost,
+                format!(
+                    "this Ponder has no accounts (PONDER_AUTH=none) and answers only to localhost, IP addresses and PONDER_PUBLIC_URL, not to {host:?}: add the address you use to PONDER_PUBLIC_URL"
+                ),
+                false,
+            )
+            .with("host", host),
+        ))
+    }
+
     fn too_large(&self) -> Response {
         let limit = human_bytes(self.max_body);
         self.refuse(
@@ -196,6 +229,9 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
+    if let Some(refused) = guard.unknown_host(&req) {
+        return refused;
+    }
     let https = guard.trusts(peer)
         && header_str(req.headers(), "x-forwarded-proto")
             .is_some_and(|p| p.trim().eq_ignore_ascii_case("https"));

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod demo_upstream;
 pub mod guard;
+pub mod host_check;
 pub mod http;
 pub mod locale;
 pub mod models;

@@ -108,6 +108,10 @@ pub fn caller() -> Result<(Arc<AppState>, Arc<Identity>), Failure> {
             set_status(StatusCode::SERVICE_UNAVAILABLE);
             Err(database_unavailable())
         }
+        Some(Caller::Refused(failure)) => {
+            set_status(StatusCode::BAD_REQUEST);
+            Err(failure)
+        }
         Some(Caller::Unknown { code, why }) => {
             set_status(StatusCode::UNAUTHORIZED);
             Err(Failure::coded(code, why, false))
