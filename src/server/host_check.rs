@@ -45,9 +45,7 @@ impl HostRule {
         {
             return ip.is_loopback() || self.any_ip || self.listen_ip == Some(ip);
         }
-        name == "localhost"
-            || name.ends_with(".localhost")
-            || self.public_hosts.contains(&name)
+        name == "localhost" || name.ends_with(".localhost") || self.public_hosts.contains(&name)
     }
 }
 

@@ -308,7 +308,9 @@ impl MessagesFrames {
             }
             _ => BlockKind::Other,
         };
-        self.blocks.insert(index, kind);
+        if self.blocks.len() < super::MAX_PENDING || self.blocks.contains_key(&index) {
+            self.blocks.insert(index, kind);
+        }
     }
 
     fn cite(&mut self, index: u64, citation: &Value) {
@@ -445,7 +447,7 @@ impl FrameHandler for MessagesFrames {
                     self.block_delta(index, delta, out);
                 }
             }
-            "content_block_stop" => match self.blocks.get(&index) {
+            "content_block_stop" => match self.blocks.remove(&index).as_ref() {
                 Some(BlockKind::Thinking) => out.push(Piece::BlockEnd),
                 Some(BlockKind::Tool) => {
                     if let Some(tool) = self.tools.remove(&index) {
@@ -503,6 +505,28 @@ mod tests {
 
     fn frame(event: &str, data: &str) -> String {
         format!("event: {event}\ndata: {data}\n\n")
+    }
+
+    /// Endless content blocks, stopped or never stopped, keep at most MAX_PENDING kinds.
+    #[test]
+    fn endless_block_indices_hold_bounded_memory() {
+        let mut frames = MessagesFrames::default();
+        let mut out = Vec::new();
+        for i in 0..3_000 {
+            let start = format!(
+                r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"text","text":""}}}}"#
+            );
+            let delta = format!(
+                r#"{{"type":"content_block_delta","index":{i},"delta":{{"type":"text_delta","text":"a"}}}}"#
+            );
+            frames.on_frame(Some("content_block_start"), &start, &mut out);
+            frames.on_frame(Some("content_block_delta"), &delta, &mut out);
+            if i % 2 == 0 {
+                let stop = format!(r#"{{"type":"content_block_stop","index":{i}}}"#);
+                frames.on_frame(Some("content_block_stop"), &stop, &mut out);
+            }
+        }
+        assert!(frames.blocks.len() <= crate::server::providers::MAX_PENDING);
     }
 
     #[test]

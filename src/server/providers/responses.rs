@@ -260,6 +260,9 @@ struct Item {
 #[derive(Default)]
 pub struct ResponsesFrames {
     items: HashMap<u64, Item>,
+    /// Stands in for an item past [`super::MAX_PENDING`] distinct ones, so a hostile stream
+    /// naming endless item indices holds bounded memory.
+    overflow: Item,
     /// The reasoning item whose block is open, as far as this parser knows.
     open: Option<u64>,
     done: bool,
@@ -281,8 +284,16 @@ fn finish_reason(incomplete: Option<&str>) -> String {
 }
 
 impl ResponsesFrames {
+    fn item(&mut self, index: u64) -> &mut Item {
+        if self.items.len() >= super::MAX_PENDING && !self.items.contains_key(&index) {
+            self.overflow = Item::default();
+            return &mut self.overflow;
+        }
+        self.items.entry(index).or_default()
+    }
+
     fn start_block(&mut self, index: u64, kind: ThinkingKind, out: &mut Vec<Piece>) {
-        let item = self.items.entry(index).or_default();
+        let item = self.item(index);
         item.reasoning = true;
         if item.announced.is_none() {
             item.announced = Some(kind);
@@ -292,7 +303,7 @@ impl ResponsesFrames {
     }
 
     fn new_part(&mut self, index: u64) {
-        let item = self.items.entry(index).or_default();
+        let item = self.item(index);
         item.separate_next = item.has_text;
     }
 
@@ -301,7 +312,7 @@ impl ResponsesFrames {
         if text.is_empty() {
             return;
         }
-        let item = self.items.entry(index).or_default();
+        let item = self.item(index);
         if item.announced == Some(ThinkingKind::Summary)
             && kind == ThinkingKind::Raw
             && !item.has_text
@@ -325,7 +336,7 @@ impl ResponsesFrames {
         if text.is_empty() {
             return;
         }
-        self.items.entry(index).or_default().streamed = true;
+        self.item(index).streamed = true;
         self.open = None;
         out.push(Piece::Answer(text));
     }
@@ -415,13 +426,15 @@ impl FrameHandler for ResponsesFrames {
                 let item = parsed.item;
                 let reasoning = item.as_ref().is_some_and(|i| i.kind == "reasoning");
                 let raw_content = item.is_some_and(|i| i.content.is_some());
-                self.items.insert(
-                    index,
-                    Item {
-                        reasoning,
-                        ..Item::default()
-                    },
-                );
+                if self.items.len() < super::MAX_PENDING || self.items.contains_key(&index) {
+                    self.items.insert(
+                        index,
+                        Item {
+                            reasoning,
+                            ..Item::default()
+                        },
+                    );
+                }
                 if reasoning && !raw_content {
                     self.start_block(index, ThinkingKind::Summary, out);
                 }
@@ -504,6 +517,31 @@ mod tests {
             text: t.into(),
             kind: ThinkingKind::Summary,
         }
+    }
+
+    /// A stream naming endless item indices keeps at most MAX_PENDING of them.
+    #[test]
+    fn endless_item_indices_hold_bounded_memory() {
+        let mut frames = ResponsesFrames::default();
+        let mut out = Vec::new();
+        for i in 0..5_000u64 {
+            for event in [
+                json!({"type":"response.output_item.added","output_index":i,"item":{"type":"reasoning"}}),
+                json!({"type":"response.reasoning_summary_part.added","output_index":i,"summary_index":0}),
+                json!({"type":"response.output_text.delta","output_index":i,"delta":"a"}),
+            ] {
+                frames.on_frame(None, &event.to_string(), &mut out);
+            }
+        }
+        assert!(frames.items.len() <= crate::server::providers::MAX_PENDING);
+        let answer: String = out
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Answer(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(answer.len(), 5_000, "no text is lost past the bound");
     }
 
     #[test]
