@@ -31,6 +31,9 @@ export const SERVERS = {
   basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),
   /** Anthropic Messages framing from the demo model, through the anthropic adapter. */
   anthropic: server(3101, { PONDER_PROVIDER: "anthropic" }),
+  /** Anthropic framing for a model named like Claude Opus 4.7: the demo refuses a manual
+   * thinking budget with the real API's 400 and omits the display unless asked to summarize. */
+  opus: server(3106, { PONDER_PROVIDER: "anthropic", PONDER_MODEL: "claude-opus-4-7" }),
   /** OpenAI Responses framing, through the responses adapter. */
   responses: server(3102, { PONDER_PROVIDER: "responses" }),
   /** Gemini streamGenerateContent (SSE), through the gemini adapter. */

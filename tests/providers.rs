@@ -16,7 +16,7 @@ use ponder::server::providers::parser_for;
 use ponder::server::turn::TurnAssembler;
 use serde_json::Value;
 use ProviderKind::{Anthropic, Gemini, Ollama, OpenAi, Responses};
-use ThinkingKind::{Raw, Redacted, Summary};
+use ThinkingKind::{Hidden, Raw, Redacted, Summary};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum End {
@@ -176,16 +176,16 @@ fn cases() -> Vec<Case> {
         c(rsp("extracted/test_openai_responses_thinking_part_iter.yaml.interaction0.sse"), Responses, &[Summary], STOP, u(13, 1680, Some(1408))),
         c(rsp("extracted/test_openai_responses_thinking_with_code_execution_tool_stream.yaml.interaction0.sse"), Responses, &[Summary], STOP, u(3727, 347, Some(128))),
         // Gemini: output counts thoughts too; reasoning without thought text is a redacted block.
-        c(gem("google-reasoning-gemini3.chunks.txt"), Gemini, &[Redacted], STOP, u(9, 23 + 302, Some(302))),
-        c(gem("google-reasoning.chunks.txt"), Gemini, &[Redacted], STOP, u(9, 29 + 256, Some(256))),
+        c(gem("google-reasoning-gemini3.chunks.txt"), Gemini, &[Hidden], STOP, u(9, 23 + 302, Some(302))),
+        c(gem("google-reasoning.chunks.txt"), Gemini, &[Hidden], STOP, u(9, 29 + 256, Some(256))),
         c(gem("extracted/test_google_model_thinking_part_iter.yaml.interaction0.sse"), Gemini, &[Summary], STOP, u(34, 469 + 787, Some(787))),
-        c(gem("extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction0.sse"), Gemini, &[Redacted], TOOLS, u(29, 10 + 202, Some(202))),
+        c(gem("extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction0.sse"), Gemini, &[Hidden], TOOLS, u(29, 10 + 202, Some(202))),
         c(gem("extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction1.sse"), Gemini, &[], STOP, u(257, 8, None)),
         c(gem("extracted/test_prompt.yaml.interaction0.json-array"), Gemini, &[Summary], STOP, u(11, 2 + 291, Some(291))),
         c(gem("extracted/test_tools.yaml.interaction0.json-array"), Gemini, &[Summary], TOOLS, u(32, 12 + 42, Some(42))),
         c(gem("extracted/test_tools.yaml.interaction1.json-array"), Gemini, &[], TOOLS, u(105, 13, None)),
         c(gem("extracted/test_tools.yaml.interaction2.json-array"), Gemini, &[], STOP, u(137, 6, None)),
-        c(gem("extracted/test_tools_with_gemini_3_thought_signatures.yaml.interaction0.json-array"), Gemini, &[Redacted], TOOLS, u(60, 16 + 32, Some(32))),
+        c(gem("extracted/test_tools_with_gemini_3_thought_signatures.yaml.interaction0.json-array"), Gemini, &[Hidden], TOOLS, u(60, 16 + 32, Some(32))),
         c(gem("extracted/test_tools_with_gemini_3_thought_signatures.yaml.interaction1.json-array"), Gemini, &[], STOP, u(121, 9, None)),
         // Ollama (the only capture is of /api/generate, which the adapter also reads).
         c("ollama/extracted/ollama_generate_stream_json.md.demo0.ndjson", Ollama, &[Raw], STOP, u(81, 58, None)),

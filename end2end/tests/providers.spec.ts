@@ -11,6 +11,12 @@ const ANSWER_END = "Let me know if you want more detail.";
 const MODES: { name: string; server: Server; prompt: string; origin?: string }[] = [
   { name: "openai (Chat Completions)", server: SERVERS.main, prompt: "Why is the sky blue?" },
   { name: "anthropic (Messages)", server: SERVERS.anthropic, prompt: "Why is the sky blue?" },
+  {
+    name: "anthropic Opus 4.7 (adaptive thinking, summarized)",
+    server: SERVERS.opus,
+    prompt: "Why is the sky blue?",
+    origin: "summary",
+  },
   { name: "responses (OpenAI Responses)", server: SERVERS.responses, prompt: "Why is the sky blue?", origin: "summary" },
   { name: "gemini (streamGenerateContent)", server: SERVERS.gemini, prompt: "Why is the sky blue?", origin: "summary" },
   { name: "ollama (native /api/chat)", server: SERVERS.ollama, prompt: "Why is the sky blue?" },
@@ -54,19 +60,28 @@ for (const mode of MODES) {
   });
 }
 
-for (const server of [SERVERS.anthropic, SERVERS.responses]) {
-  test(`a redacted block (${server.env.PONDER_PROVIDER}) still shows that the model thought, and for how long, with nothing to expand`, async ({
+// Reasoning without readable text: Anthropic's redacted_thinking (encrypted for safety) is
+// "redacted"; a display the provider omitted, or a reasoning item without a summary, is
+// "reasoning hidden by the provider". Either way the clock runs and nothing expands.
+const WITHHELD: { name: string; server: Server; prompt: string; origin: string }[] = [
+  { name: "anthropic redacted_thinking", server: SERVERS.anthropic, prompt: "[redacted] Why is the sky blue?", origin: "redacted" },
+  { name: "Opus 4.7 omitted display", server: SERVERS.opus, prompt: "[hidden] Why is the sky blue?", origin: "reasoning hidden by the provider" },
+  { name: "responses without a summary", server: SERVERS.responses, prompt: "[redacted] Why is the sky blue?", origin: "reasoning hidden by the provider" },
+];
+
+for (const mode of WITHHELD) {
+  test(`${mode.name}: the block still shows that the model thought, and for how long, with nothing to expand`, async ({
     page,
   }) => {
-    const chat = new ChatPage(page, server.url);
+    const chat = new ChatPage(page, mode.server.url);
     await chat.goto();
-    await chat.send("[redacted] Why is the sky blue?");
+    await chat.send(mode.prompt);
 
     const block = chat.thinkingBlocks().first();
     await expect(block.locator(".thinking-label")).toContainText("Thinking…");
     await chat.waitForTurnEnd();
     await expect(block.locator(".thinking-label")).toHaveText(/^Thought for \d+\.\ds$/);
-    await expect(block.locator(".thinking-origin")).toHaveText("redacted");
+    await expect(block.locator(".thinking-origin")).toHaveText(mode.origin);
     await expect(block.locator("summary")).toHaveCount(0);
     await expect(block.locator(".thinking-text")).toHaveCount(0);
     await expect(chat.answer()).toContainText(ANSWER_END);

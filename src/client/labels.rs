@@ -90,6 +90,7 @@ pub fn origin_note(kind: ThinkingKind, l: Locale) -> Option<&'static str> {
         ThinkingKind::Raw => None,
         ThinkingKind::Summary => Some(l.catalogue().origin_summary),
         ThinkingKind::Redacted => Some(l.catalogue().origin_redacted),
+        ThinkingKind::Hidden => Some(l.catalogue().origin_hidden),
     }
 }
 

@@ -16,14 +16,19 @@ pub enum ThinkingKind {
     Raw,
     /// A provider-written summary of the reasoning.
     Summary,
-    /// Reasoning happened but its text is not available (encrypted or withheld).
+    /// Reasoning happened but the provider encrypted it for safety (Anthropic's
+    /// `redacted_thinking`, passed on as OpenRouter's encrypted details).
     Redacted,
+    /// Reasoning happened but the provider sent no readable text of it: display omitted,
+    /// no summary given, reasoning returned only as opaque state. Not a safety redaction.
+    Hidden,
 }
 
 crate::domain::wire::wire_names!(ThinkingKind {
     Raw = "raw",
     Summary = "summary",
     Redacted = "redacted",
+    Hidden = "hidden",
 });
 
 impl ThinkingKind {

@@ -39,6 +39,7 @@ pub static AR: Catalogue = Catalogue {
     announce_tool_failed: "{tool}: فشل",
     origin_summary: "ملخّص",
     origin_redacted: "محجوب",
+    origin_hidden: "أخفى المزوّد التفكير",
     reasoning_text: "نص الاستدلال",
     reasoning: "الاستدلال",
     loading_reasoning: "جارٍ تحميل الاستدلال…",

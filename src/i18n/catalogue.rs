@@ -110,6 +110,8 @@ pub struct Catalogue {
     /// Where the reasoning came from, when it is not the raw scratchpad.
     pub origin_summary: &'static str,
     pub origin_redacted: &'static str,
+    /// The note on a block whose reasoning the provider did not show (not a safety redaction).
+    pub origin_hidden: &'static str,
     /// The accessible name of a block's text region.
     pub reasoning_text: &'static str,
     /// The group of a turn's blocks.

@@ -25,6 +25,7 @@ pub static EN: Catalogue = Catalogue {
     announce_tool_failed: "{tool} failed",
     origin_summary: "summary",
     origin_redacted: "redacted",
+    origin_hidden: "reasoning hidden by the provider",
     reasoning_text: "Reasoning text",
     reasoning: "Reasoning",
     loading_reasoning: "Loading the reasoning…",

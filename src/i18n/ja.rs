@@ -25,6 +25,7 @@ pub static JA: Catalogue = Catalogue {
     announce_tool_failed: "{tool}：失敗",
     origin_summary: "要約",
     origin_redacted: "非公開",
+    origin_hidden: "提供元が思考を非表示",
     reasoning_text: "推論テキスト",
     reasoning: "推論",
     loading_reasoning: "推論を読み込み中…",

@@ -29,6 +29,7 @@ pub static PT_BR: Catalogue = Catalogue {
     announce_tool_failed: "{tool}: falhou",
     origin_summary: "resumo",
     origin_redacted: "oculto",
+    origin_hidden: "raciocínio oculto pelo provedor",
     reasoning_text: "Texto do raciocínio",
     reasoning: "Raciocínio",
     loading_reasoning: "Carregando o raciocínio…",

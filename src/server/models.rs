@@ -162,13 +162,18 @@ pub fn family(provider: ProviderKind, id: &str) -> Option<Controls> {
         return Some(c(true, false, true));
     }
     if has("claude") {
-        let thinks = ["3-7", "sonnet-4", "opus-4", "haiku-4", "4-5", "4-1"]
-            .iter()
-            .any(|v| has(v));
-        return Some(if thinks {
-            c(true, true, true)
-        } else {
-            Controls::NONE
+        use super::providers::anthropic::{thinking_mode, ThinkingMode};
+        let mode = thinking_mode(name);
+        let thinks = mode != ThinkingMode::Budget
+            || ["3-7", "sonnet-4", "opus-4", "haiku-4", "4-5", "4-1"]
+                .iter()
+                .any(|v| has(v));
+        return Some(match (thinks, mode) {
+            (false, _) => Controls::NONE,
+            (true, ThinkingMode::AdaptiveOnly) if provider == ProviderKind::Anthropic => {
+                c(true, false, true)
+            }
+            (true, _) => c(true, true, true),
         });
     }
     if has("gemini") {
@@ -668,6 +673,22 @@ mod tests {
         assert!(c.effort && !c.toggle);
         let (c, s) = decide(p, "llama3.2", None, None, false);
         assert_eq!((c, s), (Controls::NONE, ControlsSource::Unknown));
+        let (c, _) = decide(
+            ProviderKind::Anthropic,
+            "claude-opus-4-7",
+            None,
+            None,
+            false,
+        );
+        assert!(c.effort && !c.toggle, "Opus 4.7 cannot switch thinking off");
+        let (c, _) = decide(
+            ProviderKind::Anthropic,
+            "claude-sonnet-4-6",
+            None,
+            None,
+            false,
+        );
+        assert!(c.effort && c.toggle);
         let (c, _) = decide(ProviderKind::Gemini, "gemini-2.5-pro", None, None, false);
         assert!(c.effort && !c.toggle);
         let (c, _) = decide(

@@ -191,7 +191,7 @@ pub fn block_header(block: &BlockState, now: f64) -> String {
 
 /// True when the provider sends no readable reasoning for this block.
 fn hidden(block: &BlockState) -> bool {
-    block.kind == ThinkingKind::Redacted || !block.has_text()
+    matches!(block.kind, ThinkingKind::Redacted | ThinkingKind::Hidden) || !block.has_text()
 }
 
 fn block_lines(
@@ -210,17 +210,18 @@ fn block_lines(
         piece(&text::fit_start(&header, cols - 2), Tone::Heading),
     ]));
     if hidden(block) {
+        let c = super::locale().catalogue();
+        let why = if block.kind == ThinkingKind::Redacted {
+            c.origin_redacted
+        } else {
+            c.terminal.hidden_reasoning
+        };
         let note = if streaming {
             let spin = SPINNER[(now / 250.0) as usize % SPINNER.len()];
-            let words = &super::locale().catalogue().terminal;
-            let received = crate::i18n::fill(words.received, &[("size", &size(bytes))]);
-            format!("{} · {received} {spin}", words.hidden_reasoning)
+            let received = crate::i18n::fill(c.terminal.received, &[("size", &size(bytes))]);
+            format!("{why} · {received} {spin}")
         } else {
-            super::locale()
-                .catalogue()
-                .terminal
-                .hidden_reasoning
-                .to_string()
+            why.to_string()
         };
         out.push(line(vec![
             piece("  ", Tone::Plain),
@@ -445,7 +446,14 @@ mod tests {
 
     #[test]
     fn hidden_reasoning_still_shows_the_clock_the_note_and_bytes_arriving() {
-        let mut turn = turn_with(&[start(0, ThinkingKind::Redacted)], 0.0);
+        let redacted = turn_with(&[start(0, ThinkingKind::Redacted)], 0.0);
+        let items = [Item::Assistant(Box::new(redacted))];
+        let shown = texts(&lines(&items, Mode::Overview, 3_000.0, 60));
+        assert!(
+            shown[1].starts_with("  redacted · "),
+            "encrypted for safety is not hidden: {shown:?}"
+        );
+        let mut turn = turn_with(&[start(0, ThinkingKind::Hidden)], 0.0);
         turn.bytes = 1_234;
         let items = [Item::Assistant(Box::new(turn.clone()))];
         let shown = texts(&lines(&items, Mode::Overview, 3_000.0, 60));

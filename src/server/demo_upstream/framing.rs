@@ -50,6 +50,10 @@ trait Framing {
     fn answer(&mut self, text: &str, counts: &Counts, out: &mut Vec<Emit>);
     /// Reasoning without readable text, lasting `pause`.
     fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>);
+    /// Reasoning whose display was omitted: only Anthropic has a shape of its own for it.
+    fn omitted(&mut self, pause: Duration, out: &mut Vec<Emit>) {
+        self.hidden(pause, out);
+    }
     fn error(&mut self, message: &str, out: &mut Vec<Emit>);
     fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>);
     /// A tool the provider runs itself: it starts, runs for `tool.runs_for`, and returns.
@@ -131,6 +135,10 @@ pub fn render(provider: ProviderKind, script: &Script, sse: bool) -> Vec<Emit> {
             Step::Hidden(pause) => {
                 counts.hidden += HIDDEN_TOKENS;
                 framing.hidden(*pause, &mut out);
+            }
+            Step::Omitted(pause) => {
+                counts.hidden += HIDDEN_TOKENS;
+                framing.omitted(*pause, &mut out);
             }
             Step::Pause(d) => out.push(Emit::Pause(*d)),
             Step::Raw(bytes) => out.push(Emit::Chunk(Bytes::from(bytes.clone()))),
@@ -374,6 +382,28 @@ impl Framing for Anthropic {
             "content_block_stop",
             &json!({"type": "content_block_stop", "index": self.index}),
         )));
+        self.index += 1;
+    }
+
+    /// Adaptive thinking with `display: "omitted"`: a thinking block whose only delta is its
+    /// signature.
+    fn omitted(&mut self, pause: Duration, out: &mut Vec<Emit>) {
+        let mut s = self.close();
+        s.push_str(&sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": self.index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        ));
+        out.push(chunk(s));
+        out.push(Emit::Pause(pause));
+        let mut s = sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": self.index, "delta": {"type": "signature_delta", "signature": "RXFRZGVtby1vbWl0dGVk"}}),
+        );
+        s.push_str(&sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": self.index}),
+        ));
+        out.push(chunk(s));
         self.index += 1;
     }
 

@@ -91,6 +91,12 @@ pub struct Asked {
     pub setting: Option<&'static str>,
     /// The request continues an assistant message whose reasoning is already closed.
     pub prefilled: bool,
+    /// What the real API answers `400` to, whatever the model (Anthropic's manual budget on an
+    /// adaptive-only model).
+    pub refusal: Option<String>,
+    /// Adaptive thinking whose display is omitted (asked, or the model's default): only a
+    /// signature streams.
+    pub omitted: bool,
 }
 
 fn effort_of_budget(budget: u64) -> Effort {
@@ -131,18 +137,7 @@ pub fn asked(provider: ProviderKind, body: &Value, path_model: Option<&str>) -> 
                 a.setting = Some("reasoning.effort");
             }
         }
-        ProviderKind::Anthropic => match body["thinking"]["type"].as_str() {
-            Some("disabled") => {
-                a.thinking = Some(false);
-                a.setting = Some("thinking");
-            }
-            Some("enabled") => {
-                a.effort = body["thinking"]["budget_tokens"]
-                    .as_u64()
-                    .map(effort_of_budget);
-            }
-            _ => {}
-        },
+        ProviderKind::Anthropic => anthropic_asked(body, &mut a),
         ProviderKind::Gemini => {
             let config = &body["generationConfig"]["thinkingConfig"];
             if let Some(budget) = config.get("thinkingBudget").and_then(Value::as_u64) {
@@ -183,8 +178,47 @@ pub fn asked(provider: ProviderKind, body: &Value, path_model: Option<&str>) -> 
     a
 }
 
+/// Anthropic's thinking as the real API reads it per model: adaptive-only models (named like
+/// Opus 4.7) refuse `enabled` and `disabled` with the API's own words, and default to an
+/// omitted display.
+fn anthropic_asked(body: &Value, a: &mut Asked) {
+    use crate::server::providers::anthropic::{thinking_mode, ThinkingMode};
+    let mode = thinking_mode(&a.model);
+    let kind = body["thinking"]["type"].as_str();
+    if mode == ThinkingMode::AdaptiveOnly {
+        if let Some(kind @ ("enabled" | "disabled")) = kind {
+            a.refusal = Some(format!(
+                "\"thinking.type.{kind}\" is not supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking behavior."
+            ));
+        }
+    }
+    match kind {
+        Some("disabled") => {
+            a.thinking = Some(false);
+            a.setting = Some("thinking");
+        }
+        Some("enabled") => {
+            a.effort = body["thinking"]["budget_tokens"]
+                .as_u64()
+                .map(effort_of_budget);
+        }
+        Some("adaptive") => {
+            a.effort = body["output_config"]["effort"]
+                .as_str()
+                .and_then(Effort::parse);
+            let display = body["thinking"]["display"].as_str();
+            a.omitted = display == Some("omitted")
+                || (display.is_none() && mode == ThinkingMode::AdaptiveOnly);
+        }
+        _ => {}
+    }
+}
+
 /// The script as `asked` changes it, or the 400 message of a setting the model refuses.
 pub fn apply(mut script: Script, asked: &Asked) -> Result<Script, String> {
+    if let Some(refusal) = &asked.refusal {
+        return Err(refusal.clone());
+    }
     let (reasons, toggle, effort) = MODELS
         .iter()
         .find(|(id, ..)| *id == asked.model)
@@ -209,7 +243,23 @@ pub fn apply(mut script: Script, asked: &Asked) -> Result<Script, String> {
     if !think {
         script
             .steps
-            .retain(|s| !matches!(s, Step::Think(_) | Step::Hidden(_)));
+            .retain(|s| !matches!(s, Step::Think(_) | Step::Hidden(_) | Step::Omitted(_)));
+        return Ok(script);
+    }
+    if asked.omitted {
+        let mut steps = Vec::with_capacity(script.steps.len());
+        for step in script.steps.drain(..) {
+            match (step, steps.last_mut()) {
+                (Step::Think(_), Some(Step::Omitted(pause))) => {
+                    *pause += std::time::Duration::from_millis(300);
+                }
+                (Step::Think(_), _) => {
+                    steps.push(Step::Omitted(std::time::Duration::from_millis(600)))
+                }
+                (step, _) => steps.push(step),
+            }
+        }
+        script.steps = steps;
         return Ok(script);
     }
     match asked.effort {
@@ -307,6 +357,41 @@ mod tests {
         )
         .unwrap();
         assert_eq!(thinking_chars(&mini), 0);
+    }
+
+    #[test]
+    fn an_adaptive_only_model_refuses_a_budget_and_omits_its_display_by_default() {
+        let base = Scenario::ThinkThenAnswer.script();
+        let anthropic =
+            |body: Value| apply(base.clone(), &asked(ProviderKind::Anthropic, &body, None));
+        let err = anthropic(json!({"model": "claude-opus-4-7", "thinking": {"type": "enabled", "budget_tokens": 2048}})).unwrap_err();
+        assert!(
+            err.starts_with("\"thinking.type.enabled\" is not supported for this model"),
+            "{err}"
+        );
+        assert!(
+            anthropic(json!({"model": "claude-opus-4-7", "thinking": {"type": "disabled"}}))
+                .is_err()
+        );
+        assert!(anthropic(json!({"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 2048}})).is_ok());
+        let omitted = |s: &Script| {
+            s.steps
+                .iter()
+                .filter(|s| matches!(s, Step::Omitted(_)))
+                .count()
+        };
+        let default =
+            anthropic(json!({"model": "claude-opus-4-7", "thinking": {"type": "adaptive"}}))
+                .unwrap();
+        assert_eq!((omitted(&default), thinking_chars(&default)), (1, 0));
+        let summarized = anthropic(json!({"model": "claude-opus-4-7", "thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": "high"}})).unwrap();
+        assert_eq!(omitted(&summarized), 0);
+        assert!(
+            thinking_chars(&summarized) > thinking_chars(&base),
+            "high effort thinks longer"
+        );
+        let asked_omitted = anthropic(json!({"model": "claude-sonnet-4-6", "thinking": {"type": "adaptive", "display": "omitted"}})).unwrap();
+        assert_eq!(omitted(&asked_omitted), 1);
     }
 
     #[test]

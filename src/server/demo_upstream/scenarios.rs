@@ -57,6 +57,8 @@ pub enum Scenario {
     ThinkOpen,
     /// `[redacted]`: reasons without readable text (encrypted or withheld), then answers.
     Redacted,
+    /// `[hidden]`: reasons with its display omitted (a signature only), then answers.
+    Omitted,
     /// `[perf]`: about 100 KB of markdown reasoning, then 50 KB of answer, at 200 deltas a
     /// second whatever the token delay: the load the UI benchmark measures.
     Perf,
@@ -101,7 +103,7 @@ pub const MATH_THINKING: &str = "The area under $y = x^2$ from 0 to 1 is \\(\\in
 pub const MATH_ANSWER: &str = "The integral is $\\int_0^1 x^2\\,dx = \\frac{1}{3}$, and by Pythagoras \\(a^2 + b^2 = c^2\\).\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$\n\n\\[ E = mc^2 \\]\n\nIt costs $5 and $10 at most.\n\nThis one is broken: $\\notacommand{x}$.\n";
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 30] = [
+    const TAGS: [(&'static str, Scenario); 31] = [
         ("[bidi]", Scenario::Bidi),
         ("[xss-sources]", Scenario::XssSources),
         ("[tools]", Scenario::Tools),
@@ -131,6 +133,7 @@ impl Scenario {
         ("[think-tags]", Scenario::ThinkTags),
         ("[think-open]", Scenario::ThinkOpen),
         ("[redacted]", Scenario::Redacted),
+        ("[hidden]", Scenario::Omitted),
         ("[perf]", Scenario::Perf),
     ];
 
@@ -154,6 +157,9 @@ pub enum Step {
     Pause(Duration),
     /// Reasoning the provider does not show (encrypted, withheld), lasting this long.
     Hidden(Duration),
+    /// Reasoning whose display the request left omitted: Anthropic streams a thinking block
+    /// with only its signature; the other formats as [`Step::Hidden`].
+    Omitted(Duration),
     /// Answer text given as bytes that may not be UTF-8, inside the provider's chunk shape.
     AnswerBytes(Vec<u8>),
     /// Bytes written as they are, outside any chunk shape.
@@ -388,6 +394,7 @@ impl Scenario {
         Scenario::ThinkTags => ok(inline_think(&["<thi", "nk>\n"])),
         Scenario::ThinkOpen => ok(inline_think(&[])),
         Scenario::Redacted => ok(vec![Step::Hidden(Duration::from_millis(1200)), answer()]),
+        Scenario::Omitted => ok(vec![Step::Omitted(Duration::from_millis(1200)), answer()]),
         Scenario::Math => ok(vec![Step::Think(MATH_THINKING.into()), Step::Answer(MATH_ANSWER.into())]),
         Scenario::Tools => ok(tools_script()),
         Scenario::XssSources => Script { fast: true, ..ok(xss_sources_script()) },

@@ -1,7 +1,8 @@
 //! Anthropic Messages (`POST /v1/messages`, `stream: true`, extended thinking).
 //!
 //! Content blocks are keyed by their `index`: `thinking` blocks stream `thinking_delta`s (and a
-//! `signature_delta` Ponder does not need), `redacted_thinking` blocks carry no text at all,
+//! `signature_delta`); one that ends without text (adaptive thinking with `display: "omitted"`)
+//! is a `hidden` block, `redacted_thinking` blocks (encrypted for safety) a `redacted` one,
 //! `text` blocks stream the answer, their `citations_delta`s cite sources (each citation
 //! marks the end of its text block). Server tools (`server_tool_use`, `mcp_tool_use`) and client
 //! tools (`tool_use`) stream their input as `input_json_delta`s and become tool steps; the
@@ -30,11 +31,62 @@ const MAX_TOOL_INPUT: usize = 64 * 1024;
 /// The smallest thinking budget Anthropic accepts.
 const MIN_BUDGET: u32 = 1024;
 
-/// The request: streaming, with extended thinking at the configured budget when the output
+/// How a Claude model takes thinking, decided from its id (the API has no way to ask).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThinkingMode {
+    /// Adaptive thinking only (Opus 4.7 and later, Mythos): a manual budget and `disabled`
+    /// are both `400`, and `display` defaults to `omitted`.
+    AdaptiveOnly,
+    /// Adaptive thinking recommended, a manual budget deprecated (Opus 4.6, Sonnet 4.6 and
+    /// later Sonnets): thinking can still be switched off.
+    Adaptive,
+    /// A manual `budget_tokens` only (Sonnet 4.5, Opus 4.5, Haiku 4.5 and before).
+    Budget,
+}
+
+/// The family and version in a Claude id: `claude-opus-4-7`, `claude-sonnet-4-6-20260101`,
+/// `anthropic.claude-opus-4-6-v1`, `claude-sonnet-5`; an id with the version first
+/// (`claude-3-7-sonnet-latest`) is an older model.
+fn family_version(id: &str) -> Option<(&'static str, u32, u32)> {
+    let id = id.to_ascii_lowercase();
+    let name = id.rsplit('/').next().unwrap_or(&id).replace('.', "-");
+    for family in ["opus", "sonnet", "haiku", "mythos", "fable"] {
+        let Some(at) = name.find(&format!("{family}-")) else {
+            continue;
+        };
+        let rest = name[at + family.len()..].trim_start_matches('-');
+        let mut parts = rest.split('-');
+        let major = parts.next().and_then(|p| p.parse::<u32>().ok());
+        let minor = parts
+            .next()
+            .filter(|p| p.len() <= 2)
+            .and_then(|p| p.parse::<u32>().ok())
+            .unwrap_or(0);
+        return Some(match major {
+            Some(major) if major < 100 => (family, major, minor),
+            _ => (family, 0, 0),
+        });
+    }
+    None
+}
+
+/// The thinking mode of `model`: newer families and versions than those named are taken to
+/// keep the newest known contract.
+pub fn thinking_mode(model: &str) -> ThinkingMode {
+    match family_version(model) {
+        Some(("mythos" | "fable", ..)) => ThinkingMode::AdaptiveOnly,
+        Some(("opus", major, minor)) if (major, minor) >= (4, 7) => ThinkingMode::AdaptiveOnly,
+        Some((_, major, minor)) if (major, minor) >= (4, 6) => ThinkingMode::Adaptive,
+        _ => ThinkingMode::Budget,
+    }
+}
+
+/// The request: streaming, with the thinking each model takes. Adaptive models get
+/// `thinking: {type: adaptive, display: summarized}` (their default display may be `omitted`,
+/// which streams only signatures) and an effort as `output_config.effort`; thinking off is
+/// `disabled` where the model allows it. Older models get a manual `budget_tokens`: an effort
+/// becomes a budget ([`budget_for`]), with neither `PONDER_THINKING_BUDGET`, when the output
 /// limit leaves room for it (the budget must stay below `max_tokens`).
-///
-/// Thinking off sends `thinking: {type: disabled}`; an effort becomes a `budget_tokens`
-/// ([`budget_for`]); with neither, `PONDER_THINKING_BUDGET` as before.
 pub fn request(
     config: &Config,
     base_url: &str,
@@ -55,15 +107,33 @@ pub fn request(
         "stream": true,
     });
     let settings = effective_settings(options);
-    let asked = settings
-        .effort
-        .map(budget_for)
-        .unwrap_or(config.thinking_budget);
-    let budget = asked.min(config.max_output_tokens.saturating_sub(1));
-    if settings.thinking == Some(false) {
-        body["thinking"] = json!({"type": "disabled"});
-    } else if budget >= MIN_BUDGET {
-        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    let mode = thinking_mode(&options.model);
+    let off = settings.thinking == Some(false);
+    match mode {
+        ThinkingMode::Adaptive if off => body["thinking"] = json!({"type": "disabled"}),
+        ThinkingMode::Adaptive | ThinkingMode::AdaptiveOnly => {
+            body["thinking"] = json!({"type": "adaptive", "display": "summarized"});
+            let effort = if off {
+                Some(crate::domain::Effort::Low)
+            } else {
+                settings.effort
+            };
+            if let Some(effort) = effort {
+                body["output_config"] = json!({"effort": effort.as_str()});
+            }
+        }
+        ThinkingMode::Budget => {
+            let asked = settings
+                .effort
+                .map(budget_for)
+                .unwrap_or(config.thinking_budget);
+            let budget = asked.min(config.max_output_tokens.saturating_sub(1));
+            if off {
+                body["thinking"] = json!({"type": "disabled"});
+            } else if budget >= MIN_BUDGET {
+                body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+            }
+        }
     }
     UpstreamRequest {
         url: format!("{base_url}/messages"),
@@ -179,6 +249,9 @@ impl UsageIn {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BlockKind {
     Thinking,
+    /// A thinking block no readable text has arrived for yet (display omitted streams only a
+    /// signature): hidden if it ends so.
+    Unread,
     Text,
     Tool,
     Other,
@@ -197,6 +270,9 @@ struct ToolIn {
 /// Frame handling for one Messages stream.
 #[derive(Default)]
 pub struct MessagesFrames {
+    /// The request asked for adaptive thinking summarized ([`ThinkingMode`] other than
+    /// `Budget`): readable thinking is a summary.
+    summarized: bool,
     blocks: HashMap<u64, BlockKind>,
     tools: HashMap<u64, ToolIn>,
     /// Citations of the text block at each index, given when the block ends.
@@ -210,6 +286,16 @@ pub struct MessagesFrames {
 
 /// Parser for one Anthropic Messages stream.
 pub type MessagesParser = Sse<MessagesFrames>;
+
+impl MessagesFrames {
+    /// The frames of a response to a request for `model`.
+    pub fn for_model(model: &str) -> Self {
+        MessagesFrames {
+            summarized: thinking_mode(model) != ThinkingMode::Budget,
+            ..Default::default()
+        }
+    }
+}
 
 /// Anthropic's stop reasons in the words the turn contract uses.
 fn finish_reason(reason: &str) -> String {
@@ -241,12 +327,22 @@ impl MessagesFrames {
         }
     }
 
-    fn reasoning(text: Option<String>, out: &mut Vec<Piece>) {
+    fn reasoning(&self, text: Option<String>, out: &mut Vec<Piece>) {
         if let Some(text) = text.filter(|t| !t.is_empty()) {
             out.push(Piece::Reasoning {
                 text,
-                kind: ThinkingKind::Raw,
+                kind: self.thinking_kind(),
             });
+        }
+    }
+
+    /// What a readable thinking block is: a summary when adaptive thinking was asked for with
+    /// `display: "summarized"`, else the model's own text.
+    fn thinking_kind(&self) -> ThinkingKind {
+        if self.summarized {
+            ThinkingKind::Summary
+        } else {
+            ThinkingKind::Raw
         }
     }
 
@@ -255,10 +351,15 @@ impl MessagesFrames {
         let kind = match block_type.as_str() {
             "thinking" => {
                 out.push(Piece::BlockStart {
-                    kind: ThinkingKind::Raw,
+                    kind: self.thinking_kind(),
                 });
-                Self::reasoning(block.thinking, out);
-                BlockKind::Thinking
+                let readable = block.thinking.as_deref().is_some_and(|t| !t.is_empty());
+                self.reasoning(block.thinking, out);
+                if readable {
+                    BlockKind::Thinking
+                } else {
+                    BlockKind::Unread
+                }
             }
             "redacted_thinking" => {
                 out.push(Piece::BlockStart {
@@ -391,9 +492,16 @@ impl MessagesFrames {
         let block = self.blocks.get(&index).copied();
         match delta.kind.as_deref() {
             Some("thinking_delta") if block != Some(BlockKind::Text) => {
-                Self::reasoning(delta.thinking, out)
+                if block == Some(BlockKind::Unread)
+                    && delta.thinking.as_deref().is_some_and(|t| !t.is_empty())
+                {
+                    self.blocks.insert(index, BlockKind::Thinking);
+                }
+                self.reasoning(delta.thinking, out)
             }
-            Some("text_delta") if block != Some(BlockKind::Thinking) => {
+            Some("text_delta")
+                if !matches!(block, Some(BlockKind::Thinking | BlockKind::Unread)) =>
+            {
                 self.answer(delta.text.unwrap_or_default(), out)
             }
             Some("input_json_delta") => {
@@ -449,6 +557,12 @@ impl FrameHandler for MessagesFrames {
             }
             "content_block_stop" => match self.blocks.remove(&index).as_ref() {
                 Some(BlockKind::Thinking) => out.push(Piece::BlockEnd),
+                Some(BlockKind::Unread) => {
+                    out.push(Piece::BlockKind {
+                        kind: ThinkingKind::Hidden,
+                    });
+                    out.push(Piece::BlockEnd);
+                }
                 Some(BlockKind::Tool) => {
                     if let Some(tool) = self.tools.remove(&index) {
                         let input = match tool.input.trim() {
@@ -634,6 +748,43 @@ mod tests {
         );
     }
 
+    /// Adaptive thinking with `display: "omitted"`: the block streams only its signature, and
+    /// says so as a hidden block; one whose text comes in deltas stays raw.
+    #[test]
+    fn a_thinking_block_with_only_a_signature_is_hidden() {
+        let body = [
+            frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM"}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":""}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"hm"}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Hi"}}"#),
+        ]
+        .concat();
+        let start = Piece::BlockStart {
+            kind: ThinkingKind::Raw,
+        };
+        assert_eq!(
+            parse(&body),
+            [
+                start.clone(),
+                Piece::BlockKind {
+                    kind: ThinkingKind::Hidden
+                },
+                Piece::BlockEnd,
+                start,
+                Piece::Reasoning {
+                    text: "hm".into(),
+                    kind: ThinkingKind::Raw
+                },
+                Piece::BlockEnd,
+                Piece::Answer("Hi".into()),
+            ]
+        );
+    }
+
     #[test]
     fn redacted_blocks_start_and_end_without_text() {
         let body = [
@@ -749,6 +900,72 @@ mod tests {
                 .get("thinking")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn each_claude_family_gets_its_thinking_mode() {
+        for (id, mode) in [
+            ("claude-opus-4-7", ThinkingMode::AdaptiveOnly),
+            ("claude-opus-4.7", ThinkingMode::AdaptiveOnly),
+            ("anthropic/claude-opus-4.8", ThinkingMode::AdaptiveOnly),
+            ("claude-mythos-preview", ThinkingMode::AdaptiveOnly),
+            (
+                "anthropic.claude-mythos-preview",
+                ThinkingMode::AdaptiveOnly,
+            ),
+            ("claude-opus-5", ThinkingMode::AdaptiveOnly),
+            ("claude-opus-4-6", ThinkingMode::Adaptive),
+            ("anthropic.claude-opus-4-6-v1", ThinkingMode::Adaptive),
+            ("claude-sonnet-4-6", ThinkingMode::Adaptive),
+            ("claude-sonnet-5", ThinkingMode::Adaptive),
+            ("claude-sonnet-4-5-20250929", ThinkingMode::Budget),
+            ("claude-opus-4-5", ThinkingMode::Budget),
+            ("claude-haiku-4-5", ThinkingMode::Budget),
+            ("claude-opus-4-20250514", ThinkingMode::Budget),
+            ("claude-opus-4-1-20250805", ThinkingMode::Budget),
+            ("claude-3-7-sonnet-latest", ThinkingMode::Budget),
+            ("ponder-demo", ThinkingMode::Budget),
+        ] {
+            assert_eq!(thinking_mode(id), mode, "{id}");
+        }
+    }
+
+    #[test]
+    fn adaptive_models_get_adaptive_thinking_summarized_with_their_effort() {
+        use crate::domain::{Effort, ReasoningSettings};
+        let c = Config::from_lookup(|_| None).unwrap();
+        let body = |model: &str, thinking: Option<bool>, effort: Option<Effort>| {
+            let options = super::super::TurnOptions {
+                model: model.into(),
+                settings: ReasoningSettings { thinking, effort },
+                ..Default::default()
+            };
+            request(&c, "u", &[ChatMessage::user("hi")], &options).body
+        };
+        let b = body("claude-opus-4-7", None, Some(Effort::High));
+        assert_eq!(
+            b["thinking"],
+            json!({"type": "adaptive", "display": "summarized"})
+        );
+        assert_eq!(b["output_config"], json!({"effort": "high"}));
+        assert!(!b.to_string().contains("budget_tokens"));
+        let b = body("claude-opus-4-7", None, None);
+        assert!(b.get("output_config").is_none(), "the model's own default");
+        let b = body("claude-opus-4-7", Some(false), None);
+        assert_eq!(b["thinking"]["type"], "adaptive", "4.7 cannot switch off");
+        assert_eq!(b["output_config"]["effort"], "low", "so it thinks least");
+        let b = body("claude-sonnet-4-6", Some(false), None);
+        assert_eq!(b["thinking"], json!({"type": "disabled"}));
+        assert!(b.get("output_config").is_none());
+        let b = body("claude-sonnet-4-6", None, Some(Effort::Medium));
+        assert_eq!(b["thinking"]["display"], "summarized");
+        assert_eq!(b["output_config"]["effort"], "medium");
+        let b = body("claude-sonnet-4-5", None, Some(Effort::Medium));
+        assert_eq!(
+            b["thinking"],
+            json!({"type": "enabled", "budget_tokens": 8192})
+        );
+        assert!(b.get("output_config").is_none());
     }
 
     #[test]

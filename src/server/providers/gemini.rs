@@ -186,7 +186,7 @@ impl GeminiChunks {
         if self.hidden_reasoning && !self.thought_text && !self.hidden_shown {
             self.hidden_shown = true;
             out.push(Piece::BlockStart {
-                kind: ThinkingKind::Redacted,
+                kind: ThinkingKind::Hidden,
             });
             out.push(Piece::BlockEnd);
         }
@@ -600,14 +600,14 @@ mod tests {
     }
 
     #[test]
-    fn reasoning_without_thought_text_is_a_redacted_block_before_the_answer() {
+    fn reasoning_without_thought_text_is_a_hidden_block_before_the_answer() {
         let body = r#"data: {"candidates":[{"content":{"parts":[{"text":"A"}]},"index":0}],"usageMetadata":{"thoughtsTokenCount":256}}"#;
         let out = parse_chunks(&[body.as_bytes()]);
         assert_eq!(
             &out[..3],
             [
                 Piece::BlockStart {
-                    kind: ThinkingKind::Redacted
+                    kind: ThinkingKind::Hidden
                 },
                 Piece::BlockEnd,
                 Piece::Answer("A".into())
@@ -685,7 +685,7 @@ mod tests {
             out,
             [
                 Piece::BlockStart {
-                    kind: ThinkingKind::Redacted
+                    kind: ThinkingKind::Hidden
                 },
                 Piece::BlockEnd,
                 Piece::ToolCall {

@@ -241,6 +241,7 @@ pub(crate) fn effective_settings(options: &TurnOptions) -> ReasoningSettings {
 pub fn parser(config: &Config) -> Box<dyn WireParser> {
     parser_with_limit(
         config.provider,
+        &config.model,
         config.think_start,
         config.limits.max_line_bytes,
     )
@@ -248,12 +249,14 @@ pub fn parser(config: &Config) -> Box<dyn WireParser> {
 
 /// The parser for `provider`, without a whole [`Config`] (benchmarks and fixture replays).
 pub fn parser_for(provider: ProviderKind, think_start: bool) -> Box<dyn WireParser> {
-    parser_with_limit(provider, think_start, DEFAULT_LINE_LIMIT)
+    parser_with_limit(provider, "", think_start, DEFAULT_LINE_LIMIT)
 }
 
-/// The parser for `provider` that refuses lines, frames and objects over `max_line` bytes.
+/// The parser for a response of `provider` about `model` that refuses lines, frames and
+/// objects over `max_line` bytes.
 pub fn parser_with_limit(
     provider: ProviderKind,
+    model: &str,
     think_start: bool,
     max_line: usize,
 ) -> Box<dyn WireParser> {
@@ -263,7 +266,7 @@ pub fn parser_with_limit(
             think_start,
         )),
         ProviderKind::Anthropic => Box::new(anthropic::MessagesParser::with_limit(
-            Default::default(),
+            anthropic::MessagesFrames::for_model(model),
             max_line,
         )),
         ProviderKind::Responses => Box::new(responses::ResponsesParser::with_limit(

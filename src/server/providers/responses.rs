@@ -350,10 +350,10 @@ impl ResponsesFrames {
         }
         let readable = item.has_text;
         if item.announced.is_none() {
-            self.start_block(index, ThinkingKind::Redacted, out);
+            self.start_block(index, ThinkingKind::Hidden, out);
         } else if !readable && self.open == Some(index) {
             out.push(Piece::BlockKind {
-                kind: ThinkingKind::Redacted,
+                kind: ThinkingKind::Hidden,
             });
         }
         if self.open == Some(index) {
@@ -589,10 +589,10 @@ mod tests {
         let summary = Piece::BlockStart {
             kind: ThinkingKind::Summary,
         };
-        let redacted = Piece::BlockKind {
-            kind: ThinkingKind::Redacted,
+        let hidden = Piece::BlockKind {
+            kind: ThinkingKind::Hidden,
         };
-        assert_eq!(out, [summary.clone(), redacted, Piece::BlockEnd]);
+        assert_eq!(out, [summary.clone(), hidden, Piece::BlockEnd]);
         // OpenRouter's raw text in such an item stays in its one block, which becomes raw.
         let out = parse(&[
             json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","summary":[]}}),
@@ -610,7 +610,7 @@ mod tests {
     }
 
     #[test]
-    fn a_raw_capable_item_without_text_is_a_redacted_block() {
+    fn a_raw_capable_item_without_text_is_a_hidden_block() {
         let out = parse(&[
             json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","content":[],"summary":[]}}),
             json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
@@ -619,7 +619,7 @@ mod tests {
             out,
             [
                 Piece::BlockStart {
-                    kind: ThinkingKind::Redacted
+                    kind: ThinkingKind::Hidden
                 },
                 Piece::BlockEnd
             ]

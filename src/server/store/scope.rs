@@ -160,6 +160,7 @@ fn kind_of(name: &str) -> ThinkingKind {
     match name {
         "summary" => ThinkingKind::Summary,
         "redacted" => ThinkingKind::Redacted,
+        "hidden" => ThinkingKind::Hidden,
         _ => ThinkingKind::Raw,
     }
 }

@@ -480,6 +480,7 @@ impl TurnRun {
             body: response.bytes_stream().boxed(),
             parser: providers::parser_with_limit(
                 config.provider,
+                &self.options.model,
                 config.think_start && self.options.answer_now.is_none(),
                 config.limits.max_line_bytes,
             ),

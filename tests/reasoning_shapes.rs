@@ -1,0 +1,147 @@
+//! Today's reasoning APIs over real HTTP, against the demo model speaking each provider's wire:
+//! the request Ponder sends each model family (the demo refuses what the real API refuses) and
+//! what the thinking block then shows: raw, a summary, hidden by the provider or redacted.
+
+mod common;
+
+use common::browser::Browser;
+use common::*;
+use ponder::domain::{ThinkingKind, TurnEvent};
+use serde_json::json;
+
+/// Each block's last announced kind, in block order.
+fn block_kinds(events: &[TurnEvent]) -> Vec<ThinkingKind> {
+    let mut kinds: Vec<(u32, ThinkingKind)> = Vec::new();
+    for e in events {
+        if let TurnEvent::ThinkingStart { block, kind, .. } = e {
+            match kinds.iter_mut().find(|(b, _)| b == block) {
+                Some(known) => known.1 = *kind,
+                None => kinds.push((*block, *kind)),
+            }
+        }
+    }
+    kinds.into_iter().map(|(_, k)| k).collect()
+}
+
+async fn turn_with(vars: &[(&str, &str)], prompt: &str) -> Vec<TurnEvent> {
+    let app = TestApp::spawn(vars).await;
+    let events = app.turn(prompt).await;
+    assert_one_terminal(&events);
+    assert!(
+        matches!(events.last(), Some(TurnEvent::Done { .. })),
+        "{events:#?}"
+    );
+    events
+}
+
+/// Opus 4.7 takes adaptive thinking only: a manual budget is the real API's `400` (the demo
+/// answers it too), and the default display streams only a signature. Ponder asks for
+/// adaptive thinking summarized, so the block shows the summary.
+#[tokio::test]
+async fn an_opus_4_7_turn_shows_a_summarized_block_never_a_400() {
+    for model in [
+        "claude-opus-4-7",
+        "claude-mythos-preview",
+        "claude-sonnet-4-6",
+    ] {
+        let events = turn_with(
+            &[("PONDER_PROVIDER", "anthropic"), ("PONDER_MODEL", model)],
+            "Why is the sky blue?",
+        )
+        .await;
+        assert_eq!(block_kinds(&events), [ThinkingKind::Summary], "{model}");
+        let (thinking, answer) = reader_view(&events);
+        assert!(
+            thinking.len() > 40,
+            "{model}: the summary is shown: {thinking:?}"
+        );
+        assert!(
+            answer.contains(ponder::server::demo_upstream::ANSWER.trim_end()),
+            "{model}"
+        );
+    }
+    let older = turn_with(
+        &[
+            ("PONDER_PROVIDER", "anthropic"),
+            ("PONDER_MODEL", "claude-sonnet-4-5"),
+        ],
+        "Why is the sky blue?",
+    )
+    .await;
+    assert_eq!(block_kinds(&older), [ThinkingKind::Raw], "a budget model");
+}
+
+/// A provider that reasoned but sent no readable text says so: `hidden`, distinct from
+/// Anthropic's `redacted` (encrypted for safety).
+#[tokio::test]
+async fn withheld_reasoning_is_hidden_and_encrypted_reasoning_redacted() {
+    for (provider, model, prompt, kind) in [
+        (
+            "anthropic",
+            "claude-opus-4-7",
+            "[hidden] Why?",
+            ThinkingKind::Hidden,
+        ),
+        (
+            "anthropic",
+            "claude-sonnet-4-5",
+            "[redacted] Why?",
+            ThinkingKind::Redacted,
+        ),
+        (
+            "responses",
+            "ponder-demo",
+            "[redacted] Why?",
+            ThinkingKind::Hidden,
+        ),
+        (
+            "responses",
+            "ponder-demo",
+            "[hidden] Why?",
+            ThinkingKind::Hidden,
+        ),
+        (
+            "gemini",
+            "ponder-demo",
+            "[hidden] Why?",
+            ThinkingKind::Hidden,
+        ),
+    ] {
+        let events = turn_with(
+            &[("PONDER_PROVIDER", provider), ("PONDER_MODEL", model)],
+            prompt,
+        )
+        .await;
+        assert_eq!(block_kinds(&events), [kind], "{provider} {prompt}");
+        assert_eq!(thinking_text(&events), "", "{provider} {prompt}");
+        assert!(
+            answer_text(&events).contains(ponder::server::demo_upstream::ANSWER.trim_end()),
+            "{provider} {prompt}"
+        );
+    }
+}
+
+/// A stored answer keeps the block's kind: `conversations/get` and the export say `hidden`.
+#[tokio::test]
+async fn a_stored_hidden_block_stays_hidden() {
+    let app = TestApp::spawn(&[
+        ("PONDER_PROVIDER", "anthropic"),
+        ("PONDER_MODEL", "claude-opus-4-7"),
+    ])
+    .await;
+    let me = Browser::new(&app);
+    let (status, events) = me.turn(json!({"content": "[hidden] Why?"})).await;
+    assert_eq!(status, 200);
+    let conversation = events
+        .iter()
+        .find_map(|e| match e {
+            TurnEvent::Turn { conversation, .. } => Some(conversation.clone()),
+            _ => None,
+        })
+        .expect("stored");
+    for endpoint in ["conversations/get", "conversations/export"] {
+        let opened = me.ok(endpoint, json!({"id": conversation})).await;
+        let block = &opened["messages"][1]["versions"][0]["blocks"][0];
+        assert_eq!(block["kind"], "hidden", "{endpoint}: {block}");
+    }
+}
