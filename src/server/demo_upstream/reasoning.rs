@@ -140,6 +140,14 @@ pub fn asked(provider: ProviderKind, body: &Value, path_model: Option<&str>) -> 
         ProviderKind::Anthropic => anthropic_asked(body, &mut a),
         ProviderKind::Gemini => {
             let config = &body["generationConfig"]["thinkingConfig"];
+            if let Some(level) = config.get("thinkingLevel").and_then(Value::as_str) {
+                a.setting = Some("thinkingConfig.thinkingLevel");
+                a.effort = Effort::parse(level).or(Some(Effort::Low));
+                if config.get("thinkingBudget").is_some() {
+                    a.refusal =
+                        Some("You can only set one of thinking budget and thinking level.".into());
+                }
+            }
             if let Some(budget) = config.get("thinkingBudget").and_then(Value::as_u64) {
                 a.setting = Some("thinkingConfig.thinkingBudget");
                 if budget == 0 {

@@ -33,14 +33,7 @@ pub fn request(
         .model
         .strip_prefix("models/")
         .unwrap_or(&options.model);
-    let settings = super::effective_settings(options);
-    let thinking = match (settings.thinking, settings.effort) {
-        (Some(false), _) => json!({"includeThoughts": false, "thinkingBudget": 0}),
-        (_, Some(effort)) => {
-            json!({"includeThoughts": true, "thinkingBudget": super::budget_for(effort)})
-        }
-        _ => json!({"includeThoughts": true}),
-    };
+    let thinking = thinking_config(model, super::effective_settings(options));
     let contents: Vec<Value> = messages
         .iter()
         .map(|m| {
@@ -60,6 +53,53 @@ pub fn request(
                 "thinkingConfig": thinking,
             },
         }),
+    }
+}
+
+/// The major version of a Gemini id (`gemini-3-pro-preview` → 3, `gemini-2.5-flash` → 2).
+fn major_version(model: &str) -> Option<u32> {
+    let model = model.to_ascii_lowercase();
+    let rest = &model[model.find("gemini-")? + "gemini-".len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The thought levels a Gemini 3 model takes: Pro only `low` and `high`; Flash and the
+/// others also `minimal` and `medium`.
+fn levels_of(model: &str) -> &'static [&'static str] {
+    if model.to_ascii_lowercase().contains("pro") {
+        &["low", "high"]
+    } else {
+        &["minimal", "low", "medium", "high"]
+    }
+}
+
+/// `generationConfig.thinkingConfig` for `model`: thought summaries always asked for; Gemini 3
+/// and later take a `thinkingLevel` (and cannot stop thinking: off is their lowest level),
+/// Gemini 2.5 a `thinkingBudget` (0 is off). Never both: the API refuses that.
+pub fn thinking_config(model: &str, settings: crate::domain::ReasoningSettings) -> Value {
+    use crate::domain::Effort;
+    if major_version(model).is_some_and(|major| major >= 3) {
+        let levels = levels_of(model);
+        let wanted = match (settings.thinking, settings.effort) {
+            (Some(false), _) => levels.first().copied(),
+            (_, Some(Effort::Low)) => Some("low"),
+            (_, Some(Effort::Medium)) => Some("medium"),
+            (_, Some(Effort::High)) => Some("high"),
+            _ => None,
+        };
+        let level = wanted.map(|w| if levels.contains(&w) { w } else { "high" });
+        return match level {
+            Some(level) => json!({"includeThoughts": true, "thinkingLevel": level}),
+            None => json!({"includeThoughts": true}),
+        };
+    }
+    match (settings.thinking, settings.effort) {
+        (Some(false), _) => json!({"includeThoughts": false, "thinkingBudget": 0}),
+        (_, Some(effort)) => {
+            json!({"includeThoughts": true, "thinkingBudget": super::budget_for(effort)})
+        }
+        _ => json!({"includeThoughts": true}),
     }
 }
 
@@ -581,6 +621,51 @@ mod tests {
             }),
             Piece::Finish("stop".into()),
         ]
+    }
+
+    #[test]
+    fn gemini_3_takes_a_level_and_2_5_a_budget_summaries_always() {
+        use crate::domain::{Effort, ReasoningSettings};
+        let cfg = |model: &str, thinking: Option<bool>, effort: Option<Effort>| {
+            thinking_config(model, ReasoningSettings { thinking, effort })
+        };
+        assert_eq!(
+            cfg("gemini-3-pro-preview", None, Some(Effort::Low)),
+            json!({"includeThoughts": true, "thinkingLevel": "low"})
+        );
+        assert_eq!(
+            cfg("gemini-3-pro-preview", None, Some(Effort::Medium))["thinkingLevel"],
+            "high",
+            "Pro has no medium"
+        );
+        assert_eq!(
+            cfg("gemini-3-flash-preview", None, Some(Effort::Medium))["thinkingLevel"],
+            "medium"
+        );
+        assert_eq!(
+            cfg("gemini-3-flash-preview", Some(false), None),
+            json!({"includeThoughts": true, "thinkingLevel": "minimal"}),
+            "Gemini 3 cannot stop thinking: off is its lowest level"
+        );
+        assert_eq!(
+            cfg("gemini-3-pro-preview", Some(false), None)["thinkingLevel"],
+            "low"
+        );
+        assert_eq!(
+            cfg("gemini-3.5-flash", None, None),
+            json!({"includeThoughts": true})
+        );
+        let old = cfg("gemini-2.5-flash", None, Some(Effort::High));
+        assert_eq!(old["thinkingBudget"], 24_576);
+        assert!(old.get("thinkingLevel").is_none());
+        assert_eq!(
+            cfg("gemini-2.5-flash", Some(false), None),
+            json!({"includeThoughts": false, "thinkingBudget": 0})
+        );
+        assert_eq!(
+            cfg("ponder-demo", None, None),
+            json!({"includeThoughts": true})
+        );
     }
 
     #[test]

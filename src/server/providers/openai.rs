@@ -40,11 +40,8 @@ pub fn request(
         "max_tokens": config.max_output_tokens,
     });
     let settings = effective_settings(options);
-    if let Some(effort) = settings.effort {
-        body["reasoning_effort"] = json!(effort.as_str());
-    }
-    if let Some(on) = settings.thinking {
-        body["chat_template_kwargs"] = json!({"enable_thinking": on});
+    for (key, value) in reasoning_fields(dialect(base_url, &options.model), settings) {
+        body[key] = value;
     }
     if let Some(AnswerNow::Prefill(reasoning)) = &options.answer_now {
         list.push(json!({"role": "assistant", "content": AnswerNow::prefill_text(reasoning)}));
@@ -57,6 +54,93 @@ pub fn request(
         headers,
         body,
     }
+}
+
+/// Which server behind the Chat Completions wire, for its reasoning switches: known hosted
+/// APIs by their host, self-hosted servers (vLLM, SGLang, llama.cpp, LM Studio) by the model's
+/// chat template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// `reasoning: {effort}`; off is effort `none`.
+    OpenRouter,
+    /// DeepSeek's and Kimi's APIs: `thinking: {type: enabled|disabled}`, `reasoning_effort`
+    /// of `low` or `high`.
+    ThinkingType,
+    /// Alibaba Model Studio: top-level `enable_thinking`.
+    DashScope,
+    /// A self-hosted DeepSeek V3.1/V3.2 template: `chat_template_kwargs.thinking`.
+    TemplateThinking,
+    /// Every other server: `chat_template_kwargs.enable_thinking` (Qwen3, GLM and most
+    /// templates) and `reasoning_effort`.
+    Template,
+}
+
+/// The dialect of the server at `base_url` serving `model`.
+pub fn dialect(base_url: &str, model: &str) -> Dialect {
+    let host = url::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+        .unwrap_or_default();
+    let on = |domain: &str| host == domain || host.ends_with(&format!(".{domain}"));
+    if on("openrouter.ai") {
+        return Dialect::OpenRouter;
+    }
+    if on("deepseek.com") || on("moonshot.ai") || on("moonshot.cn") {
+        return Dialect::ThinkingType;
+    }
+    if on("aliyuncs.com") {
+        return Dialect::DashScope;
+    }
+    let model = model.to_ascii_lowercase();
+    if model.contains("deepseek-v3.1") || model.contains("deepseek-v3.2") {
+        return Dialect::TemplateThinking;
+    }
+    Dialect::Template
+}
+
+/// The body fields that carry `settings` in `dialect`.
+pub fn reasoning_fields(
+    dialect: Dialect,
+    settings: crate::domain::ReasoningSettings,
+) -> Vec<(&'static str, Value)> {
+    use crate::domain::Effort;
+    let mut fields = Vec::new();
+    match dialect {
+        Dialect::OpenRouter => {
+            let effort = match settings.thinking {
+                Some(false) => Some("none"),
+                _ => settings.effort.map(Effort::as_str),
+            };
+            if let Some(effort) = effort {
+                fields.push(("reasoning", json!({ "effort": effort })));
+            }
+        }
+        Dialect::ThinkingType => {
+            if let Some(on) = settings.thinking {
+                let kind = if on { "enabled" } else { "disabled" };
+                fields.push(("thinking", json!({ "type": kind })));
+            }
+            if let Some(effort) = settings.effort {
+                let word = if effort == Effort::Low { "low" } else { "high" };
+                fields.push(("reasoning_effort", json!(word)));
+            }
+        }
+        Dialect::DashScope | Dialect::TemplateThinking | Dialect::Template => {
+            if let Some(effort) = settings.effort {
+                fields.push(("reasoning_effort", json!(effort.as_str())));
+            }
+            if let Some(on) = settings.thinking {
+                fields.push(match dialect {
+                    Dialect::DashScope => ("enable_thinking", json!(on)),
+                    Dialect::TemplateThinking => {
+                        ("chat_template_kwargs", json!({ "thinking": on }))
+                    }
+                    _ => ("chat_template_kwargs", json!({ "enable_thinking": on })),
+                });
+            }
+        }
+    }
+    fields
 }
 
 /// `[{"role": "user"|"assistant", "content": "…"}]`, the shape most providers share.
@@ -601,6 +685,82 @@ mod tests {
             text: t.into(),
             kind: ThinkingKind::Raw,
         }
+    }
+
+    #[test]
+    fn each_server_gets_its_own_reasoning_switches() {
+        use crate::domain::{Effort, ReasoningSettings};
+        let fields = |base: &str, model: &str, thinking: Option<bool>, effort: Option<Effort>| {
+            let mut body = json!({});
+            for (k, v) in
+                reasoning_fields(dialect(base, model), ReasoningSettings { thinking, effort })
+            {
+                body[k] = v;
+            }
+            body
+        };
+        assert_eq!(
+            fields(
+                "https://openrouter.ai/api/v1",
+                "anthropic/claude-opus-4.7",
+                None,
+                Some(Effort::High)
+            ),
+            json!({"reasoning": {"effort": "high"}})
+        );
+        assert_eq!(
+            fields("https://openrouter.ai/api/v1", "x", Some(false), None),
+            json!({"reasoning": {"effort": "none"}})
+        );
+        assert_eq!(
+            fields(
+                "https://api.deepseek.com/v1",
+                "deepseek-v4-pro",
+                Some(true),
+                Some(Effort::Medium)
+            ),
+            json!({"thinking": {"type": "enabled"}, "reasoning_effort": "high"})
+        );
+        assert_eq!(
+            fields("https://api.moonshot.ai/v1", "kimi-k2.6", Some(false), None),
+            json!({"thinking": {"type": "disabled"}})
+        );
+        assert_eq!(
+            fields(
+                "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+                "qwen3-max",
+                Some(false),
+                None
+            ),
+            json!({"enable_thinking": false})
+        );
+        assert_eq!(
+            fields(
+                "http://gpu-box:8000/v1",
+                "deepseek-ai/DeepSeek-V3.1",
+                Some(true),
+                None
+            ),
+            json!({"chat_template_kwargs": {"thinking": true}})
+        );
+        assert_eq!(
+            fields(
+                "http://localhost:8000/v1",
+                "Qwen/Qwen3-8B",
+                Some(false),
+                Some(Effort::Low)
+            ),
+            json!({"chat_template_kwargs": {"enable_thinking": false}, "reasoning_effort": "low"})
+        );
+        assert_eq!(
+            fields("http://localhost:8080/v1", "m", None, None),
+            json!({})
+        );
+        assert_eq!(dialect("not a url", "m"), Dialect::Template);
+        assert_eq!(
+            dialect("https://evil-openrouter.ai/v1", "m"),
+            Dialect::Template
+        );
     }
 
     #[test]

@@ -25,7 +25,25 @@ use super::{effective_settings, FrameHandler, Piece, Sse, TurnOptions, UpstreamR
 use crate::domain::{ChatMessage, ThinkingKind, Usage};
 use crate::server::config::Config;
 
-/// The request: streaming, not stored upstream, with reasoning summaries.
+/// The summary a model is asked for: `detailed` for OpenAI's reasoning models that document it
+/// (GPT-5 and later, o3, o4-mini), `auto` (the most detailed the model has) for the rest.
+pub fn summary_for(model: &str) -> &'static str {
+    let model = model.to_ascii_lowercase();
+    let name = model.rsplit('/').next().unwrap_or(&model);
+    let detailed = name.starts_with("gpt-5")
+        || name.starts_with("gpt-6")
+        || name.starts_with("o3")
+        || name.starts_with("o4");
+    if detailed {
+        "detailed"
+    } else {
+        "auto"
+    }
+}
+
+/// The request: streaming, not stored upstream (`store: false`), with reasoning summaries
+/// ([`summary_for`]) and the reasoning's encrypted state included, since with nothing stored
+/// upstream it is the only form a later request could carry it in.
 ///
 /// An effort goes as `reasoning.effort`.
 pub fn request(
@@ -38,7 +56,7 @@ pub fn request(
     if let Some(key) = &config.api_key {
         headers.push(("authorization", format!("Bearer {key}")));
     }
-    let mut reasoning = json!({"summary": "auto"});
+    let mut reasoning = json!({"summary": summary_for(&options.model)});
     let settings = effective_settings(options);
     // The wire has no "off": thinking off asks for the least reasoning there is.
     let effort = match settings.thinking {
@@ -56,6 +74,7 @@ pub fn request(
             "input": super::openai::role_content(messages),
             "stream": true,
             "store": false,
+            "include": ["reasoning.encrypted_content"],
             "max_output_tokens": config.max_output_tokens,
             "reasoning": reasoning,
         }),
@@ -520,6 +539,24 @@ mod tests {
     }
 
     /// A stream naming endless item indices keeps at most MAX_PENDING of them.
+    #[test]
+    fn summaries_are_detailed_where_documented_and_encrypted_state_is_included() {
+        assert_eq!(summary_for("gpt-5.4"), "detailed");
+        assert_eq!(summary_for("openai/o4-mini"), "detailed");
+        assert_eq!(summary_for("o3"), "detailed");
+        assert_eq!(summary_for("ponder-demo"), "auto");
+        assert_eq!(summary_for("grok-4"), "auto");
+        let c = Config::from_lookup(|_| None).unwrap();
+        let options = TurnOptions {
+            model: "gpt-5.4".into(),
+            ..Default::default()
+        };
+        let body = request(&c, "u", &[ChatMessage::user("hi")], &options).body;
+        assert_eq!(body["store"], false);
+        assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+        assert_eq!(body["reasoning"]["summary"], "detailed");
+    }
+
     #[test]
     fn endless_item_indices_hold_bounded_memory() {
         let mut frames = ResponsesFrames::default();
