@@ -17,6 +17,8 @@ pub enum ProviderKind {
     Responses,
     /// Gemini `streamGenerateContent`.
     Gemini,
+    /// Google's Interactions API (`/v1beta/interactions`).
+    Interactions,
     /// Ollama's native `/api/chat`.
     Ollama,
 }
@@ -28,6 +30,7 @@ impl ProviderKind {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Responses => "responses",
             ProviderKind::Gemini => "gemini",
+            ProviderKind::Interactions => "gemini-interactions",
             ProviderKind::Ollama => "ollama",
         }
     }
@@ -38,6 +41,7 @@ impl ProviderKind {
             Self::Anthropic,
             Self::Responses,
             Self::Gemini,
+            Self::Interactions,
             Self::Ollama,
         ]
         .into_iter()
@@ -309,7 +313,7 @@ impl Config {
             None => ProviderKind::OpenAi,
             Some(v) => ProviderKind::parse(&v.to_ascii_lowercase()).ok_or_else(|| {
                 ConfigError(format!(
-                    "PONDER_PROVIDER={v:?} is not a provider: use openai, anthropic, responses, gemini or ollama"
+                    "PONDER_PROVIDER={v:?} is not a provider: use openai, anthropic, responses, gemini, gemini-interactions or ollama"
                 ))
             })?,
         };
@@ -713,6 +717,7 @@ fn default_model(provider: ProviderKind) -> &'static str {
         ProviderKind::Anthropic => "claude-sonnet-4-5",
         ProviderKind::Responses => "o4-mini",
         ProviderKind::Gemini => "gemini-2.5-flash",
+        ProviderKind::Interactions => "gemini-3-flash-preview",
         ProviderKind::Ollama => "qwen3",
     }
 }

@@ -24,6 +24,7 @@ use super::config::{DemoConfig, ProviderKind};
 
 pub mod framing;
 mod handlers;
+mod interactions;
 pub mod pacer;
 mod perf;
 pub mod reasoning;
@@ -54,6 +55,7 @@ pub fn router(config: &DemoConfig) -> (Router, Arc<DemoStats>) {
         .route("/v1/messages", post(handlers::messages))
         .route("/v1/responses", post(handlers::responses))
         .route("/v1beta/models/{model_action}", post(handlers::gemini))
+        .route("/v1beta/interactions", post(handlers::interactions))
         .route("/api/chat", post(handlers::ollama_chat))
         .route("/v1/models", get(handlers::models))
         .route("/v1beta/models", get(handlers::gemini_models))
@@ -85,7 +87,7 @@ pub fn base_url(provider: ProviderKind, addr: SocketAddr) -> String {
         ProviderKind::OpenAi | ProviderKind::Anthropic | ProviderKind::Responses => {
             format!("http://{addr}/v1")
         }
-        ProviderKind::Gemini => format!("http://{addr}/v1beta"),
+        ProviderKind::Gemini | ProviderKind::Interactions => format!("http://{addr}/v1beta"),
         ProviderKind::Ollama => format!("http://{addr}"),
     }
 }

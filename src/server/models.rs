@@ -37,7 +37,7 @@ const MAX_SHOWN: usize = 64;
 /// The list of `provider`'s `GET` endpoint, parsed. Unknown shapes give an empty list.
 pub fn parse_list(provider: ProviderKind, body: &Value) -> Vec<Listed> {
     let items = match provider {
-        ProviderKind::Gemini => body.get("models"),
+        ProviderKind::Gemini | ProviderKind::Interactions => body.get("models"),
         ProviderKind::Ollama => body.get("models"),
         _ => body.get("data"),
     };
@@ -48,7 +48,7 @@ pub fn parse_list(provider: ProviderKind, body: &Value) -> Vec<Listed> {
         .iter()
         .take(MAX_MODELS)
         .filter_map(|m| match provider {
-            ProviderKind::Gemini => gemini_model(m),
+            ProviderKind::Gemini | ProviderKind::Interactions => gemini_model(m),
             ProviderKind::Ollama => ollama_model(m),
             _ => openai_model(m),
         })
@@ -496,7 +496,9 @@ pub fn build_list(
 pub fn list_url(provider: ProviderKind, base: &str) -> String {
     match provider {
         ProviderKind::Ollama => format!("{base}/api/tags"),
-        ProviderKind::Gemini => format!("{base}/models?pageSize=1000"),
+        ProviderKind::Gemini | ProviderKind::Interactions => {
+            format!("{base}/models?pageSize=1000")
+        }
         _ => format!("{base}/models?limit=1000"),
     }
 }
@@ -510,7 +512,7 @@ fn auth(config: &Config, req: reqwest::RequestBuilder) -> reqwest::RequestBuilde
             "anthropic-version",
             super::providers::anthropic::API_VERSION,
         ),
-        ProviderKind::Gemini => req.header("x-goog-api-key", key),
+        ProviderKind::Gemini | ProviderKind::Interactions => req.header("x-goog-api-key", key),
         _ => req.bearer_auth(key),
     }
 }

@@ -16,25 +16,25 @@ use crate::server::config::ProviderKind;
 const SPLICE: &str = "@@ponder-demo-raw-bytes@@";
 
 /// The demo's prompt size, in tokens.
-const PROMPT_TOKENS: u64 = 12;
+pub(super) const PROMPT_TOKENS: u64 = 12;
 
 /// Tokens the demo claims for reasoning it does not show.
 const HIDDEN_TOKENS: u64 = 64;
 
 /// Token counts of a reply, at a rough four characters per token.
 #[derive(Clone, Copy, Debug, Default)]
-struct Counts {
+pub(super) struct Counts {
     answer_chars: u64,
     reasoning_chars: u64,
     hidden: u64,
 }
 
 impl Counts {
-    fn reasoning(&self) -> u64 {
+    pub(super) fn reasoning(&self) -> u64 {
         self.reasoning_chars / 4 + self.hidden
     }
 
-    fn answer(&self) -> u64 {
+    pub(super) fn answer(&self) -> u64 {
         self.answer_chars / 4
     }
 
@@ -44,7 +44,7 @@ impl Counts {
 }
 
 /// One provider's way of writing the steps of a script.
-trait Framing {
+pub(super) trait Framing {
     fn begin(&mut self, out: &mut Vec<Emit>);
     fn think(&mut self, text: &str, counts: &Counts, out: &mut Vec<Emit>);
     fn answer(&mut self, text: &str, counts: &Counts, out: &mut Vec<Emit>);
@@ -67,7 +67,7 @@ trait Framing {
 }
 
 /// A tool's input as its arguments object: `{"code": …}` for code, `{"query": …}` otherwise.
-fn tool_arguments(tool: &DemoTool) -> Value {
+pub(super) fn tool_arguments(tool: &DemoTool) -> Value {
     if tool.name == "code_execution" {
         json!({ "code": tool.input })
     } else {
@@ -75,11 +75,11 @@ fn tool_arguments(tool: &DemoTool) -> Value {
     }
 }
 
-fn chunk(text: String) -> Emit {
+pub(super) fn chunk(text: String) -> Emit {
     Emit::Chunk(Bytes::from(text))
 }
 
-fn sse_event(event: &str, data: &Value) -> String {
+pub(super) fn sse_event(event: &str, data: &Value) -> String {
     format!("event: {event}\ndata: {data}\n\n")
 }
 
@@ -97,6 +97,7 @@ pub fn render(provider: ProviderKind, script: &Script, sse: bool) -> Vec<Emit> {
             sse,
             ..Gemini::default()
         }),
+        ProviderKind::Interactions => Box::new(super::interactions::Interactions::default()),
         ProviderKind::Ollama => Box::new(Ollama),
     };
     let mut out = Vec::new();
@@ -999,7 +1000,7 @@ mod tests {
     fn the_tools_scenario_reads_back_as_steps_between_blocks_with_sources_and_citations() {
         use crate::domain::TurnEvent;
         use crate::server::turn::TurnAssembler;
-        let expect: [(ProviderKind, &[&str], usize, usize); 5] = [
+        let expect: [(ProviderKind, &[&str], usize, usize); 6] = [
             (
                 ProviderKind::OpenAi,
                 &["web_search", "code_execution"],
@@ -1020,6 +1021,12 @@ mod tests {
             ),
             (
                 ProviderKind::Gemini,
+                &["google_search", "code_execution"],
+                3,
+                0,
+            ),
+            (
+                ProviderKind::Interactions,
                 &["google_search", "code_execution"],
                 3,
                 0,

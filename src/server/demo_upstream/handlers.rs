@@ -58,10 +58,13 @@ pub(super) async fn stats_handler(State(state): State<DemoState>) -> Json<Value>
 /// The text of the last user message, wherever the provider's request keeps it.
 fn last_user_message(provider: ProviderKind, body: &Value) -> String {
     let list = match provider {
-        ProviderKind::Responses => "input",
+        ProviderKind::Responses | ProviderKind::Interactions => "input",
         ProviderKind::Gemini => "contents",
         _ => "messages",
     };
+    if provider == ProviderKind::Interactions {
+        return super::interactions::last_user_input(body);
+    }
     if let Some(text) = body.get(list).and_then(Value::as_str) {
         return text.to_string();
     }
@@ -141,6 +144,7 @@ fn validate(provider: ProviderKind, headers: &HeaderMap, body: &Value) -> Result
                 return Err("contents is not specified".into());
             }
         }
+        ProviderKind::Interactions => super::interactions::validate(headers, body)?,
     }
     Ok(())
 }
@@ -151,7 +155,7 @@ fn error_body(provider: ProviderKind, status: u16, message: &str, kind: &str) ->
         ProviderKind::Anthropic => {
             json!({"type": "error", "error": {"type": kind, "message": message}})
         }
-        ProviderKind::Gemini => {
+        ProviderKind::Gemini | ProviderKind::Interactions => {
             json!({"error": {"code": status, "message": message, "status": kind.to_ascii_uppercase()}})
         }
         ProviderKind::Ollama => json!({"error": message}),
@@ -308,6 +312,22 @@ pub(super) async fn gemini(
         &body,
         sse,
         Some(model),
+    )
+}
+
+/// `POST /v1beta/interactions` (streamed).
+pub(super) async fn interactions(
+    State(state): State<DemoState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    reply(
+        ProviderKind::Interactions,
+        &state,
+        &headers,
+        &body,
+        true,
+        None,
     )
 }
 

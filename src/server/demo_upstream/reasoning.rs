@@ -157,6 +157,12 @@ pub fn asked(provider: ProviderKind, body: &Value, path_model: Option<&str>) -> 
                 }
             }
         }
+        ProviderKind::Interactions => {
+            if let Some(level) = body["generation_config"]["thinking_level"].as_str() {
+                a.setting = Some("generation_config.thinking_level");
+                a.effort = Effort::parse(level).or(Some(Effort::Low));
+            }
+        }
         ProviderKind::Ollama => match body.get("think") {
             Some(Value::Bool(on)) => {
                 a.thinking = Some(*on);
@@ -172,6 +178,7 @@ pub fn asked(provider: ProviderKind, body: &Value, path_model: Option<&str>) -> 
     let list = match provider {
         ProviderKind::Responses => "input",
         ProviderKind::Gemini => "contents",
+        ProviderKind::Interactions => "input",
         _ => "messages",
     };
     if let Some(last) = body

@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod gemini;
+pub mod interactions;
 pub mod ollama;
 pub mod openai;
 pub mod responses;
@@ -160,6 +161,7 @@ pub fn build_request(
         ProviderKind::Anthropic => anthropic::request(config, base_url, messages, options),
         ProviderKind::Responses => responses::request(config, base_url, messages, options),
         ProviderKind::Gemini => gemini::request(config, base_url, messages, options),
+        ProviderKind::Interactions => interactions::request(config, base_url, messages, options),
         ProviderKind::Ollama => ollama::request(config, base_url, messages, options),
     }
 }
@@ -274,6 +276,10 @@ pub fn parser_with_limit(
             max_line,
         )),
         ProviderKind::Gemini => Box::new(gemini::GeminiParser::with_limit(max_line)),
+        ProviderKind::Interactions => Box::new(interactions::InteractionsParser::with_limit(
+            Default::default(),
+            max_line,
+        )),
         ProviderKind::Ollama => Box::new(think_tags::WithThinkTags::new(
             ollama::OllamaParser::with_limit(Default::default(), max_line),
             think_start,
