@@ -232,13 +232,16 @@ fn token_of(lang: &str) -> String {
 /// `None` for a language the set does not know, an empty or too long block, or one that takes
 /// longer than [`BLOCK_TIME`].
 pub fn highlighted(item: &CodeItem) -> Option<String> {
+    syntaxes();
     highlighted_until(item, Instant::now() + BLOCK_TIME, &AtomicBool::new(false))
 }
 
-/// Every block highlighted, in order, within [`BLOCK_TIME`] each and [`REQUEST_TIME`] in all;
+/// Every block highlighted, in order, within [`BLOCK_TIME`] each and [`REQUEST_TIME`] in all
+/// (the syntax definitions' first loading aside);
 /// `None` for a block that stays plain, and for every block once `cancelled` is set (the request
 /// is gone: the work stops at the next line).
 pub fn highlight_all(items: &[CodeItem], cancelled: &AtomicBool) -> Vec<Option<String>> {
+    syntaxes();
     let request_end = Instant::now() + REQUEST_TIME;
     items
         .iter()
