@@ -67,9 +67,7 @@ where
     let _cancel = CancelOnDrop(cancelled.clone());
     let place = pool().acquire_owned().await.map_err(|_| busy_server())?;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("ponder-rich".into())
-        .stack_size(WORKER_STACK)
+    worker()
         .spawn(move || {
             let _place = place;
             let _ = tx.send(job(&cancelled));
@@ -79,6 +77,22 @@ where
         set_status(StatusCode::INTERNAL_SERVER_ERROR);
         Failure::new("the content could not be converted", true)
     })
+}
+
+fn worker() -> std::thread::Builder {
+    std::thread::Builder::new()
+        .name("ponder-rich".into())
+        .stack_size(WORKER_STACK)
+}
+
+/// Runs `job` on a converter thread, as [`run`] does, and waits for it here: for callers with
+/// no runtime (the fuzz targets). `None` when no thread could be started or `job` panicked.
+pub fn run_here<T, F>(job: F) -> Option<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    worker().spawn(job).ok()?.join().ok()
 }
 
 fn busy_server() -> Failure {
