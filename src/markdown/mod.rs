@@ -67,8 +67,69 @@ pub fn render_with(markdown: &str, urls: UrlParser) -> String {
 }
 
 #[cfg(test)]
+pub(crate) use tests::deep_markdown;
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Markdown nested 100,000 levels deep in each way it nests.
+    pub fn deep_markdown() -> Vec<(&'static str, String)> {
+        const DEPTH: usize = 100_000;
+        vec![
+            ("quotes", format!("{} x", ">".repeat(DEPTH))),
+            ("spaced quotes", format!("{}x", "> ".repeat(DEPTH))),
+            ("lists", format!("{}x", "- ".repeat(DEPTH))),
+            ("ordered lists", format!("{}x", "1. ".repeat(DEPTH))),
+            ("quoted lists", format!("{}x", "> - ".repeat(DEPTH / 2))),
+            (
+                "indented lists",
+                (0..500)
+                    .map(|i| format!("{}- x\n", "  ".repeat(i)))
+                    .collect(),
+            ),
+            ("brackets", format!("{}x", "[".repeat(DEPTH))),
+            (
+                "links",
+                format!("{}x{}", "[".repeat(DEPTH), "](https://a.io)".repeat(DEPTH)),
+            ),
+            (
+                "emphasis",
+                format!("{}x{}", "*_".repeat(DEPTH / 2), "_*".repeat(DEPTH / 2)),
+            ),
+            (
+                "strong",
+                format!("{}x{}", "**".repeat(DEPTH / 2), "**".repeat(DEPTH / 2)),
+            ),
+            ("images", format!("{}x", "![".repeat(DEPTH / 2))),
+            ("html", format!("{}x", "<div>".repeat(DEPTH / 5))),
+            (
+                "dollars",
+                format!("{}x{}", "$".repeat(DEPTH / 2), "$".repeat(DEPTH / 2)),
+            ),
+            ("backticks", format!("{}x", "`".repeat(DEPTH))),
+        ]
+    }
+
+    /// No input nests the renderer's own code: each of these renders, whole and incrementally,
+    /// on a thread with a 256 KiB stack, where recursion per level would overflow and fail.
+    #[test]
+    fn deep_markdown_renders_on_a_small_stack() {
+        let render_all = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                for (name, text) in deep_markdown() {
+                    let html = render(&text);
+                    assert!(!html.is_empty(), "{name}");
+                    let mut incremental = IncrementalMarkdown::new();
+                    incremental.update(&text[..text.len() / 2]);
+                    incremental.finish(&text);
+                    assert_eq!(incremental.html(), html, "{name}");
+                }
+            })
+            .unwrap();
+        render_all.join().unwrap();
+    }
 
     #[test]
     fn ordinary_markdown_renders() {

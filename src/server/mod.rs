@@ -18,6 +18,7 @@ pub mod rate_limit;
 pub mod redact;
 pub mod request;
 pub mod rich;
+pub mod rich_work;
 pub mod serve;
 pub mod state;
 pub mod store;

@@ -2,8 +2,17 @@
 //! code. The page's first load carries neither converter (see the README's first-load figures);
 //! a finished block asks for its formulas or its code once, and the answer goes through the
 //! browser's allow-list like everything else the page shows.
+//!
+//! Both converters see text a model (or whoever wrote the stored chat) chose, so both are
+//! bounded: a formula nested deeper than [`MAX_NESTING`] is not parsed (the converter recurses
+//! once per level, and a 4 KB formula used to overflow a serving thread's stack and abort the
+//! process), and highlighting stops at a deadline, at a line too long to interrupt, or when the
+//! request is gone (the highlighter's regular expressions can take seconds on a crafted block).
+//! The API runs both on [`super::rich_work`]'s big-stack threads.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use math_core::{LatexToMathML, MathCoreConfig, MathDisplay};
 use syntect::html::{ClassStyle, ClassedHTMLGenerator};
@@ -25,10 +34,129 @@ fn converter() -> Option<&'static LatexToMathML> {
         .as_ref()
 }
 
-/// The MathML of one formula, or `None` when it does not parse (the page then keeps showing
-/// its source, in code style).
+/// The deepest nesting ([`nesting_depth`]) a formula may have to be converted; a deeper one is
+/// shown as written. Real formulas stay far below (a continued fraction five levels deep
+/// measures about 15); the converter recurses once per level, so the limit is what keeps its
+/// stack use small whatever the formula.
+pub const MAX_NESTING: usize = 100;
+
+/// What opened a nesting level in [`nesting_depth`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opener {
+    Brace,
+    Bracket,
+    Left,
+    Begin,
+}
+
+/// How deeply `tex` nests, measured without parsing it (so that no input can make the measure
+/// itself deep): each `{`, `\left`, `\begin` and each `[` right after a command opens a level,
+/// its closer ends it; a run of commands and `^`/`_` with nothing but spaces between them counts
+/// one level each on top, since each may take what follows as its argument (`\sqrt\sqrt x`,
+/// `x^\hat\hat y`; a symbol command such as `\,` neither adds nor ends a run). The delimiter
+/// after `\left`, `\middle` or `\right` is no bracket. It never measures less than the
+/// converter's recursion: closers that do not match are ignored.
+pub fn nesting_depth(tex: &str) -> usize {
+    let mut open: Vec<(Opener, usize)> = Vec::new();
+    let mut chain = 0usize;
+    let mut after_word = false;
+    let mut deepest = 0usize;
+    let mut delimiter_next = false;
+    let mut chars = tex.chars().peekable();
+    while let Some(c) = chars.next() {
+        if delimiter_next && !c.is_whitespace() {
+            delimiter_next = false;
+            if c != '\\' {
+                continue;
+            }
+        }
+        let base = open.last().map_or(0, |&(_, depth)| depth);
+        let mut word = String::new();
+        match c {
+            '\\' => match chars.next() {
+                Some(first) if first.is_ascii_alphabetic() => {
+                    word.push(first);
+                    while let Some(&next) = chars.peek() {
+                        if !next.is_ascii_alphabetic() {
+                            break;
+                        }
+                        word.push(next);
+                        chars.next();
+                    }
+                }
+                _ => {}
+            },
+            '{' => {
+                open.push((Opener::Brace, base + chain + 1));
+                chain = 0;
+            }
+            '[' if after_word => {
+                open.push((Opener::Bracket, base + chain + 1));
+                chain = 0;
+            }
+            '}' | ']' => {
+                let kind = if c == '}' {
+                    Opener::Brace
+                } else {
+                    Opener::Bracket
+                };
+                if open.last().is_some_and(|&(top, _)| top == kind) {
+                    open.pop();
+                }
+                chain = 0;
+            }
+            '^' | '_' => chain += 1,
+            c if c.is_whitespace() => {}
+            _ => chain = 0,
+        }
+        after_word = !word.is_empty() || (after_word && c.is_whitespace());
+        match word.as_str() {
+            "" => {}
+            "left" | "begin" => {
+                let kind = if word == "left" {
+                    Opener::Left
+                } else {
+                    Opener::Begin
+                };
+                open.push((kind, base + chain + 1));
+                chain = 0;
+                after_word = false;
+                delimiter_next = word == "left";
+            }
+            "middle" => {
+                chain = 0;
+                after_word = false;
+                delimiter_next = true;
+            }
+            "right" | "end" => {
+                let kind = if word == "right" {
+                    Opener::Left
+                } else {
+                    Opener::Begin
+                };
+                if open.last().is_some_and(|&(top, _)| top == kind) {
+                    open.pop();
+                }
+                chain = 0;
+                after_word = false;
+                delimiter_next = word == "right";
+            }
+            _ => chain += 1,
+        }
+        let now = open.last().map_or(0, |&(_, depth)| depth) + chain;
+        deepest = deepest.max(now);
+    }
+    deepest
+}
+
+/// The MathML of one formula, or `None` when it does not parse or nests deeper than
+/// [`MAX_NESTING`] (the page then keeps showing its source, in code style). It runs on the
+/// calling thread: the API calls it through [`mathml_all`] on a big-stack worker.
 pub fn mathml(item: &MathItem) -> Option<String> {
-    if item.tex.trim().is_empty() || item.tex.chars().count() > MAX_FORMULA_CHARS {
+    if item.tex.trim().is_empty()
+        || item.tex.chars().count() > MAX_FORMULA_CHARS
+        || nesting_depth(&item.tex) > MAX_NESTING
+    {
         return None;
     }
     let display = if item.display {
@@ -42,8 +170,34 @@ pub fn mathml(item: &MathItem) -> Option<String> {
         .map(|converted| converted.mathml)
 }
 
+/// Every formula's MathML, in order (see [`mathml`]); `None` for those not reached before
+/// `cancelled` was set (the request is gone).
+pub fn mathml_all(items: &[MathItem], cancelled: &AtomicBool) -> Vec<Option<String>> {
+    items
+        .iter()
+        .map(|item| {
+            if cancelled.load(Ordering::Relaxed) {
+                None
+            } else {
+                mathml(item)
+            }
+        })
+        .collect()
+}
+
 /// The longest code block highlighted; a longer one stays plain.
 pub const MAX_CODE_BYTES: usize = 100 * 1024;
+
+/// The longest line highlighted; a block with a longer line stays plain. The highlighter can
+/// only be stopped between lines, and a crafted line of a few KB keeps it busy for seconds.
+pub const MAX_LINE_BYTES: usize = 1_000;
+
+/// The longest one block is highlighted for; past it the block stays plain.
+pub const BLOCK_TIME: Duration = Duration::from_secs(1);
+
+/// The longest one request's blocks are highlighted for, together; the blocks not done by then
+/// stay plain.
+pub const REQUEST_TIME: Duration = Duration::from_secs(2);
 
 /// The most code blocks one request highlights.
 pub const MAX_BLOCKS: usize = 100;
@@ -75,9 +229,43 @@ fn token_of(lang: &str) -> String {
 }
 
 /// The block's text as highlighted HTML: spans with `hl-` classes around the escaped text, or
-/// `None` for a language the set does not know, an empty or too long block.
+/// `None` for a language the set does not know, an empty or too long block, or one that takes
+/// longer than [`BLOCK_TIME`].
 pub fn highlighted(item: &CodeItem) -> Option<String> {
-    if item.code.is_empty() || item.code.len() > MAX_CODE_BYTES {
+    syntaxes();
+    highlighted_until(item, Instant::now() + BLOCK_TIME, &AtomicBool::new(false))
+}
+
+/// Every block highlighted, in order, within [`BLOCK_TIME`] each and [`REQUEST_TIME`] in all
+/// (the syntax definitions' first loading aside);
+/// `None` for a block that stays plain, and for every block once `cancelled` is set (the request
+/// is gone: the work stops at the next line).
+pub fn highlight_all(items: &[CodeItem], cancelled: &AtomicBool) -> Vec<Option<String>> {
+    syntaxes();
+    let request_end = Instant::now() + REQUEST_TIME;
+    items
+        .iter()
+        .map(|item| {
+            let block_end = (Instant::now() + BLOCK_TIME).min(request_end);
+            highlighted_until(item, block_end, cancelled)
+        })
+        .collect()
+}
+
+/// The block highlighted, or `None` (see [`highlighted`]) also when `deadline` passes or
+/// `cancelled` is set before its last line.
+pub fn highlighted_until(
+    item: &CodeItem,
+    deadline: Instant,
+    cancelled: &AtomicBool,
+) -> Option<String> {
+    if item.code.is_empty()
+        || item.code.len() > MAX_CODE_BYTES
+        || item
+            .code
+            .split('\n')
+            .any(|line| line.len() > MAX_LINE_BYTES)
+    {
         return None;
     }
     let set = syntaxes();
@@ -90,6 +278,9 @@ pub fn highlighted(item: &CodeItem) -> Option<String> {
         },
     );
     for line in LinesWithEndings::from(&item.code) {
+        if cancelled.load(Ordering::Relaxed) || Instant::now() >= deadline {
+            return None;
+        }
         html.parse_html_for_line_which_includes_newline(line).ok()?;
     }
     Some(html.finalize())
@@ -173,6 +364,133 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A formula `depth` levels deep in each way the converter nests.
+    fn deep_formulas(depth: usize) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "braces",
+                format!("{}x{}", "{".repeat(depth), "}".repeat(depth)),
+            ),
+            (
+                "fractions",
+                format!("{}x{}", r"\frac{".repeat(depth), "}{y}".repeat(depth)),
+            ),
+            (
+                "roots",
+                format!("{}x{}", r"\sqrt{".repeat(depth), "}".repeat(depth)),
+            ),
+            ("bare roots", format!("{}x", r"\sqrt".repeat(depth))),
+            (
+                "superscripts",
+                format!("{}x{}", "x^{".repeat(depth), "}".repeat(depth)),
+            ),
+            ("script commands", format!("x{}y", r"^\hat".repeat(depth))),
+            (
+                "left right",
+                format!("{}x{}", r"\left(".repeat(depth), r"\right)".repeat(depth)),
+            ),
+            (
+                "environments",
+                format!(
+                    "{}x{}",
+                    r"\begin{matrix}".repeat(depth),
+                    r"\end{matrix}".repeat(depth)
+                ),
+            ),
+            (
+                "optional arguments",
+                format!("{}x{}", r"\sqrt[".repeat(depth), "]{2}".repeat(depth)),
+            ),
+        ]
+    }
+
+    #[test]
+    fn nesting_is_measured_by_every_construct_that_nests() {
+        assert_eq!(nesting_depth(""), 0);
+        assert_eq!(nesting_depth("x + y"), 0);
+        assert_eq!(nesting_depth("{x}"), 1);
+        assert_eq!(nesting_depth("{{x}}{y}"), 2);
+        assert_eq!(nesting_depth(r"\frac{a}{b}"), 2);
+        assert_eq!(nesting_depth(r"\left( x \right)"), 1);
+        assert_eq!(nesting_depth(r"\left\{ x \right\}"), 1);
+        assert_eq!(nesting_depth(r"\left[ x \right]"), 1);
+        assert_eq!(nesting_depth(r"\left. x \middle| y \right\}"), 1);
+        assert_eq!(nesting_depth(r"\sqrt[3]{x}"), 2);
+        assert_eq!(nesting_depth(r"[0, 1] + [2, 3]"), 0);
+        assert_eq!(nesting_depth(r"[0, 1] \times [2, 3]"), 2);
+        assert_eq!(nesting_depth(r"\alpha \, \beta"), 2);
+        assert_eq!(nesting_depth(r"\\ \{ \} \[ x"), 0);
+        // Closers that match nothing never lower the measure.
+        assert_eq!(nesting_depth("}}}{{x"), 2);
+        assert_eq!(nesting_depth(r"{\right){x}}"), 2);
+        for depth in [1, 10, 50] {
+            for (name, tex) in deep_formulas(depth) {
+                let measured = nesting_depth(&tex);
+                assert!(
+                    measured >= depth && measured <= 3 * depth + 2,
+                    "{name} at {depth}: {measured}"
+                );
+            }
+        }
+    }
+
+    /// What models write stays far below the limit.
+    #[test]
+    fn real_formulas_are_well_within_the_nesting_limit() {
+        let real = [
+            r"\int_0^\infty e^{-x^2}\,dx = \frac{\sqrt{\pi}}{2}",
+            r"x = \cfrac{1}{1 + \cfrac{1}{1 + \cfrac{1}{1 + \cfrac{1}{1 + \cfrac{1}{x}}}}}",
+            r"\left( \sum_{i=1}^{n} \left| \frac{a_i^{2}}{b_{i,j}^{k}} \right|^{p} \right)^{1/p}",
+            r"\begin{pmatrix} \begin{bmatrix} a & b \\ c & d \end{bmatrix} & 0 \\ 0 & 1 \end{pmatrix}",
+            r"\mathbb{E}\left[ \exp\left( \lambda \sum_{k} X_k \right) \right] \le e^{\lambda^2 \sigma^2 / 2}",
+        ];
+        for tex in real {
+            let depth = nesting_depth(tex);
+            assert!(depth <= 30, "{tex}: {depth}");
+            assert!(mathml(&item(tex, true)).is_some(), "{tex}");
+        }
+    }
+
+    /// Formulas nested far deeper than the limit (the issue's were 2,000 levels, well under the
+    /// length cap) are refused before parsing, and their conversion runs within a small stack:
+    /// a construct the measure missed would overflow it and fail the test.
+    #[test]
+    fn deep_formulas_stay_source_and_need_little_stack() {
+        let convert = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                for depth in [MAX_NESTING + 1, 700, 2_000] {
+                    for (name, tex) in deep_formulas(depth) {
+                        assert!(nesting_depth(&tex) > MAX_NESTING, "{name}");
+                        assert_eq!(mathml(&item(&tex, false)), None, "{name}");
+                    }
+                }
+            })
+            .unwrap();
+        convert.join().unwrap();
+    }
+
+    /// At the limit, every construct converts within an eighth of a converter thread's stack,
+    /// so the big stack leaves a wide margin should a construct escape the measure.
+    #[test]
+    fn formulas_at_the_limit_need_an_eighth_of_a_worker_stack() {
+        let convert = std::thread::Builder::new()
+            .stack_size(crate::server::rich_work::WORKER_STACK / 8)
+            .spawn(|| {
+                for construct in 0..deep_formulas(1).len() {
+                    let (name, tex) = (1..=MAX_NESTING)
+                        .rev()
+                        .map(|depth| deep_formulas(depth).swap_remove(construct))
+                        .find(|(_, tex)| nesting_depth(tex) <= MAX_NESTING)
+                        .unwrap();
+                    assert!(nesting_depth(&tex) > MAX_NESTING / 3, "{name}");
+                    let _ = mathml(&item(&tex, false));
+                }
+            })
+            .unwrap();
+        convert.join().unwrap();
     }
 
     fn code(lang: &str, code: &str) -> CodeItem {

@@ -591,6 +591,24 @@ mod tests {
         lines
     }
 
+    /// No input nests the terminal renderer or its text helpers: the page renderer's deep
+    /// corpus (100,000 levels) renders within the width on a thread with a 256 KiB stack, where
+    /// recursion per level would overflow and fail.
+    #[test]
+    fn deep_markdown_renders_on_a_small_stack() {
+        let render_all = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                for (name, markdown) in crate::markdown::deep_markdown() {
+                    assert!(!check(&markdown, 40).is_empty(), "{name}");
+                    assert!(!text::wrap(&markdown, 40).is_empty(), "{name}");
+                    assert!(!text::live_line(&markdown, 40).is_empty(), "{name}");
+                }
+            })
+            .unwrap();
+        render_all.join().unwrap();
+    }
+
     fn tone_of(lines: &[StyledLine], needle: &str) -> Tone {
         lines
             .iter()
