@@ -5,6 +5,8 @@
 //! text) is timed 200 times, with its size, whole and as the last page of 40 messages the page
 //! asks for. Opening one block (`blocks/text`) is timed too.
 //! Part two (persisted streaming turns) is the load harness with `--stored`.
+//! `--only indexing`: what a turn's end costs in search indexing on an index of a million
+//! entries (benches/history/indexing.rs).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -14,6 +16,9 @@ use std::time::{Duration, Instant};
 use ponder::domain::history::{Import, ImportBlock, ImportMessage, ImportVersion, VersionStatus};
 use ponder::domain::{Role, ThinkingKind};
 use ponder::server::store::Store;
+
+#[path = "history/indexing.rs"]
+mod indexing;
 
 type Res<T> = Result<T, String>;
 
@@ -294,6 +299,29 @@ fn main() {
     )];
     if let Some(url) = database {
         runs.push((url, "PostgreSQL".to_string()));
+    }
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1).cloned());
+    if only.as_deref() == Some("indexing") {
+        println!("## Search indexing at a turn's end, on an index of a million entries\n");
+        println!("| engine | entries | filled by imports in | question stored p50 / p95 | answer's final save p50 / p95 / max | before: one delete by ref_id |");
+        println!("|---|---|---|---|---|---|");
+        let mut failed = false;
+        for (url, engine) in runs {
+            match runtime.block_on(indexing::run(&url, &engine)) {
+                Ok(row) => println!("{row}"),
+                Err(e) => {
+                    println!("| {engine} | failed: {e} |");
+                    failed = true;
+                }
+            }
+        }
+        if keep.is_none() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        std::process::exit(i32::from(failed));
     }
     println!(
         "## Opening a conversation of {MESSAGES} messages with {} MB of reasoning ({OPENS} opens)\n",

@@ -96,10 +96,15 @@ pub async fn sign_out() -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Ends every session of the signed-in user, on every device.
+/// Ends every session of the signed-in user, on every device, and revokes every API token they
+/// made. Refused (403) to a request signed with a token: a token cannot lock its owner out.
 #[server(prefix = "/api", endpoint = "auth/sign-out-everywhere", input = Json, output = Json)]
 pub async fn sign_out_everywhere() -> Result<(), ApiError> {
     let (state, who) = crate::server::request::caller()?;
+    crate::server::accounts::not_by_token(
+        &who,
+        "an API token cannot sign out everywhere: sign in with your password",
+    )?;
     state
         .store
         .scoped(&who)
@@ -178,10 +183,16 @@ pub async fn list_tokens() -> Result<Vec<ApiToken>, ApiError> {
         .collect())
 }
 
-/// A new API token; its secret is in the answer and never shown again.
+/// A new API token; its secret is in the answer and never shown again. Refused (403) to a
+/// request signed with a token, so a leaked token cannot mint more, and past the limit of
+/// tokens one user may have (409).
 #[server(prefix = "/api", endpoint = "tokens/create", input = Json, output = Json)]
 pub async fn create_token(name: String) -> Result<NewToken, ApiError> {
     let (state, who) = crate::server::request::caller()?;
+    crate::server::accounts::not_by_token(
+        &who,
+        "an API token cannot create tokens: sign in with your password",
+    )?;
     let (t, secret) = state
         .store
         .scoped(&who)

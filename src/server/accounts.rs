@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use super::rate_limit::{client_key, NameKey, SignInLimits};
 use super::request;
 use super::state::AppState;
-use super::store::identity::{Identity, User};
+use super::store::identity::{Identity, Rank, User};
 use super::store::{Store, StoreError};
 use crate::domain::account::Account;
 use crate::domain::{ErrorCode, Failure};
@@ -162,17 +162,20 @@ pub async fn sign_in(
     }
 }
 
-/// Creates the first admin, only while no user exists.
+/// Creates the first admin, only while no user exists. The password is hashed first (it is
+/// slow); whether this request is the first is then decided by the database, in the
+/// transaction that creates the user, so setups at once make one admin.
 pub async fn set_up(store: &Store, name: &str, password: &str) -> Result<Identity, AccountError> {
+    let already =
+        || AccountError::NotAllowed(ErrorCode::AlreadySetUp, "Ponder is already set up: sign in");
     if store.user_count().await? > 0 {
-        return Err(AccountError::NotAllowed(
-            ErrorCode::AlreadySetUp,
-            "Ponder is already set up: sign in",
-        ));
+        return Err(already());
     }
     let hash = hash_password(password)?;
-    let user = store.create_user(name, Some(&hash), true).await?;
-    Ok(Store::identity_of(user))
+    match store.create_first_admin(name, &hash).await? {
+        Some(user) => Ok(Store::identity_of(user)),
+        None => Err(already()),
+    }
 }
 
 /// An admin adds a user with a password.
@@ -190,7 +193,8 @@ pub async fn add_user(
         ));
     }
     let hash = hash_password(password)?;
-    Ok(store.create_user(name, Some(&hash), is_admin).await?)
+    let rank = if is_admin { Rank::Admin } else { Rank::Member };
+    Ok(store.create_user(name, Some(&hash), rank).await?)
 }
 
 // ---------- over HTTP: what the account endpoints answer ----------
@@ -247,6 +251,15 @@ pub fn failure(e: AccountError) -> Failure {
 /// A refusal (403) for something the caller may not do: what (`code`), and why.
 pub fn refused(code: ErrorCode, why: &'static str) -> Failure {
     failure(AccountError::NotAllowed(code, why))
+}
+
+/// Refuses (403) what a request signed with a personal API token may not do: create tokens,
+/// end the user's sessions, change their password. Those need the password (a session).
+pub fn not_by_token(who: &Identity, why: &'static str) -> Result<(), Failure> {
+    if who.via_token() {
+        return Err(refused(ErrorCode::SignInRequired, why));
+    }
+    Ok(())
 }
 
 /// Opens a session for `who` and sets its cookie on the response.

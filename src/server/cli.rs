@@ -5,6 +5,7 @@
 use std::io::BufRead;
 
 use super::accounts::{hash_password, AccountError};
+use super::store::identity::Rank;
 use super::store::Store;
 
 const USAGE: &str = "usage: ponder user add NAME [--admin] (the password is read from \
@@ -23,10 +24,14 @@ pub async fn user(args: &[String]) -> Result<String, String> {
                 [f] if f == "--admin" => true,
                 _ => return Err(USAGE.into()),
             };
-            let first = store.user_count().await.map_err(|e| e.to_string())? == 0;
+            let rank = if admin_flag {
+                Rank::Admin
+            } else {
+                Rank::AdminIfFirst
+            };
             let hash = hash_password(&new_password()?).map_err(refused)?;
             let user = store
-                .create_user(name, Some(&hash), admin_flag || first)
+                .create_user(name, Some(&hash), rank)
                 .await
                 .map_err(|e| e.to_string())?;
             Ok(format!(
@@ -43,7 +48,7 @@ pub async fn user(args: &[String]) -> Result<String, String> {
                 .map_err(|e| e.to_string())?;
             if changed {
                 Ok(format!(
-                    "{name}'s password is changed and their sessions are ended"
+                    "{name}'s password is changed: their sessions are ended and their API tokens revoked"
                 ))
             } else {
                 Err(format!("no user is named {name:?}"))

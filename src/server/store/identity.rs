@@ -20,6 +20,7 @@ pub struct User {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
     user: User,
+    via_token: bool,
 }
 
 impl Identity {
@@ -27,9 +28,26 @@ impl Identity {
         &self.user
     }
 
+    /// True when the request presented a personal API token: a token may use the history and
+    /// chat, but not make more tokens or end the user's sessions (a leaked token must not be
+    /// able to keep itself alive or lock its owner out).
+    pub fn via_token(&self) -> bool {
+        self.via_token
+    }
+
     pub(super) fn user_id(&self) -> &str {
         &self.user.id
     }
+}
+
+/// Whether a new user is an admin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rank {
+    Member,
+    Admin,
+    /// An admin when no user existed before: decided in the transaction that creates the user
+    /// (it claims the one row of `first_admin`), so of several first users at once only one is.
+    AdminIfFirst,
 }
 
 /// The name of the one user of `PONDER_AUTH=none`.
@@ -57,8 +75,31 @@ impl Store {
         &self,
         name: &str,
         password_hash: Option<&str>,
-        is_admin: bool,
+        rank: Rank,
     ) -> Result<User, StoreError> {
+        self.insert_user(name, password_hash, rank, false)
+            .await?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// Creates the first user, an admin, only if no user has been created yet (the setup of a
+    /// fresh server); `None` when someone was first, even at the same moment.
+    pub async fn create_first_admin(
+        &self,
+        name: &str,
+        password_hash: &str,
+    ) -> Result<Option<User>, StoreError> {
+        self.insert_user(name, Some(password_hash), Rank::AdminIfFirst, true)
+            .await
+    }
+
+    async fn insert_user(
+        &self,
+        name: &str,
+        password_hash: Option<&str>,
+        rank: Rank,
+        only_first: bool,
+    ) -> Result<Option<User>, StoreError> {
         let name = name.trim();
         if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
             return Err(StoreError::Conflict(
@@ -68,6 +109,23 @@ impl Store {
         let id = new_id();
         let now = now_ms();
         let mut tx = self.pool().begin().await?;
+        let first = sqlx::query(
+            "INSERT INTO first_admin (id, user_id, claimed_at) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(&id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if only_first && !first {
+            return Ok(None);
+        }
+        let is_admin = match rank {
+            Rank::Member => false,
+            Rank::Admin => true,
+            Rank::AdminIfFirst => first,
+        };
         sqlx::query(
             "INSERT INTO users (id, name, password_hash, is_admin, created_at) VALUES ($1, $2, $3, $4, $5)",
         )
@@ -92,11 +150,11 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        Ok(User {
+        Ok(Some(User {
             id,
             name: name.to_string(),
             is_admin,
-        })
+        }))
     }
 
     /// The user called `name`, with their password hash.
@@ -123,23 +181,28 @@ impl Store {
         admin_if_first: bool,
     ) -> Result<Identity, StoreError> {
         if let Some((user, _)) = self.user_by_name(name).await? {
-            return Ok(Identity { user });
+            return Ok(Store::identity_of(user));
         }
-        let first = admin_if_first && self.user_count().await? == 0;
-        match self.create_user(name, None, first).await {
-            Ok(user) => Ok(Identity { user }),
+        let rank = if admin_if_first {
+            Rank::AdminIfFirst
+        } else {
+            Rank::Member
+        };
+        match self.create_user(name, None, rank).await {
+            Ok(user) => Ok(Store::identity_of(user)),
             // Another request created it at the same moment.
             Err(StoreError::Conflict(_)) => self
                 .user_by_name(name)
                 .await?
-                .map(|(user, _)| Identity { user })
+                .map(|(user, _)| Store::identity_of(user))
                 .ok_or(StoreError::NotFound),
             Err(e) => Err(e),
         }
     }
 
-    /// Sets the password of the user called `name` and ends every session they have (a reset
-    /// from the shell, for a forgotten password). False when no user has that name.
+    /// Sets the password of the user called `name`, ends every session they have and revokes
+    /// every API token they made (a reset from the shell, for a forgotten or stolen password:
+    /// nothing made with the old one keeps working). False when no user has that name.
     pub async fn set_password(&self, name: &str, hash: &str) -> Result<bool, StoreError> {
         let mut tx = self.pool().begin().await?;
         let changed = sqlx::query("UPDATE users SET password_hash = $1 WHERE name = $2")
@@ -158,13 +221,24 @@ impl Store {
         .bind(name.trim())
         .execute(&mut *tx)
         .await?;
+        sqlx::query(
+            "UPDATE api_tokens SET revoked_at = $1 WHERE revoked_at IS NULL AND user_id = \
+             (SELECT id FROM users WHERE name = $2)",
+        )
+        .bind(now_ms())
+        .bind(name.trim())
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(true)
     }
 
     /// The identity for a user whose password was just checked.
     pub(crate) fn identity_of(user: User) -> Identity {
-        Identity { user }
+        Identity {
+            user,
+            via_token: false,
+        }
     }
 
     /// Every user, for the admin.
@@ -182,10 +256,13 @@ impl Store {
             return Err(StoreError::NotFound);
         }
         let mut tx = self.pool().begin().await?;
-        sqlx::query("DELETE FROM search_index WHERE user_id = $1")
-            .bind(user_id)
-            .execute(&mut *tx)
-            .await?;
+        super::search::unindex(
+            &mut tx,
+            self.backend(),
+            "user_id = $1",
+            &[super::search::Arg::Text(user_id)],
+        )
+        .await?;
         let deleted = sqlx::query("DELETE FROM users WHERE id = $1")
             .bind(user_id)
             .execute(&mut *tx)
@@ -238,9 +315,7 @@ impl Store {
         match row {
             None => Ok(None),
             Some(row) => Ok(Some((
-                Identity {
-                    user: user_from(&row)?,
-                },
+                Store::identity_of(user_from(&row)?),
                 row.try_get("identity")?,
             ))),
         }
@@ -278,6 +353,7 @@ impl Store {
             .await?;
         Ok(Some(Identity {
             user: user_from(&row)?,
+            via_token: true,
         }))
     }
 

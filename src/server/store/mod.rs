@@ -8,7 +8,10 @@
 
 pub mod identity;
 pub mod ids;
+pub mod import;
+pub mod limits;
 pub mod scope;
+mod search;
 pub mod turns;
 
 use std::str::FromStr;

@@ -5,11 +5,12 @@
 use sqlx::Row;
 
 use super::identity::Identity;
-use super::ids::{digest, new_id, new_secret};
+use super::ids::new_id;
+use super::search::{unindex, Arg};
 use super::{now_ms, Backend, Store, StoreError};
 use crate::domain::history::{
     settings_from_columns, BlockHeader, Conversation, ConversationSummary, HitKind, Message, Page,
-    SearchHit, Version, VersionStatus, Workspace,
+    Version, VersionStatus, Workspace,
 };
 use crate::domain::{ChatMessage, ErrorCode, Failure, ReasoningSettings, Role, ThinkingKind};
 
@@ -32,12 +33,13 @@ impl Store {
     /// versions, thinking and search entries. Run by the background purge.
     pub async fn purge_deleted(&self, before: i64) -> Result<u64, StoreError> {
         let mut tx = self.pool().begin().await?;
-        sqlx::query(
-            "DELETE FROM search_index WHERE conversation_id IN \
+        unindex(
+            &mut tx,
+            self.backend(),
+            "conversation_id IN \
              (SELECT id FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at < $1)",
+            &[Arg::Int(before)],
         )
-        .bind(before)
-        .execute(&mut *tx)
         .await?;
         let done = sqlx::query(
             "DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at < $1",
@@ -152,7 +154,7 @@ pub struct TokenInfo {
     pub last_used_at: Option<i64>,
 }
 
-fn kind_name(kind: ThinkingKind) -> &'static str {
+pub(super) fn kind_name(kind: ThinkingKind) -> &'static str {
     kind.label()
 }
 
@@ -165,7 +167,7 @@ fn kind_of(name: &str) -> ThinkingKind {
     }
 }
 
-fn role_name(role: Role) -> &'static str {
+pub(super) fn role_name(role: Role) -> &'static str {
     match role {
         Role::User => "user",
         Role::Assistant => "assistant",
@@ -180,7 +182,7 @@ fn role_of(name: &str) -> Role {
     }
 }
 
-fn words(text: &str) -> i64 {
+pub(super) fn words(text: &str) -> i64 {
     text.split_whitespace().count() as i64
 }
 
@@ -200,9 +202,6 @@ fn title_from(text: &str) -> String {
         title
     }
 }
-
-/// The longest text a PostgreSQL search entry indexes (a tsvector holds at most 1 MB).
-const PG_INDEXED_CHARS: usize = 256 * 1024;
 
 impl Scoped<'_> {
     pub(super) fn pool(&self) -> &sqlx::AnyPool {
@@ -246,21 +245,6 @@ impl Scoped<'_> {
             .await
     }
 
-    pub async fn create_workspace(&self, name: &str) -> Result<Workspace, StoreError> {
-        let name = clean_name(name)?;
-        let id = new_id();
-        sqlx::query(
-            "INSERT INTO workspaces (id, user_id, name, created_at) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(&id)
-        .bind(self.user)
-        .bind(&name)
-        .bind(now_ms())
-        .execute(self.pool())
-        .await?;
-        Ok(Workspace { id, name })
-    }
-
     pub async fn rename_workspace(&self, id: &str, name: &str) -> Result<(), StoreError> {
         let name = clean_name(name)?;
         let done = sqlx::query("UPDATE workspaces SET name = $1 WHERE id = $2 AND user_id = $3")
@@ -272,7 +256,7 @@ impl Scoped<'_> {
         found(done.rows_affected())
     }
 
-    async fn own_workspace(&self, id: Option<&str>) -> Result<Workspace, StoreError> {
+    pub(super) async fn own_workspace(&self, id: Option<&str>) -> Result<Workspace, StoreError> {
         match id {
             None => self.default_workspace().await,
             Some(id) => self
@@ -722,129 +706,6 @@ impl Scoped<'_> {
         Ok(ConversationSummary { title, ..branch })
     }
 
-    /// Brings a conversation in from elsewhere, once: returns false (and changes nothing) when
-    /// one with the same key was imported before.
-    pub async fn import_conversation(
-        &self,
-        workspace: Option<&str>,
-        import: &crate::domain::history::Import,
-    ) -> Result<bool, StoreError> {
-        let known =
-            sqlx::query("SELECT id FROM conversations WHERE user_id = $1 AND import_key = $2")
-                .bind(self.user)
-                .bind(&import.key)
-                .fetch_optional(self.pool())
-                .await?;
-        if known.is_some() {
-            return Ok(false);
-        }
-        let workspace = self.own_workspace(workspace).await?;
-        let id = new_id();
-        let now = now_ms();
-        let title = if import.title.trim().is_empty() {
-            "Imported chat".to_string()
-        } else {
-            import.title.chars().take(200).collect()
-        };
-        let created = if import.created_at > 0 {
-            import.created_at
-        } else {
-            now
-        };
-        let mut tx = self.pool().begin().await?;
-        sqlx::query(
-            "INSERT INTO conversations (id, user_id, workspace_id, title, created_at, updated_at, rev, import_key) \
-             VALUES ($1, $2, $3, $4, $5, $6, 0, $7)",
-        )
-        .bind(&id)
-        .bind(self.user)
-        .bind(&workspace.id)
-        .bind(&title)
-        .bind(created)
-        .bind(now)
-        .bind(&import.key)
-        .execute(&mut *tx)
-        .await?;
-        let mut to_index = Vec::new();
-        for (position, m) in import.messages.iter().enumerate() {
-            let message = new_id();
-            sqlx::query(
-                "INSERT INTO messages (id, conversation_id, user_id, position, role, active_version, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
-            .bind(&message)
-            .bind(&id)
-            .bind(self.user)
-            .bind(position as i64)
-            .bind(role_name(m.role))
-            .bind(m.active.min(m.versions.len().saturating_sub(1)) as i64)
-            .bind(m.created_at)
-            .execute(&mut *tx)
-            .await?;
-            for (idx, v) in m.versions.iter().enumerate() {
-                let version = insert_version(
-                    &mut tx,
-                    &message,
-                    self.user,
-                    idx as i64,
-                    &v.content,
-                    v.status,
-                    v.created_at,
-                )
-                .await?;
-                if let Some(error) = &v.error {
-                    sqlx::query("UPDATE message_versions SET error = $1 WHERE id = $2")
-                        .bind(error)
-                        .bind(&version)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                let extras = Extras {
-                    tools: v.tools.clone(),
-                    sources: v.sources.clone(),
-                    ..Extras::default()
-                };
-                if let Some(json) = extras.write() {
-                    sqlx::query("UPDATE message_versions SET extras = $1 WHERE id = $2")
-                        .bind(json)
-                        .bind(&version)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                let kind = if m.role == Role::User {
-                    HitKind::Question
-                } else {
-                    HitKind::Answer
-                };
-                to_index.push((version.clone(), message.clone(), kind, v.content.clone()));
-                for (bidx, b) in v.blocks.iter().enumerate() {
-                    let block = new_id();
-                    sqlx::query(
-                        "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, duration_ms, interrupted) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                    )
-                    .bind(&block)
-                    .bind(&version)
-                    .bind(self.user)
-                    .bind(bidx as i64)
-                    .bind(kind_name(b.kind))
-                    .bind(&b.text)
-                    .bind(b.text.chars().count() as i64)
-                    .bind(words(&b.text))
-                    .bind(b.duration_ms.map(|d| d as i64))
-                    .bind(i64::from(b.interrupted))
-                    .execute(&mut *tx)
-                    .await?;
-                    to_index.push((block, message.clone(), HitKind::Thinking, b.text.clone()));
-                }
-            }
-        }
-        tx.commit().await?;
-        for (ref_id, message, kind, text) in to_index {
-            self.index_text(&ref_id, &message, kind, &id, &text).await?;
-        }
-        Ok(true)
-    }
-
     /// Shows another version of a message.
     pub async fn set_active_version(
         &self,
@@ -912,11 +773,13 @@ impl Scoped<'_> {
     /// could not be stored whole: a failed turn leaves no empty conversation behind.
     pub async fn discard_conversation(&self, conversation: &str) -> Result<(), StoreError> {
         let mut tx = self.pool().begin().await?;
-        sqlx::query("DELETE FROM search_index WHERE conversation_id = $1 AND user_id = $2")
-            .bind(conversation)
-            .bind(self.user)
-            .execute(&mut *tx)
-            .await?;
+        unindex(
+            &mut tx,
+            self.backend(),
+            "conversation_id = $1 AND user_id = $2",
+            &[Arg::Text(conversation), Arg::Text(self.user)],
+        )
+        .await?;
         sqlx::query("DELETE FROM conversations WHERE id = $1 AND user_id = $2")
             .bind(conversation)
             .bind(self.user)
@@ -934,11 +797,13 @@ impl Scoped<'_> {
     ) -> Result<(), StoreError> {
         let mut tx = self.pool().begin().await?;
         for message in messages {
-            sqlx::query("DELETE FROM search_index WHERE message_id = $1 AND user_id = $2")
-                .bind(*message)
-                .bind(self.user)
-                .execute(&mut *tx)
-                .await?;
+            unindex(
+                &mut tx,
+                self.backend(),
+                "message_id = $1 AND user_id = $2",
+                &[Arg::Text(message), Arg::Text(self.user)],
+            )
+            .await?;
             sqlx::query(
                 "DELETE FROM messages WHERE id = $1 AND conversation_id = $2 AND user_id = $3",
             )
@@ -993,13 +858,13 @@ impl Scoped<'_> {
                     .bind(message)
                     .execute(&mut *tx)
                     .await?;
-                sqlx::query(
-                    "DELETE FROM search_index WHERE message_id IN \
+                unindex(
+                    &mut tx,
+                    self.backend(),
+                    "message_id IN \
                      (SELECT id FROM messages WHERE conversation_id = $1 AND position > $2)",
+                    &[Arg::Text(conversation), Arg::Int(position)],
                 )
-                .bind(conversation)
-                .bind(position)
-                .execute(&mut *tx)
                 .await?;
                 sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND position > $2")
                     .bind(conversation)
@@ -1266,181 +1131,7 @@ impl Scoped<'_> {
         Ok(())
     }
 
-    async fn index_text(
-        &self,
-        ref_id: &str,
-        message: &str,
-        kind: HitKind,
-        conversation: &str,
-        text: &str,
-    ) -> Result<(), StoreError> {
-        let mut tx = self.pool().begin().await?;
-        self.index_in(&mut tx, ref_id, message, kind, conversation, text)
-            .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// Indexes `text` for search inside the caller's transaction, replacing what `ref_id` had.
-    async fn index_in(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        ref_id: &str,
-        message: &str,
-        kind: HitKind,
-        conversation: &str,
-        text: &str,
-    ) -> Result<(), StoreError> {
-        let kind_name = match kind {
-            HitKind::Answer => "answer",
-            HitKind::Question => "question",
-            HitKind::Thinking => "thinking",
-        };
-        sqlx::query("DELETE FROM search_index WHERE ref_id = $1 AND user_id = $2")
-            .bind(ref_id)
-            .bind(self.user)
-            .execute(&mut **tx)
-            .await?;
-        if !text.trim().is_empty() {
-            match self.store.backend() {
-                Backend::Sqlite => {
-                    sqlx::query(
-                        "INSERT INTO search_index (body, kind, ref_id, message_id, conversation_id, user_id) VALUES ($1, $2, $3, $4, $5, $6)",
-                    )
-                    .bind(text)
-                    .bind(kind_name)
-                    .bind(ref_id)
-                    .bind(message)
-                    .bind(conversation)
-                    .bind(self.user)
-                    .execute(&mut **tx)
-                    .await?;
-                }
-                Backend::Postgres => {
-                    let indexed: String = text.chars().take(PG_INDEXED_CHARS).collect();
-                    sqlx::query(
-                        "INSERT INTO search_index (ref_id, kind, message_id, conversation_id, user_id, body, document) \
-                         VALUES ($1, $2, $3, $4, $5, $6, to_tsvector('simple', $6))",
-                    )
-                    .bind(ref_id)
-                    .bind(kind_name)
-                    .bind(message)
-                    .bind(conversation)
-                    .bind(self.user)
-                    .bind(&indexed)
-                    .execute(&mut **tx)
-                    .await?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// The user's messages that hold every word of `query`: answers and questions, and with
-    /// `thinking` the reasoning too; newest conversations first.
-    pub async fn search(
-        &self,
-        query: &str,
-        thinking: bool,
-        limit: usize,
-    ) -> Result<Vec<SearchHit>, StoreError> {
-        let words: Vec<String> = query
-            .split_whitespace()
-            .map(|w| {
-                w.chars()
-                    .filter(|c| c.is_alphanumeric())
-                    .collect::<String>()
-            })
-            .filter(|w| !w.is_empty())
-            .take(16)
-            .collect();
-        if words.is_empty() {
-            return Ok(Vec::new());
-        }
-        let kinds = if thinking {
-            "('answer', 'question', 'thinking')"
-        } else {
-            "('answer', 'question')"
-        };
-        let rows = match self.store.backend() {
-            Backend::Sqlite => {
-                let fts: String = words
-                    .iter()
-                    .map(|w| format!("\"{w}\""))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                sqlx::query(&format!(
-                    "SELECT s.kind, s.message_id, s.conversation_id, c.title, snippet(search_index, 0, '[', ']', '…', 12) AS snippet \
-                     FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
-                     WHERE search_index MATCH $1 AND s.user_id = $2 AND c.user_id = $2 AND c.deleted_at IS NULL AND s.kind IN {kinds} \
-                     ORDER BY c.updated_at DESC LIMIT $3"
-                ))
-                .bind(fts)
-                .bind(self.user)
-                .bind(limit as i64)
-                .fetch_all(self.pool())
-                .await?
-            }
-            Backend::Postgres => {
-                sqlx::query(&format!(
-                    "SELECT s.kind, s.message_id, s.conversation_id, c.title, \
-                     ts_headline('simple', s.body, plainto_tsquery('simple', $1), 'StartSel=[, StopSel=], MaxWords=24, MinWords=8') AS snippet \
-                     FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
-                     WHERE s.document @@ plainto_tsquery('simple', $1) AND s.user_id = $2 AND c.user_id = $2 AND c.deleted_at IS NULL AND s.kind IN {kinds} \
-                     ORDER BY c.updated_at DESC LIMIT $3"
-                ))
-                .bind(words.join(" "))
-                .bind(self.user)
-                .bind(limit as i64)
-                .fetch_all(self.pool())
-                .await?
-            }
-        };
-        rows.iter()
-            .map(|r| {
-                let kind: String = r.try_get("kind")?;
-                Ok(SearchHit {
-                    conversation_id: r.try_get("conversation_id")?,
-                    conversation_title: r.try_get("title")?,
-                    message_id: r.try_get("message_id")?,
-                    kind: match kind.as_str() {
-                        "thinking" => HitKind::Thinking,
-                        "question" => HitKind::Question,
-                        _ => HitKind::Answer,
-                    },
-                    snippet: r.try_get("snippet")?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(Into::into)
-    }
-
     // ---------- tokens and sessions ----------
-
-    /// A new personal API token; its secret is returned once and stored only as a digest.
-    pub async fn create_token(&self, name: &str) -> Result<(TokenInfo, String), StoreError> {
-        let name = clean_name(name)?;
-        let secret = new_secret("pt_");
-        let id = new_id();
-        let now = now_ms();
-        sqlx::query("INSERT INTO api_tokens (id, user_id, name, token_hash, created_at) VALUES ($1, $2, $3, $4, $5)")
-            .bind(&id)
-            .bind(self.user)
-            .bind(&name)
-            .bind(digest(&secret))
-            .bind(now)
-            .execute(self.pool())
-            .await?;
-        Ok((
-            TokenInfo {
-                id,
-                name,
-                created_at: now,
-                last_used_at: None,
-            },
-            secret,
-        ))
-    }
 
     pub async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError> {
         let rows = sqlx::query(
@@ -1472,15 +1163,21 @@ impl Scoped<'_> {
         found(done.rows_affected())
     }
 
-    /// Ends every session of the user, on every device.
+    /// Ends every session of the user, on every device, and revokes every API token they made:
+    /// signing out everywhere is what one does after losing a device or a secret, and a token
+    /// is as good as a session to whoever holds it.
     pub async fn sign_out_everywhere(&self) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE sessions SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL",
-        )
-        .bind(now_ms())
-        .bind(self.user)
-        .execute(self.pool())
-        .await?;
+        let mut tx = self.pool().begin().await?;
+        for table in ["sessions", "api_tokens"] {
+            sqlx::query(&format!(
+                "UPDATE {table} SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL"
+            ))
+            .bind(now_ms())
+            .bind(self.user)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
@@ -1542,7 +1239,7 @@ impl Scoped<'_> {
 
 pub use crate::domain::history::Preferences;
 
-fn clean_name(name: &str) -> Result<String, StoreError> {
+pub(super) fn clean_name(name: &str) -> Result<String, StoreError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 80 || name.chars().any(char::is_control) {
         return Err(StoreError::Conflict(
@@ -1603,7 +1300,7 @@ async fn insert_message(
     Ok(())
 }
 
-async fn insert_version(
+pub(super) async fn insert_version(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     message: &str,
     user: &str,

@@ -1,0 +1,290 @@
+//! The search index, written and removed by key so its cost does not grow with its size.
+//!
+//! On SQLite the index is an FTS5 table, which finds rows only by its words and its rowid; each
+//! entry has a row in `search_refs` (ordinary indexes on its text's id, message, conversation
+//! and user) whose id is the entry's rowid, and removing that row removes the entry (a
+//! trigger). On PostgreSQL `search_index` is an ordinary table with btree indexes on the same
+//! columns. Either way an entry is found by an index, never by reading the whole index.
+
+use sqlx::Row;
+
+use super::scope::Scoped;
+use super::{Backend, StoreError};
+use crate::domain::history::{HitKind, SearchHit};
+
+/// The longest text a PostgreSQL search entry indexes (a tsvector holds at most 1 MB).
+const PG_INDEXED_CHARS: usize = 256 * 1024;
+
+/// Entries written by one statement: few enough for either engine's limit on bound values.
+const ROWS_PER_STATEMENT: usize = 100;
+
+/// One text to index: its own id (a version, a block or a question), its message, what it is.
+pub(super) struct Entry {
+    pub ref_id: String,
+    pub message_id: String,
+    pub kind: HitKind,
+    pub text: String,
+}
+
+/// A value bound into an [`unindex`] condition.
+pub(super) enum Arg<'a> {
+    Text(&'a str),
+    Int(i64),
+}
+
+fn kind_name(kind: HitKind) -> &'static str {
+    match kind {
+        HitKind::Answer => "answer",
+        HitKind::Question => "question",
+        HitKind::Thinking => "thinking",
+    }
+}
+
+/// Removes the entries `filter` selects: a condition on `ref_id`, `message_id`,
+/// `conversation_id` and `user_id`, with `args` bound to `$1`, `$2`… in order. Each of these
+/// columns is indexed, so the cost is that of the entries removed.
+pub(super) async fn unindex(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    backend: Backend,
+    filter: &str,
+    args: &[Arg<'_>],
+) -> Result<(), StoreError> {
+    let table = match backend {
+        Backend::Sqlite => "search_refs",
+        Backend::Postgres => "search_index",
+    };
+    let sql = format!("DELETE FROM {table} WHERE {filter}");
+    let mut query = sqlx::query(&sql);
+    for arg in args {
+        query = match arg {
+            Arg::Text(v) => query.bind(*v),
+            Arg::Int(v) => query.bind(*v),
+        };
+    }
+    query.execute(&mut **tx).await?;
+    Ok(())
+}
+
+impl Scoped<'_> {
+    /// Indexes `text` for search inside the caller's transaction, replacing what `ref_id` had.
+    pub(super) async fn index_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        ref_id: &str,
+        message: &str,
+        kind: HitKind,
+        conversation: &str,
+        text: &str,
+    ) -> Result<(), StoreError> {
+        unindex(
+            tx,
+            self.backend(),
+            "ref_id = $1 AND user_id = $2",
+            &[Arg::Text(ref_id), Arg::Text(self.user_id())],
+        )
+        .await?;
+        let entry = Entry {
+            ref_id: ref_id.to_string(),
+            message_id: message.to_string(),
+            kind,
+            text: text.to_string(),
+        };
+        self.index_new(tx, conversation, std::slice::from_ref(&entry))
+            .await
+    }
+
+    /// Indexes texts that have no entry yet (an import's), a hundred to a statement, inside the
+    /// caller's transaction. Empty texts are left out.
+    pub(super) async fn index_new(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        conversation: &str,
+        entries: &[Entry],
+    ) -> Result<(), StoreError> {
+        let entries: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| !e.text.trim().is_empty())
+            .collect();
+        for chunk in entries.chunks(ROWS_PER_STATEMENT) {
+            match self.backend() {
+                Backend::Sqlite => self.index_sqlite(tx, conversation, chunk).await?,
+                Backend::Postgres => self.index_postgres(tx, conversation, chunk).await?,
+            }
+        }
+        Ok(())
+    }
+
+    async fn index_sqlite(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        conversation: &str,
+        chunk: &[&Entry],
+    ) -> Result<(), StoreError> {
+        let refs = rows(chunk.len(), 2, |n| {
+            format!("(${}, ${}, $1, $2)", n + 3, n + 4)
+        });
+        let sql = format!(
+            "INSERT INTO search_refs (ref_id, message_id, conversation_id, user_id) VALUES {refs}"
+        );
+        let mut insert = sqlx::query(&sql).bind(conversation).bind(self.user_id());
+        for e in chunk {
+            insert = insert.bind(&e.ref_id).bind(&e.message_id);
+        }
+        insert.execute(&mut **tx).await?;
+        let entries = rows(chunk.len(), 4, |n| {
+            format!(
+                "((SELECT id FROM search_refs WHERE ref_id = ${r}), ${b}, ${k}, ${r}, ${m}, $1, $2)",
+                r = n + 3,
+                b = n + 4,
+                k = n + 5,
+                m = n + 6,
+            )
+        });
+        let sql = format!(
+            "INSERT INTO search_index (rowid, body, kind, ref_id, message_id, conversation_id, user_id) VALUES {entries}"
+        );
+        let mut insert = sqlx::query(&sql).bind(conversation).bind(self.user_id());
+        for e in chunk {
+            insert = insert
+                .bind(&e.ref_id)
+                .bind(&e.text)
+                .bind(kind_name(e.kind))
+                .bind(&e.message_id);
+        }
+        insert.execute(&mut **tx).await?;
+        Ok(())
+    }
+
+    async fn index_postgres(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        conversation: &str,
+        chunk: &[&Entry],
+    ) -> Result<(), StoreError> {
+        let entries = rows(chunk.len(), 4, |n| {
+            format!(
+                "(${r}, ${k}, ${m}, $1, $2, ${b}, to_tsvector('simple', ${b}))",
+                r = n + 3,
+                k = n + 4,
+                m = n + 5,
+                b = n + 6,
+            )
+        });
+        let sql = format!(
+            "INSERT INTO search_index (ref_id, kind, message_id, conversation_id, user_id, body, document) VALUES {entries}"
+        );
+        let bodies: Vec<String> = chunk
+            .iter()
+            .map(|e| e.text.chars().take(PG_INDEXED_CHARS).collect())
+            .collect();
+        let mut insert = sqlx::query(&sql).bind(conversation).bind(self.user_id());
+        for (e, body) in chunk.iter().zip(&bodies) {
+            insert = insert
+                .bind(&e.ref_id)
+                .bind(kind_name(e.kind))
+                .bind(&e.message_id)
+                .bind(body);
+        }
+        insert.execute(&mut **tx).await?;
+        Ok(())
+    }
+
+    /// The user's messages that hold every word of `query`: answers and questions, and with
+    /// `thinking` the reasoning too; newest conversations first.
+    pub async fn search(
+        &self,
+        query: &str,
+        thinking: bool,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>, StoreError> {
+        let words: Vec<String> = query
+            .split_whitespace()
+            .map(|w| {
+                w.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .collect::<String>()
+            })
+            .filter(|w| !w.is_empty())
+            .take(16)
+            .collect();
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let kinds = if thinking {
+            "('answer', 'question', 'thinking')"
+        } else {
+            "('answer', 'question')"
+        };
+        let rows = match self.backend() {
+            Backend::Sqlite => {
+                let fts: String = words
+                    .iter()
+                    .map(|w| format!("\"{w}\""))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                sqlx::query(&format!(
+                    "SELECT s.kind, s.message_id, s.conversation_id, c.title, snippet(search_index, 0, '[', ']', '…', 12) AS snippet \
+                     FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
+                     WHERE search_index MATCH $1 AND s.user_id = $2 AND c.user_id = $2 AND c.deleted_at IS NULL AND s.kind IN {kinds} \
+                     ORDER BY c.updated_at DESC LIMIT $3"
+                ))
+                .bind(fts)
+                .bind(self.user_id())
+                .bind(limit as i64)
+                .fetch_all(self.pool())
+                .await?
+            }
+            Backend::Postgres => {
+                sqlx::query(&format!(
+                    "SELECT s.kind, s.message_id, s.conversation_id, c.title, \
+                     ts_headline('simple', s.body, plainto_tsquery('simple', $1), 'StartSel=[, StopSel=], MaxWords=24, MinWords=8') AS snippet \
+                     FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
+                     WHERE s.document @@ plainto_tsquery('simple', $1) AND s.user_id = $2 AND c.user_id = $2 AND c.deleted_at IS NULL AND s.kind IN {kinds} \
+                     ORDER BY c.updated_at DESC LIMIT $3"
+                ))
+                .bind(words.join(" "))
+                .bind(self.user_id())
+                .bind(limit as i64)
+                .fetch_all(self.pool())
+                .await?
+            }
+        };
+        rows.iter()
+            .map(|r| {
+                let kind: String = r.try_get("kind")?;
+                Ok(SearchHit {
+                    conversation_id: r.try_get("conversation_id")?,
+                    conversation_title: r.try_get("title")?,
+                    message_id: r.try_get("message_id")?,
+                    kind: match kind.as_str() {
+                        "thinking" => HitKind::Thinking,
+                        "question" => HitKind::Question,
+                        _ => HitKind::Answer,
+                    },
+                    snippet: r.try_get("snippet")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(Into::into)
+    }
+}
+
+/// `count` value rows joined by commas; row `i` is `row(per_row * i)`, the offset of its first
+/// own parameter less the shared ones.
+fn rows(count: usize, per_row: usize, row: impl Fn(usize) -> String) -> String {
+    (0..count)
+        .map(|i| row(per_row * i))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_rows_number_their_parameters_after_the_shared_ones() {
+        let sql = rows(2, 2, |n| format!("(${}, ${}, $1)", n + 3, n + 4));
+        assert_eq!(sql, "($3, $4, $1), ($5, $6, $1)");
+    }
+}
