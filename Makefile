@@ -240,11 +240,11 @@ image-size: build
 ## ---------- fuzzing (not in make test) ----------
 
 # cargo-fuzz (libFuzzer) on the decoders, the provider parsers with the turn assembler, the
-# redactor, the markdown renderer, the formula converter and the code highlighter: FUZZ_SECONDS
+# redactor, the markdown renderer, the formula converter, the code highlighter and the request bodies: FUZZ_SECONDS
 # each, corpora kept in fuzz/corpus/.
 # The machine's stable toolchain builds it (no sanitizer; RUSTC_BOOTSTRAP for libFuzzer's flags).
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := sse_decoder providers redactor markdown math highlight
+FUZZ_TARGETS := sse_decoder providers redactor markdown math highlight json_body
 
 tools-fuzz:
 	@cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
