@@ -145,3 +145,41 @@ async fn a_stored_hidden_block_stays_hidden() {
         assert_eq!(block["kind"], "hidden", "{endpoint}: {block}");
     }
 }
+
+/// Google's Interactions API, the seventh wire format: thought summaries in a summary block,
+/// the answer, server tools as steps with their sources, and the usage.
+#[tokio::test]
+async fn the_interactions_api_streams_summaries_tools_and_the_answer() {
+    let vars = [
+        ("PONDER_PROVIDER", "gemini-interactions"),
+        ("PONDER_MODEL", "ponder-demo"),
+    ];
+    let events = turn_with(&vars, "Why is the sky blue?").await;
+    assert_eq!(block_kinds(&events), [ThinkingKind::Summary]);
+    let (thinking, answer) = reader_view(&events);
+    assert!(thinking.len() > 40, "{thinking:?}");
+    assert!(answer.contains(ponder::server::demo_upstream::ANSWER.trim_end()));
+    match events.last() {
+        Some(TurnEvent::Done {
+            usage: Some(usage), ..
+        }) => {
+            assert!(usage.reasoning_tokens.is_some_and(|n| n > 0), "{usage:?}");
+            assert_eq!(usage.input_tokens, Some(12));
+        }
+        other => panic!("{other:?}"),
+    }
+    let tools = turn_with(&vars, "[tools] when?").await;
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolStart { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["google_search", "code_execution"]);
+    let sources = tools
+        .iter()
+        .filter(|e| matches!(e, TurnEvent::Source { .. }))
+        .count();
+    assert_eq!(sources, 3);
+}
