@@ -12,10 +12,11 @@ use common::{fixtures, reader_view};
 
 use ponder::domain::{Failure, ThinkingKind, TurnEvent};
 use ponder::server::config::ProviderKind;
-use ponder::server::providers::parser_for;
+use ponder::server::providers::parser_with_limit;
 use ponder::server::turn::TurnAssembler;
+use ponder::wire::sse::DEFAULT_LINE_LIMIT;
 use serde_json::Value;
-use ProviderKind::{Anthropic, Gemini, Ollama, OpenAi, Responses};
+use ProviderKind::{Anthropic, Gemini, Interactions, Ollama, OpenAi, Responses};
 use ThinkingKind::{Hidden, Raw, Redacted, Summary};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -31,6 +32,10 @@ struct Case {
     file: &'static str,
     part: usize,
     provider: ProviderKind,
+    /// The model the request named, where Ponder would have sent that request: it decides how
+    /// the Anthropic adapter labels readable thinking. Empty reads as a model that takes a
+    /// manual budget.
+    model: &'static str,
     think_start: bool,
     /// A change to the recorded bytes, for a variant no recording shows.
     derive: Option<fn(Vec<u8>) -> Vec<u8>>,
@@ -73,6 +78,7 @@ fn c(
         file,
         part: 0,
         provider,
+        model: "",
         think_start: false,
         derive: None,
         blocks,
@@ -163,6 +169,21 @@ fn cases() -> Vec<Case> {
         c(ant("extracted/test_pause_turn_web_search_streaming_vcr.yaml.interaction0.sse"), Anthropic, &[Raw], End::Done("pause_turn"), u(404500, 943, Some(261))),
         c(ant("extracted/test_pause_turn_web_search_streaming_vcr.yaml.interaction1.sse"), Anthropic, &[], STOP, u(482529, 1310, Some(0))),
         c(ant("extracted/test_thinking_prompt.yaml.interaction0.sse"), Anthropic, &[Raw], STOP, u(46, 84, None)),
+        // Sonnet 5 asked for adaptive thinking summarized, as Ponder asks it: a summary.
+        Case {
+            model: "claude-sonnet-5",
+            ..c(ant("anthropic-claude-sonnet-5-reasoning-summarized.chunks.txt"), Anthropic, &[Summary], STOP, u(47, 373, Some(62)))
+        },
+        // The same question with the display left at its default, omitted: only a signature.
+        Case {
+            model: "claude-sonnet-5",
+            ..c(ant("anthropic-claude-sonnet-5-reasoning-generic.chunks.txt"), Anthropic, &[Hidden], STOP, u(47, 496, Some(62)))
+        },
+        // Sonnet 5 asked without `thinking` (and with the advisor tool): omitted thinking again.
+        c(ant("extracted/test_anthropic_advisor_tool_stream.yaml.interaction0.sse"), Anthropic, &[Hidden], STOP, u(2411, 145, Some(47))),
+        // Sonnet 4.6 asked with a manual budget, which Ponder never sends it: raw thinking.
+        c(ant("extracted/test_anthropic_code_execution_tool_stream.yaml.interaction0.sse"), Anthropic, &[Raw], STOP, u(4714, 304, None)),
+        c(ant("extracted/test_sonnet_46_effort_without_thinking.yaml.interaction0.sse"), Anthropic, &[], STOP, u(17, 12, None)),
         // OpenAI Responses and the servers that copy it.
         c(rsp("github-copilot-id-rotation.1.chunks.txt"), Responses, &[Summary], STOP, u(19, 105, Some(44))),
         c(rsp("lmstudio-tool-call.1.chunks.txt"), Responses, &[Raw], TOOLS, u(182, 61, Some(48))),
@@ -170,6 +191,12 @@ fn cases() -> Vec<Case> {
         c(rsp("xai-text-with-reasoning-streaming-store-false.1.chunks.txt"), Responses, &[Summary], STOP, u(216, 831, Some(253))),
         c(rsp("xai-text-with-reasoning-streaming.1.chunks.txt"), Responses, &[Summary], STOP, u(216, 923, Some(323))),
         c(rsp("extracted/test_deepseek_responses[text_stream].yaml.interaction0.sse"), Responses, &[Raw], STOP, u(90, 15, Some(7))),
+        c(rsp("extracted/test_deepseek_responses[function_tool_stream].yaml.interaction0.sse"), Responses, &[Raw], TOOLS, u(366, 59, Some(14))),
+        c(rsp("extracted/test_deepseek_responses[function_tool_stream].yaml.interaction1.sse"), Responses, &[], STOP, u(440, 14, Some(0))),
+        // Reasoning items that never show text (encrypted only): hidden blocks.
+        c(rsp("extracted/test_openai_responses_phase_streamed_on_part_start.yaml.interaction0.sse"), Responses, &[Hidden], TOOLS, u(63, 69, Some(26))),
+        c(rsp("extracted/test_openai_responses_phase_streamed_on_part_start.yaml.interaction1.sse"), Responses, &[], STOP, u(147, 16, Some(0))),
+        c(rsp("extracted/test_openai_responses_streaming_usage.yaml.interaction0.sse"), Responses, &[Hidden], TOOLS, u(53, 469, Some(448))),
         // OpenRouter announces its reasoning item like OpenAI (no `content` list): the block
         // starts as a summary before its raw text shows (see providers/responses.rs).
         c(rsp("extracted/test_openai_responses_raw_cot_stream_openrouter.yaml.interaction0.sse"), Responses, &[Raw], STOP, u(78, 37, Some(22))),
@@ -178,6 +205,7 @@ fn cases() -> Vec<Case> {
         // Gemini: output counts thoughts too; reasoning without thought text is a redacted block.
         c(gem("google-reasoning-gemini3.chunks.txt"), Gemini, &[Hidden], STOP, u(9, 23 + 302, Some(302))),
         c(gem("google-reasoning.chunks.txt"), Gemini, &[Hidden], STOP, u(9, 29 + 256, Some(256))),
+        c(gem("google-tool-call-gemini3.chunks.txt"), Gemini, &[Hidden], TOOLS, u(29, 15 + 804, Some(804))),
         c(gem("extracted/test_google_model_thinking_part_iter.yaml.interaction0.sse"), Gemini, &[Summary], STOP, u(34, 469 + 787, Some(787))),
         c(gem("extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction0.sse"), Gemini, &[Hidden], TOOLS, u(29, 10 + 202, Some(202))),
         c(gem("extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction1.sse"), Gemini, &[], STOP, u(257, 8, None)),
@@ -221,7 +249,12 @@ fn cases() -> Vec<Case> {
 
 /// The events of one replay, with a clock that ticks once per piece.
 fn replay<'a>(case: &Case, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<TurnEvent> {
-    let mut parser = parser_for(case.provider, case.think_start);
+    let mut parser = parser_with_limit(
+        case.provider,
+        case.model,
+        case.think_start,
+        DEFAULT_LINE_LIMIT,
+    );
     let mut asm = TurnAssembler::new(true);
     let (mut pieces, mut events, mut clock) = (Vec::new(), Vec::new(), 0);
     let mut apply = |pieces: &mut Vec<_>, events: &mut Vec<TurnEvent>, clock: &mut u64| {
@@ -384,6 +417,18 @@ fn source_text(case: &Case) -> (String, String) {
                     } else {
                         answer.push_str(&s(part, &["text"]));
                     }
+                }
+            }
+        }
+        // Google's Interactions API: `step.delta` events name what they add (not exercised by a
+        // recording here yet).
+        Interactions => {
+            for p in all.iter().filter(|p| p["event_type"] == "step.delta") {
+                let d = &p["delta"];
+                match d["type"].as_str() {
+                    Some("text") => answer.push_str(&s(d, &["text"])),
+                    Some("thought_summary") => think.push_str(&s(d, &["content", "text"])),
+                    _ => {}
                 }
             }
         }
@@ -769,9 +814,15 @@ fn tool_steps_sources_and_citations_replay_as_recorded() {
         ("anthropic/extracted/test_fixed_version_tool_chain_with_thinking_display_regression.yaml.interaction0.sse", 0, &["fixed_version:failed"], 0, 0),
         ("anthropic/extracted/test_pause_turn_web_search_streaming_vcr.yaml.interaction0.sse", 0, pause0, 90, 0),
         ("anthropic/extracted/test_pause_turn_web_search_streaming_vcr.yaml.interaction1.sse", 0, &["web_search:finished"; 5], 51, 17),
+        ("anthropic/extracted/test_anthropic_advisor_tool_stream.yaml.interaction0.sse", 0, &["advisor:finished"], 0, 0),
+        ("anthropic/extracted/test_anthropic_code_execution_tool_stream.yaml.interaction0.sse", 0, &["bash_code_execution:finished"], 0, 0),
         ("openai-responses/lmstudio-tool-call.1.chunks.txt", 0, &["weather:failed"], 0, 0),
+        ("openai-responses/extracted/test_deepseek_responses[function_tool_stream].yaml.interaction0.sse", 0, &["get_temperature:failed"], 0, 0),
+        ("openai-responses/extracted/test_openai_responses_phase_streamed_on_part_start.yaml.interaction0.sse", 0, &["get_capital:failed"], 0, 0),
+        ("openai-responses/extracted/test_openai_responses_streaming_usage.yaml.interaction0.sse", 0, &["final_result:failed"], 0, 0),
         ("openai-responses/extracted/test_openai_responses_thinking_with_code_execution_tool_stream.yaml.interaction0.sse", 0, &["code_interpreter:finished"; 3], 0, 0),
         ("gemini/extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction0.sse", 0, &["get_country:failed"], 0, 0),
+        ("gemini/google-tool-call-gemini3.chunks.txt", 0, &["weather:failed"], 0, 0),
         ("gemini/extracted/test_tools.yaml.interaction0.json-array", 0, &["pelican_name_generator:failed"], 0, 0),
         ("gemini/extracted/test_tools.yaml.interaction1.json-array", 0, &["pelican_name_generator:failed"], 0, 0),
         ("gemini/extracted/test_tools_with_gemini_3_thought_signatures.yaml.interaction0.json-array", 0, &["multiply:failed"], 0, 0),
