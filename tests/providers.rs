@@ -110,6 +110,7 @@ fn cases() -> Vec<Case> {
     let ant = |f: &'static str| leak(format!("anthropic/{f}"));
     let rsp = |f: &'static str| leak(format!("openai-responses/{f}"));
     let gem = |f: &'static str| leak(format!("gemini/{f}"));
+    let gi = |f: &'static str| leak(format!("gemini-interactions/{f}"));
     let hf = "inline-think/extracted/test_hf_model_thinking_part_iter.yaml.interaction0.sse";
     let mut v = vec![
         // Chat Completions, reasoning in its own field.
@@ -165,7 +166,11 @@ fn cases() -> Vec<Case> {
         c(ant("extracted/test_anthropic_model_web_search_tool_stream.yaml.interaction0.sse"), Anthropic, &[Raw], STOP, u(22397, 637, None)),
         c(ant("extracted/test_fixed_version_tool_chain_with_thinking_display_regression.yaml.interaction0.sse"), Anthropic, &[Raw], TOOLS, u(598, 92, Some(53))),
         c(ant("extracted/test_fixed_version_tool_chain_with_thinking_display_regression.yaml.interaction1.sse"), Anthropic, &[], STOP, u(707, 89, Some(0))),
-        c(ant("extracted/test_opus_46_adaptive_thinking.yaml.interaction0.sse"), Anthropic, &[Raw], STOP, u(34, 44, None)),
+        // Adaptive thinking as Ponder asks Opus 4.6 for it: the thinking is a summary.
+        Case {
+            model: "claude-opus-4-6",
+            ..c(ant("extracted/test_opus_46_adaptive_thinking.yaml.interaction0.sse"), Anthropic, &[Summary], STOP, u(34, 44, None))
+        },
         c(ant("extracted/test_pause_turn_web_search_streaming_vcr.yaml.interaction0.sse"), Anthropic, &[Raw], End::Done("pause_turn"), u(404500, 943, Some(261))),
         c(ant("extracted/test_pause_turn_web_search_streaming_vcr.yaml.interaction1.sse"), Anthropic, &[], STOP, u(482529, 1310, Some(0))),
         c(ant("extracted/test_thinking_prompt.yaml.interaction0.sse"), Anthropic, &[Raw], STOP, u(46, 84, None)),
@@ -218,6 +223,66 @@ fn cases() -> Vec<Case> {
         // Ollama (the only capture is of /api/generate, which the adapter also reads).
         c("ollama/extracted/ollama_generate_stream_json.md.demo0.ndjson", Ollama, &[Raw], STOP, u(81, 58, None)),
     ];
+    // Google's Interactions API (gemini-2.5-flash): every recorded thought step carries only
+    // its signature, so each is a hidden block; output counts the thoughts.
+    v.extend([
+        c(
+            gi("basic.chunks.txt"),
+            Interactions,
+            &[Hidden],
+            STOP,
+            u(7, 26 + 115, Some(115)),
+        ),
+        c(
+            gi("google-search.chunks.txt"),
+            Interactions,
+            &[Hidden],
+            STOP,
+            u(22, 590 + 1173, Some(1173)),
+        ),
+        c(
+            gi("multi-turn-stateful-turn1.chunks.txt"),
+            Interactions,
+            &[Hidden],
+            STOP,
+            u(10, 31 + 137, Some(137)),
+        ),
+        c(
+            gi("multi-turn-stateful-turn2.chunks.txt"),
+            Interactions,
+            &[Hidden],
+            STOP,
+            u(12, 54 + 391, Some(391)),
+        ),
+        c(
+            gi("multi-turn-stateless-turn1.chunks.txt"),
+            Interactions,
+            &[Hidden],
+            STOP,
+            u(10, 29 + 174, Some(174)),
+        ),
+        c(
+            gi("multi-turn-stateless-turn2.chunks.txt"),
+            Interactions,
+            &[Hidden],
+            STOP,
+            u(52, 22 + 395, Some(395)),
+        ),
+        c(
+            gi("tool-call-step1.chunks.txt"),
+            Interactions,
+            &[Hidden],
+            TOOLS,
+            u(53, 15 + 65, Some(65)),
+        ),
+        c(
+            gi("tool-call-step2.chunks.txt"),
+            Interactions,
+            &[Hidden],
+            STOP,
+            u(161, 19, Some(0)),
+        ),
+    ]);
     // Several responses recorded one after the other: a reasoning one, then tool loops.
     for file in [
         "openai-reasoning-encrypted-content.1.chunks.txt",
@@ -420,8 +485,7 @@ fn source_text(case: &Case) -> (String, String) {
                 }
             }
         }
-        // Google's Interactions API: `step.delta` events name what they add (not exercised by a
-        // recording here yet).
+        // Google's Interactions API: `step.delta` events name what they add.
         Interactions => {
             for p in all.iter().filter(|p| p["event_type"] == "step.delta") {
                 let d = &p["delta"];
@@ -823,6 +887,8 @@ fn tool_steps_sources_and_citations_replay_as_recorded() {
         ("openai-responses/extracted/test_openai_responses_thinking_with_code_execution_tool_stream.yaml.interaction0.sse", 0, &["code_interpreter:finished"; 3], 0, 0),
         ("gemini/extracted/test_google_streaming_tool_call_thought_signature.yaml.interaction0.sse", 0, &["get_country:failed"], 0, 0),
         ("gemini/google-tool-call-gemini3.chunks.txt", 0, &["weather:failed"], 0, 0),
+        ("gemini-interactions/google-search.chunks.txt", 0, &["google_search:finished"], 8, 0),
+        ("gemini-interactions/tool-call-step1.chunks.txt", 0, &["getWeather:failed"], 0, 0),
         ("gemini/extracted/test_tools.yaml.interaction0.json-array", 0, &["pelican_name_generator:failed"], 0, 0),
         ("gemini/extracted/test_tools.yaml.interaction1.json-array", 0, &["pelican_name_generator:failed"], 0, 0),
         ("gemini/extracted/test_tools_with_gemini_3_thought_signatures.yaml.interaction0.json-array", 0, &["multiply:failed"], 0, 0),

@@ -14,7 +14,7 @@
 //! right away: its block waits for that first part and is `raw`. Any other item is announced
 //! as `summary`, what Ponder asks for; an item of that kind that never shows text is a
 //! summary-less block, and a raw text in it keeps the announced kind (OpenRouter). A waiting
-//! item that ends with no text reasoned in encrypted form only: a `redacted` block.
+//! item that ends with no text reasoned in encrypted form only: a `hidden` block.
 
 use std::collections::HashMap;
 
