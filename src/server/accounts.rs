@@ -16,13 +16,10 @@ use axum::http::StatusCode;
 use super::rate_limit::{client_key, NameKey, SignInLimits};
 use super::request;
 use super::state::AppState;
-use super::store::identity::{Identity, Rank, User};
+use super::store::identity::{Identity, Rank, User, MAX_NAME_CHARS};
 use super::store::{Store, StoreError};
 use crate::domain::account::Account;
 use crate::domain::{ErrorCode, Failure};
-
-/// Longest user name, in characters: a longer name is refused before any limiter keeps it.
-pub const MAX_NAME_CHARS: usize = 64;
 
 /// Shortest password accepted.
 pub const MIN_PASSWORD: usize = 8;

@@ -11,10 +11,9 @@ use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use super::accounts::MAX_NAME_CHARS;
 use super::config::AuthMode;
 use super::state::AppState;
-use super::store::identity::{Identity, LOCAL_USER};
+use super::store::identity::{Identity, LOCAL_USER, MAX_NAME_CHARS};
 use super::store::StoreError;
 use crate::domain::{ErrorCode, Failure};
 

@@ -22,6 +22,7 @@ use axum::Router;
 
 use super::config::{DemoConfig, ProviderKind};
 
+mod frame_kit;
 pub mod framing;
 mod handlers;
 mod interactions;

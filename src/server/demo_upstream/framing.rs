@@ -7,6 +7,7 @@ use std::time::Duration;
 use axum::body::Bytes;
 use serde_json::{json, Value};
 
+use super::frame_kit::{chunk, sse_event, tool_arguments, Counts, Framing, PROMPT_TOKENS};
 use super::pacer::Emit;
 use super::scenarios::{tokens, DemoTool, Script, Step};
 use crate::server::config::ProviderKind;
@@ -15,73 +16,8 @@ use crate::server::config::ProviderKind;
 /// travel through a JSON serializer).
 const SPLICE: &str = "@@ponder-demo-raw-bytes@@";
 
-/// The demo's prompt size, in tokens.
-pub(super) const PROMPT_TOKENS: u64 = 12;
-
 /// Tokens the demo claims for reasoning it does not show.
 const HIDDEN_TOKENS: u64 = 64;
-
-/// Token counts of a reply, at a rough four characters per token.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Counts {
-    answer_chars: u64,
-    reasoning_chars: u64,
-    hidden: u64,
-}
-
-impl Counts {
-    pub(super) fn reasoning(&self) -> u64 {
-        self.reasoning_chars / 4 + self.hidden
-    }
-
-    pub(super) fn answer(&self) -> u64 {
-        self.answer_chars / 4
-    }
-
-    fn output(&self) -> u64 {
-        self.reasoning() + self.answer()
-    }
-}
-
-/// One provider's way of writing the steps of a script.
-pub(super) trait Framing {
-    fn begin(&mut self, out: &mut Vec<Emit>);
-    fn think(&mut self, text: &str, counts: &Counts, out: &mut Vec<Emit>);
-    fn answer(&mut self, text: &str, counts: &Counts, out: &mut Vec<Emit>);
-    /// Reasoning without readable text, lasting `pause`.
-    fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>);
-    /// Reasoning whose display was omitted: only Anthropic has a shape of its own for it.
-    fn omitted(&mut self, pause: Duration, out: &mut Vec<Emit>) {
-        self.hidden(pause, out);
-    }
-    fn error(&mut self, message: &str, out: &mut Vec<Emit>);
-    fn end(&mut self, finish: &str, counts: &Counts, out: &mut Vec<Emit>);
-    /// A tool the provider runs itself: it starts, runs for `tool.runs_for`, and returns.
-    /// Providers with no server tools (Ollama) say nothing of it.
-    fn tool(&mut self, tool: &DemoTool, out: &mut Vec<Emit>) {
-        out.push(Emit::Pause(tool.runs_for));
-    }
-    /// The answer so far cites the page at `url`. Providers that cannot mark a place in the
-    /// answer say nothing.
-    fn cite(&mut self, _url: &str, _title: &str, _out: &mut Vec<Emit>) {}
-}
-
-/// A tool's input as its arguments object: `{"code": …}` for code, `{"query": …}` otherwise.
-pub(super) fn tool_arguments(tool: &DemoTool) -> Value {
-    if tool.name == "code_execution" {
-        json!({ "code": tool.input })
-    } else {
-        json!({ "query": tool.input })
-    }
-}
-
-pub(super) fn chunk(text: String) -> Emit {
-    Emit::Chunk(Bytes::from(text))
-}
-
-pub(super) fn sse_event(event: &str, data: &Value) -> String {
-    format!("event: {event}\ndata: {data}\n\n")
-}
 
 /// Renders `script` as `provider` streams it. `sse` picks Gemini's SSE framing over its
 /// streamed JSON array.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 use serde_json::{json, Value};
 
-use super::framing::{chunk, sse_event, tool_arguments, Counts, Framing, PROMPT_TOKENS};
+use super::frame_kit::{chunk, sse_event, tool_arguments, Counts, Framing, PROMPT_TOKENS};
 use super::pacer::Emit;
 use super::scenarios::DemoTool;
 

@@ -7,6 +7,10 @@ use sqlx::Row;
 use super::ids::{digest, new_id, new_secret};
 use super::{now_ms, Store, StoreError};
 
+/// The longest user name, in characters: the store refuses longer ones, sign-in refuses them
+/// before any limiter keeps them, and a proxy's header is held to it after normalization.
+pub const MAX_NAME_CHARS: usize = 64;
+
 /// A user as the rest of the server sees it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct User {
@@ -101,7 +105,10 @@ impl Store {
         only_first: bool,
     ) -> Result<Option<User>, StoreError> {
         let name = name.trim();
-        if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+        if name.is_empty()
+            || name.chars().count() > MAX_NAME_CHARS
+            || name.chars().any(char::is_control)
+        {
             return Err(StoreError::Conflict(
                 "a user name is 1 to 64 characters, with no control characters".into(),
             ));
@@ -256,11 +263,11 @@ impl Store {
             return Err(StoreError::NotFound);
         }
         let mut tx = self.pool().begin().await?;
-        super::search::unindex(
+        super::index::unindex(
             &mut tx,
             self.backend(),
             "user_id = $1",
-            &[super::search::Arg::Text(user_id)],
+            &[super::index::Arg::Text(user_id)],
         )
         .await?;
         let deleted = sqlx::query("DELETE FROM users WHERE id = $1")

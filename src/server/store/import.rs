@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use super::ids::new_id;
+use super::index::Entry;
 use super::scope::{insert_version, kind_name, role_name, words, Extras, Scoped};
-use super::search::Entry;
 use super::{now_ms, Backend, StoreError};
 use crate::domain::history::{HitKind, Import, ImportMessage};
 use crate::domain::Role;

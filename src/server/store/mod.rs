@@ -9,6 +9,7 @@
 pub mod identity;
 pub mod ids;
 pub mod import;
+mod index;
 pub mod limits;
 pub mod scope;
 mod search;

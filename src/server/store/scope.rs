@@ -6,7 +6,7 @@ use sqlx::Row;
 
 use super::identity::Identity;
 use super::ids::new_id;
-use super::search::{unindex, Arg};
+use super::index::{unindex, Arg};
 use super::{now_ms, Backend, Store, StoreError};
 use crate::domain::history::{
     settings_from_columns, BlockHeader, Conversation, ConversationSummary, HitKind, Message, Page,
