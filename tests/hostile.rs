@@ -713,7 +713,7 @@ async fn oversized_bodies_get_413_at_once_and_many_messages_a_400() {
     // A Content-Length far beyond the limit, with only 15 bytes sent: answered without waiting.
     let mut socket = TcpStream::connect(app.addr).await.expect("connect");
     socket
-        .write_all(b"POST /api/chat HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 999999999999\r\n\r\n{\"messages\":[]")
+        .write_all(b"POST /api/chat HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 999999999999\r\n\r\n{\"messages\":[]")
         .await
         .expect("write");
     let reply = read_reply(&mut socket).await;
@@ -822,14 +822,14 @@ async fn slow_and_idle_clients_are_let_go() {
     // Headers that never end.
     let mut partial = TcpStream::connect(app.addr).await.expect("connect");
     partial
-        .write_all(b"POST /api/chat HTTP/1.1\r\nhost: x\r\n")
+        .write_all(b"POST /api/chat HTTP/1.1\r\nhost: 127.0.0.1\r\n")
         .await
         .expect("write");
     // A connection that never says anything.
     let mut silent = TcpStream::connect(app.addr).await.expect("connect");
     // A keep-alive connection left idle after one request.
     let mut idle = TcpStream::connect(app.addr).await.expect("connect");
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
         .await
         .expect("write");
     let mut buf = [0u8; 512];
@@ -838,7 +838,7 @@ async fn slow_and_idle_clients_are_let_go() {
     // A body that never arrives.
     let mut slow_body = TcpStream::connect(app.addr).await.expect("connect");
     slow_body
-        .write_all(b"POST /api/chat HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 15\r\n\r\n{\"mess")
+        .write_all(b"POST /api/chat HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 15\r\n\r\n{\"mess")
         .await
         .expect("write");
 
@@ -878,7 +878,7 @@ async fn past_the_connection_cap_new_connections_are_closed_and_served_again_lat
     }
     // Each held connection is registered: a full request on one of them is answered.
     held[0]
-        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
         .await
         .expect("write");
     let mut buf = [0u8; 256];
@@ -886,7 +886,7 @@ async fn past_the_connection_cap_new_connections_are_closed_and_served_again_lat
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
     let mut extra = TcpStream::connect(process.addr).await.expect("connect");
     let _ = extra
-        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
         .await;
     assert!(
         closed_by_server(&mut extra, Duration::from_secs(10)).await,
@@ -913,7 +913,9 @@ async fn a_thousand_held_sockets_do_not_lock_out_a_new_client() {
     let mut held = Vec::new();
     for _ in 0..1000 {
         let mut socket = TcpStream::connect(process.addr).await.expect("connect");
-        let _ = socket.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n").await;
+        let _ = socket
+            .write_all(b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+            .await;
         held.push(socket);
     }
     // They are dropped by the header deadline, and a new client is served.

@@ -9,14 +9,15 @@ use ponder::domain::{ErrorCode, Failure, ThinkingKind, TurnEvent};
 use ponder::server::config::ProviderKind;
 use ponder::server::demo_upstream::{ANSWER, THINKING};
 use ponder::server::providers::parser_for;
-use ThinkingKind::{Raw, Redacted, Summary};
+use ThinkingKind::{Hidden, Raw, Redacted, Summary};
 
 /// Each provider and the kind its reasoning shows as.
-const PROVIDERS: [(&str, ThinkingKind); 5] = [
+const PROVIDERS: [(&str, ThinkingKind); 6] = [
     ("openai", Raw),
     ("anthropic", Raw),
     ("responses", Summary),
     ("gemini", Summary),
+    ("gemini-interactions", Summary),
     ("ollama", Raw),
 ];
 
@@ -124,13 +125,14 @@ async fn reasoning_without_readable_text_still_opens_and_closes_a_block() {
             assert!(starts(&events).is_empty(), "{events:?}");
             continue;
         }
-        // Responses announces a reasoning item as the summary Ponder asked for when it
-        // appears, and corrects the block to redacted (same index) once the item ends with no
-        // text.
-        let expected: &[_] = if provider == "responses" {
-            &[Summary, Redacted]
-        } else {
-            &[Redacted]
+        // Responses (and the Interactions API, a thought step) announces a reasoning item as
+        // the summary Ponder asked for when it appears, and corrects the block to hidden (same
+        // index) once the item ends with no text; Gemini's thought count without thoughts is hidden too; Anthropic's
+        // redacted_thinking and OpenRouter's encrypted details are redacted (encrypted).
+        let expected: &[_] = match provider {
+            "responses" | "gemini-interactions" => &[Summary, Hidden],
+            "gemini" => &[Hidden],
+            _ => &[Redacted],
         };
         assert_eq!(starts(&events), expected, "{provider}");
         assert!(
