@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::browser::Browser;
+use common::browser::{status_and_json, Browser};
 use common::*;
 use serde_json::{json, Value};
 
@@ -71,12 +71,7 @@ async fn post_raw(app: &TestApp, endpoint: &str, body: Vec<u8>) -> (u16, Value) 
         .send()
         .await
         .expect("request");
-    let status = response.status().as_u16();
-    let text = response.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
+    status_and_json(response).await
 }
 
 #[tokio::test]
@@ -140,12 +135,7 @@ async fn with_host(app: &TestApp, path: &str, host: &str, body: &str) -> (u16, V
         .send()
         .await
         .expect("request");
-    let status = response.status().as_u16();
-    let text = response.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
+    status_and_json(response).await
 }
 
 /// A page on `attacker.example` that re-resolves its name to 127.0.0.1 sends its own name as
@@ -360,12 +350,7 @@ async fn as_proxy_user(app: &TestApp, user: &[u8]) -> (u16, Value) {
         .send()
         .await
         .expect("me");
-    let status = response.status().as_u16();
-    let text = response.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
+    status_and_json(response).await
 }
 
 /// What identity providers send: UTF-8 names, composed or not, get in as one user; a name

@@ -98,12 +98,7 @@ impl Browser {
             .await
             .expect("request");
         self.keep_cookie(&response);
-        let status = response.status().as_u16();
-        let text = response.text().await.expect("body");
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        status_and_json(response).await
     }
 
     pub async fn ok(&self, endpoint: &str, args: Value) -> Value {
@@ -124,4 +119,14 @@ impl Browser {
         }
         (status, read_events(response).await)
     }
+}
+
+/// A response's status and its body as JSON (or, when it is not JSON, as a string).
+pub async fn status_and_json(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
