@@ -1733,11 +1733,27 @@ impl ChatController {
 
     /// The same, asked with `settings` instead of the composer's ("Think more").
     fn regenerate_with(&self, entry: &Entry, settings: Option<ReasoningSettings>) {
+        self.regenerate_as(entry, settings, None);
+    }
+
+    /// A new answer for `entry` after the model server refused the reasoning state sent back
+    /// with earlier answers: the earlier answers go without it this once.
+    pub fn retry_without_replay(&self, entry: &Entry) {
+        self.regenerate_as(entry, None, Some(false));
+    }
+
+    fn regenerate_as(
+        &self,
+        entry: &Entry,
+        settings: Option<ReasoningSettings>,
+        replay: Option<bool>,
+    ) {
         if self.is_running() {
             return;
         }
         let turn = self.turn_signal(TurnState::started(now_ms()));
-        let request = self.with_settings(self.request_again(entry), turn, settings);
+        let mut request = self.with_settings(self.request_again(entry), turn, settings);
+        request.replay = replay;
         let slot = decisions::regenerate_slot(entry.versions.with_untracked(Vec::len));
         entry.versions.update(|v| v.push(turn));
         let (decisions::Slot::Push(shown) | decisions::Slot::Replace(shown)) = slot;

@@ -26,6 +26,7 @@ pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage>
         Said::Assistant { phase, answer } => Some(crate::domain::message::Said::Answer {
             finished: matches!(phase, TurnPhase::Done | TurnPhase::Stopped),
             text: answer,
+            replay: &[],
         }),
         Said::Nothing => None,
     }))

@@ -182,6 +182,9 @@ pub enum ErrorCode {
     /// The model server refused the reasoning settings sent with the turn. Params: `status` (the
     /// number), `settings` (the fields, as sent), `detail` (what its body said) when it said so.
     SettingRefused = "setting_refused",
+    /// The model server refused the reasoning state sent back with earlier answers. Params:
+    /// `status` (the number), `detail` (what its body said) when it said so.
+    ReplayRefused = "replay_refused",
     /// The connection to the model server broke mid-stream. No params.
     ConnectionBroke = "connection_broke",
     /// This server lost contact with the other replicas and stopped the turn. No params.

@@ -15,11 +15,18 @@ pub enum Role {
 
 crate::domain::wire::wire_names!(Role { User = "user", Assistant = "assistant" });
 
-/// One message of the conversation sent upstream. Thinking is never sent back to the model.
+/// One message of the conversation sent upstream. Thinking is never sent back to the model as
+/// text; only the provider's own opaque reasoning state may go back with an answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
+    /// The opaque reasoning state (signed thinking blocks, encrypted reasoning items, thought
+    /// signatures) the provider returned with this answer, in order, to be sent back with it.
+    /// Only the server fills it, from its store: it is never read from a request nor written
+    /// to any response, so no browser, terminal or export ever holds it.
+    #[serde(skip)]
+    pub replay: Vec<serde_json::Value>,
 }
 
 impl ChatMessage {
@@ -27,6 +34,7 @@ impl ChatMessage {
         Self {
             role: Role::User,
             content: content.into(),
+            replay: Vec::new(),
         }
     }
 
@@ -34,6 +42,7 @@ impl ChatMessage {
         Self {
             role: Role::Assistant,
             content: content.into(),
+            replay: Vec::new(),
         }
     }
 }
@@ -43,14 +52,20 @@ impl ChatMessage {
 pub enum Said<'a> {
     /// What the reader wrote.
     User(&'a str),
-    /// An answer; `finished` when it ended normally or was stopped with some text kept.
-    Answer { finished: bool, text: &'a str },
+    /// An answer; `finished` when it ended normally or was stopped with some text kept;
+    /// `replay`, the opaque reasoning state to send back with it (empty in the browser).
+    Answer {
+        finished: bool,
+        text: &'a str,
+        replay: &'a [serde_json::Value],
+    },
 }
 
 /// The history sent upstream: the reader's texts and the finished answers, thinking excluded.
 /// A failed, unfinished or empty answer is left out, and messages of one role that end up next
-/// to each other are joined by a blank line, since providers want turns to alternate. The
-/// browser and the server build it by this one rule.
+/// to each other are joined by a blank line, since providers want turns to alternate; answers
+/// so joined no longer match the reasoning state of either, which is dropped. The browser and
+/// the server build it by this one rule.
 pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage> {
     let mut out: Vec<ChatMessage> = Vec::new();
     for s in said {
@@ -59,11 +74,16 @@ pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage>
             Said::Answer {
                 finished: true,
                 text,
-            } if !text.trim().is_empty() => ChatMessage::assistant(text),
+                replay,
+            } if !text.trim().is_empty() => ChatMessage {
+                replay: replay.to_vec(),
+                ..ChatMessage::assistant(text)
+            },
             Said::Answer { .. } => continue,
         };
         match out.last_mut() {
             Some(last) if last.role == message.role => {
+                last.replay.clear();
                 last.content.push_str("\n\n");
                 last.content.push_str(&message.content);
             }
@@ -110,6 +130,10 @@ pub struct ChatRequest {
     /// The reasoning effort, for a model that takes one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<Effort>,
+    /// A stored turn: `false` sends the earlier answers without the reasoning state kept
+    /// beside them (after the provider refused it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<bool>,
 }
 
 impl ChatRequest {
@@ -125,6 +149,7 @@ impl ChatRequest {
             model: None,
             thinking: None,
             effort: None,
+            replay: None,
         }
     }
 

@@ -157,6 +157,8 @@ pub struct Catalogue {
     pub stopped: &'static str,
     pub retry: &'static str,
     pub send_without_setting: &'static str,
+    /// The button that sends a turn again without the reasoning state of earlier answers.
+    pub send_without_replay: &'static str,
     pub model_of_answer: &'static str,
     pub answer_versions: &'static str,
     pub previous_version: &'static str,
@@ -436,6 +438,7 @@ pub struct ErrorWords {
     pub redirected: &'static str,
     pub upstream_status: &'static str,
     pub setting_refused: &'static str,
+    pub replay_refused: &'static str,
     pub connection_broke: &'static str,
     pub replica_lost: &'static str,
     pub replica_died: &'static str,

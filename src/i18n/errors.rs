@@ -22,6 +22,7 @@ pub fn text(f: &Failure, l: Locale) -> Option<String> {
         ErrorCode::Redirected => e.redirected,
         ErrorCode::UpstreamStatus => e.upstream_status,
         ErrorCode::SettingRefused => e.setting_refused,
+        ErrorCode::ReplayRefused => e.replay_refused,
         ErrorCode::ConnectionBroke => e.connection_broke,
         ErrorCode::ReplicaLost => e.replica_lost,
         ErrorCode::ReplicaDied => e.replica_died,

@@ -156,6 +156,18 @@ pub struct Config {
     pub replica_timeout: Duration,
     /// How long a sign-in lasts.
     pub session_lifetime: Duration,
+    /// Whether the opaque reasoning state an answer came with is kept and sent back on the
+    /// next turn to the same provider and model (`PONDER_REPLAY_REASONING`), and how many
+    /// bytes of it one conversation keeps at most (`PONDER_REPLAY_MAX_BYTES`; the oldest go
+    /// first).
+    pub replay: Replay,
+}
+
+/// The reasoning-state replay settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replay {
+    pub enabled: bool,
+    pub max_conversation_bytes: usize,
 }
 
 /// How Ponder knows who is asking (`PONDER_AUTH`).
@@ -582,6 +594,16 @@ impl Config {
             session_lifetime: Duration::from_secs(
                 u64::from(parse_num(&get, "PONDER_SESSION_DAYS", 30, 1, 3650)?) * 86_400,
             ),
+            replay: Replay {
+                enabled: parse_bool(&get, "PONDER_REPLAY_REASONING", true)?,
+                max_conversation_bytes: parse_num(
+                    &get,
+                    "PONDER_REPLAY_MAX_BYTES",
+                    4 << 20,
+                    0,
+                    256 << 20,
+                )? as usize,
+            },
         })
     }
 

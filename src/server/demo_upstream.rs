@@ -7,7 +7,8 @@
 //! OpenAI Chat Completions (`POST /v1/chat/completions`), Anthropic Messages (`/v1/messages`),
 //! OpenAI Responses (`/v1/responses`), Gemini (`/v1beta/models/{model}:streamGenerateContent`,
 //! SSE with `alt=sse`, a JSON array without) and Ollama (`/api/chat`, NDJSON). Like the real
-//! servers, each endpoint refuses a request missing what it requires with a 400.
+//! servers, each endpoint refuses a request missing what it requires with a 400, and reasoning
+//! state sent back to another model than made it (see [`replay`]).
 
 //!
 //! The parts: [`scenarios`] (what each tag plays), [`framing`] (a script in each wire format),
@@ -29,6 +30,7 @@ mod interactions;
 pub mod pacer;
 mod perf;
 pub mod reasoning;
+pub mod replay;
 pub mod scenarios;
 
 pub use framing::{render, render_openai};
@@ -41,6 +43,8 @@ struct DemoState {
     stats: Arc<DemoStats>,
     /// Messages `[error-once]` already failed.
     failed_once: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// Responses so far: each seals its reasoning state with its own number.
+    responses: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// The demo server's routes.
@@ -50,6 +54,7 @@ pub fn router(config: &DemoConfig) -> (Router, Arc<DemoStats>) {
         delay: config.token_delay,
         stats: stats.clone(),
         failed_once: Arc::default(),
+        responses: Arc::default(),
     };
     let router = Router::new()
         .route("/v1/chat/completions", post(handlers::chat_completions))

@@ -360,6 +360,15 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
                 })
         })
     };
+    // The upstream refused the reasoning state sent back with earlier answers.
+    let refused_replay = move || {
+        turn.with(|t| {
+            t.phase == TurnPhase::Error
+                && t.error
+                    .as_ref()
+                    .is_some_and(|e| e.code == crate::domain::ErrorCode::ReplayRefused)
+        })
+    };
     let next_version = move |_: leptos::ev::MouseEvent| {
         entry.with_value(|e| chat.show_version(e, active.get_untracked() + 1))
     };
@@ -401,6 +410,11 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
                 <button class="retry" type="button" disabled=move || chat.is_running()
                     on:click=move |_| entry.with_value(|e| chat.retry_without_settings(e))
                 >{t.send_without_setting}</button>
+            </Show>
+            <Show when=refused_replay>
+                <button class="retry" type="button" disabled=move || chat.is_running()
+                    on:click=move |_| entry.with_value(|e| chat.retry_without_replay(e))
+                >{t.send_without_replay}</button>
             </Show>
         </div>
         <div class="bubble-meta">

@@ -19,6 +19,10 @@ const SPLICE: &str = "@@ponder-demo-raw-bytes@@";
 /// Tokens the demo claims for reasoning it does not show.
 const HIDDEN_TOKENS: u64 = 64;
 
+/// What a rendering writes for each signature and encrypted reasoning the real API would send;
+/// the demo's handler replaces it with the response's own seal (see [`super::replay`]).
+pub const SEAL: &str = "ZGVtby1zaWduYXR1cmU=";
+
 /// Renders `script` as `provider` streams it. `sse` picks Gemini's SSE framing over its
 /// streamed JSON array.
 pub fn render(provider: ProviderKind, script: &Script, sse: bool) -> Vec<Emit> {
@@ -156,7 +160,7 @@ impl Framing for OpenAi {
     fn hidden(&mut self, pause: Duration, out: &mut Vec<Emit>) {
         out.push(openai_chunk(
             json!({"content": "", "reasoning": null, "reasoning_details": [
-                {"type": "reasoning.encrypted", "data": "ZGVtbw==", "format": "openai-responses-v1", "index": 0}
+                {"type": "reasoning.encrypted", "data": SEAL, "format": "openai-responses-v1", "index": 0}
             ]}),
             None,
         ));
@@ -241,7 +245,7 @@ impl Anthropic {
         if block == AnthropicBlock::Thinking {
             s.push_str(&sse_event(
                 "content_block_delta",
-                &json!({"type": "content_block_delta", "index": self.index, "delta": {"type": "signature_delta", "signature": "ZGVtby1zaWduYXR1cmU="}}),
+                &json!({"type": "content_block_delta", "index": self.index, "delta": {"type": "signature_delta", "signature": SEAL}}),
             ));
         }
         s.push_str(&sse_event(
@@ -311,7 +315,7 @@ impl Framing for Anthropic {
         let mut s = self.close();
         s.push_str(&sse_event(
             "content_block_start",
-            &json!({"type": "content_block_start", "index": self.index, "content_block": {"type": "redacted_thinking", "data": "ZGVtby1yZWRhY3RlZA=="}}),
+            &json!({"type": "content_block_start", "index": self.index, "content_block": {"type": "redacted_thinking", "data": SEAL}}),
         ));
         out.push(chunk(s));
         out.push(Emit::Pause(pause));
@@ -334,7 +338,7 @@ impl Framing for Anthropic {
         out.push(Emit::Pause(pause));
         let mut s = sse_event(
             "content_block_delta",
-            &json!({"type": "content_block_delta", "index": self.index, "delta": {"type": "signature_delta", "signature": "RXFRZGVtby1vbWl0dGVk"}}),
+            &json!({"type": "content_block_delta", "index": self.index, "delta": {"type": "signature_delta", "signature": SEAL}}),
         );
         s.push_str(&sse_event(
             "content_block_stop",
@@ -453,7 +457,7 @@ impl Responses {
                 let part = json!({"type": "summary_text", "text": text});
                 self.event("response.reasoning_summary_text.done", json!({"item_id": id, "output_index": index, "summary_index": 0, "text": text}))
                     + &self.event("response.reasoning_summary_part.done", json!({"item_id": id, "output_index": index, "summary_index": 0, "part": part}))
-                    + &self.event("response.output_item.done", json!({"output_index": index, "item": {"id": id, "type": "reasoning", "summary": [part]}}))
+                    + &self.event("response.output_item.done", json!({"output_index": index, "item": {"id": id, "type": "reasoning", "summary": [part], "encrypted_content": SEAL}}))
             }
             ResponsesItem::Message => {
                 let id = format!("msg_demo_{index}");
@@ -522,7 +526,7 @@ impl Framing for Responses {
         let mut s = self.close();
         let index = self.next_index;
         self.next_index += 1;
-        let item = json!({"id": format!("rs_demo_{index}"), "type": "reasoning", "summary": [], "encrypted_content": "ZGVtbw=="});
+        let item = json!({"id": format!("rs_demo_{index}"), "type": "reasoning", "summary": [], "encrypted_content": SEAL});
         s += &self.event(
             "response.output_item.added",
             json!({"output_index": index, "item": item}),
@@ -674,7 +678,7 @@ impl Framing for Gemini {
         let mut part = json!({"text": text});
         if self.hidden && !self.signed {
             self.signed = true;
-            part["thoughtSignature"] = json!("ZGVtby1zaWduYXR1cmU=");
+            part["thoughtSignature"] = json!(SEAL);
         }
         let s = self.candidate(json!([part]), None, counts);
         out.push(chunk(s));

@@ -216,6 +216,11 @@ fn reply(
         }
     }
     let asked = reasoning::asked(provider, &request, path_model);
+    let reject_all = prompt.contains("[reject-replay]");
+    if let Err(message) = super::replay::check(provider, &request, &asked.model, reject_all) {
+        let error = error_body(provider, 400, &message, "invalid_request_error");
+        return json_response(StatusCode::BAD_REQUEST, &error);
+    }
     let script = match reasoning::apply(scenario.script(), &asked) {
         Ok(script) => script,
         Err(message) => {
@@ -245,7 +250,11 @@ fn reply(
         }
         return response;
     }
-    let mut emits = render(provider, &script, sse);
+    let n = state.responses.fetch_add(1, Ordering::Relaxed);
+    let mut emits = super::replay::seal_emits(
+        render(provider, &script, sse),
+        &super::replay::seal(&asked.model, n),
+    );
     if scenario == Scenario::Utf8Split {
         emits = split_multibyte(emits);
     }

@@ -17,7 +17,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    budget_for, effective_settings, FrameHandler, Piece, Sse, TurnOptions, UpstreamRequest,
+    budget_for, effective_settings, FrameHandler, Piece, Sse, StateText, TurnOptions,
+    UpstreamRequest, MAX_STATE_BYTES,
 };
 use crate::domain::{ChatMessage, ThinkingKind, Usage};
 use crate::server::config::Config;
@@ -103,7 +104,7 @@ pub fn request(
     let mut body = json!({
         "model": options.model,
         "max_tokens": config.max_output_tokens,
-        "messages": super::openai::role_content(messages),
+        "messages": with_replay(messages),
         "stream": true,
     });
     let settings = effective_settings(options);
@@ -140,6 +141,20 @@ pub fn request(
         headers,
         body,
     }
+}
+
+/// The messages, each answer that has reasoning state to send back given as content blocks:
+/// its thinking blocks as they came, then its text.
+fn with_replay(messages: &[ChatMessage]) -> Vec<Value> {
+    let mut list = super::openai::role_content(messages);
+    for (sent, message) in list.iter_mut().zip(messages) {
+        if !message.replay.is_empty() {
+            let mut content = message.replay.clone();
+            content.push(json!({"type": "text", "text": message.content}));
+            sent["content"] = Value::Array(content);
+        }
+    }
+    list
 }
 
 #[derive(Deserialize)]
@@ -184,6 +199,10 @@ struct BlockIn {
     content: Option<Value>,
     #[serde(default)]
     citations: Option<Vec<Value>>,
+    #[serde(default)]
+    signature: Option<String>,
+    #[serde(default)]
+    data: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -200,6 +219,8 @@ struct DeltaIn {
     partial_json: Option<String>,
     #[serde(default)]
     citation: Option<Value>,
+    #[serde(default)]
+    signature: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -277,11 +298,47 @@ pub struct MessagesFrames {
     tools: HashMap<u64, ToolIn>,
     /// Citations of the text block at each index, given when the block ends.
     citations: HashMap<u64, Vec<(String, Option<String>)>>,
+    /// The thinking block at each index as it must go back on the next turn: its text and
+    /// signature (or a redacted block's data), given whole when the block ends.
+    signed: HashMap<u64, Signed>,
     /// Whitespace-only answer text before any real answer (Opus sends `"\n\n"` before its
     /// thinking block): held so it does not open an empty answer above the reasoning.
     leading_ws: String,
     answered: bool,
     done: bool,
+}
+
+/// A thinking block kept whole for replay.
+enum Signed {
+    Thinking {
+        thinking: StateText,
+        signature: StateText,
+    },
+    Redacted(String),
+}
+
+impl Signed {
+    fn into_piece(self) -> Piece {
+        match self {
+            Signed::Thinking {
+                thinking,
+                signature,
+            } => {
+                if thinking.lost || signature.lost {
+                    Piece::StateLost
+                } else {
+                    Piece::State(json!({
+                        "type": "thinking",
+                        "thinking": thinking.text,
+                        "signature": signature.text,
+                    }))
+                }
+            }
+            Signed::Redacted(data) => {
+                Piece::State(json!({"type": "redacted_thinking", "data": data}))
+            }
+        }
+    }
 }
 
 /// Parser for one Anthropic Messages stream.
@@ -353,6 +410,17 @@ impl MessagesFrames {
                 out.push(Piece::BlockStart {
                     kind: self.thinking_kind(),
                 });
+                let mut thinking = StateText::default();
+                thinking.push(block.thinking.as_deref().unwrap_or_default());
+                let mut signature = StateText::default();
+                signature.push(block.signature.as_deref().unwrap_or_default());
+                self.keep_signed(
+                    index,
+                    Signed::Thinking {
+                        thinking,
+                        signature,
+                    },
+                );
                 let readable = block.thinking.as_deref().is_some_and(|t| !t.is_empty());
                 self.reasoning(block.thinking, out);
                 if readable {
@@ -365,6 +433,9 @@ impl MessagesFrames {
                 out.push(Piece::BlockStart {
                     kind: ThinkingKind::Redacted,
                 });
+                if let Some(data) = block.data.filter(|d| d.len() <= MAX_STATE_BYTES) {
+                    self.keep_signed(index, Signed::Redacted(data));
+                }
                 BlockKind::Thinking
             }
             "text" => {
@@ -411,6 +482,19 @@ impl MessagesFrames {
         };
         if self.blocks.len() < super::MAX_PENDING || self.blocks.contains_key(&index) {
             self.blocks.insert(index, kind);
+        }
+    }
+
+    fn keep_signed(&mut self, index: u64, signed: Signed) {
+        if self.signed.len() < super::MAX_PENDING || self.signed.contains_key(&index) {
+            self.signed.insert(index, signed);
+        }
+    }
+
+    /// The replay piece of the thinking block at `index` that just ended.
+    fn signed_piece(&mut self, index: u64, out: &mut Vec<Piece>) {
+        if let Some(signed) = self.signed.remove(&index) {
+            out.push(signed.into_piece());
         }
     }
 
@@ -491,7 +575,15 @@ impl MessagesFrames {
     fn block_delta(&mut self, index: u64, delta: DeltaIn, out: &mut Vec<Piece>) {
         let block = self.blocks.get(&index).copied();
         match delta.kind.as_deref() {
+            Some("signature_delta") => {
+                if let Some(Signed::Thinking { signature, .. }) = self.signed.get_mut(&index) {
+                    signature.push(delta.signature.as_deref().unwrap_or_default());
+                }
+            }
             Some("thinking_delta") if block != Some(BlockKind::Text) => {
+                if let Some(Signed::Thinking { thinking, .. }) = self.signed.get_mut(&index) {
+                    thinking.push(delta.thinking.as_deref().unwrap_or_default());
+                }
                 if block == Some(BlockKind::Unread)
                     && delta.thinking.as_deref().is_some_and(|t| !t.is_empty())
                 {
@@ -556,8 +648,12 @@ impl FrameHandler for MessagesFrames {
                 }
             }
             "content_block_stop" => match self.blocks.remove(&index).as_ref() {
-                Some(BlockKind::Thinking) => out.push(Piece::BlockEnd),
+                Some(BlockKind::Thinking) => {
+                    self.signed_piece(index, out);
+                    out.push(Piece::BlockEnd)
+                }
                 Some(BlockKind::Unread) => {
+                    self.signed_piece(index, out);
                     out.push(Piece::BlockKind {
                         kind: ThinkingKind::Hidden,
                     });
@@ -660,7 +756,7 @@ mod tests {
         ]
         .concat();
         assert_eq!(
-            parse(&body),
+            super::super::shown(parse(&body)),
             [
                 Piece::Usage(Usage {
                     input_tokens: Some(15),
@@ -684,6 +780,11 @@ mod tests {
                 }),
                 Piece::End,
             ]
+        );
+        assert_eq!(
+            super::super::states(&parse(&body)),
+            [json!({"type": "thinking", "thinking": "hm", "signature": "sig"})],
+            "the block goes back whole: its text and its signature"
         );
     }
 
@@ -734,7 +835,7 @@ mod tests {
             input: input.into(),
         };
         assert_eq!(
-            parse(&body),
+            super::super::shown(parse(&body)),
             [
                 open.clone(),
                 r("a"),
@@ -767,7 +868,7 @@ mod tests {
             kind: ThinkingKind::Raw,
         };
         assert_eq!(
-            parse(&body),
+            super::super::shown(parse(&body)),
             [
                 start.clone(),
                 Piece::BlockKind {
@@ -793,13 +894,17 @@ mod tests {
         ]
         .concat();
         assert_eq!(
-            parse(&body),
+            super::super::shown(parse(&body)),
             [
                 Piece::BlockStart {
                     kind: ThinkingKind::Redacted
                 },
                 Piece::BlockEnd
             ]
+        );
+        assert_eq!(
+            super::super::states(&parse(&body)),
+            [json!({"type": "redacted_thinking", "data": "opaque"})]
         );
     }
 
@@ -1021,5 +1126,31 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn an_answer_with_reasoning_state_goes_back_as_its_blocks_then_its_text() {
+        let config =
+            Config::from_lookup(|n| (n == "PONDER_PROVIDER").then(|| "anthropic".into())).unwrap();
+        let signed = json!({"type": "thinking", "thinking": "t", "signature": "s"});
+        let messages = [
+            ChatMessage::user("q"),
+            ChatMessage {
+                replay: vec![
+                    signed.clone(),
+                    json!({"type": "redacted_thinking", "data": "d"}),
+                ],
+                ..ChatMessage::assistant("a")
+            },
+            ChatMessage::assistant("plain"),
+            ChatMessage::user("q2"),
+        ];
+        let body = request(&config, "http://u", &messages, &TurnOptions::default()).body;
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([signed, {"type": "redacted_thinking", "data": "d"}, {"type": "text", "text": "a"}])
+        );
+        assert_eq!(body["messages"][2]["content"], "plain");
+        assert_eq!(body["messages"][0]["content"], "q");
     }
 }

@@ -2,8 +2,8 @@
 //! streamed JSON array the endpoint sends without it (`[{…}\n,\n{…}]`, pretty-printed).
 //!
 //! Each chunk is a whole `GenerateContentResponse`. Parts with `thought: true` are thought
-//! summaries (kind `summary`), other text parts are the answer; `thoughtSignature` is opaque
-//! and only tells that the model reasoned. `usageMetadata` is a cumulative snapshot, complete
+//! summaries (kind `summary`), other text parts are the answer; `thoughtSignature` is opaque:
+//! it tells that the model reasoned, and goes back with the answer's text on the next turn. `usageMetadata` is a cumulative snapshot, complete
 //! only on the last chunk; `thoughtsTokenCount` is the reasoning. A model that reasoned
 //! without showing its thoughts still gets a (redacted) block before its answer. The stream
 //! has no end marker besides `finishReason`; an in-band `{"error":…}` fails the turn.
@@ -39,7 +39,7 @@ pub fn request(
         .map(|m| {
             json!({
                 "role": match m.role { Role::User => "user", Role::Assistant => "model" },
-                "parts": [{"text": m.content}],
+                "parts": parts_with_replay(m),
             })
         })
         .collect();
@@ -53,6 +53,28 @@ pub fn request(
                 "thinkingConfig": thinking,
             },
         }),
+    }
+}
+
+/// A message's parts: its text, carrying the last thought signature its answer came with (the
+/// signature of a response without function calls is on its last part); earlier signatures,
+/// if any, go first on parts of their own, in the order they came.
+fn parts_with_replay(message: &ChatMessage) -> Value {
+    let signatures: Vec<&Value> = message
+        .replay
+        .iter()
+        .filter_map(|item| item.get("thoughtSignature"))
+        .collect();
+    match signatures.split_last() {
+        None => json!([{"text": message.content}]),
+        Some((last, earlier)) => {
+            let mut parts: Vec<Value> = earlier
+                .iter()
+                .map(|s| json!({"text": "", "thoughtSignature": s}))
+                .collect();
+            parts.push(json!({"text": message.content, "thoughtSignature": last}));
+            Value::Array(parts)
+        }
     }
 }
 
@@ -309,8 +331,9 @@ impl GeminiChunks {
         let mut finish = None;
         if let Some(candidate) = chunk.candidates.into_iter().next() {
             for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
-                if part.thought_signature.is_some() && !self.answered {
-                    self.hidden_reasoning = true;
+                if let Some(signature) = &part.thought_signature {
+                    self.hidden_reasoning |= !self.answered;
+                    out.push(Piece::State(json!({"thoughtSignature": signature})));
                 }
                 if let Some(call) = &part.function_call {
                     self.function_called = true;
@@ -613,6 +636,7 @@ mod tests {
                 output_tokens: None,
                 reasoning_tokens: None,
             }),
+            Piece::State(json!({"thoughtSignature": "c2ln"})),
             Piece::Answer("Hi é".into()),
             Piece::Usage(Usage {
                 input_tokens: Some(4),
@@ -767,7 +791,7 @@ mod tests {
         );
         let out = parse_chunks(&[body.as_bytes()]);
         assert_eq!(
-            out,
+            super::super::shown(out.clone()),
             [
                 Piece::BlockStart {
                     kind: ThinkingKind::Hidden
@@ -808,5 +832,28 @@ mod tests {
                 Piece::Finish("tool_calls".into()),
             ]
         );
+    }
+
+    #[test]
+    fn thought_signatures_go_back_on_the_answer_part_in_order() {
+        let config =
+            Config::from_lookup(|n| (n == "PONDER_PROVIDER").then(|| "gemini".into())).unwrap();
+        let messages = [
+            ChatMessage::user("q"),
+            ChatMessage {
+                replay: vec![
+                    json!({"thoughtSignature": "s1"}),
+                    json!({"thoughtSignature": "s2"}),
+                ],
+                ..ChatMessage::assistant("a")
+            },
+            ChatMessage::user("q2"),
+        ];
+        let body = request(&config, "http://u", &messages, &TurnOptions::default()).body;
+        assert_eq!(
+            body["contents"][1]["parts"],
+            json!([{"text": "", "thoughtSignature": "s1"}, {"text": "a", "thoughtSignature": "s2"}])
+        );
+        assert_eq!(body["contents"][2]["parts"], json!([{"text": "q2"}]));
     }
 }

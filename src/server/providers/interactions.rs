@@ -8,14 +8,15 @@
 //! `interaction.completed` carries the status and usage. A `thought` step always carries a
 //! signature and has summary text only when `thinking_summaries` asks for it: one that ends
 //! without text is a `hidden` block. Ponder asks for summaries, so a thought's text is a
-//! `summary` block.
+//! `summary` block. Each thought's signature goes to the turn's reasoning state and comes back
+//! the next turn as a `thought` step before the answer it preceded.
 
 use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{FrameHandler, Piece, Sse, TurnOptions, UpstreamRequest};
+use super::{FrameHandler, Piece, Sse, StateText, TurnOptions, UpstreamRequest};
 use crate::domain::{ChatMessage, Role, ThinkingKind, Usage};
 use crate::server::config::Config;
 
@@ -54,6 +55,8 @@ pub fn request(
             };
             json!({"type": kind, "content": [{"type": "text", "text": m.content}]})
         })
+        .zip(messages)
+        .flat_map(|(step, m)| m.replay.iter().cloned().chain([step]))
         .collect();
     let mut generation = json!({
         "max_output_tokens": config.max_output_tokens,
@@ -113,6 +116,8 @@ struct StepIn {
     arguments: Option<Value>,
     #[serde(default)]
     summary: Option<Value>,
+    #[serde(default)]
+    signature: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -131,6 +136,8 @@ struct DeltaIn {
     result: Option<Value>,
     #[serde(default)]
     is_error: Option<bool>,
+    #[serde(default)]
+    signature: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -166,8 +173,11 @@ impl UsageIn {
 
 /// What a step under way is.
 enum StepState {
-    /// A thought: whether readable summary text arrived.
-    Thought { readable: bool },
+    /// A thought: whether readable summary text arrived, and its signature so far.
+    Thought {
+        readable: bool,
+        signature: StateText,
+    },
     /// A function the app is to run, its arguments still streaming.
     Call {
         id: String,
@@ -224,7 +234,12 @@ impl InteractionFrames {
                         kind: ThinkingKind::Summary,
                     });
                 }
-                StepState::Thought { readable }
+                let mut signature = StateText::default();
+                signature.push(step.signature.as_deref().unwrap_or_default());
+                StepState::Thought {
+                    readable,
+                    signature,
+                }
             }
             "function_call" => {
                 let arguments = step
@@ -261,7 +276,10 @@ impl InteractionFrames {
                     out.push(Piece::Answer(text));
                 }
             }
-            ("thought_summary", Some(StepState::Thought { readable })) => {
+            ("thought_signature", Some(StepState::Thought { signature, .. })) => {
+                signature.push(delta.signature.as_deref().unwrap_or_default());
+            }
+            ("thought_summary", Some(StepState::Thought { readable, .. })) => {
                 let text = summary_text(delta.content.as_ref());
                 if !text.is_empty() {
                     *readable = true;
@@ -310,7 +328,17 @@ impl InteractionFrames {
 
     fn step_stop(&mut self, index: u64, out: &mut Vec<Piece>) {
         match self.steps.remove(&index) {
-            Some(StepState::Thought { readable }) => {
+            Some(StepState::Thought {
+                readable,
+                signature,
+            }) => {
+                if signature.lost {
+                    out.push(Piece::StateLost);
+                } else if !signature.text.is_empty() {
+                    out.push(Piece::State(
+                        json!({"type": "thought", "signature": signature.text}),
+                    ));
+                }
                 if !readable {
                     out.push(Piece::BlockKind {
                         kind: ThinkingKind::Hidden,
@@ -472,7 +500,7 @@ mod tests {
             json!({"event_type":"step.delta","index":1,"delta":{"type":"text","text":"late"}}),
         ]);
         assert_eq!(
-            out,
+            super::super::shown(out.clone()),
             [
                 Piece::BlockStart {
                     kind: ThinkingKind::Summary
@@ -507,7 +535,7 @@ mod tests {
             json!({"event_type":"interaction.completed","interaction":{"status":"requires_action"}}),
         ]);
         assert_eq!(
-            out,
+            super::super::shown(out.clone()),
             [
                 Piece::BlockStart {
                     kind: ThinkingKind::Summary
@@ -596,5 +624,33 @@ mod tests {
             req.body["input"],
             json!([{"type": "user_input", "content": [{"type": "text", "text": "hi"}]}])
         );
+    }
+
+    #[test]
+    fn thought_signatures_go_back_as_thought_steps_before_their_answer() {
+        let out = parse(&[
+            json!({"event_type":"step.start","index":0,"step":{"type":"thought"}}),
+            json!({"event_type":"step.delta","index":0,"delta":{"type":"thought_signature","signature":"c2"}}),
+            json!({"event_type":"step.delta","index":0,"delta":{"type":"thought_signature","signature":"ln"}}),
+            json!({"event_type":"step.stop","index":0}),
+        ]);
+        let thought = json!({"type": "thought", "signature": "c2ln"});
+        assert_eq!(super::super::states(&out), [thought.clone()]);
+        let config =
+            Config::from_lookup(|n| (n == "PONDER_PROVIDER").then(|| "gemini-interactions".into()))
+                .unwrap();
+        let messages = [
+            ChatMessage::user("q"),
+            ChatMessage {
+                replay: vec![thought.clone()],
+                ..ChatMessage::assistant("a")
+            },
+            ChatMessage::user("q2"),
+        ];
+        let body = request(&config, "http://u", &messages, &TurnOptions::default()).body;
+        let input = body["input"].as_array().unwrap();
+        assert_eq!(input.len(), 4);
+        assert_eq!(input[1], thought);
+        assert_eq!(input[2]["type"], "model_output");
     }
 }

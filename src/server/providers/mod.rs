@@ -66,6 +66,36 @@ pub enum Piece {
     Error(Failure),
     /// A line, frame or object grew past the limit: the stream is not read any further.
     TooLong { limit: usize },
+    /// Opaque reasoning state to send back with this answer on later turns (a signed thinking
+    /// block, an encrypted reasoning item, a thought signature): one whole item, in stream
+    /// order, exactly as the provider wants it back. Never shown, stored or logged as text.
+    State(Value),
+    /// An item of reasoning state grew past [`MAX_STATE_BYTES`]: this answer's state cannot
+    /// be sent back whole, so none of it is.
+    StateLost,
+}
+
+/// The most opaque reasoning state one answer keeps (bytes of JSON): past it the answer
+/// replays nothing. A signed summary or an encrypted reasoning item is a few KB.
+pub const MAX_STATE_BYTES: usize = 1 << 20;
+
+/// Builds a state item's text from deltas, up to [`MAX_STATE_BYTES`]: a stream cannot grow it
+/// without end, and one that would is marked lost.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StateText {
+    pub text: String,
+    pub lost: bool,
+}
+
+impl StateText {
+    pub fn push(&mut self, part: &str) {
+        if self.lost || self.text.len() + part.len() > MAX_STATE_BYTES {
+            self.lost = true;
+            self.text = String::new();
+        } else {
+            self.text.push_str(part);
+        }
+    }
 }
 
 /// Turns the bytes of one upstream response into pieces, whatever the chunk boundaries.
@@ -588,6 +618,27 @@ pub(crate) fn parse_whole(mut parser: impl WireParser, body: &[u8]) -> Vec<Piece
     parser.feed(body, &mut out);
     parser.finish(&mut out);
     out
+}
+
+/// The pieces a reader is shown, without the reasoning state (for the parsers' unit tests).
+#[cfg(test)]
+pub(crate) fn shown(pieces: Vec<Piece>) -> Vec<Piece> {
+    pieces
+        .into_iter()
+        .filter(|p| !matches!(p, Piece::State(_) | Piece::StateLost))
+        .collect()
+}
+
+/// The reasoning state items among `pieces`, in order.
+#[cfg(test)]
+pub(crate) fn states(pieces: &[Piece]) -> Vec<Value> {
+    pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::State(item) => Some(item.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

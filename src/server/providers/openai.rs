@@ -33,6 +33,11 @@ pub fn request(
         headers.push(("authorization", format!("Bearer {key}")));
     }
     let mut list = role_content(messages);
+    for (sent, message) in list.iter_mut().zip(messages) {
+        if !message.replay.is_empty() {
+            sent["reasoning_details"] = Value::Array(message.replay.clone());
+        }
+    }
     let mut body = json!({
         "model": options.model,
         "stream": true,
@@ -200,7 +205,7 @@ struct Delta {
     #[serde(default)]
     reasoning: Option<String>,
     #[serde(default)]
-    reasoning_details: Option<Vec<Detail>>,
+    reasoning_details: Option<Vec<Value>>,
     #[serde(default)]
     content: Option<Content>,
     #[serde(default)]
@@ -319,15 +324,68 @@ struct ContentPart {
     thinking: Option<Content>,
 }
 
-/// One OpenRouter `reasoning_details` element.
-#[derive(Deserialize)]
-struct Detail {
-    #[serde(rename = "type", default)]
-    kind: String,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    summary: Option<String>,
+/// The text of a field of an OpenRouter `reasoning_details` element.
+fn detail_field(detail: &Value, key: &str) -> Option<String> {
+    detail.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+/// OpenRouter's `reasoning_details` of one response, merged as they stream (the elements of one
+/// `index` arrive in pieces: their texts join, their other fields are the latest), to be sent
+/// back whole with the answer.
+#[derive(Default)]
+struct ReasoningDetails {
+    merged: Vec<Value>,
+    bytes: usize,
+    lost: bool,
+}
+
+impl ReasoningDetails {
+    fn add(&mut self, detail: &Value) {
+        let text_len = |v: &Value| v.as_str().map_or(0, str::len);
+        self.bytes += detail.as_object().map_or(0, |o| {
+            o.iter().map(|(k, v)| k.len() + text_len(v) + 8).sum()
+        });
+        if self.lost || self.bytes > super::MAX_STATE_BYTES {
+            self.lost = true;
+            self.merged.clear();
+            return;
+        }
+        let same = |m: &&mut Value| {
+            detail.get("index").is_some()
+                && m.get("index") == detail.get("index")
+                && m.get("type") == detail.get("type")
+        };
+        let (Some(into), Some(from)) = (
+            self.merged
+                .iter_mut()
+                .find(same)
+                .and_then(Value::as_object_mut),
+            detail.as_object(),
+        ) else {
+            self.merged.push(detail.clone());
+            return;
+        };
+        for (key, value) in from {
+            match (into.get_mut(key), value) {
+                (Some(Value::String(kept)), Value::String(more))
+                    if matches!(key.as_str(), "text" | "summary") =>
+                {
+                    kept.push_str(more)
+                }
+                _ => {
+                    into.insert(key.clone(), value.clone());
+                }
+            }
+        }
+    }
+
+    fn flush(&mut self, out: &mut Vec<Piece>) {
+        if std::mem::take(&mut self.lost) {
+            out.push(Piece::StateLost);
+        }
+        out.extend(self.merged.drain(..).map(Piece::State));
+        self.bytes = 0;
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -390,6 +448,8 @@ pub struct ChatFrames {
     sources_given: usize,
     /// Groq's executed tools already shown, by index.
     executed: std::collections::BTreeSet<u64>,
+    /// OpenRouter's reasoning details so far, given as reasoning state when the choice ends.
+    details: ReasoningDetails,
 }
 
 /// Parser for one Chat Completions stream.
@@ -421,14 +481,22 @@ impl ChatFrames {
         }
         // OpenRouter repeats `reasoning` inside `reasoning_details`: the details only count
         // when they are all there is.
+        for detail in delta.reasoning_details.iter().flatten() {
+            self.details.add(detail);
+        }
         if !plain {
-            for detail in delta.reasoning_details.into_iter().flatten() {
-                match detail.kind.as_str() {
+            for detail in delta.reasoning_details.iter().flatten() {
+                let text = |key| detail_field(detail, key);
+                match detail
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                {
                     "reasoning.text" => {
-                        self.reasoning(detail.text.unwrap_or_default(), ThinkingKind::Raw, out)
+                        self.reasoning(text("text").unwrap_or_default(), ThinkingKind::Raw, out)
                     }
                     "reasoning.summary" => self.reasoning(
-                        detail.summary.or(detail.text).unwrap_or_default(),
+                        text("summary").or(text("text")).unwrap_or_default(),
                         ThinkingKind::Summary,
                         out,
                     ),
@@ -626,6 +694,7 @@ impl FrameHandler for ChatFrames {
     fn on_frame(&mut self, event: Option<&str>, data: &str, out: &mut Vec<Piece>) {
         if data == "[DONE]" {
             self.flush_calls(out);
+            self.details.flush(out);
             self.done = true;
             out.push(Piece::End);
             return;
@@ -651,6 +720,7 @@ impl FrameHandler for ChatFrames {
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.flush_calls(out);
+                self.details.flush(out);
                 out.push(Piece::Finish(reason));
             }
         }
@@ -1007,5 +1077,32 @@ mod tests {
                 Piece::End,
             ]
         );
+    }
+
+    #[test]
+    fn reasoning_details_are_merged_by_index_and_go_back_with_their_answer() {
+        let out = parse(
+            "data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"a\",\"index\":0}]}}]}\n\n\
+             data: {\"choices\":[{\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"b\",\"signature\":\"sig\",\"index\":0},{\"type\":\"reasoning.encrypted\",\"data\":\"enc\",\"index\":1}]}}]}\n\n\
+             data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]}\n\n",
+        );
+        let details = vec![
+            json!({"type": "reasoning.text", "text": "ab", "signature": "sig", "index": 0}),
+            json!({"type": "reasoning.encrypted", "data": "enc", "index": 1}),
+        ];
+        assert_eq!(super::super::states(&out), details);
+        let config =
+            Config::from_lookup(|n| (n == "PONDER_PROVIDER").then(|| "openai".into())).unwrap();
+        let messages = [
+            ChatMessage::user("q"),
+            ChatMessage {
+                replay: details.clone(),
+                ..ChatMessage::assistant("a")
+            },
+            ChatMessage::user("q2"),
+        ];
+        let body = request(&config, "http://u", &messages, &TurnOptions::default()).body;
+        assert_eq!(body["messages"][1]["reasoning_details"], json!(details));
+        assert!(body["messages"][0].get("reasoning_details").is_none());
     }
 }

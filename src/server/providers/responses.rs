@@ -15,13 +15,19 @@
 //! as `summary`, what Ponder asks for; an item of that kind that never shows text is a
 //! summary-less block, and a raw text in it keeps the announced kind (OpenRouter). A waiting
 //! item that ends with no text reasoned in encrypted form only: a `hidden` block.
+//!
+//! Each finished reasoning item goes whole to the turn's reasoning state, and comes back in
+//! the next request's `input` before its answer: with `store: false` its encrypted content is
+//! the only way the model sees its earlier reasoning.
 
 use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{effective_settings, FrameHandler, Piece, Sse, TurnOptions, UpstreamRequest};
+use super::{
+    effective_settings, FrameHandler, Piece, Sse, TurnOptions, UpstreamRequest, MAX_STATE_BYTES,
+};
 use crate::domain::{ChatMessage, ThinkingKind, Usage};
 use crate::server::config::Config;
 
@@ -71,13 +77,36 @@ pub fn request(
         headers,
         body: json!({
             "model": options.model,
-            "input": super::openai::role_content(messages),
+            "input": input_with_replay(messages),
             "stream": true,
             "store": false,
             "include": ["reasoning.encrypted_content"],
             "max_output_tokens": config.max_output_tokens,
             "reasoning": reasoning,
         }),
+    }
+}
+
+/// The input items: each answer with reasoning state to send back is preceded by its reasoning
+/// items as they came (with `store: false` they carry their encrypted content).
+fn input_with_replay(messages: &[ChatMessage]) -> Vec<Value> {
+    let list = super::openai::role_content(messages);
+    let mut input = Vec::with_capacity(list.len());
+    for (item, message) in list.into_iter().zip(messages) {
+        input.extend(message.replay.iter().cloned());
+        input.push(item);
+    }
+    input
+}
+
+/// A finished reasoning item (`response.output_item.done`), whole, to send back next turn.
+fn reasoning_state(data: &str) -> Piece {
+    if data.len() > MAX_STATE_BYTES {
+        return Piece::StateLost;
+    }
+    match serde_json::from_str::<Value>(data) {
+        Ok(mut frame) => Piece::State(frame["item"].take()),
+        Err(_) => Piece::StateLost,
     }
 }
 
@@ -493,6 +522,12 @@ impl FrameHandler for ResponsesFrames {
                     _ => self.reasoning(index, ThinkingKind::Summary, text, out),
                 }
             }
+            "response.output_item.done"
+                if parsed.item.as_ref().is_some_and(|i| i.kind == "reasoning") =>
+            {
+                out.push(reasoning_state(data));
+                self.item_done(index, out)
+            }
             "response.output_item.done" => self.item_done(index, out),
             "response.completed" => self.end(parsed.response, Some("stop".into()), out),
             "response.incomplete" => {
@@ -597,7 +632,7 @@ mod tests {
             json!({"type":"response.output_text.delta","output_index":1,"delta":"late"}),
         ]);
         assert_eq!(
-            out,
+            super::super::shown(out.clone()),
             [
                 Piece::BlockStart {
                     kind: ThinkingKind::Summary
@@ -629,7 +664,10 @@ mod tests {
         let hidden = Piece::BlockKind {
             kind: ThinkingKind::Hidden,
         };
-        assert_eq!(out, [summary.clone(), hidden, Piece::BlockEnd]);
+        assert_eq!(
+            super::super::shown(out.clone()),
+            [summary.clone(), hidden, Piece::BlockEnd]
+        );
         // OpenRouter's raw text in such an item stays in its one block, which becomes raw.
         let out = parse(&[
             json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","summary":[]}}),
@@ -653,7 +691,7 @@ mod tests {
             json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
         ]);
         assert_eq!(
-            out,
+            super::super::shown(out.clone()),
             [
                 Piece::BlockStart {
                     kind: ThinkingKind::Hidden
@@ -676,7 +714,7 @@ mod tests {
             json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
         ]);
         assert_eq!(
-            out,
+            super::super::shown(out.clone()),
             [
                 Piece::BlockStart {
                     kind: ThinkingKind::Raw
@@ -801,5 +839,31 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn reasoning_items_go_back_whole_before_their_answer() {
+        let item = json!({"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "s"}], "encrypted_content": "enc"});
+        let out = parse(&[
+            json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning"}}),
+            json!({"type":"response.output_item.done","output_index":0,"item": item}),
+        ]);
+        assert_eq!(super::super::states(&out), [item.clone()]);
+        let config =
+            Config::from_lookup(|n| (n == "PONDER_PROVIDER").then(|| "responses".into())).unwrap();
+        let messages = [
+            ChatMessage::user("q"),
+            ChatMessage {
+                replay: vec![item.clone()],
+                ..ChatMessage::assistant("a")
+            },
+            ChatMessage::user("q2"),
+        ];
+        let body = request(&config, "http://u", &messages, &TurnOptions::default()).body;
+        let input = body["input"].as_array().unwrap();
+        assert_eq!(input.len(), 4);
+        assert_eq!(input[1], item);
+        assert_eq!(input[2], json!({"role": "assistant", "content": "a"}));
+        assert_eq!(body["store"], false);
     }
 }

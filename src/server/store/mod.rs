@@ -11,6 +11,7 @@ pub mod ids;
 pub mod import;
 mod index;
 pub mod limits;
+pub mod replay;
 pub mod scope;
 mod search;
 pub mod turns;

@@ -12,7 +12,7 @@ use crate::domain::history::{
     settings_from_columns, BlockHeader, Conversation, ConversationSummary, HitKind, Message, Page,
     Version, VersionStatus, Workspace,
 };
-use crate::domain::{ChatMessage, ErrorCode, Failure, ReasoningSettings, Role, ThinkingKind};
+use crate::domain::{ErrorCode, Failure, ReasoningSettings, Role, ThinkingKind};
 
 /// The store, as one user sees it.
 pub struct Scoped<'s> {
@@ -174,7 +174,7 @@ pub(super) fn role_name(role: Role) -> &'static str {
     }
 }
 
-fn role_of(name: &str) -> Role {
+pub(super) fn role_of(name: &str) -> Role {
     if name == "assistant" {
         Role::Assistant
     } else {
@@ -739,7 +739,7 @@ impl Scoped<'_> {
 
     // ---------- turns ----------
 
-    async fn message_position(
+    pub(super) async fn message_position(
         &self,
         conversation: &str,
         message: &str,
@@ -984,45 +984,6 @@ impl Scoped<'_> {
             version_id,
             version: version as usize,
         })
-    }
-
-    /// What the model is sent to answer `answer` (an assistant message of the conversation):
-    /// the shown versions of every message before it, thinking excluded, unfinished answers
-    /// left out, turns of one role joined.
-    pub async fn history_before(
-        &self,
-        conversation: &str,
-        answer: &str,
-    ) -> Result<Vec<ChatMessage>, StoreError> {
-        let (position, _) = self.message_position(conversation, answer).await?;
-        let rows = sqlx::query(
-            "SELECT m.role, v.content, v.status FROM messages m \
-             JOIN message_versions v ON v.message_id = m.id AND v.idx = m.active_version \
-             WHERE m.conversation_id = $1 AND m.user_id = $2 AND m.position < $3 ORDER BY m.position",
-        )
-        .bind(conversation)
-        .bind(self.user)
-        .bind(position)
-        .fetch_all(self.pool())
-        .await?;
-        let said = rows
-            .iter()
-            .map(|r| {
-                let role = role_of(&r.try_get::<String, _>("role")?);
-                let content: String = r.try_get("content")?;
-                let status = VersionStatus::parse(&r.try_get::<String, _>("status")?);
-                Ok((role, content, status))
-            })
-            .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        Ok(crate::domain::message::history(said.iter().map(
-            |(role, content, status)| match role {
-                Role::User => crate::domain::message::Said::User(content),
-                Role::Assistant => crate::domain::message::Said::Answer {
-                    finished: matches!(status, VersionStatus::Done | VersionStatus::Stopped),
-                    text: content,
-                },
-            },
-        )))
     }
 
     /// Writes an answer's state as it streams and at its end; a final state also enters the

@@ -7,6 +7,7 @@ pub mod control;
 pub mod log;
 pub mod persist;
 pub mod relay;
+pub mod replay;
 pub mod wording;
 
 use std::future::Future;
@@ -291,6 +292,8 @@ struct TurnRun {
     logged: bool,
     /// Writes the turn to the history, for a stored turn.
     persist: Option<persist::Persist>,
+    /// The reasoning state the response returns for later turns.
+    returned: replay::Collector,
 }
 
 impl TurnRun {
@@ -334,6 +337,7 @@ impl TurnRun {
             waits,
             logged: false,
             persist: None,
+            returned: replay::Collector::default(),
         }
     }
 
@@ -365,6 +369,13 @@ impl TurnRun {
                     continue;
                 }
                 if let Some(p) = &mut self.persist {
+                    let ended_well = self.asm.outcome() == Some(Outcome::Done)
+                        && self.options.answer_now.is_none();
+                    if ended_well && self.redacted.iter().any(TurnEvent::is_terminal) {
+                        if let Some(items) = std::mem::take(&mut self.returned).into_items() {
+                            p.keep_state(items);
+                        }
+                    }
                     p.note(&self.redacted);
                     if self.redacted.iter().any(TurnEvent::is_terminal) {
                         p.final_written().await;
@@ -460,10 +471,15 @@ impl TurnRun {
             let body = read_error_body(response).await;
             let detail = providers::error_message_from_body(&body);
             let settings = std::mem::take(&mut self.sent_settings);
-            let about_reasoning = matches!(status.as_u16(), 400 | 422)
-                && !settings.is_empty()
-                && providers::names_a_reasoning_field(&detail);
-            let failure = if about_reasoning {
+            let refused = matches!(status.as_u16(), 400 | 422);
+            let about_state = refused
+                && replay::carries_state(&self.messages)
+                && replay::names_replayed_state(&detail);
+            let about_reasoning =
+                refused && !settings.is_empty() && providers::names_a_reasoning_field(&detail);
+            let failure = if about_state {
+                wording::replay_refused(status, &detail)
+            } else if about_reasoning {
                 wording::setting_refused(status, &settings, &detail)
             } else {
                 wording::http_status(status, &detail, retry_after.as_deref())
@@ -558,6 +574,9 @@ impl TurnRun {
     fn apply_pieces(&mut self, now_ms: u64) {
         let prefilled = matches!(self.options.answer_now, Some(AnswerNow::Prefill(_)));
         for piece in self.pieces.drain(..) {
+            if self.returned.take(&piece) {
+                continue;
+            }
             // After a prefill closed `</think>`, whatever comes is the answer, even from a server
             // whose reasoning parser still labels it reasoning.
             let piece = match piece {

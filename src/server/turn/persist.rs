@@ -13,6 +13,7 @@ use crate::domain::history::VersionStatus;
 use crate::domain::rich::cite_marker;
 use crate::domain::{Failure, SourceRef, ToolStep, TurnEvent};
 use crate::server::store::identity::Identity;
+use crate::server::store::replay::{KeptState, Provenance};
 use crate::server::store::scope::{AnswerRecord, AnswerSlot, BlockRecord};
 use crate::server::store::{now_ms, Store};
 
@@ -176,11 +177,25 @@ impl AnswerBuilder {
     }
 }
 
+/// Where a stored turn keeps the reasoning state its answer comes with: who produces it, and
+/// the most one conversation keeps.
+#[derive(Clone, Debug)]
+pub struct StateKeeping {
+    pub provenance: Provenance,
+    pub max_bytes: usize,
+}
+
+/// What the writer is handed: the answer's latest state, and with its final state, the
+/// reasoning state to keep beside it.
+type Pending = Option<(AnswerRecord, Option<Arc<KeptState>>)>;
+
 /// The writing side of one stored turn, held by the turn.
 pub struct Persist {
     builder: AnswerBuilder,
     slot: AnswerSlot,
-    latest: watch::Sender<Option<AnswerRecord>>,
+    keeping: Option<StateKeeping>,
+    state: Option<Arc<KeptState>>,
+    latest: watch::Sender<Pending>,
     last_sent: Instant,
     dirty: bool,
     failed: Arc<AtomicBool>,
@@ -214,9 +229,16 @@ async fn keep_trying(store: &Store, who: &Identity, slot: &AnswerSlot, record: &
 const FINAL_WRITE_WAIT: Duration = Duration::from_secs(5);
 
 impl Persist {
-    /// Starts the writer task of a turn whose answer goes to `slot`.
-    pub fn start(store: Store, who: Arc<Identity>, slot: AnswerSlot) -> Persist {
-        let (latest, mut rx) = watch::channel::<Option<AnswerRecord>>(None);
+    /// Starts the writer task of a turn whose answer goes to `slot` (and its reasoning state
+    /// as `keeping` says, if at all).
+    pub fn start(
+        store: Store,
+        who: Arc<Identity>,
+        slot: AnswerSlot,
+        keeping: Option<StateKeeping>,
+    ) -> Persist {
+        let max_state = keeping.as_ref().map_or(0, |k| k.max_bytes);
+        let (latest, mut rx) = watch::channel::<Pending>(None);
         let (written_tx, written) = watch::channel(false);
         let failed = Arc::new(AtomicBool::new(false));
         let writer_failed = failed.clone();
@@ -224,10 +246,19 @@ impl Persist {
         tokio::spawn(async move {
             loop {
                 let changed = rx.changed().await;
-                let record = rx.borrow_and_update().clone();
-                if let Some(record) = record {
+                let pending = rx.borrow_and_update().clone();
+                if let Some((record, state)) = pending {
                     let last = record.status != VersionStatus::Streaming;
                     let saved = store.scoped(&who).save_answer(&writer_slot, &record).await;
+                    if let (Ok(()), Some(state)) = (&saved, state) {
+                        let kept = store
+                            .scoped(&who)
+                            .keep_reasoning_state(&writer_slot, &state, max_state)
+                            .await;
+                        if let Err(e) = kept {
+                            tracing::warn!(error = %e, "an answer's reasoning state could not be kept; the next turn is sent without it");
+                        }
+                    }
                     if let Err(e) = &saved {
                         tracing::error!(error = %e, "a streaming answer could not be saved");
                         writer_failed.store(true, Ordering::Relaxed);
@@ -248,6 +279,8 @@ impl Persist {
         Persist {
             builder: AnswerBuilder::default(),
             slot,
+            keeping,
+            state: None,
             latest,
             last_sent: Instant::now(),
             dirty: false,
@@ -265,6 +298,17 @@ impl Persist {
     /// Where the answer is stored.
     pub fn slot(&self) -> &AnswerSlot {
         &self.slot
+    }
+
+    /// The reasoning state the answer came with, to keep with its final state (when this turn
+    /// keeps any).
+    pub fn keep_state(&mut self, items: Vec<serde_json::Value>) {
+        if let Some(keeping) = &self.keeping {
+            self.state = Some(Arc::new(KeptState {
+                provenance: keeping.provenance.clone(),
+                items,
+            }));
+        }
     }
 
     /// Takes the events the reader was just sent; writes if a second has passed or the turn
@@ -289,7 +333,10 @@ impl Persist {
         if self.dirty {
             self.dirty = false;
             self.last_sent = Instant::now();
-            let _ = self.latest.send(Some(self.builder.record().clone()));
+            let state = self.builder.is_final().then(|| self.state.take()).flatten();
+            let _ = self
+                .latest
+                .send(Some((self.builder.record().clone(), state)));
         }
     }
 
@@ -347,6 +394,7 @@ pub async fn begin(
         None => None,
     };
     let asked_nothing = request.model.is_none() && request.settings().is_default();
+
     let settings = match &remembered {
         Some((_, kept)) if asked_nothing => *kept,
         _ => request.settings(),
@@ -361,6 +409,10 @@ pub async fn begin(
             settings,
         )
         .inspect_err(|_| set_status(http::StatusCode::BAD_REQUEST))?;
+    let keeping = state.config.replay.enabled.then(|| StateKeeping {
+        provenance: super::replay::provenance(&state.config, &state.upstream_base, &options.model),
+        max_bytes: state.config.replay.max_conversation_bytes,
+    });
     let conversation = match &request.conversation {
         Some(id) => id.clone(),
         None => {
@@ -397,7 +449,13 @@ pub async fn begin(
         if request.regenerate.is_none() {
             added.push(slot.message_id.clone());
         }
-        let history = me.history_before(&conversation, &slot.message_id).await?;
+        let replay = keeping
+            .as_ref()
+            .map(|k| &k.provenance)
+            .filter(|_| request.replay != Some(false));
+        let history = me
+            .history_before(&conversation, &slot.message_id, replay)
+            .await?;
         Ok::<_, crate::server::store::StoreError>((user_message, slot, history))
     }
     .await;
@@ -426,7 +484,7 @@ pub async fn begin(
         history,
         options,
         first,
-        Persist::start(store.clone(), who, slot),
+        Persist::start(store.clone(), who, slot, keeping),
     ))
 }
 

@@ -125,6 +125,25 @@ pub fn setting_refused(status: http::StatusCode, settings: &str, detail: &str) -
     failure
 }
 
+/// The upstream refused the reasoning state carried back with earlier answers (a signature it
+/// no longer accepts, encrypted content it cannot read). Sending again without it works.
+pub fn replay_refused(status: http::StatusCode, detail: &str) -> Failure {
+    let mut message = format!(
+        "The model server refused the reasoning carried over from earlier answers; it answered {status}"
+    );
+    if !detail.is_empty() {
+        message.push_str(": ");
+        message.push_str(detail);
+    }
+    message.push_str(". Send it again without the earlier reasoning.");
+    let mut failure =
+        Failure::coded(ErrorCode::ReplayRefused, message, false).with("status", status.as_u16());
+    if !detail.is_empty() {
+        failure = failure.with("detail", detail);
+    }
+    failure
+}
+
 /// The connection broke mid-stream. The transport's own words ("error decoding response
 /// body") go to the log, not to the reader.
 pub fn connection_broke() -> Failure {
