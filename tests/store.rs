@@ -336,7 +336,7 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
             .await
             .expect("a2");
         assert_eq!(
-            me.history_before(&conv.id, &a2.message_id)
+            me.history_before(&conv.id, &a2.message_id, None)
                 .await
                 .expect("history"),
             [
@@ -400,7 +400,7 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
             .await
             .expect("answer the edit");
         assert_eq!(
-            me.history_before(&conv.id, &a.message_id)
+            me.history_before(&conv.id, &a.message_id, None)
                 .await
                 .expect("history"),
             [ChatMessage::user("first question, better")]
@@ -487,7 +487,7 @@ async fn another_users_rows_answer_not_found_everywhere() {
             "regenerate",
         );
         nf(
-            b.history_before(&conv.id, &slot.message_id)
+            b.history_before(&conv.id, &slot.message_id, None)
                 .await
                 .map(|_| ()),
             "history",
@@ -819,5 +819,110 @@ async fn workspaces_hold_their_own_conversations() {
             .collect();
         assert_eq!(names, ["Personal", "Job"], "{engine}");
         assert!(me.create_workspace("   ").await.is_err());
+    }
+}
+
+/// Reasoning state is kept beside its answer version and read back only for its own provider,
+/// model and upstream; a conversation keeps at most the cap (the oldest go first); a row that
+/// does not read replays nothing; a deleted conversation takes its state with it.
+#[tokio::test]
+async fn reasoning_state_is_kept_per_answer_and_read_back_only_for_its_provenance() {
+    use ponder::server::store::replay::{KeptState, Provenance};
+    use serde_json::json;
+    let urls = [
+        ("sqlite", sqlite_url()),
+        ("postgres", common::postgres::database().await),
+    ];
+    for (engine, url) in urls {
+        let store = Store::open(&url).await.expect(engine);
+        sqlx::any::install_default_drivers();
+        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
+            .await
+            .expect("a second connection");
+        let (alice, _) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let conv = me.create_conversation(None, "q").await.expect("create");
+        let from = Provenance {
+            provider: "anthropic".into(),
+            model: "m".into(),
+            upstream: "http://u/v1".into(),
+        };
+        let mut slots = Vec::new();
+        for n in 0..3 {
+            me.add_user_message(&conv.id, &format!("q{n}"), None)
+                .await
+                .expect("q");
+            let slot = me
+                .start_answer(&conv.id, None, "m", Default::default(), None)
+                .await
+                .expect("a");
+            me.save_answer(&slot, &answer(&format!("a{n}"), "t", VersionStatus::Done))
+                .await
+                .expect("done");
+            let state = KeptState {
+                provenance: from.clone(),
+                items: vec![
+                    json!({"type": "thinking", "thinking": "t", "signature": format!("sig{n}")}),
+                ],
+            };
+            me.keep_reasoning_state(&slot, &state, 150)
+                .await
+                .expect("kept");
+            slots.push(slot);
+        }
+        me.add_user_message(&conv.id, "last", None)
+            .await
+            .expect("q");
+        let next = me
+            .start_answer(&conv.id, None, "m", Default::default(), None)
+            .await
+            .expect("next");
+        let history = me
+            .history_before(&conv.id, &next.message_id, Some(&from))
+            .await
+            .expect("history");
+        let signatures: Vec<String> = history
+            .iter()
+            .flat_map(|m| m.replay.iter())
+            .map(|item| item["signature"].as_str().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(
+            signatures,
+            ["sig1", "sig2"],
+            "{engine}: the cap keeps the newest"
+        );
+        assert!(me.reasoning_state_bytes(&conv.id).await.expect("bytes") <= 150);
+        for other in [
+            Provenance {
+                model: "other".into(),
+                ..from.clone()
+            },
+            Provenance {
+                upstream: "http://elsewhere/v1".into(),
+                ..from.clone()
+            },
+        ] {
+            let history = me
+                .history_before(&conv.id, &next.message_id, Some(&other))
+                .await
+                .expect("history");
+            assert!(history.iter().all(|m| m.replay.is_empty()), "{engine}");
+        }
+        sqlx::query("UPDATE reasoning_states SET items = 'not json' WHERE version_id = $1")
+            .bind(&slots[2].version_id)
+            .execute(&mut conn)
+            .await
+            .expect("damage");
+        let history = me
+            .history_before(&conv.id, &next.message_id, Some(&from))
+            .await
+            .expect("a damaged row does not fail the turn");
+        assert_eq!(history.iter().filter(|m| !m.replay.is_empty()).count(), 1);
+        me.discard_conversation(&conv.id).await.expect("discard");
+        let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM reasoning_states")
+            .fetch_one(&mut conn)
+            .await
+            .expect("count");
+        assert_eq!(left, 0, "{engine}: gone with its conversation");
     }
 }

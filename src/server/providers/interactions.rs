@@ -635,7 +635,7 @@ mod tests {
             json!({"event_type":"step.stop","index":0}),
         ]);
         let thought = json!({"type": "thought", "signature": "c2ln"});
-        assert_eq!(super::super::states(&out), [thought.clone()]);
+        assert_eq!(super::super::states(&out), std::slice::from_ref(&thought));
         let config =
             Config::from_lookup(|n| (n == "PONDER_PROVIDER").then(|| "gemini-interactions".into()))
                 .unwrap();

@@ -848,7 +848,7 @@ mod tests {
             json!({"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning"}}),
             json!({"type":"response.output_item.done","output_index":0,"item": item}),
         ]);
-        assert_eq!(super::super::states(&out), [item.clone()]);
+        assert_eq!(super::super::states(&out), std::slice::from_ref(&item));
         let config =
             Config::from_lookup(|n| (n == "PONDER_PROVIDER").then(|| "responses".into())).unwrap();
         let messages = [
