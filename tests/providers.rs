@@ -13,6 +13,7 @@ use common::{fixtures, reader_view};
 use ponder::domain::{Failure, ThinkingKind, TurnEvent};
 use ponder::server::config::ProviderKind;
 use ponder::server::providers::parser_with_limit;
+use ponder::server::turn::replay::Collector;
 use ponder::server::turn::TurnAssembler;
 use ponder::wire::sse::DEFAULT_LINE_LIMIT;
 use serde_json::Value;
@@ -314,6 +315,15 @@ fn cases() -> Vec<Case> {
 
 /// The events of one replay, with a clock that ticks once per piece.
 fn replay<'a>(case: &Case, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<TurnEvent> {
+    replay_with_state(case, chunks).0
+}
+
+/// The events of one replay and the reasoning state it returned for the next turn (collected
+/// as the server does).
+fn replay_with_state<'a>(
+    case: &Case,
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> (Vec<TurnEvent>, Option<Vec<Value>>) {
     let mut parser = parser_with_limit(
         case.provider,
         case.model,
@@ -321,11 +331,14 @@ fn replay<'a>(case: &Case, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<Tu
         DEFAULT_LINE_LIMIT,
     );
     let mut asm = TurnAssembler::new(true);
+    let mut state = Collector::default();
     let (mut pieces, mut events, mut clock) = (Vec::new(), Vec::new(), 0);
     let mut apply = |pieces: &mut Vec<_>, events: &mut Vec<TurnEvent>, clock: &mut u64| {
         for piece in pieces.drain(..) {
             *clock += 7;
-            asm.push(piece, *clock, events);
+            if !state.take(&piece) {
+                asm.push(piece, *clock, events);
+            }
         }
     };
     for chunk in chunks {
@@ -335,7 +348,7 @@ fn replay<'a>(case: &Case, chunks: impl IntoIterator<Item = &'a [u8]>) -> Vec<Tu
     parser.finish(&mut pieces);
     apply(&mut pieces, &mut events, &mut clock);
     asm.end_of_stream(clock, &mut events);
-    events
+    (events, state.into_items())
 }
 
 fn replay_whole(case: &Case) -> Vec<TurnEvent> {
@@ -715,8 +728,8 @@ fn one_byte_at_a_time_changes_no_event() {
     let mut bad = Vec::new();
     for case in cases() {
         let body = case.body();
-        let whole = replay(&case, [body.as_slice()]);
-        let bytes = replay(&case, body.chunks(1));
+        let whole = replay_with_state(&case, [body.as_slice()]);
+        let bytes = replay_with_state(&case, body.chunks(1));
         if bytes != whole {
             bad.push(format!("{}: byte-at-a-time events differ", case.name()));
         }
@@ -734,9 +747,9 @@ fn a_split_at_every_byte_offset_changes_no_event() {
         if body.len() > 4 * 1024 {
             continue;
         }
-        let whole = replay(&case, [body.as_slice()]);
+        let whole = replay_with_state(&case, [body.as_slice()]);
         for cut in 0..=body.len() {
-            if replay(&case, [&body[..cut], &body[cut..]]) != whole {
+            if replay_with_state(&case, [&body[..cut], &body[cut..]]) != whole {
                 bad.push(format!("{}: split at {cut} differs", case.name()));
                 break;
             }
@@ -981,4 +994,106 @@ fn a_tool_step_ends_the_thinking_block_before_it() {
             .expect("a tool");
         assert!(end < tool, "{file}: the block ends before the tool starts");
     }
+}
+
+/// The opaque strings a recorded stream returns for the next turn, read from its payloads
+/// independently of the adapters: Anthropic's signatures and redacted data, the encrypted
+/// content of finished Responses reasoning items, Gemini's thought signatures, the Interactions
+/// API's thought signatures, OpenRouter's encrypted reasoning details. Joined in stream order.
+fn opaque_in_source(case: &Case) -> String {
+    let mut out = String::new();
+    for p in payloads(case) {
+        let mut take = |v: Option<&Value>| {
+            if let Some(text) = v.and_then(Value::as_str) {
+                out.push_str(text);
+            }
+        };
+        match case.provider {
+            Anthropic => {
+                take(p.pointer("/delta/signature"));
+                take(p.pointer("/content_block/signature"));
+                if s(&p, &["content_block", "type"]) == "redacted_thinking" {
+                    take(p.pointer("/content_block/data"));
+                }
+            }
+            Responses => {
+                if s(&p, &["type"]) == "response.output_item.done"
+                    && s(&p, &["item", "type"]) == "reasoning"
+                {
+                    take(p.pointer("/item/encrypted_content"));
+                }
+            }
+            Gemini => {
+                for part in p
+                    .pointer("/candidates/0/content/parts")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    take(part.get("thoughtSignature"));
+                }
+            }
+            Interactions => {
+                if s(&p, &["delta", "type"]) == "thought_signature" {
+                    take(p.pointer("/delta/signature"));
+                }
+                if s(&p, &["step", "type"]) == "thought" {
+                    take(p.pointer("/step/signature"));
+                }
+            }
+            OpenAi => {
+                for d in p
+                    .pointer("/choices/0/delta/reasoning_details")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    take(d.get("signature"));
+                    take(d.get("data"));
+                }
+            }
+            Ollama => {}
+        }
+    }
+    out
+}
+
+/// The same strings, read from the state the adapter returned.
+fn opaque_in_state(items: &[Value]) -> String {
+    let mut out = String::new();
+    for item in items {
+        for key in ["signature", "data", "encrypted_content", "thoughtSignature"] {
+            if let Some(text) = item.get(key).and_then(Value::as_str) {
+                out.push_str(text);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_recorded_stream_returns_exactly_its_opaque_reasoning_for_the_next_turn() {
+    let mut bad = Vec::new();
+    let mut with_state = 0;
+    for case in cases() {
+        let (_, state) = replay_with_state(&case, [case.body().as_slice()]);
+        let source = opaque_in_source(&case);
+        let kept = opaque_in_state(state.as_deref().unwrap_or_default());
+        if !source.is_empty() {
+            with_state += 1;
+        }
+        if kept != source {
+            bad.push(format!(
+                "{}: the state holds {} bytes of opaque reasoning, the source {}",
+                case.name(),
+                kept.len(),
+                source.len()
+            ));
+        }
+    }
+    assert!(
+        with_state >= 15,
+        "recorded streams with reasoning state: {with_state}"
+    );
+    assert_no_problems(bad);
 }

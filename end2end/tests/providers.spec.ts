@@ -87,3 +87,27 @@ for (const mode of WITHHELD) {
     await expect(chat.answer()).toContainText(ANSWER_END);
   });
 }
+
+// Reasoning state goes back to the model the next turn; when the provider refuses it, the turn
+// says so and one click sends it again without it.
+test("Opus 4.7: a refused replay of earlier reasoning offers a send without it, which answers", async ({ page }) => {
+  const chat = new ChatPage(page, SERVERS.opus.url);
+  await chat.goto();
+  await chat.send("Why is the sky blue?");
+  await chat.waitForTurnEnd();
+  await expect(chat.answer()).toContainText(ANSWER_END);
+
+  await chat.send("[reject-replay] And at sunset?");
+  await chat.waitForTurnEnd();
+  const bubble = chat.lastAssistant();
+  await expect(bubble.locator(".error-message")).toContainText(
+    "refused the reasoning carried over from earlier answers",
+  );
+  const without = bubble.getByRole("button", { name: "Send again without the earlier reasoning" });
+  await expect(without).toBeVisible();
+  await without.click();
+  await chat.waitForTurnEnd();
+  await expect(chat.answer()).toContainText(ANSWER_END);
+  await expect(bubble.locator(".error-message")).toHaveCount(0);
+  await expect(chat.assistantBubbles()).toHaveCount(2);
+});

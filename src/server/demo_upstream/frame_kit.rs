@@ -9,6 +9,10 @@ use serde_json::{json, Value};
 use super::pacer::Emit;
 use super::scenarios::DemoTool;
 
+/// What a rendering writes for each signature and encrypted reasoning the real API would send;
+/// the demo's handler replaces it with the response's own seal (see [`super::replay`]).
+pub const SEAL: &str = "ZGVtby1zaWduYXR1cmU=";
+
 /// The demo's prompt size, in tokens.
 pub(super) const PROMPT_TOKENS: u64 = 12;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use axum::body::Bytes;
 use serde_json::{json, Value};
 
-use super::frame_kit::{chunk, sse_event, tool_arguments, Counts, Framing, PROMPT_TOKENS};
+use super::frame_kit::{chunk, sse_event, tool_arguments, Counts, Framing, PROMPT_TOKENS, SEAL};
 use super::pacer::Emit;
 use super::scenarios::{tokens, DemoTool, Script, Step};
 use crate::server::config::ProviderKind;
@@ -18,10 +18,6 @@ const SPLICE: &str = "@@ponder-demo-raw-bytes@@";
 
 /// Tokens the demo claims for reasoning it does not show.
 const HIDDEN_TOKENS: u64 = 64;
-
-/// What a rendering writes for each signature and encrypted reasoning the real API would send;
-/// the demo's handler replaces it with the response's own seal (see [`super::replay`]).
-pub const SEAL: &str = "ZGVtby1zaWduYXR1cmU=";
 
 /// Renders `script` as `provider` streams it. `sse` picks Gemini's SSE framing over its
 /// streamed JSON array.

@@ -80,7 +80,7 @@ impl Interactions {
         if open == Open::Thought {
             s += &Self::event(
                 "step.delta",
-                json!({"index": index, "delta": {"type": "thought_signature", "signature": super::framing::SEAL}}),
+                json!({"index": index, "delta": {"type": "thought_signature", "signature": super::frame_kit::SEAL}}),
             );
         }
         s + &Self::event("step.stop", json!({"index": index}))

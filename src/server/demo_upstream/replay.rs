@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::framing::SEAL;
+use super::frame_kit::SEAL;
 use super::pacer::Emit;
 use crate::server::config::ProviderKind;
 
