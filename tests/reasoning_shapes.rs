@@ -183,3 +183,70 @@ async fn the_interactions_api_streams_summaries_tools_and_the_answer() {
         .count();
     assert_eq!(sources, 3);
 }
+
+/// Effort levels beyond low, medium and high: the picker lists the levels each model takes,
+/// and a level a model lacks is sent as its nearest one, never as a level the API refuses (the
+/// demo answers Anthropic's `400` to `xhigh` on Claude 4.6, as the API does).
+#[tokio::test]
+async fn each_model_is_offered_and_sent_only_the_effort_levels_it_takes() {
+    let app = TestApp::spawn(&[
+        ("PONDER_PROVIDER", "anthropic"),
+        ("PONDER_MODEL", "claude-opus-4-7"),
+        (
+            "PONDER_MODELS",
+            "claude-opus-4-7,claude-sonnet-4-6,claude-sonnet-4-5",
+        ),
+    ])
+    .await;
+    let me = Browser::new(&app);
+    let list = me.ok("models/list", json!({})).await;
+    let levels = |id: &str| -> Vec<String> {
+        list["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .map(|m| serde_json::from_value(m["controls"]["levels"].clone()).unwrap())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        levels("claude-opus-4-7"),
+        ["low", "medium", "high", "xhigh", "max"]
+    );
+    assert_eq!(
+        levels("claude-sonnet-4-6"),
+        ["low", "medium", "high", "max"]
+    );
+    assert_eq!(levels("claude-sonnet-4-5"), ["low", "medium", "high"]);
+    for model in ["claude-opus-4-7", "claude-sonnet-4-6", "claude-sonnet-4-5"] {
+        let (status, events) = me
+            .turn(json!({
+                "messages": [{"role": "user", "content": "Why?"}],
+                "model": model,
+                "effort": "xhigh",
+            }))
+            .await;
+        assert_eq!(status, 200, "{model}");
+        assert!(
+            matches!(events.last(), Some(TurnEvent::Done { .. })),
+            "{model}: {events:#?}"
+        );
+    }
+    let demo = &app.state.upstream_base;
+    let refused = reqwest::Client::new()
+        .post(format!("{demo}/messages"))
+        .header("anthropic-version", "2023-06-01")
+        .json(&json!({
+            "model": "claude-sonnet-4-6", "max_tokens": 100, "stream": true,
+            "messages": [{"role": "user", "content": "Why?"}],
+            "thinking": {"type": "adaptive"}, "output_config": {"effort": "xhigh"},
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.status(),
+        400,
+        "the demo refuses what the API refuses"
+    );
+}

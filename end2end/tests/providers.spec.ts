@@ -111,3 +111,17 @@ test("Opus 4.7: a refused replay of earlier reasoning offers a send without it, 
   await expect(bubble.locator(".error-message")).toHaveCount(0);
   await expect(chat.assistantBubbles()).toHaveCount(2);
 });
+
+// The composer offers the effort levels the model takes: Opus 4.7 has xhigh and max, and a turn
+// at xhigh is what the API accepts.
+test("Opus 4.7: the effort menu lists its five levels and xhigh answers", async ({ page }) => {
+  const chat = new ChatPage(page, SERVERS.opus.url);
+  await chat.goto();
+  const effort = page.getByLabel("Effort");
+  await expect(effort.locator("option")).toHaveText(["Default", "Low", "Medium", "High", "Extra high", "Max"]);
+  await effort.selectOption("xhigh");
+  await chat.send("Why is the sky blue?");
+  await chat.waitForTurnEnd();
+  await expect(chat.answer()).toContainText(ANSWER_END);
+  await expect(chat.thinkingBlocks().first().locator(".thinking-origin")).toHaveText("summary");
+});

@@ -418,7 +418,9 @@ impl ChatController {
             thinking: controls.toggle.then_some(true),
             effort: controls
                 .effort
-                .then(|| decisions::more_effort(asked.effort)),
+                .then(|| decisions::more_effort(asked.effort, controls.levels))
+                .flatten()
+                .or(asked.effort),
         };
         self.regenerate_with(entry, Some(more));
     }

@@ -367,26 +367,40 @@ mod tests {
     }
 }
 
-/// The effort "Think more" asks for: one level above what the answer was asked with (the
-/// model's default counts as medium), high at most.
-pub fn more_effort(asked: Option<crate::domain::Effort>) -> crate::domain::Effort {
-    use crate::domain::Effort;
-    asked
-        .unwrap_or(Effort::Medium)
-        .higher()
-        .unwrap_or(Effort::High)
+/// The effort "Think more" asks for: the model's next level above what the answer was asked
+/// with (the model's default counts as medium); none when it was asked with its highest.
+pub fn more_effort(
+    asked: Option<crate::domain::Effort>,
+    levels: crate::domain::EffortLevels,
+) -> Option<crate::domain::Effort> {
+    levels.above(asked.unwrap_or(crate::domain::Effort::Medium))
 }
 
 #[cfg(test)]
 mod more_effort_tests {
     use super::more_effort;
-    use crate::domain::Effort;
+    use crate::domain::{Effort, EffortLevels};
 
     #[test]
-    fn think_more_goes_one_level_up_and_stops_at_high() {
-        assert_eq!(more_effort(Some(Effort::Low)), Effort::Medium);
-        assert_eq!(more_effort(None), Effort::High);
-        assert_eq!(more_effort(Some(Effort::High)), Effort::High);
+    fn think_more_goes_one_of_the_models_levels_up_and_stops_at_its_highest() {
+        let standard = EffortLevels::STANDARD;
+        assert_eq!(
+            more_effort(Some(Effort::Low), standard),
+            Some(Effort::Medium)
+        );
+        assert_eq!(more_effort(None, standard), Some(Effort::High));
+        assert_eq!(more_effort(Some(Effort::High), standard), None);
+        let opus = EffortLevels::of(&[
+            Effort::Low,
+            Effort::Medium,
+            Effort::High,
+            Effort::Xhigh,
+            Effort::Max,
+        ]);
+        assert_eq!(more_effort(Some(Effort::High), opus), Some(Effort::Xhigh));
+        assert_eq!(more_effort(Some(Effort::Max), opus), None);
+        let pro = EffortLevels::of(&[Effort::Low, Effort::High]);
+        assert_eq!(more_effort(Some(Effort::Low), pro), Some(Effort::High));
     }
 }
 

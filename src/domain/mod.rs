@@ -13,7 +13,7 @@ pub mod wire;
 
 pub use event::{ErrorCode, Failure, FinishReason, ThinkingKind, TurnEvent, Usage};
 pub use message::{ChatMessage, ChatRequest, Role};
-pub use reasoning::{Controls, Effort, ModelInfo, ModelList, ReasoningSettings};
+pub use reasoning::{Controls, Effort, EffortLevels, ModelInfo, ModelList, ReasoningSettings};
 pub use rich::{CodeItem, MathItem, SourceRef, ToolStatus, ToolStep};
 
 #[cfg(test)]

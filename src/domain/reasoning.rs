@@ -7,15 +7,36 @@ use serde::{Deserialize, Serialize};
 /// word, a token budget, a level).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Effort {
+    /// Below low: OpenAI's GPT-5 and Gemini 3 Flash take it.
+    Minimal,
     Low,
     Medium,
     High,
+    /// Above high: Claude Opus 4.7 and later, GPT-5.2 and later.
+    Xhigh,
+    /// The most a model gives: Claude 4.6 and later, DeepSeek.
+    Max,
 }
 
-crate::domain::wire::wire_names!(Effort { Low = "low", Medium = "medium", High = "high" });
+crate::domain::wire::wire_names!(Effort {
+    Minimal = "minimal",
+    Low = "low",
+    Medium = "medium",
+    High = "high",
+    Xhigh = "xhigh",
+    Max = "max",
+});
 
 impl Effort {
-    pub const ALL: [Effort; 3] = [Effort::Low, Effort::Medium, Effort::High];
+    /// Every level, lowest first.
+    pub const ALL: [Effort; 6] = [
+        Effort::Minimal,
+        Effort::Low,
+        Effort::Medium,
+        Effort::High,
+        Effort::Xhigh,
+        Effort::Max,
+    ];
 
     /// The word providers use for it (`reasoning_effort`, Ollama's `think`).
     pub fn as_str(self) -> &'static str {
@@ -26,13 +47,64 @@ impl Effort {
         super::wire::WireName::from_wire_name(text)
     }
 
-    /// The next level up, for "Think more"; none above high.
-    pub fn higher(self) -> Option<Effort> {
-        match self {
-            Effort::Low => Some(Effort::Medium),
-            Effort::Medium => Some(Effort::High),
-            Effort::High => None,
-        }
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// The effort levels one model takes, so the composer offers only those and a level chosen for
+/// another model becomes the nearest one this model has. Written as a list of level names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EffortLevels(u8);
+
+impl EffortLevels {
+    /// What most models with an effort take, and what a model is assumed to take when nothing
+    /// says more: low, medium and high.
+    pub const STANDARD: EffortLevels = EffortLevels(0b0_1110);
+
+    pub fn of(levels: &[Effort]) -> EffortLevels {
+        EffortLevels(levels.iter().fold(0, |bits, e| bits | e.bit()))
+    }
+
+    pub fn contains(self, effort: Effort) -> bool {
+        self.0 & effort.bit() != 0
+    }
+
+    /// The levels, lowest first.
+    pub fn iter(self) -> impl Iterator<Item = Effort> {
+        Effort::ALL.into_iter().filter(move |e| self.contains(*e))
+    }
+
+    /// `effort`, or the nearest level this model takes: the lowest above it (at least what was
+    /// asked), else its highest.
+    pub fn nearest(self, effort: Effort) -> Option<Effort> {
+        self.iter()
+            .find(|e| *e >= effort)
+            .or_else(|| self.iter().last())
+    }
+
+    /// The next level this model takes above `effort` ("Think more").
+    pub fn above(self, effort: Effort) -> Option<Effort> {
+        self.iter().find(|e| *e > effort)
+    }
+}
+
+impl Default for EffortLevels {
+    fn default() -> Self {
+        EffortLevels::STANDARD
+    }
+}
+
+impl Serialize for EffortLevels {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for EffortLevels {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let levels = Vec::<Effort>::deserialize(deserializer)?;
+        Ok(EffortLevels::of(&levels))
     }
 }
 
@@ -51,14 +123,16 @@ impl ReasoningSettings {
         self.thinking.is_none() && self.effort.is_none()
     }
 
-    /// Only what `controls` accepts: a control the model does not have sends nothing.
+    /// Only what `controls` accepts: a control the model does not have sends nothing, and an
+    /// effort level it does not take becomes its nearest one.
     pub fn applicable(self, controls: Controls) -> ReasoningSettings {
         let thinking = self.thinking.filter(|_| controls.toggle);
         ReasoningSettings {
             thinking,
             effort: self
                 .effort
-                .filter(|_| controls.effort && thinking != Some(false)),
+                .filter(|_| controls.effort && thinking != Some(false))
+                .and_then(|e| controls.levels.nearest(e)),
         }
     }
 }
@@ -88,6 +162,9 @@ pub struct Controls {
     pub toggle: bool,
     /// It takes an effort level.
     pub effort: bool,
+    /// Which effort levels it takes (with `effort`).
+    #[serde(default)]
+    pub levels: EffortLevels,
 }
 
 impl Controls {
@@ -95,7 +172,26 @@ impl Controls {
         reasons: false,
         toggle: false,
         effort: false,
+        levels: EffortLevels::STANDARD,
     };
+
+    /// Controls with the standard effort levels.
+    pub const fn new(reasons: bool, toggle: bool, effort: bool) -> Controls {
+        Controls {
+            reasons,
+            toggle,
+            effort,
+            levels: EffortLevels::STANDARD,
+        }
+    }
+
+    /// The same controls with these effort levels.
+    pub fn with_levels(self, levels: &[Effort]) -> Controls {
+        Controls {
+            levels: EffortLevels::of(levels),
+            ..self
+        }
+    }
 }
 
 /// Where a model's [`Controls`] were decided, strongest first; shown in the picker so an
@@ -192,6 +288,38 @@ pub fn filter_models<'a>(
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_models_levels_are_offered_and_another_level_becomes_the_nearest() {
+        use Effort::*;
+        let pro = EffortLevels::of(&[Low, High]);
+        assert_eq!(pro.iter().collect::<Vec<_>>(), [Low, High]);
+        assert_eq!(pro.nearest(Medium), Some(High));
+        assert_eq!(pro.nearest(Max), Some(High));
+        assert_eq!(pro.nearest(Minimal), Some(Low));
+        assert_eq!(pro.above(Low), Some(High));
+        assert_eq!(pro.above(High), None);
+        assert_eq!(
+            EffortLevels::STANDARD.iter().collect::<Vec<_>>(),
+            [Low, Medium, High]
+        );
+        let json = serde_json::to_string(&pro).unwrap();
+        assert_eq!(json, r#"["low","high"]"#);
+        assert_eq!(serde_json::from_str::<EffortLevels>(&json).unwrap(), pro);
+        let controls: Controls =
+            serde_json::from_str(r#"{"reasons":true,"toggle":false,"effort":true}"#).unwrap();
+        assert_eq!(
+            controls.levels,
+            EffortLevels::STANDARD,
+            "a list without levels"
+        );
+        let opus = Controls::new(true, false, true).with_levels(&[Low, Medium, High, Xhigh, Max]);
+        let asked = ReasoningSettings {
+            thinking: None,
+            effort: Some(Minimal),
+        };
+        assert_eq!(asked.applicable(opus).effort, Some(Low));
+    }
+
     fn model(id: &str, name: Option<&str>) -> ModelInfo {
         ModelInfo {
             id: id.into(),
@@ -207,11 +335,7 @@ mod tests {
             thinking: Some(true),
             effort: Some(Effort::High),
         };
-        let toggle_only = Controls {
-            reasons: true,
-            toggle: true,
-            effort: false,
-        };
+        let toggle_only = Controls::new(true, true, false);
         assert_eq!(
             chosen.applicable(toggle_only),
             ReasoningSettings {
@@ -224,21 +348,13 @@ mod tests {
             thinking: Some(false),
             effort: Some(Effort::Low),
         };
-        let both = Controls {
-            reasons: true,
-            toggle: true,
-            effort: true,
-        };
+        let both = Controls::new(true, true, true);
         assert_eq!(
             off.applicable(both).effort,
             None,
             "no effort for thinking off"
         );
-        let effort_only = Controls {
-            reasons: true,
-            toggle: false,
-            effort: true,
-        };
+        let effort_only = Controls::new(true, false, true);
         assert_eq!(
             off.applicable(effort_only).effort,
             Some(Effort::Low),
@@ -247,12 +363,11 @@ mod tests {
     }
 
     #[test]
-    fn effort_has_a_wire_word_and_a_next_level() {
+    fn effort_has_a_wire_word_and_levels_are_in_order() {
         for e in Effort::ALL {
             assert_eq!(Effort::parse(e.as_str()), Some(e));
         }
-        assert_eq!(Effort::Low.higher(), Some(Effort::Medium));
-        assert_eq!(Effort::High.higher(), None);
+        assert!(Effort::ALL.windows(2).all(|w| w[0] < w[1]), "lowest first");
         assert_eq!(
             serde_json::to_string(&Effort::Medium).unwrap(),
             "\"medium\""

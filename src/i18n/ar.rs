@@ -190,9 +190,12 @@ pub static AR: Catalogue = Catalogue {
     thinking_off: "التفكير: معطّل",
     effort: "الجهد",
     effort_default: "افتراضي",
+    effort_minimal: "أدنى",
     effort_low: "منخفض",
     effort_medium: "متوسط",
     effort_high: "مرتفع",
+    effort_xhigh: "مرتفع جدًا",
+    effort_max: "أقصى",
 
     notices: "الإشعارات",
     undo: "تراجع",

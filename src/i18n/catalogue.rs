@@ -259,9 +259,12 @@ pub struct Catalogue {
     pub thinking_off: &'static str,
     pub effort: &'static str,
     pub effort_default: &'static str,
+    pub effort_minimal: &'static str,
     pub effort_low: &'static str,
     pub effort_medium: &'static str,
     pub effort_high: &'static str,
+    pub effort_xhigh: &'static str,
+    pub effort_max: &'static str,
 
     // ---- notices ----
     pub notices: &'static str,

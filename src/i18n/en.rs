@@ -158,9 +158,12 @@ pub static EN: Catalogue = Catalogue {
     thinking_off: "Thinking off",
     effort: "Effort",
     effort_default: "Default",
+    effort_minimal: "Minimal",
     effort_low: "Low",
     effort_medium: "Medium",
     effort_high: "High",
+    effort_xhigh: "Extra high",
+    effort_max: "Max",
 
     notices: "Notices",
     undo: "Undo",

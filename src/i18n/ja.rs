@@ -157,9 +157,12 @@ pub static JA: Catalogue = Catalogue {
     thinking_off: "思考オフ",
     effort: "推論レベル",
     effort_default: "デフォルト",
+    effort_minimal: "最小",
     effort_low: "低",
     effort_medium: "中",
     effort_high: "高",
+    effort_xhigh: "特高",
+    effort_max: "最大",
 
     notices: "通知",
     undo: "元に戻す",

@@ -167,9 +167,12 @@ pub static PT_BR: Catalogue = Catalogue {
     thinking_off: "Pensamento desativado",
     effort: "Esforço",
     effort_default: "Padrão",
+    effort_minimal: "Mínimo",
     effort_low: "Baixo",
     effort_medium: "Médio",
     effort_high: "Alto",
+    effort_xhigh: "Extra alto",
+    effort_max: "Máximo",
 
     notices: "Avisos",
     undo: "Desfazer",

@@ -873,14 +873,7 @@ mod tests {
             ]
         );
         assert_eq!(c.model_controls.len(), 3);
-        assert_eq!(
-            c.model_controls[0].1,
-            Controls {
-                reasons: true,
-                toggle: true,
-                effort: true
-            }
-        );
+        assert_eq!(c.model_controls[0].1, Controls::new(true, true, true));
         assert_eq!(c.model_controls[1].1, Controls::NONE);
         assert_eq!(c.model_controls[2].0, "gpt-oss:20b");
         assert!(c.model_controls[2].1.effort && !c.model_controls[2].1.toggle);

@@ -75,10 +75,11 @@ fn openai_model(m: &Value) -> Option<Listed> {
             let has = |p: &str| params.iter().any(|v| v.as_str() == Some(p));
             let effort = has("reasoning_effort");
             let toggle = has("enable_thinking") || has("chat_template_kwargs");
+            let reasons = effort || toggle || has("reasoning") || has("include_reasoning");
+            let family = family(ProviderKind::OpenAi, &id).unwrap_or(Controls::NONE);
             Controls {
-                reasons: effort || toggle || has("reasoning") || has("include_reasoning"),
-                toggle,
-                effort,
+                levels: family.levels,
+                ..Controls::new(reasons, toggle, effort)
             }
         });
     Some(Listed { id, name, metadata })
@@ -103,9 +104,8 @@ fn gemini_model(m: &Value) -> Option<Listed> {
     let metadata = m.get("thinking").and_then(Value::as_bool).map(|thinks| {
         let family = family(ProviderKind::Gemini, &id).unwrap_or(Controls::NONE);
         Controls {
-            reasons: thinks,
-            toggle: thinks && family.toggle,
-            effort: thinks,
+            levels: family.levels,
+            ..Controls::new(thinks, thinks && family.toggle, thinks)
         }
     });
     Some(Listed {
@@ -131,11 +131,7 @@ pub fn ollama_capabilities(id: &str, show: &Value) -> Option<Controls> {
     let caps = show.get("capabilities")?.as_array()?;
     let thinks = caps.iter().any(|c| c.as_str() == Some("thinking"));
     let levels = id.to_ascii_lowercase().contains("gpt-oss");
-    Some(Controls {
-        reasons: thinks,
-        toggle: thinks && !levels,
-        effort: thinks && levels,
-    })
+    Some(Controls::new(thinks, thinks && !levels, thinks && levels))
 }
 
 /// What is known of a model's controls from its name alone, per provider's wire.
@@ -143,11 +139,7 @@ pub fn family(provider: ProviderKind, id: &str) -> Option<Controls> {
     let id = id.to_ascii_lowercase();
     let name = id.rsplit('/').next().unwrap_or(&id);
     let has = |w: &str| name.contains(w);
-    let c = |reasons, toggle, effort| Controls {
-        reasons,
-        toggle,
-        effort,
-    };
+    let c = Controls::new;
     if has("ponder-demo") {
         return None;
     }
@@ -159,7 +151,7 @@ pub fn family(provider: ProviderKind, id: &str) -> Option<Controls> {
         || name.starts_with("o4")
         || name.starts_with("gpt-5");
     if openai_reasoner {
-        return Some(c(true, false, true));
+        return Some(c(true, false, true).with_levels(openai_levels(name)));
     }
     if has("claude") {
         use super::providers::anthropic::{thinking_mode, ThinkingMode};
@@ -168,20 +160,25 @@ pub fn family(provider: ProviderKind, id: &str) -> Option<Controls> {
             || ["3-7", "sonnet-4", "opus-4", "haiku-4", "4-5", "4-1"]
                 .iter()
                 .any(|v| has(v));
+        let levels = super::providers::anthropic::effort_levels(name);
         return Some(match (thinks, mode) {
             (false, _) => Controls::NONE,
             (true, ThinkingMode::AdaptiveOnly) if provider == ProviderKind::Anthropic => {
-                c(true, false, true)
+                c(true, false, true).with_levels(levels)
+            }
+            (true, _) if provider == ProviderKind::Anthropic => {
+                c(true, true, true).with_levels(levels)
             }
             (true, _) => c(true, true, true),
         });
     }
     if has("gemini") {
         let thinks = ["2.5", "-3"].iter().any(|v| has(v));
+        let levels = super::providers::gemini::effort_levels(name);
         return Some(match (thinks, has("pro")) {
             (false, _) => Controls::NONE,
-            (true, true) => c(true, false, true),
-            (true, false) => c(true, true, true),
+            (true, true) => c(true, false, true).with_levels(levels),
+            (true, false) => c(true, true, true).with_levels(levels),
         });
     }
     let toggles = (has("qwen3") && !has("instruct") && !has("coder"))
@@ -204,6 +201,26 @@ pub fn family(provider: ProviderKind, id: &str) -> Option<Controls> {
     None
 }
 
+/// The `reasoning.effort` levels of OpenAI's reasoning models: GPT-5 adds `minimal`, GPT-5.2
+/// and later `xhigh`; the o-series and GPT-5.1 the standard three.
+fn openai_levels(name: &str) -> &'static [crate::domain::Effort] {
+    use crate::domain::Effort::*;
+    let minor = name
+        .strip_prefix("gpt-5.")
+        .map(|rest| {
+            rest.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+        })
+        .and_then(|digits| digits.parse::<u32>().ok());
+    match minor {
+        Some(minor) if minor >= 2 => &[Low, Medium, High, Xhigh],
+        Some(_) => &[Low, Medium, High],
+        None if name.starts_with("gpt-5") => &[Minimal, Low, Medium, High],
+        None => &[Low, Medium, High],
+    }
+}
+
 /// A model's controls and where they came from: configuration, the backend's metadata, what
 /// it did before (it reasoned), then its name's family; with nothing known, no controls.
 pub fn decide(
@@ -222,11 +239,8 @@ pub fn decide(
     if observed {
         // It reasons; which controls it takes, only its family can tell.
         let known = family(provider, id).filter(|c| c.reasons);
-        let observed = known.unwrap_or(Controls {
-            reasons: true,
-            toggle: provider == ProviderKind::Ollama,
-            effort: false,
-        });
+        let observed =
+            known.unwrap_or(Controls::new(true, provider == ProviderKind::Ollama, false));
         return (observed, ControlsSource::Observed);
     }
     match family(provider, id) {
@@ -605,14 +619,7 @@ mod tests {
         let l = parse_list(ProviderKind::OpenAi, &openrouter);
         assert_eq!(l.len(), 3);
         assert_eq!(l[0].name.as_deref(), Some("DeepSeek R1"));
-        assert_eq!(
-            l[0].metadata,
-            Some(Controls {
-                reasons: true,
-                toggle: false,
-                effort: false
-            })
-        );
+        assert_eq!(l[0].metadata, Some(Controls::new(true, false, false)));
         assert!(l[1].metadata.unwrap().effort);
         assert_eq!(l[2].metadata, Some(Controls::NONE));
         let anthropic = json!({"data": [{"type": "model", "id": "claude-sonnet-4-5", "display_name": "Claude Sonnet 4.5"}], "has_more": false});
@@ -648,11 +655,7 @@ mod tests {
 
     #[test]
     fn decisions_go_config_metadata_observed_family() {
-        let on = Controls {
-            reasons: true,
-            toggle: true,
-            effort: true,
-        };
+        let on = Controls::new(true, true, true);
         let p = ProviderKind::OpenAi;
         assert_eq!(
             decide(p, "qwen3", Some(Controls::NONE), Some(on), true).1,
@@ -730,5 +733,46 @@ mod tests {
         let l = build_list(&c, Some(&listed), Some("timeout".into()), &HashSet::new());
         assert_eq!(l.models.len(), 3, "a failed refresh keeps the last list");
         assert!(l.note.unwrap().contains("last one fetched"));
+    }
+
+    #[test]
+    fn each_family_offers_the_effort_levels_its_provider_documents() {
+        use crate::domain::Effort::*;
+        let levels = |provider, id: &str| -> Vec<crate::domain::Effort> {
+            family(provider, id).unwrap().levels.iter().collect()
+        };
+        let a = ProviderKind::Anthropic;
+        assert_eq!(
+            levels(a, "claude-opus-4-7"),
+            [Low, Medium, High, Xhigh, Max]
+        );
+        assert_eq!(
+            levels(a, "claude-sonnet-5"),
+            [Low, Medium, High, Xhigh, Max]
+        );
+        assert_eq!(levels(a, "claude-sonnet-4-6"), [Low, Medium, High, Max]);
+        assert_eq!(levels(a, "claude-sonnet-4-5"), [Low, Medium, High]);
+        let r = ProviderKind::Responses;
+        assert_eq!(levels(r, "gpt-5"), [Minimal, Low, Medium, High]);
+        assert_eq!(levels(r, "gpt-5-mini"), [Minimal, Low, Medium, High]);
+        assert_eq!(levels(r, "gpt-5.1"), [Low, Medium, High]);
+        assert_eq!(levels(r, "gpt-5.2"), [Low, Medium, High, Xhigh]);
+        assert_eq!(levels(r, "o4-mini"), [Low, Medium, High]);
+        let g = ProviderKind::Gemini;
+        assert_eq!(levels(g, "gemini-3-pro-preview"), [Low, High]);
+        assert_eq!(
+            levels(g, "gemini-3-flash-preview"),
+            [Minimal, Low, Medium, High]
+        );
+        assert_eq!(levels(g, "gemini-2.5-flash"), [Low, Medium, High]);
+        let listed = parse_list(
+            ProviderKind::OpenAi,
+            &serde_json::json!({"data": [{"id": "openai/gpt-5.2", "supported_parameters": ["reasoning_effort"]}]}),
+        );
+        let metadata = listed[0].metadata.unwrap();
+        assert!(
+            metadata.effort && metadata.levels.contains(Xhigh),
+            "metadata keeps the family's levels"
+        );
     }
 }

@@ -344,7 +344,9 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
         let controls = chat.controls();
         turn.with(|t| {
             t.phase == TurnPhase::Done
-                && (controls.effort && t.settings.effort != Some(crate::domain::Effort::High)
+                && (controls.effort
+                    && crate::client::decisions::more_effort(t.settings.effort, controls.levels)
+                        .is_some()
                     || controls.toggle && t.settings.thinking == Some(false))
         })
     };

@@ -42,6 +42,18 @@ pub fn ModelPicker() -> impl IntoView {
     }
 }
 
+/// An effort level in the reader's language.
+pub fn effort_word(effort: Effort, t: &'static crate::i18n::Catalogue) -> &'static str {
+    match effort {
+        Effort::Minimal => t.effort_minimal,
+        Effort::Low => t.effort_low,
+        Effort::Medium => t.effort_medium,
+        Effort::High => t.effort_high,
+        Effort::Xhigh => t.effort_xhigh,
+        Effort::Max => t.effort_max,
+    }
+}
+
 /// Thinking on/off and the effort, for the current model; nothing for a model without them.
 #[component]
 pub fn ReasoningControls() -> impl IntoView {
@@ -69,9 +81,14 @@ pub fn ReasoningControls() -> impl IntoView {
                     prop:value=move || chat.effort.get().map(|e| e.as_str()).unwrap_or("")
                 >
                     <option value="">{t.effort_default}</option>
-                    <option value="low">{t.effort_low}</option>
-                    <option value="medium">{t.effort_medium}</option>
-                    <option value="high">{t.effort_high}</option>
+                    {move || {
+                        controls
+                            .get()
+                            .levels
+                            .iter()
+                            .map(|e| view! { <option value=e.as_str()>{effort_word(e, t)}</option> })
+                            .collect::<Vec<_>>()
+                    }}
                 </select>
             </label>
         </Show>

@@ -218,9 +218,17 @@ fn anthropic_asked(body: &Value, a: &mut Asked) {
                 .map(effort_of_budget);
         }
         Some("adaptive") => {
-            a.effort = body["output_config"]["effort"]
-                .as_str()
-                .and_then(Effort::parse);
+            let word = body["output_config"]["effort"].as_str();
+            a.effort = word.and_then(Effort::parse);
+            let levels = crate::server::providers::anthropic::effort_levels(&a.model);
+            if word.is_some() && !a.effort.is_some_and(|e| levels.contains(&e)) {
+                let names: Vec<String> =
+                    levels.iter().map(|e| format!("'{}'", e.as_str())).collect();
+                a.refusal = Some(format!(
+                    "output_config.effort: Input should be {}",
+                    names.join(", ")
+                ));
+            }
             let display = body["thinking"]["display"].as_str();
             a.omitted = display == Some("omitted")
                 || (display.is_none() && mode == ThinkingMode::AdaptiveOnly);

@@ -71,6 +71,23 @@ fn family_version(id: &str) -> Option<(&'static str, u32, u32)> {
     None
 }
 
+/// The `output_config.effort` levels `model` takes: `max` from Claude 4.6, `xhigh` from Opus 4.7
+/// (and Sonnet 5, Mythos); a model on a manual budget gets the standard three as budgets.
+pub fn effort_levels(model: &str) -> &'static [crate::domain::Effort] {
+    use crate::domain::Effort::*;
+    let newest = match family_version(model) {
+        Some(("mythos" | "fable", ..)) => true,
+        Some(("opus", major, minor)) => (major, minor) >= (4, 7),
+        Some((_, major, _)) => major >= 5,
+        None => false,
+    };
+    match thinking_mode(model) {
+        _ if newest => &[Low, Medium, High, Xhigh, Max],
+        ThinkingMode::Adaptive | ThinkingMode::AdaptiveOnly => &[Low, Medium, High, Max],
+        ThinkingMode::Budget => &[Low, Medium, High],
+    }
+}
+
 /// The thinking mode of `model`: newer families and versions than those named are taken to
 /// keep the newest known contract.
 pub fn thinking_mode(model: &str) -> ThinkingMode {

@@ -87,12 +87,13 @@ fn major_version(model: &str) -> Option<u32> {
 }
 
 /// The thought levels a Gemini 3 model takes: Pro only `low` and `high`; Flash and the
-/// others also `minimal` and `medium`.
-fn levels_of(model: &str) -> &'static [&'static str] {
-    if model.to_ascii_lowercase().contains("pro") {
-        &["low", "high"]
-    } else {
-        &["minimal", "low", "medium", "high"]
+/// others also `minimal` and `medium`. Gemini 2.5 takes a budget: the standard three.
+pub fn effort_levels(model: &str) -> &'static [crate::domain::Effort] {
+    use crate::domain::Effort::*;
+    match major_version(model) {
+        Some(major) if major >= 3 && model.to_ascii_lowercase().contains("pro") => &[Low, High],
+        Some(major) if major >= 3 => &[Minimal, Low, Medium, High],
+        _ => &[Low, Medium, High],
     }
 }
 
@@ -102,15 +103,13 @@ fn levels_of(model: &str) -> &'static [&'static str] {
 pub fn thinking_config(model: &str, settings: crate::domain::ReasoningSettings) -> Value {
     use crate::domain::Effort;
     if major_version(model).is_some_and(|major| major >= 3) {
-        let levels = levels_of(model);
+        let levels = crate::domain::EffortLevels::of(effort_levels(model));
         let wanted = match (settings.thinking, settings.effort) {
-            (Some(false), _) => levels.first().copied(),
-            (_, Some(Effort::Low)) => Some("low"),
-            (_, Some(Effort::Medium)) => Some("medium"),
-            (_, Some(Effort::High)) => Some("high"),
+            (Some(false), _) => levels.iter().next(),
+            (_, Some(effort)) => levels.nearest(effort),
             _ => None,
         };
-        let level = wanted.map(|w| if levels.contains(&w) { w } else { "high" });
+        let level = wanted.map(Effort::as_str);
         return match level {
             Some(level) => json!({"includeThoughts": true, "thinkingLevel": level}),
             None => json!({"includeThoughts": true}),

@@ -250,9 +250,11 @@ pub fn names_a_reasoning_field(detail: &str) -> bool {
 pub fn budget_for(effort: crate::domain::Effort) -> u32 {
     use crate::domain::Effort;
     match effort {
-        Effort::Low => 1_024,
+        Effort::Minimal | Effort::Low => 1_024,
         Effort::Medium => 8_192,
         Effort::High => 24_576,
+        Effort::Xhigh => 32_768,
+        Effort::Max => 49_152,
     }
 }
 
@@ -651,11 +653,7 @@ mod tests {
         TurnOptions {
             model: model.into(),
             settings: ReasoningSettings { thinking, effort },
-            controls: Controls {
-                reasons: true,
-                toggle: true,
-                effort: true,
-            },
+            controls: Controls::new(true, true, true),
             answer_now: None,
         }
     }
@@ -716,6 +714,46 @@ mod tests {
             }
             assert!(b.to_string().contains("the-model") || provider == "gemini");
         }
+    }
+
+    #[test]
+    fn levels_beyond_low_medium_high_reach_each_wire_as_it_names_them() {
+        let b = body(
+            "anthropic",
+            &options("claude-opus-4-7", None, Some(Effort::Xhigh)),
+        );
+        assert_eq!(b["output_config"]["effort"], "xhigh");
+        let b = body(
+            "anthropic",
+            &options("claude-sonnet-4-6", None, Some(Effort::Max)),
+        );
+        assert_eq!(b["output_config"]["effort"], "max");
+        let b = body("responses", &options("gpt-5", None, Some(Effort::Minimal)));
+        assert_eq!(b["reasoning"]["effort"], "minimal");
+        let b = body(
+            "gemini",
+            &options("gemini-3-flash-preview", None, Some(Effort::Minimal)),
+        );
+        assert_eq!(
+            b["generationConfig"]["thinkingConfig"]["thinkingLevel"],
+            "minimal"
+        );
+        let b = body(
+            "gemini",
+            &options("gemini-3-pro-preview", None, Some(Effort::Max)),
+        );
+        assert_eq!(
+            b["generationConfig"]["thinkingConfig"]["thinkingLevel"],
+            "high"
+        );
+        let b = body(
+            "anthropic",
+            &options("claude-sonnet-4-5", None, Some(Effort::Max)),
+        );
+        assert_eq!(
+            b["thinking"]["budget_tokens"], 32_767,
+            "a budget model asked for max gets the largest budget below max_tokens (32,768)"
+        );
     }
 
     #[test]

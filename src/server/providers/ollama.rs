@@ -233,11 +233,7 @@ mod tests {
             "http://localhost:11434",
             &[ChatMessage::user("hi")],
             &super::super::TurnOptions {
-                controls: crate::domain::Controls {
-                    reasons: true,
-                    toggle: true,
-                    effort: false,
-                },
+                controls: crate::domain::Controls::new(true, true, false),
                 ..super::super::TurnOptions::default_for(&config)
             },
         );

@@ -126,7 +126,11 @@ pub fn reasoning_fields(
                 fields.push(("thinking", json!({ "type": kind })));
             }
             if let Some(effort) = settings.effort {
-                let word = if effort == Effort::Low { "low" } else { "high" };
+                let word = match effort {
+                    Effort::Minimal | Effort::Low => "low",
+                    Effort::Medium | Effort::High | Effort::Xhigh => "high",
+                    Effort::Max => "max",
+                };
                 fields.push(("reasoning_effort", json!(word)));
             }
         }
