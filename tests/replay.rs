@@ -456,3 +456,103 @@ async fn replay_can_be_turned_off_and_is_capped_per_conversation() {
         "the oldest state went first"
     );
 }
+
+/// A provider that pauses its own tool loop (Anthropic's `pause_turn`, recorded in a real
+/// web-search stream) is continued within the same turn: the second request sends the paused
+/// response back whole (its signed thinking, its tool calls, the encrypted search results) and
+/// the reader sees one turn, its tool steps ended by the results the continuation brought.
+#[tokio::test]
+async fn a_paused_turn_is_continued_with_its_content_sent_back_whole() {
+    use common::raw_http::{write_chunks, RawUpstream, Received, STREAM_HEAD};
+    const FILE: &str = "anthropic/extracted/test_pause_turn_web_search_streaming_vcr.yaml";
+    let first = common::fixtures::body(&format!("{FILE}.interaction0.sse"), 0);
+    let second = common::fixtures::body(&format!("{FILE}.interaction1.sse"), 0);
+    let (paused_body, continued_body) = (first.clone(), second);
+    let upstream = RawUpstream::start(move |request: Received, mut socket| {
+        // The continuation is the request that sends an assistant message back; the model
+        // list the server fetches at start gets nothing.
+        let body = if !request.head.starts_with("POST") {
+            Vec::new()
+        } else if request.body.contains("\"role\":\"assistant\"") {
+            continued_body.clone()
+        } else {
+            paused_body.clone()
+        };
+        async move {
+            write_chunks(
+                &mut socket,
+                STREAM_HEAD,
+                &[common::raw_http::http_chunk(&body)],
+            )
+            .await;
+        }
+    })
+    .await;
+    let app = common::TestApp::spawn(&[
+        ("PONDER_PROVIDER", "anthropic"),
+        ("PONDER_UPSTREAM_URL", &upstream.url()),
+        ("PONDER_MODEL", "claude-sonnet-4-5"),
+        ("PONDER_API_KEY", "k"),
+    ])
+    .await;
+    let events = app.turn("What is the air quality in San Francisco?").await;
+    common::assert_one_terminal(&events);
+    let Some(TurnEvent::Done { finish_reason, .. }) = events.last() else {
+        panic!("one turn to its end: {events:#?}");
+    };
+    assert_eq!(finish_reason, "stop");
+    let requests: Vec<Received> = upstream
+        .requests()
+        .into_iter()
+        .filter(|r| r.head.starts_with("POST"))
+        .collect();
+    assert_eq!(requests.len(), 2, "the paused response was continued once");
+    let sent: Value = serde_json::from_str(&requests[1].body).expect("JSON");
+    let messages = sent["messages"].as_array().expect("messages");
+    let last = messages.last().expect("a message");
+    assert_eq!(last["role"], "assistant");
+    let blocks = last["content"].as_array().expect("the paused content");
+    let kinds: Vec<&str> = blocks.iter().filter_map(|b| b["type"].as_str()).collect();
+    assert!(
+        kinds.contains(&"thinking") && kinds.contains(&"server_tool_use"),
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"web_search_tool_result"), "{kinds:?}");
+    // Every opaque value of the paused stream goes back byte for byte.
+    let paused = String::from_utf8_lossy(&first).into_owned();
+    let mut opaque = 0;
+    for key in ["\"encrypted_content\":\"", "\"signature\":\""] {
+        for rest in paused.split(key).skip(1) {
+            let value = rest.split('"').next().unwrap_or_default();
+            if value.is_empty() {
+                continue;
+            }
+            opaque += 1;
+            assert!(
+                requests[1].body.contains(value),
+                "{key}{}… was sent back",
+                &value[..20.min(value.len())]
+            );
+        }
+    }
+    assert!(opaque > 10, "the recording has opaque values: {opaque}");
+    let mut started = std::collections::BTreeSet::new();
+    let mut ended = std::collections::BTreeSet::new();
+    for event in &events {
+        match event {
+            TurnEvent::ToolStart { tool, .. } => {
+                started.insert(*tool);
+            }
+            TurnEvent::ToolEnd { tool, status, .. } => {
+                assert_eq!(*status, ponder::domain::ToolStatus::Finished, "{event:?}");
+                ended.insert(*tool);
+            }
+            _ => {}
+        }
+    }
+    assert!(!started.is_empty(), "the recording searched the web");
+    assert_eq!(
+        started, ended,
+        "every search the paused response began has its result"
+    );
+}

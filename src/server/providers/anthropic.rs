@@ -318,11 +318,112 @@ pub struct MessagesFrames {
     /// The thinking block at each index as it must go back on the next turn: its text and
     /// signature (or a redacted block's data), given whole when the block ends.
     signed: HashMap<u64, Signed>,
+    /// Every content block of the message as it came, for a paused turn's continuation.
+    content: Content,
+    /// The message stopped with `pause_turn`.
+    paused: bool,
     /// Whitespace-only answer text before any real answer (Opus sends `"\n\n"` before its
     /// thinking block): held so it does not open an empty answer above the reasoning.
     leading_ws: String,
     answered: bool,
     done: bool,
+}
+
+/// The message's content blocks rebuilt whole from the stream (a block's start, its deltas
+/// joined), up to [`MAX_STATE_BYTES`], so a paused turn can send them back.
+#[derive(Default)]
+struct Content {
+    blocks: Vec<(u64, Value)>,
+    /// Tool input JSON still streaming, by block index.
+    inputs: HashMap<u64, String>,
+    bytes: usize,
+    lost: bool,
+}
+
+impl Content {
+    fn grow(&mut self, by: usize) -> bool {
+        self.bytes += by;
+        if self.bytes > MAX_STATE_BYTES {
+            self.lost = true;
+            self.blocks.clear();
+            self.inputs.clear();
+        }
+        !self.lost
+    }
+
+    fn start(&mut self, index: u64, data: &str) {
+        if !self.grow(data.len()) || self.blocks.len() >= super::MAX_PENDING {
+            return;
+        }
+        if let Ok(mut event) = serde_json::from_str::<Value>(data) {
+            self.blocks.push((index, event["content_block"].take()));
+        }
+    }
+
+    fn block(&mut self, index: u64) -> Option<&mut serde_json::Map<String, Value>> {
+        self.blocks
+            .iter_mut()
+            .rev()
+            .find(|(i, _)| *i == index)
+            .and_then(|(_, b)| b.as_object_mut())
+    }
+
+    fn append(&mut self, index: u64, key: &str, text: &str) {
+        if !self.grow(text.len()) {
+            return;
+        }
+        if let Some(block) = self.block(index) {
+            match block.get_mut(key) {
+                Some(Value::String(kept)) => kept.push_str(text),
+                _ => {
+                    block.insert(key.to_string(), Value::String(text.to_string()));
+                }
+            }
+        }
+    }
+
+    fn input(&mut self, index: u64, part: &str) {
+        if self.grow(part.len()) && self.inputs.len() < super::MAX_PENDING {
+            self.inputs.entry(index).or_default().push_str(part);
+        }
+    }
+
+    fn cite(&mut self, index: u64, citation: &Value) {
+        if !self.grow(citation.to_string().len()) {
+            return;
+        }
+        if let Some(block) = self.block(index) {
+            match block.get_mut("citations") {
+                Some(Value::Array(list)) => list.push(citation.clone()),
+                _ => {
+                    block.insert("citations".into(), Value::Array(vec![citation.clone()]));
+                }
+            }
+        }
+    }
+
+    fn stop(&mut self, index: u64) {
+        if let Some(json) = self.inputs.remove(&index) {
+            let input = serde_json::from_str::<Value>(&json).unwrap_or(Value::Null);
+            if let (Some(block), false) = (self.block(index), json.trim().is_empty()) {
+                block.insert("input".into(), input);
+            }
+        }
+    }
+
+    /// The blocks as the continuation sends them back: in stream order, `citations` only where
+    /// the block had some.
+    fn take(&mut self) -> Option<Value> {
+        if self.lost || self.blocks.is_empty() {
+            return None;
+        }
+        Some(Value::Array(
+            std::mem::take(&mut self.blocks)
+                .into_iter()
+                .map(|(_, b)| b)
+                .collect(),
+        ))
+    }
 }
 
 /// A thinking block kept whole for replay.
@@ -502,6 +603,41 @@ impl MessagesFrames {
         }
     }
 
+    /// Joins a delta into the block kept for a continuation.
+    fn keep_delta(&mut self, index: u64, delta: &DeltaIn) {
+        let c = &mut self.content;
+        match delta.kind.as_deref() {
+            Some("text_delta") => {
+                c.append(index, "text", delta.text.as_deref().unwrap_or_default())
+            }
+            Some("thinking_delta") => c.append(
+                index,
+                "thinking",
+                delta.thinking.as_deref().unwrap_or_default(),
+            ),
+            Some("signature_delta") => c.append(
+                index,
+                "signature",
+                delta.signature.as_deref().unwrap_or_default(),
+            ),
+            Some("input_json_delta") => {
+                c.input(index, delta.partial_json.as_deref().unwrap_or_default())
+            }
+            Some("citations_delta") => {
+                if let Some(citation) = &delta.citation {
+                    c.cite(index, citation);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The kind of the block at `index` that just ended, its kept copy made whole.
+    fn stop_content(&mut self, index: u64) -> Option<BlockKind> {
+        self.content.stop(index);
+        self.blocks.remove(&index)
+    }
+
     fn keep_signed(&mut self, index: u64, signed: Signed) {
         if self.signed.len() < super::MAX_PENDING || self.signed.contains_key(&index) {
             self.signed.insert(index, signed);
@@ -656,15 +792,17 @@ impl FrameHandler for MessagesFrames {
             }
             "content_block_start" => {
                 if let Some(block) = parsed.content_block {
+                    self.content.start(index, data);
                     self.block_start(index, block, out);
                 }
             }
             "content_block_delta" => {
                 if let Some(delta) = parsed.delta {
+                    self.keep_delta(index, &delta);
                     self.block_delta(index, delta, out);
                 }
             }
-            "content_block_stop" => match self.blocks.remove(&index).as_ref() {
+            "content_block_stop" => match self.stop_content(index).as_ref() {
                 Some(BlockKind::Thinking) => {
                     self.signed_piece(index, out);
                     out.push(Piece::BlockEnd)
@@ -698,6 +836,7 @@ impl FrameHandler for MessagesFrames {
             },
             "message_delta" => {
                 if let Some(reason) = parsed.delta.and_then(|d| d.stop_reason) {
+                    self.paused = reason == "pause_turn";
                     out.push(Piece::Finish(finish_reason(&reason)));
                 }
                 if let Some(u) = parsed.usage {
@@ -707,6 +846,11 @@ impl FrameHandler for MessagesFrames {
             "message_stop" => {
                 if !self.leading_ws.is_empty() {
                     out.push(Piece::Answer(std::mem::take(&mut self.leading_ws)));
+                }
+                if self.paused {
+                    if let Some(content) = self.content.take() {
+                        out.push(Piece::Paused(content));
+                    }
                 }
                 self.done = true;
                 out.push(Piece::End);
@@ -1169,5 +1313,49 @@ mod tests {
         );
         assert_eq!(body["messages"][2]["content"], "plain");
         assert_eq!(body["messages"][0]["content"], "q");
+    }
+
+    #[test]
+    fn a_paused_message_gives_back_every_block_whole_for_its_continuation() {
+        let body = [
+            frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me search."}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"server_tool_use","id":"srv_1","name":"web_search","input":{}}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"query\":"}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"rust\"}"}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":2,"content_block":{"type":"web_search_tool_result","tool_use_id":"srv_1","content":[{"type":"web_search_result","url":"https://r.example/","title":"R","encrypted_content":"enc"}]}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":2}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":3,"content_block":{"type":"text","text":""}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"So far"}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":3}"#),
+            frame("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"pause_turn"}}"#),
+            frame("message_stop", r#"{"type":"message_stop"}"#),
+        ]
+        .concat();
+        let out = parse(&body);
+        let paused = out.iter().find_map(|p| match p {
+            Piece::Paused(content) => Some(content.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            paused,
+            Some(json!([
+                {"type": "thinking", "thinking": "Let me search.", "signature": "sig"},
+                {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "rust"}},
+                {"type": "web_search_tool_result", "tool_use_id": "srv_1", "content": [{"type": "web_search_result", "url": "https://r.example/", "title": "R", "encrypted_content": "enc"}]},
+                {"type": "text", "text": "So far"},
+            ]))
+        );
+        assert_eq!(out.last(), Some(&Piece::End));
+        let stopped = body.replace("pause_turn", "end_turn");
+        assert!(
+            !parse(&stopped)
+                .iter()
+                .any(|p| matches!(p, Piece::Paused(_))),
+            "only a paused message is continued"
+        );
     }
 }

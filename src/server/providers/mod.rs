@@ -73,6 +73,10 @@ pub enum Piece {
     /// An item of reasoning state grew past [`MAX_STATE_BYTES`]: this answer's state cannot
     /// be sent back whole, so none of it is.
     StateLost,
+    /// The provider paused its own tool loop (Anthropic's `pause_turn`): the turn goes on with
+    /// a request that sends this assistant content back whole (every block as it came, thinking
+    /// signed, tool results encrypted), which the provider continues.
+    Paused(Value),
 }
 
 /// The most opaque reasoning state one answer keeps (bytes of JSON): past it the answer

@@ -281,7 +281,7 @@ impl TurnAssembler {
             Piece::End => self.done(now_ms, out),
             Piece::Error(failure) => self.fail(failure, out),
             Piece::TooLong { limit } => self.fail(wording::line_too_long(limit), out),
-            Piece::State(_) | Piece::StateLost => {}
+            Piece::State(_) | Piece::StateLost | Piece::Paused(_) => {}
         }
     }
 

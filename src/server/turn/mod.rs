@@ -294,6 +294,10 @@ struct TurnRun {
     persist: Option<persist::Persist>,
     /// The reasoning state the response returns for later turns.
     returned: replay::Collector,
+    /// The content of a response the provider paused (`pause_turn`), to continue it with.
+    paused: Option<serde_json::Value>,
+    /// Continuations of paused responses so far.
+    continuations: u32,
 }
 
 impl TurnRun {
@@ -338,6 +342,8 @@ impl TurnRun {
             logged: false,
             persist: None,
             returned: replay::Collector::default(),
+            paused: None,
+            continuations: 0,
         }
     }
 
@@ -555,7 +561,8 @@ impl TurnRun {
             None => {
                 parser.finish(&mut self.pieces);
                 self.apply_pieces(now_ms);
-                if !self.asm.is_finished() {
+                let continuing = matches!(self.phase, Phase::NotStarted);
+                if !self.asm.is_finished() && !continuing {
                     let before = self.events.len();
                     self.asm.end_of_stream(now_ms, &mut self.events);
                     if self.asm.outcome() == Some(Outcome::Error) && self.events.len() > before {
@@ -573,9 +580,21 @@ impl TurnRun {
 
     fn apply_pieces(&mut self, now_ms: u64) {
         let prefilled = matches!(self.options.answer_now, Some(AnswerNow::Prefill(_)));
-        for piece in self.pieces.drain(..) {
+        let mut pieces = std::mem::take(&mut self.pieces);
+        for piece in pieces.drain(..) {
             if self.returned.take(&piece) {
                 continue;
+            }
+            match piece {
+                Piece::Paused(content) if self.continuations < MAX_CONTINUATIONS => {
+                    self.paused = Some(content);
+                    continue;
+                }
+                Piece::End if self.paused.is_some() => {
+                    self.continue_paused();
+                    break;
+                }
+                _ => {}
             }
             // After a prefill closed `</think>`, whatever comes is the answer, even from a server
             // whose reasoning parser still labels it reasoning.
@@ -606,6 +625,7 @@ impl TurnRun {
             }
             self.asm.push(piece, now_ms, &mut self.events);
         }
+        self.pieces = pieces;
         if self.asm.capped {
             self.asm.capped = false;
             let kind = UpstreamFailure::TurnTooLong;
@@ -661,6 +681,25 @@ impl TurnRun {
                 None
             }
         }
+    }
+
+    /// The provider paused its tool loop: the same turn goes on with a request that sends the
+    /// paused response's content back as the assistant's message so far.
+    fn continue_paused(&mut self) {
+        let Some(serde_json::Value::Array(blocks)) = self.paused.take() else {
+            return;
+        };
+        self.continuations += 1;
+        tracing::info!(
+            continuation = self.continuations,
+            "the model server paused its tool loop; continuing the turn"
+        );
+        self.messages.push(ChatMessage {
+            replay: blocks,
+            ..ChatMessage::assistant("")
+        });
+        self.first_byte_seen = false;
+        self.phase = Phase::NotStarted;
     }
 
     /// "Answer now": the open block ends cut short, the upstream is dropped, and a follow-up
@@ -737,6 +776,9 @@ impl Drop for TurnRun {
         self.log();
     }
 }
+
+/// How many times one turn continues a response its provider paused; the next pause ends it.
+const MAX_CONTINUATIONS: u32 = 8;
 
 /// The reasoning kept for "Answer now" at most (bytes); of a longer scratchpad its end is kept,
 /// where the model was closest to a conclusion.
