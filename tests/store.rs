@@ -926,3 +926,96 @@ async fn reasoning_state_is_kept_per_answer_and_read_back_only_for_its_provenanc
         assert_eq!(left, 0, "{engine}: gone with its conversation");
     }
 }
+
+/// A branch keeps every field of every version (settings, usage, finish reason, tools and
+/// sources, each thinking block and its text) and is found by search, on both engines; another
+/// user's conversation cannot be branched.
+#[tokio::test]
+async fn a_branch_keeps_every_field_and_is_found_by_search() {
+    use ponder::domain::{Effort, ReasoningSettings, SourceRef, ToolStatus, ToolStep};
+    for (engine, store) in stores().await {
+        let (alice, bob) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let conv = me.create_conversation(None, "Rust?").await.expect("create");
+        me.add_user_message(&conv.id, "Is Rust fast?", None)
+            .await
+            .expect("question");
+        let settings = ReasoningSettings {
+            thinking: Some(true),
+            effort: Some(Effort::High),
+        };
+        let slot = me
+            .start_answer(&conv.id, None, "m-1", settings, None)
+            .await
+            .expect("answer");
+        let mut record = answer(
+            "Rust is quite zippy.[^1]",
+            "pondering borrowck",
+            VersionStatus::Done,
+        );
+        record.finish_reason = Some("stop".into());
+        record.reasoning_tokens = Some(7);
+        record.extras.tools = vec![ToolStep {
+            name: "web_search".into(),
+            input: "rust speed".into(),
+            status: ToolStatus::Finished,
+            output: "1 result".into(),
+            after_blocks: 1,
+        }];
+        record.extras.sources = vec![SourceRef {
+            n: 1,
+            url: "https://www.rust-lang.org/".into(),
+            title: Some("Rust".into()),
+        }];
+        me.save_answer(&slot, &record).await.expect("saved");
+        me.add_user_message(&conv.id, "And later?", None)
+            .await
+            .expect("after");
+        let original = me.conversation(&conv.id, true).await.expect("open");
+        let branch = me
+            .branch_conversation(&conv.id, &slot.message_id)
+            .await
+            .expect("branch");
+        let copy = me
+            .conversation(&branch.id, true)
+            .await
+            .expect("open branch");
+        assert_eq!(copy.messages.len(), 2, "{engine}: up to the answer");
+        for (a, b) in original.messages[..2].iter().zip(&copy.messages) {
+            assert_ne!(a.id, b.id);
+            assert_eq!((a.role, a.active), (b.role, b.active), "{engine}");
+            for (va, vb) in a.versions.iter().zip(&b.versions) {
+                let strip = |v: &ponder::domain::history::Version| {
+                    let mut v = v.clone();
+                    v.id = String::new();
+                    for block in &mut v.blocks {
+                        block.id = String::new();
+                    }
+                    serde_json::to_value(&v).expect("json")
+                };
+                assert_eq!(strip(va), strip(vb), "{engine}: every field kept");
+            }
+        }
+        let answer = copy.messages[1].shown().expect("answer");
+        assert_eq!(answer.settings, settings, "{engine}");
+        assert_eq!(answer.tools.len(), 1, "{engine}");
+        assert_eq!(answer.sources.len(), 1, "{engine}");
+        for (query, thinking) in [("zippy", false), ("borrowck", true), ("fast", false)] {
+            let hits = me.search(query, thinking, 20).await.expect("search");
+            assert!(
+                hits.iter().any(|h| h.conversation_id == branch.id),
+                "{engine}: the branch is found by {query:?}"
+            );
+        }
+        assert!(
+            matches!(
+                store
+                    .scoped(&bob)
+                    .branch_conversation(&conv.id, &slot.message_id)
+                    .await,
+                Err(StoreError::NotFound)
+            ),
+            "{engine}"
+        );
+    }
+}

@@ -6,6 +6,7 @@
 //! asking; everything a user owns is reached through a [`scope::Scoped`], which can only be
 //! made from a signed-in identity, so a query that is not scoped to its user does not compile.
 
+mod branch;
 pub mod identity;
 pub mod ids;
 pub mod import;

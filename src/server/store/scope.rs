@@ -186,7 +186,7 @@ pub(super) fn words(text: &str) -> i64 {
     text.split_whitespace().count() as i64
 }
 
-fn title_from(text: &str) -> String {
+pub(super) fn title_from(text: &str) -> String {
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -616,94 +616,6 @@ impl Scoped<'_> {
         .execute(self.pool())
         .await?;
         found(done.rows_affected())
-    }
-
-    /// A new conversation holding `conversation`'s messages up to and including `upto`, with
-    /// every version and its thinking.
-    pub async fn branch_conversation(
-        &self,
-        conversation: &str,
-        upto: &str,
-    ) -> Result<ConversationSummary, StoreError> {
-        let source = self.conversation(conversation, true).await?;
-        let cut = source
-            .messages
-            .iter()
-            .position(|m| m.id == upto)
-            .ok_or(StoreError::NotFound)?;
-        let head =
-            sqlx::query("SELECT workspace_id FROM conversations WHERE id = $1 AND user_id = $2")
-                .bind(conversation)
-                .bind(self.user)
-                .fetch_one(self.pool())
-                .await?;
-        let workspace: String = head.try_get("workspace_id")?;
-        let title = format!("{} (branch)", source.title);
-        let branch = self.create_conversation(Some(&workspace), &title).await?;
-        sqlx::query("UPDATE conversations SET title = $1 WHERE id = $2 AND user_id = $3")
-            .bind(&title)
-            .bind(&branch.id)
-            .bind(self.user)
-            .execute(self.pool())
-            .await?;
-        let now = now_ms();
-        let mut tx = self.pool().begin().await?;
-        for (position, m) in source.messages[..=cut].iter().enumerate() {
-            let id = new_id();
-            sqlx::query(
-                "INSERT INTO messages (id, conversation_id, user_id, position, role, active_version, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
-            .bind(&id)
-            .bind(&branch.id)
-            .bind(self.user)
-            .bind(position as i64)
-            .bind(role_name(m.role))
-            .bind(m.active as i64)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            for (idx, v) in m.versions.iter().enumerate() {
-                let version_id = insert_version(
-                    &mut tx,
-                    &id,
-                    self.user,
-                    idx as i64,
-                    &v.content,
-                    v.status,
-                    v.created_at,
-                )
-                .await?;
-                sqlx::query("UPDATE message_versions SET error = $1, model = $2 WHERE id = $3")
-                    .bind(v.error.as_ref().map(|e| e.message.as_str()))
-                    .bind(v.model.as_deref())
-                    .bind(&version_id)
-                    .execute(&mut *tx)
-                    .await?;
-                for (bidx, b) in v.blocks.iter().enumerate() {
-                    let text = b.text.clone().unwrap_or_default();
-                    sqlx::query(
-                        "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, duration_ms, reader_open, interrupted, cut_short) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-                    )
-                    .bind(new_id())
-                    .bind(&version_id)
-                    .bind(self.user)
-                    .bind(bidx as i64)
-                    .bind(kind_name(b.kind))
-                    .bind(&text)
-                    .bind(b.chars as i64)
-                    .bind(b.words as i64)
-                    .bind(b.duration_ms.map(|d| d as i64))
-                    .bind(b.reader_open.map(i64::from))
-                    .bind(i64::from(b.interrupted))
-                    .bind(i64::from(b.cut_short))
-                    .execute(&mut *tx)
-                    .await?;
-                }
-            }
-        }
-        tx.commit().await?;
-        Ok(ConversationSummary { title, ..branch })
     }
 
     /// Shows another version of a message.
