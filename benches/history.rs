@@ -8,6 +8,8 @@
 //! `--only indexing`: what a turn's end costs in search indexing on an index of a million
 //! entries (benches/history/indexing.rs).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -7,6 +7,8 @@
 //! each read, and the added latency of an event is the difference. Their own CPU is measured
 //! per thread and reported beside the server's.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::hash::{DefaultHasher, Hasher};

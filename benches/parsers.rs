@@ -5,6 +5,8 @@
 //! Each iteration feeds the whole body as 16 KiB network chunks into a fresh parser, the way
 //! `reqwest` hands them over, and drops the pieces.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 #[path = "../tests/common/fixtures.rs"]
 mod fixtures;
 

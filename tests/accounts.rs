@@ -2,6 +2,8 @@
 //! forged identities, a stored turn whose history the server builds, and another user's rows
 //! answering 404 with the same body as a missing one on every endpoint.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use common::browser::Browser;

@@ -1,5 +1,7 @@
 //! `POST /api/chat` over real HTTP against the demo model: the turn contract end to end.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use common::*;

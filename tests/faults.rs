@@ -2,6 +2,8 @@
 //! the upstream is let go, and a healthy turn running at the same time on the same server
 //! completes normally. Timeouts are shortened by configuration, never by sleeping.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::time::Duration;

@@ -2,6 +2,8 @@
 //! rebinding without accounts, sign-in limits that keep bounded memory and cannot be turned on
 //! a user, and the names an identity provider sends.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use common::browser::{status_and_json, Browser};

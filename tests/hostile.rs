@@ -3,6 +3,8 @@
 //! secret in any byte the browser or the log receives, and a healthy turn beside it that
 //! completes normally.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::net::SocketAddr;

@@ -2,6 +2,8 @@
 //! the settings a turn carries (and nothing when they do not apply), a refused setting named in
 //! the error, "Answer now" mid-thinking, and a model list that is slow, failing or huge.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,8 @@
 //! compression, keep-alive comments), the base path, JSON logs and graceful shutdown. The
 //! last two run the real `ponder` binary, since they are about the process.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::collections::HashMap;

@@ -1,5 +1,7 @@
 //! The HTML pages over real HTTP: security headers and the nonce of the hydration bootstrap.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use common::TestApp;

@@ -6,6 +6,8 @@
 //! split points, with garbage lines inserted, and cut short: the events do not change (or end
 //! in `error`), and no U+FFFD appears.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use common::{fixtures, reader_view};

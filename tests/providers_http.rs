@@ -2,6 +2,8 @@
 //! built-in demo model answering in that provider's wire format on 127.0.0.1, the turn read
 //! back from `POST /api/chat`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use common::*;

@@ -2,6 +2,8 @@
 //! the request Ponder sends each model family (the demo refuses what the real API refuses) and
 //! what the thinking block then shows: raw, a summary, hidden by the provider or redacted.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use common::browser::Browser;

@@ -3,6 +3,8 @@
 //! seals each response's signatures and encrypted reasoning with a value naming its model and
 //! refuses a seal sent back to another model, as the real APIs do.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::sync::{Arc, Mutex};

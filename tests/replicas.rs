@@ -3,6 +3,8 @@
 //! valid on both, and two tabs writing to one conversation through different replicas at the
 //! same moment lose nothing. Also `ponder user` from the shell, on that same database.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use common::browser::Browser;

@@ -5,6 +5,8 @@
 //! PostgreSQL, a viewer on either sees the same turn, and the survivors end the turns of a
 //! replica that was killed.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::time::{Duration, Instant};

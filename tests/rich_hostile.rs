@@ -3,6 +3,8 @@
 //! blocks that keep the highlighter's regular expressions busy for many seconds, a client that
 //! leaves mid-request, and one user asking for more highlighting than their share.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::time::{Duration, Instant};

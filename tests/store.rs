@@ -2,6 +2,8 @@
 //! as it streams, versions, deletion with its grace and purge, search, and above all that no
 //! user ever reaches another user's rows.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use ponder::domain::history::{HitKind, Page, VersionStatus};

@@ -3,6 +3,8 @@
 //! time the reader gets a clear error (a JSON body before the stream, an `error` event inside
 //! it), nothing half-written stays behind, and the server goes on serving.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::time::{Duration, Instant};

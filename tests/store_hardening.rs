@@ -4,6 +4,8 @@
 //! is limited (it cannot mint tokens or lock its owner out, and a password reset or "sign out
 //! everywhere" revokes it).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,8 @@
 //! a real Ponder with its demo model, keys go in with `send-keys`, and what is on the screen comes
 //! back with `capture-pane`. Also `ponder ask`, as a script would run it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
 mod common;
 
 use std::process::Command;
