@@ -67,6 +67,20 @@ struct Chat {
     quit: bool,
 }
 
+/// The history sent upstream, by the page's rule ([`crate::domain::message::history`]): failed
+/// and unfinished answers are left out, turns of one role joined.
+fn history_of(items: &[Item]) -> Vec<ChatMessage> {
+    use crate::client::decisions::{history, Said};
+    history(items.iter().filter_map(|i| match i {
+        Item::User(t) => Some(Said::User(t)),
+        Item::Assistant(t) => Some(Said::Assistant {
+            phase: t.state.phase,
+            answer: &t.state.answer,
+        }),
+        Item::Notice(_) => None,
+    }))
+}
+
 fn now(started: Instant) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0
 }
@@ -325,17 +339,10 @@ impl Chat {
         }
     }
 
+    /// The history sent upstream, by the page's rule ([`crate::domain::message::history`]):
+    /// failed and unfinished answers are left out, turns of one role joined.
     fn history(&self) -> Vec<ChatMessage> {
-        self.items
-            .iter()
-            .filter_map(|i| match i {
-                Item::User(t) => Some(ChatMessage::user(t.clone())),
-                Item::Assistant(t) if !t.state.answer.trim().is_empty() => {
-                    Some(ChatMessage::assistant(t.state.answer.clone()))
-                }
-                _ => None,
-            })
-            .collect()
+        history_of(&self.items)
     }
 
     fn send(&mut self) {
@@ -715,4 +722,50 @@ fn words() -> &'static crate::i18n::TerminalWords {
 /// A status line with what failed in it.
 fn say(template: &str, detail: &impl std::fmt::Display) -> String {
     crate::i18n::fill(template, &[("detail", &detail.to_string())])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Failure;
+
+    fn answer(text: &str, failed: bool) -> Item {
+        let mut state = TurnState::started(0.0);
+        state.apply(&TurnEvent::Delta { text: text.into() }, 1.0);
+        if failed {
+            state.fail(Failure::new("boom", true), 2.0);
+        } else {
+            state.apply(
+                &TurnEvent::Done {
+                    finish_reason: "stop".into(),
+                    usage: None,
+                    thinking_chars: 0,
+                    total_ms: 2,
+                },
+                2.0,
+            );
+        }
+        Item::Assistant(Box::new(Turn { state, bytes: 0 }))
+    }
+
+    #[test]
+    fn the_terminal_sends_the_history_by_the_pages_rule() {
+        let items = [
+            Item::Notice("“a chat”".into()),
+            Item::User("one".into()),
+            answer("half an answer", true),
+            Item::User("two".into()),
+            answer("a whole answer", false),
+            Item::User("three".into()),
+        ];
+        assert_eq!(
+            history_of(&items),
+            [
+                ChatMessage::user("one\n\ntwo"),
+                ChatMessage::assistant("a whole answer"),
+                ChatMessage::user("three"),
+            ],
+            "the failed answer is not sent, and the questions around it are joined"
+        );
+    }
 }
