@@ -1021,3 +1021,52 @@ async fn a_branch_keeps_every_field_and_is_found_by_search() {
         );
     }
 }
+
+/// The two engines' migrated schemas have the same tables with the same columns; the only
+/// differences are the search index's, which each engine builds its own way (an FTS5 table and
+/// a table of references on SQLite, an ordinary table with a text-search column on PostgreSQL).
+#[tokio::test]
+async fn both_engines_migrate_to_the_same_tables_and_columns() {
+    use std::collections::{BTreeMap, BTreeSet};
+    sqlx::any::install_default_drivers();
+    let sqlite = sqlite_url();
+    drop(Store::open(&sqlite).await.expect("sqlite"));
+    let pg = common::postgres::database().await;
+    drop(Store::open(&pg).await.expect("postgres"));
+    type Schema = BTreeMap<String, BTreeSet<String>>;
+    let mut lite = <sqlx::AnyConnection as sqlx::Connection>::connect(&sqlite)
+        .await
+        .expect("connect");
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+         AND name NOT LIKE 'search_index%' AND name NOT IN ('search_refs', '_sqlx_migrations')",
+    )
+    .fetch_all(&mut lite)
+    .await
+    .expect("tables");
+    let mut on_sqlite = Schema::new();
+    for table in tables {
+        let columns: Vec<String> =
+            sqlx::query_scalar(&format!("SELECT name FROM pragma_table_info('{table}')"))
+                .fetch_all(&mut lite)
+                .await
+                .expect("columns");
+        on_sqlite.insert(table, columns.into_iter().collect());
+    }
+    let mut post = <sqlx::AnyConnection as sqlx::Connection>::connect(&pg)
+        .await
+        .expect("connect");
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT table_name::text, column_name::text FROM information_schema.columns \
+         WHERE table_schema = 'public' AND table_name NOT IN ('search_index', '_sqlx_migrations')",
+    )
+    .fetch_all(&mut post)
+    .await
+    .expect("columns");
+    let mut on_postgres = Schema::new();
+    for (table, column) in rows {
+        on_postgres.entry(table).or_default().insert(column);
+    }
+    assert!(on_sqlite.len() > 10, "{on_sqlite:?}");
+    assert_eq!(on_sqlite, on_postgres);
+}
