@@ -1070,3 +1070,135 @@ async fn both_engines_migrate_to_the_same_tables_and_columns() {
     assert!(on_sqlite.len() > 10, "{on_sqlite:?}");
     assert_eq!(on_sqlite, on_postgres);
 }
+
+/// Import, discard, message order and preferences at the store, on both engines: an import is
+/// stored whole, found by search and made once per key; discarded messages leave nothing found;
+/// preferences are kept per workspace and per user, and a bad one is refused.
+#[tokio::test]
+async fn import_discard_position_and_preferences_at_the_store() {
+    use ponder::domain::history::{Import, ImportBlock, ImportMessage, ImportVersion, Preferences};
+    use ponder::domain::Role;
+    for (engine, store) in stores().await {
+        let (alice, bob) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let version = |content: &str, blocks: Vec<ImportBlock>| ImportVersion {
+            content: content.into(),
+            status: VersionStatus::Done,
+            error: None,
+            created_at: 5,
+            blocks,
+            tools: Vec::new(),
+            sources: Vec::new(),
+        };
+        let import = Import {
+            key: "browser:abc".into(),
+            title: "Old chat".into(),
+            created_at: 5,
+            messages: vec![
+                ImportMessage {
+                    role: Role::User,
+                    created_at: 5,
+                    active: 0,
+                    versions: vec![version("Tell me about quokkas", Vec::new())],
+                },
+                ImportMessage {
+                    role: Role::Assistant,
+                    created_at: 6,
+                    active: 1,
+                    versions: vec![
+                        version("first try", Vec::new()),
+                        version(
+                            "Quokkas smile.",
+                            vec![ImportBlock {
+                                kind: ThinkingKind::Summary,
+                                text: "marsupial facts".into(),
+                                duration_ms: Some(900),
+                                interrupted: false,
+                            }],
+                        ),
+                    ],
+                },
+            ],
+        };
+        assert!(me.import_conversation(None, &import).await.expect("import"));
+        assert!(
+            !me.import_conversation(None, &import).await.expect("again"),
+            "{engine}: one key, one conversation"
+        );
+        let list = me.conversations(None, false).await.expect("list");
+        let imported = list.iter().find(|c| c.title == "Old chat").expect("listed");
+        let opened = me.conversation(&imported.id, true).await.expect("open");
+        assert_eq!(opened.messages.len(), 2, "{engine}");
+        let answer = &opened.messages[1];
+        assert_eq!((answer.active, answer.versions.len()), (1, 2), "{engine}");
+        let shown = answer.shown().expect("shown");
+        assert_eq!(shown.content, "Quokkas smile.");
+        assert_eq!(shown.blocks[0].kind, ThinkingKind::Summary);
+        assert_eq!(shown.blocks[0].text.as_deref(), Some("marsupial facts"));
+        assert!(!me
+            .search("quokkas", false, 10)
+            .await
+            .expect("search")
+            .is_empty());
+        assert!(!me
+            .search("marsupial", true, 10)
+            .await
+            .expect("search")
+            .is_empty());
+
+        // Messages keep their order as more are added; discarding them leaves nothing found.
+        me.add_user_message(&imported.id, "And wombats?", None)
+            .await
+            .expect("more");
+        let again = me.conversation(&imported.id, false).await.expect("open");
+        let roles: Vec<Role> = again.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::User, Role::Assistant, Role::User], "{engine}");
+        let ids: Vec<&str> = again.messages[1..].iter().map(|m| m.id.as_str()).collect();
+        me.discard_messages(&imported.id, &ids)
+            .await
+            .expect("discard");
+        let left = me.conversation(&imported.id, false).await.expect("open");
+        assert_eq!(left.messages.len(), 1, "{engine}");
+        for (word, thinking) in [("smile", false), ("marsupial", true), ("wombats", false)] {
+            assert!(
+                me.search(word, thinking, 10)
+                    .await
+                    .expect("search")
+                    .is_empty(),
+                "{engine}: {word} is gone from the index"
+            );
+        }
+
+        // Preferences: per workspace, per user; a bad value changes nothing.
+        let prefs = Preferences {
+            thinking: Some("collapsed".into()),
+            locale: Some("ja".into()),
+            theme: None,
+            default_model: Some("m-2".into()),
+        };
+        me.set_preferences(None, &prefs).await.expect("set");
+        assert_eq!(me.preferences(None).await.expect("get"), prefs, "{engine}");
+        let work = me.create_workspace("Work").await.expect("workspace");
+        assert_eq!(
+            me.preferences(Some(&work.id)).await.expect("get"),
+            Preferences::default(),
+            "{engine}: another workspace keeps its own"
+        );
+        let theirs = store.scoped(&bob);
+        assert_eq!(
+            theirs.preferences(None).await.expect("get"),
+            Preferences::default(),
+            "{engine}"
+        );
+        assert!(
+            theirs.preferences(Some(&work.id)).await.is_err(),
+            "{engine}"
+        );
+        let bad = Preferences {
+            locale: Some("x".repeat(65)),
+            ..prefs.clone()
+        };
+        assert!(me.set_preferences(None, &bad).await.is_err(), "{engine}");
+        assert_eq!(me.preferences(None).await.expect("get"), prefs, "{engine}");
+    }
+}
