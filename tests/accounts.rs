@@ -591,9 +591,12 @@ async fn search_reaches_the_thinking_only_when_asked() {
         .ok("search", json!({"query": "restate", "thinking": true}))
         .await;
     assert_eq!(thinking[0]["kind"], "thinking", "{thinking}");
-    assert!(thinking[0]["snippet"]
-        .as_str()
-        .is_some_and(|s| s.contains("[restate]")));
+    assert!(
+        thinking[0]["snippet"]
+            .as_array()
+            .is_some_and(|parts| parts.contains(&json!({"text": "restate", "hit": true}))),
+        "{thinking}"
+    );
     let found = me.ok("search", json!({"query": "Short answer"})).await;
     assert_eq!(found[0]["kind"], "answer", "{found}");
 }

@@ -548,7 +548,7 @@ async fn search_finds_answers_and_questions_and_thinking_only_when_asked() {
         me.save_answer(
             &slot,
             &answer(
-                "Because of Rayleigh scattering.",
+                "Because of Rayleigh scattering [see a[0] and [b]].",
                 "The wavelength dependence of scattering matters.",
                 VersionStatus::Done,
             ),
@@ -560,8 +560,17 @@ async fn search_finds_answers_and_questions_and_thinking_only_when_asked() {
         assert_eq!(hits[0].kind, HitKind::Answer);
         assert_eq!(hits[0].conversation_title, "Colours");
         assert!(
-            hits[0].snippet.contains("[Rayleigh]"),
-            "{engine}: {}",
+            hits[0]
+                .snippet
+                .iter()
+                .any(|p| p.hit && p.text == "Rayleigh"),
+            "{engine}: {:?}",
+            hits[0].snippet
+        );
+        assert_eq!(
+            hits[0].snippet.iter().filter(|p| p.hit).count(),
+            1,
+            "{engine}: only the match is marked, whatever brackets the text holds: {:?}",
             hits[0].snippet
         );
         assert!(me

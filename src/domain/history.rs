@@ -218,8 +218,51 @@ pub struct SearchHit {
     pub conversation_title: String,
     pub message_id: String,
     pub kind: HitKind,
-    /// The words around the match; the matched words are between `[` and `]`.
-    pub snippet: String,
+    /// The words around the match, in order; the parts that matched have `hit`. Structured,
+    /// so brackets or any other character in the text itself are never taken for a mark.
+    pub snippet: Vec<SnippetPart>,
+}
+
+/// A run of a search snippet's text, matched or not.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnippetPart {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hit: bool,
+}
+
+/// Where the search engines mark a match in a snippet they write: characters of Unicode's
+/// private use area, which indexed text never carries (the index replaces them).
+pub const HIT_START: char = '\u{E000}';
+pub const HIT_END: char = '\u{E001}';
+
+/// The parts of a snippet the engine marked with [`HIT_START`] and [`HIT_END`].
+pub fn snippet_parts(marked: &str) -> Vec<SnippetPart> {
+    let mut parts: Vec<SnippetPart> = Vec::new();
+    let mut hit = false;
+    for piece in marked.split([HIT_START, HIT_END]) {
+        if !piece.is_empty() {
+            match parts.last_mut() {
+                Some(last) if last.hit == hit => last.text.push_str(piece),
+                _ => parts.push(SnippetPart {
+                    text: piece.to_string(),
+                    hit,
+                }),
+            }
+        }
+        hit = !hit;
+    }
+    parts
+}
+
+/// `text` as the index keeps it: the snippet markers it may hold replaced, so a mark in a
+/// snippet is always the engine's.
+pub fn indexable(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains([HIT_START, HIT_END]) {
+        std::borrow::Cow::Owned(text.replace([HIT_START, HIT_END], "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// A conversation brought to the server from elsewhere (a browser's saved chats, a JSON
@@ -291,6 +334,36 @@ impl Preferences {
         .into_iter()
         .flatten()
         .all(|v| !v.is_empty() && v.chars().count() <= 64 && !v.chars().any(char::is_control))
+    }
+}
+
+#[cfg(test)]
+mod snippet_tests {
+    use super::*;
+
+    #[test]
+    fn a_snippets_marks_become_parts_and_brackets_stay_text() {
+        let marked = format!("see a[0] {HIT_START}Rayleigh{HIT_END} and [b] {HIT_START}x{HIT_END}");
+        let part = |text: &str, hit| SnippetPart {
+            text: text.into(),
+            hit,
+        };
+        assert_eq!(
+            snippet_parts(&marked),
+            [
+                part("see a[0] ", false),
+                part("Rayleigh", true),
+                part(" and [b] ", false),
+                part("x", true),
+            ]
+        );
+        assert_eq!(snippet_parts(""), []);
+        let sneaky = format!("a{HIT_START}b");
+        assert_eq!(indexable(&sneaky), "a\u{FFFD}b");
+        assert!(matches!(
+            indexable("plain [x]"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }
 

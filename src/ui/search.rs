@@ -131,28 +131,16 @@ fn search_results(chat: ChatController, found: Vec<SearchHit>, close: Callback<(
     .into_any()
 }
 
-/// A search snippet with its matched words (between `[` and `]`) marked; text only, no HTML.
-fn snippet(text: &str) -> impl IntoView {
-    let mut parts = Vec::new();
-    let mut rest = text;
-    while let Some(open) = rest.find('[') {
-        let (before, after) = rest.split_at(open);
-        if !before.is_empty() {
-            parts.push(view! { <span>{before.to_string()}</span> }.into_any());
-        }
-        match after[1..].find(']') {
-            Some(close) => {
-                parts.push(view! { <mark>{after[1..1 + close].to_string()}</mark> }.into_any());
-                rest = &after[close + 2..];
-            }
-            None => {
-                parts.push(view! { <span>{after.to_string()}</span> }.into_any());
-                rest = "";
-            }
-        }
-    }
-    if !rest.is_empty() {
-        parts.push(view! { <span>{rest.to_string()}</span> }.into_any());
-    }
+/// A search snippet with its matched parts marked; text only, no HTML.
+fn snippet(parts: &[crate::domain::history::SnippetPart]) -> impl IntoView {
     parts
+        .iter()
+        .map(|p| {
+            if p.hit {
+                view! { <mark>{p.text.clone()}</mark> }.into_any()
+            } else {
+                view! { <span>{p.text.clone()}</span> }.into_any()
+            }
+        })
+        .collect::<Vec<_>>()
 }

@@ -11,7 +11,7 @@ use sqlx::Row;
 use super::index::{kind_name, rows, unindex, Arg, Entry, PG_INDEXED_CHARS, ROWS_PER_STATEMENT};
 use super::scope::Scoped;
 use super::{Backend, StoreError};
-use crate::domain::history::{HitKind, SearchHit};
+use crate::domain::history::{indexable, snippet_parts, HitKind, SearchHit};
 
 impl Scoped<'_> {
     /// Indexes `text` for search inside the caller's transaction, replacing what `ref_id` had.
@@ -95,7 +95,7 @@ impl Scoped<'_> {
         for e in chunk {
             insert = insert
                 .bind(&e.ref_id)
-                .bind(&e.text)
+                .bind(indexable(&e.text).into_owned())
                 .bind(kind_name(e.kind))
                 .bind(&e.message_id);
         }
@@ -123,7 +123,7 @@ impl Scoped<'_> {
         );
         let bodies: Vec<String> = chunk
             .iter()
-            .map(|e| e.text.chars().take(PG_INDEXED_CHARS).collect())
+            .map(|e| indexable(&e.text).chars().take(PG_INDEXED_CHARS).collect())
             .collect();
         let mut insert = sqlx::query(&sql).bind(conversation).bind(self.user_id());
         for (e, body) in chunk.iter().zip(&bodies) {
@@ -171,7 +171,7 @@ impl Scoped<'_> {
                     .collect::<Vec<_>>()
                     .join(" ");
                 sqlx::query(&format!(
-                    "SELECT s.kind, s.message_id, s.conversation_id, c.title, snippet(search_index, 0, '[', ']', '…', 12) AS snippet \
+                    "SELECT s.kind, s.message_id, s.conversation_id, c.title, snippet(search_index, 0, char(57344), char(57345), '…', 12) AS snippet \
                      FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
                      WHERE search_index MATCH $1 AND s.user_id = $2 AND c.user_id = $2 AND c.deleted_at IS NULL AND s.kind IN {kinds} \
                      ORDER BY c.updated_at DESC LIMIT $3"
@@ -185,7 +185,7 @@ impl Scoped<'_> {
             Backend::Postgres => {
                 sqlx::query(&format!(
                     "SELECT s.kind, s.message_id, s.conversation_id, c.title, \
-                     ts_headline('simple', s.body, plainto_tsquery('simple', $1), 'StartSel=[, StopSel=], MaxWords=24, MinWords=8') AS snippet \
+                     ts_headline('simple', s.body, plainto_tsquery('simple', $1), 'StartSel=' || chr(57344) || ', StopSel=' || chr(57345) || ', MaxWords=24, MinWords=8') AS snippet \
                      FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
                      WHERE s.document @@ plainto_tsquery('simple', $1) AND s.user_id = $2 AND c.user_id = $2 AND c.deleted_at IS NULL AND s.kind IN {kinds} \
                      ORDER BY c.updated_at DESC LIMIT $3"
@@ -209,7 +209,7 @@ impl Scoped<'_> {
                         "question" => HitKind::Question,
                         _ => HitKind::Answer,
                     },
-                    snippet: r.try_get("snippet")?,
+                    snippet: snippet_parts(&r.try_get::<String, _>("snippet")?),
                 })
             })
             .collect::<Result<_, sqlx::Error>>()
