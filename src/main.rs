@@ -29,13 +29,13 @@ async fn main() {
                     println!("{out}");
                     0
                 }
-                Err(e) if e.starts_with("usage:") => {
+                Err(e @ ponder::server::cli::UserError::Usage) => {
                     eprintln!("ponder: {e}");
-                    2
+                    e.exit_code()
                 }
                 Err(e) => {
                     eprintln!("ponder user: {e}");
-                    1
+                    e.exit_code()
                 }
             }
         }

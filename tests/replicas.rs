@@ -164,6 +164,19 @@ async fn ponder_user_adds_and_resets_accounts_from_the_shell() {
     assert!(!err.is_empty());
     let (_, out, _) = run(&["user", "list"], None);
     assert_eq!(out, "ana\nroot\tadmin", "by name");
+    // A command line it does not know is a usage error (2), a refusal a failure (1).
+    for wrong in [
+        &["user"][..],
+        &["user", "remove", "ana"],
+        &["user", "add", "x", "--root"],
+    ] {
+        let (code, _, err) = run(wrong, None);
+        assert_eq!(code, Some(2), "{wrong:?}: {err}");
+        assert!(err.starts_with("ponder: usage: ponder user add"), "{err}");
+    }
+    let (code, _, err) = run(&["user", "password", "nobody"], Some("a-long-password"));
+    assert_eq!(code, Some(1));
+    assert_eq!(err, "ponder user: no user is named \"nobody\"");
 
     // The server signs them in with those passwords; a reset ends the old one.
     let server = Process::start(&[

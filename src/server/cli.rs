@@ -11,8 +11,48 @@ use super::store::Store;
 const USAGE: &str = "usage: ponder user add NAME [--admin] (the password is read from \
 PONDER_NEW_PASSWORD or the first line of stdin) | ponder user password NAME | ponder user list";
 
+/// Why `ponder user` did not do what it was asked, and so the exit code.
+#[derive(Debug, PartialEq, Eq)]
+pub enum UserError {
+    /// The command line was not one it knows: exit 2 with the usage.
+    Usage,
+    /// The command could not be carried out: exit 1 with why.
+    Failed(String),
+}
+
+impl UserError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            UserError::Usage => 2,
+            UserError::Failed(_) => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for UserError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UserError::Usage => f.write_str(USAGE),
+            UserError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<String> for UserError {
+    fn from(why: String) -> Self {
+        UserError::Failed(why)
+    }
+}
+
 /// Runs `ponder user <args>`; the text to print on success, or what went wrong.
-pub async fn user(args: &[String]) -> Result<String, String> {
+pub async fn user(args: &[String]) -> Result<String, UserError> {
+    let known = matches!(
+        args,
+        [cmd, _, ..] if cmd == "add" || cmd == "password"
+    ) || matches!(args, [cmd] if cmd == "list");
+    if !known {
+        return Err(UserError::Usage);
+    }
     let config = super::config::Config::from_env().map_err(|e| e.to_string())?;
     let store = Store::open(&config.database_url)
         .await
@@ -22,7 +62,7 @@ pub async fn user(args: &[String]) -> Result<String, String> {
             let admin_flag = match flags {
                 [] => false,
                 [f] if f == "--admin" => true,
-                _ => return Err(USAGE.into()),
+                _ => return Err(UserError::Usage),
             };
             let rank = if admin_flag {
                 Rank::Admin
@@ -51,7 +91,7 @@ pub async fn user(args: &[String]) -> Result<String, String> {
                     "{name}'s password is changed: their sessions are ended and their API tokens revoked"
                 ))
             } else {
-                Err(format!("no user is named {name:?}"))
+                Err(UserError::Failed(format!("no user is named {name:?}")))
             }
         }
         [cmd] if cmd == "list" => {
@@ -62,7 +102,7 @@ pub async fn user(args: &[String]) -> Result<String, String> {
                 .collect::<Vec<_>>()
                 .join("\n"))
         }
-        _ => Err(USAGE.into()),
+        _ => Err(UserError::Usage),
     }
 }
 
