@@ -48,6 +48,15 @@ fn options() -> Options {
         | Options::ENABLE_OLD_FOOTNOTES
 }
 
+/// The markdown events of `markdown` as every renderer reads them (the page's HTML, the
+/// terminal's lines): the same extensions, LaTeX delimiters read as math.
+pub fn parse(markdown: &str, mut each: impl FnMut(pulldown_cmark::Event<'_>)) {
+    let markdown = math::dollar_delimiters(markdown);
+    for event in Parser::new_ext(&markdown, options()) {
+        each(event);
+    }
+}
+
 /// Renders markdown to HTML that holds only what [`policy`] allows, judging links with the
 /// `url` crate ([`whatwg_url`]); see [`render_with`].
 pub fn render(markdown: &str) -> String {

@@ -6,7 +6,7 @@
 //! again, because character references (`&#x1b;`) decode to control characters only after
 //! parsing. Nothing is ever interpreted as HTML or as a terminal command.
 
-use pulldown_cmark::{CodeBlockKind, Event, LinkType, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, LinkType, Tag, TagEnd};
 
 use super::text;
 
@@ -58,11 +58,8 @@ pub fn render(markdown: &str, cols: usize) -> Vec<StyledLine> {
         return Vec::new();
     }
     let clean = text::sanitize(markdown);
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
     let mut renderer = Renderer::new(cols);
-    for event in Parser::new_ext(&clean, options) {
-        renderer.event(event);
-    }
+    crate::markdown::parse(&clean, |event| renderer.event(event));
     renderer.finish()
 }
 
@@ -158,7 +155,7 @@ impl Renderer {
                 self.need_blank = true;
             }
             Event::TaskListMarker(done) => {
-                self.push_text(if done { "[x] " } else { "[ ] " }, Tone::Marker)
+                self.push_text(if done { "☑ " } else { "☐ " }, Tone::Marker)
             }
         }
     }
@@ -565,6 +562,35 @@ mod tests {
 
     fn texts(lines: &[StyledLine]) -> Vec<String> {
         lines.iter().map(StyledLine::text).collect()
+    }
+
+    /// The page's markdown front end: math in every delimiter, footnote citations and task
+    /// lists read as the page reads them.
+    #[test]
+    fn math_citations_and_task_lists_read_as_on_the_page() {
+        let lines = check(
+            "Energy $E = mc^2$ and \\(a+b\\), cited[^3].\n\n- [x] done\n- [ ] open",
+            60,
+        );
+        assert_eq!(
+            texts(&lines),
+            [
+                "Energy E = mc^2 and a+b, cited[3].",
+                "",
+                "• ☑ done",
+                "• ☐ open"
+            ]
+        );
+        let math: Vec<&Piece> = lines[0]
+            .pieces
+            .iter()
+            .filter(|p| p.tone == Tone::Code)
+            .collect();
+        assert_eq!(
+            math.len(),
+            2,
+            "each formula is shown as its source: {math:?}"
+        );
     }
 
     /// Renders and checks what must hold for every input: no line wider than `cols`, no control
