@@ -359,6 +359,12 @@ async fn malformed_or_forged_sessions_and_tokens_are_refused() {
     let (status, events) = script.turn(json!({"content": "from a script"})).await;
     assert_eq!(status, 200);
     assert_one_terminal(&events);
+    // What needs the password is refused to a token, with its own code and status.
+    for endpoint in ["tokens/create", "auth/sign-out-everywhere"] {
+        let (status, body) = script.call(endpoint, json!({"name": "more"})).await;
+        assert_eq!(status, 403, "{endpoint}: {body}");
+        assert_eq!(body["code"], "password_required", "{endpoint}");
+    }
     let listed = admin.ok("tokens/list", json!({})).await;
     assert_eq!(listed[0]["name"], "cli");
     assert!(

@@ -16,10 +16,7 @@ pub async fn who_am_i() -> Result<Me, ApiError> {
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
     let account = match crate::server::request::page_caller() {
         Some(Caller::Known(who)) => Some(crate::server::accounts::account(who.user())),
-        Some(Caller::Refused(failure)) => {
-            crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
-            return Err(failure.into());
-        }
+        Some(Caller::Refused(failure)) => return Err(failure.into()),
         _ => None,
     };
     let needs_setup = state.config.auth == crate::server::config::AuthMode::Password

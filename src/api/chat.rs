@@ -37,7 +37,6 @@ where
         // Read as the documented body, whose message list is bounded while it is parsed.
         let parsed: Result<crate::domain::ChatRequest, _> = serde_json::from_slice(&body);
         parsed.map(|request| Chat { request }).map_err(|e| {
-            bad_request();
             let message = format!(
                 "the request could not be read: the body must be JSON like {{\"messages\":[{{\"role\":\"user\",\"content\":\"…\"}}]}}: {e}"
             );
@@ -49,11 +48,6 @@ where
             })
         })
     }
-}
-
-fn bad_request() {
-    #[cfg(feature = "ssr")]
-    crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
 }
 
 /// Streams one assistant turn: for the history in `messages` (stored nowhere, and ended when
@@ -72,7 +66,6 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
         .ok_or_else(|| ApiError::new("the server is not set up to stream turns", false))?;
     if let Err(failure) = request.validate() {
         state.metrics.request_refused("invalid");
-        req::set_status(http::StatusCode::BAD_REQUEST);
         return Err(failure.into());
     }
     // Every turn spends the operator's key: only someone signed in may start one.
@@ -91,13 +84,10 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
             }
         }
         let settings = request.settings();
-        let options = state
-            .models
-            .resolve(&state.config, request.model.as_deref(), None, settings)
-            .map_err(|failure| {
-                req::set_status(http::StatusCode::BAD_REQUEST);
-                ApiError::from(failure)
-            })?;
+        let options =
+            state
+                .models
+                .resolve(&state.config, request.model.as_deref(), None, settings)?;
         req::set_event_stream_headers();
         req::set_turn_header(&control.0.id);
         return Ok(TurnStream::new(turn::turn_stream(

@@ -78,6 +78,21 @@ impl std::fmt::Display for ApiError {
 impl FromServerFnError for ApiError {
     type Encoder = JsonEncoding;
 
+    /// The refusal's body; on the server, its status too, from its code
+    /// ([`ErrorCode::http_status`]): the one place a refused request gets its status.
+    fn ser(&self) -> bytes::Bytes {
+        #[cfg(feature = "ssr")]
+        if let Some(status) = self.code.http_status() {
+            if let (Some(options), Ok(status)) = (
+                use_context::<leptos_axum::ResponseOptions>(),
+                http::StatusCode::from_u16(status),
+            ) {
+                options.set_status(status);
+            }
+        }
+        <Self::Encoder as leptos::server_fn::Encodes<Self>>::encode(self).unwrap_or_default()
+    }
+
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         if let Some(refused) = unreadable_request(&value) {
             return refused;
@@ -110,7 +125,6 @@ fn unreadable_request(value: &ServerFnErrorErr) -> Option<ApiError> {
             ServerFnErrorErr::MissingArg(d) => d.as_str(),
             _ => return None,
         };
-        use_context::<leptos_axum::ResponseOptions>()?.set_status(http::StatusCode::BAD_REQUEST);
         Some(ApiError::coded(
             ErrorCode::BadRequest,
             format!("the request could not be read: {}", request_detail(detail)),

@@ -15,7 +15,6 @@ pub async fn render_math(items: Vec<MathItem>) -> Result<Vec<Option<String>>, Ap
     use crate::server::rich;
     let (_state, _who) = crate::server::request::caller()?;
     if items.len() > rich::MAX_FORMULAS {
-        crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
         return Err(ApiError::coded(
             crate::domain::ErrorCode::BadRequest,
             format!("at most {} formulas a request", rich::MAX_FORMULAS),
@@ -35,7 +34,6 @@ pub async fn render_code(items: Vec<CodeItem>) -> Result<Vec<Option<String>>, Ap
     use crate::server::rich;
     let (_state, who) = crate::server::request::caller()?;
     if items.len() > rich::MAX_BLOCKS {
-        crate::server::request::set_status(http::StatusCode::BAD_REQUEST);
         return Err(ApiError::coded(
             crate::domain::ErrorCode::BadRequest,
             format!("at most {} code blocks a request", rich::MAX_BLOCKS),

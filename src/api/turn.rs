@@ -104,7 +104,6 @@ async fn command(turn: String, command: Command) -> Result<(), ApiError> {
 
 #[cfg(feature = "ssr")]
 fn not_found() -> ApiError {
-    crate::server::request::set_status(http::StatusCode::NOT_FOUND);
     ApiError::coded(
         crate::domain::ErrorCode::TurnNotFound,
         "no turn of yours is running under that id",

@@ -273,6 +273,9 @@ pub enum ErrorCode {
     NoAccounts = "no_accounts",
     /// An admin cannot remove themselves. No params.
     CannotRemoveSelf = "cannot_remove_self",
+    /// A request signed with a personal API token asked for what only a password session may
+    /// do (make tokens, sign out everywhere). No params.
+    PasswordRequired = "password_required",
     /// What was asked for does not exist or is not the caller's. No params.
     NotFound = "not_found",
     /// No turn of the caller's is running under that id. No params.
@@ -282,6 +285,9 @@ pub enum ErrorCode {
     Conflict = "conflict",
     /// The history database is unavailable. No params.
     DatabaseUnavailable = "database_unavailable",
+    /// The server has no room for this work now (its converters are all busy): try again in a
+    /// moment. No params.
+    ServerBusy = "server_busy",
 
     // ---- the page's (or the terminal's) own endings of a turn ----
     /// The stream ended, after some frames, with neither `done` nor `error`. No params.
@@ -457,9 +463,56 @@ impl TurnEvent {
     }
 }
 
+impl ErrorCode {
+    /// The HTTP status a request refused with this code answers (a turn's own failures travel
+    /// inside its stream and have none). The one place a refusal's status is decided.
+    pub fn http_status(self) -> Option<u16> {
+        use ErrorCode::*;
+        Some(match self {
+            BadRequest | EmptyMessage | TooManyMessages | ConversationTooLong | MessageTooLong
+            | UnknownModel | NoServerHistory | BodyUnreadable | PasswordTooShort | ProxyBadUser => {
+                400
+            }
+            SignInRequired | SessionEnded | InvalidToken | ProxyRequired | ProxyNoUser
+            | WrongCredentials => 401,
+            CrossOrigin | AdminOnly | AlreadySetUp | NoAccounts | CannotRemoveSelf
+            | PasswordRequired => 403,
+            NotFound | TurnNotFound => 404,
+            BodyTimeout => 408,
+            Conflict => 409,
+            TooLarge => 413,
+            UnsupportedMediaType => 415,
+            UnknownHost => 421,
+            RateLimited | TooManyAttempts => 429,
+            DatabaseUnavailable | ServerBusy => 503,
+            _ => return None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_refusal_code_has_one_status_and_a_turns_failures_none() {
+        assert_eq!(ErrorCode::BadRequest.http_status(), Some(400));
+        assert_eq!(ErrorCode::SignInRequired.http_status(), Some(401));
+        assert_eq!(ErrorCode::PasswordRequired.http_status(), Some(403));
+        assert_eq!(ErrorCode::TurnNotFound.http_status(), Some(404));
+        assert_eq!(ErrorCode::UnknownHost.http_status(), Some(421));
+        assert_eq!(ErrorCode::TooManyAttempts.http_status(), Some(429));
+        assert_eq!(ErrorCode::ServerBusy.http_status(), Some(503));
+        for code in [
+            ErrorCode::Silent,
+            ErrorCode::UpstreamStatus,
+            ErrorCode::ReplayRefused,
+            ErrorCode::StreamDropped,
+            ErrorCode::Other,
+        ] {
+            assert_eq!(code.http_status(), None, "{code:?} travels in a stream");
+        }
+    }
     use serde_json::json;
 
     fn round_trip(event: TurnEvent, wire: serde_json::Value) {

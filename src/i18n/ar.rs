@@ -358,10 +358,12 @@ pub static AR: Catalogue = Catalogue {
         already_set_up: "لنسخة Ponder هذه مشرف بالفعل.",
         no_accounts: "لا تستخدم نسخة Ponder هذه الحسابات.",
         cannot_remove_self: "لا يمكنك إزالة نفسك.",
+        password_required: "سجّل الدخول بكلمة المرور لتنفيذ ذلك؛ لا يستطيع رمز واجهة البرمجة ذلك.",
         not_found: "لم يُعثر على المطلوب.",
         turn_not_found: "لم تعد هذه الإجابة قيد الإنشاء.",
         conflict: "يتعارض هذا التغيير مع ما هو محفوظ.",
         database_unavailable: "قاعدة بيانات سجلّ المحادثات غير متاحة: حاول مرة أخرى بعد قليل.",
+        server_busy: "الخادم مشغول: حاول مرة أخرى بعد قليل.",
         ponder_unreachable: "تعذّر الوصول إلى Ponder.",
     },
     terminal: TerminalWords {

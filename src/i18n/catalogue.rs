@@ -480,9 +480,11 @@ pub struct ErrorWords {
     pub already_set_up: &'static str,
     pub no_accounts: &'static str,
     pub cannot_remove_self: &'static str,
+    pub password_required: &'static str,
     pub not_found: &'static str,
     pub turn_not_found: &'static str,
     pub conflict: &'static str,
     pub database_unavailable: &'static str,
+    pub server_busy: &'static str,
     pub ponder_unreachable: &'static str,
 }

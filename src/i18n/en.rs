@@ -316,10 +316,12 @@ pub static EN: Catalogue = Catalogue {
         already_set_up: "This Ponder already has its admin.",
         no_accounts: "This Ponder does not use accounts.",
         cannot_remove_self: "You cannot remove yourself.",
+        password_required: "Sign in with your password to do this; an API token cannot.",
         not_found: "Not found.",
         turn_not_found: "That answer is no longer running.",
         conflict: "That change conflicts with what is saved.",
         database_unavailable: "The history database is unavailable: try again in a moment.",
+        server_busy: "The server is busy: try again in a moment.",
         ponder_unreachable: "Ponder could not be reached.",
     },
     terminal: TerminalWords {

@@ -313,10 +313,12 @@ pub static JA: Catalogue = Catalogue {
         already_set_up: "この Ponder にはすでに管理者がいます。",
         no_accounts: "この Ponder ではアカウントを使用しません。",
         cannot_remove_self: "自分自身を削除することはできません。",
+        password_required: "この操作にはパスワードでのサインインが必要です。API トークンではできません。",
         not_found: "見つかりません。",
         turn_not_found: "その回答の生成はすでに終了しています。",
         conflict: "この変更は保存済みの内容と競合しています。",
         database_unavailable: "履歴データベースを利用できません。しばらくしてからもう一度お試しください。",
+        server_busy: "サーバーが混み合っています。しばらくしてからもう一度お試しください。",
         ponder_unreachable: "Ponder に接続できませんでした。",
     },
     terminal: TerminalWords {

@@ -325,10 +325,12 @@ pub static PT_BR: Catalogue = Catalogue {
         already_set_up: "Este Ponder já tem um administrador.",
         no_accounts: "Este Ponder não usa contas.",
         cannot_remove_self: "Não é possível remover a sua própria conta.",
+        password_required: "Entre com sua senha para fazer isso; um token de API não pode.",
         not_found: "Não encontrado.",
         turn_not_found: "Essa resposta não está mais em andamento.",
         conflict: "Essa alteração entra em conflito com o que está salvo.",
         database_unavailable: "O banco de dados do histórico está indisponível: tente novamente daqui a pouco.",
+        server_busy: "O servidor está ocupado: tente novamente daqui a pouco.",
         ponder_unreachable: "Não foi possível acessar o Ponder.",
     },
     terminal: TerminalWords {

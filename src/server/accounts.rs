@@ -11,8 +11,6 @@ use argon2::Argon2;
 
 use std::sync::Arc;
 
-use axum::http::StatusCode;
-
 use super::rate_limit::{client_key, NameKey, SignInLimits};
 use super::request;
 use super::state::AppState;
@@ -205,44 +203,28 @@ pub fn account(user: &User) -> Account {
     }
 }
 
-/// An account failure as the client is told it, with the response's status set.
+/// An account failure as the client is told it (its code decides the response's status).
 pub fn failure(e: AccountError) -> Failure {
-    let (status, failure) = match e {
-        AccountError::WrongCredentials => (
-            StatusCode::UNAUTHORIZED,
-            Failure::coded(
-                ErrorCode::WrongCredentials,
-                "that name and password do not match",
-                false,
-            ),
+    match e {
+        AccountError::WrongCredentials => Failure::coded(
+            ErrorCode::WrongCredentials,
+            "that name and password do not match",
+            false,
         ),
-        AccountError::TooManyAttempts(secs) => (
-            StatusCode::TOO_MANY_REQUESTS,
-            Failure::coded(
-                ErrorCode::TooManyAttempts,
-                format!("too many attempts: try again in {secs} s"),
-                true,
-            )
-            .with("retry_after", secs),
-        ),
-        AccountError::NotAllowed(code, why) => {
-            (StatusCode::FORBIDDEN, Failure::coded(code, why, false))
+        AccountError::TooManyAttempts(secs) => Failure::coded(
+            ErrorCode::TooManyAttempts,
+            format!("too many attempts: try again in {secs} s"),
+            true,
+        )
+        .with("retry_after", secs),
+        AccountError::NotAllowed(code, why) => Failure::coded(code, why, false),
+        AccountError::Invalid(failure) => failure,
+        AccountError::Store(StoreErrorKind::NotFound) => request::not_found(),
+        AccountError::Store(StoreErrorKind::Conflict(why)) => {
+            Failure::coded(ErrorCode::Conflict, why, false)
         }
-        AccountError::Invalid(failure) => (StatusCode::BAD_REQUEST, failure),
-        AccountError::Store(StoreErrorKind::NotFound) => {
-            (StatusCode::NOT_FOUND, request::not_found())
-        }
-        AccountError::Store(StoreErrorKind::Conflict(why)) => (
-            StatusCode::CONFLICT,
-            Failure::coded(ErrorCode::Conflict, why, false),
-        ),
-        AccountError::Store(StoreErrorKind::Unavailable) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            request::database_unavailable(),
-        ),
-    };
-    request::set_status(status);
-    failure
+        AccountError::Store(StoreErrorKind::Unavailable) => request::database_unavailable(),
+    }
 }
 
 /// A refusal (403) for something the caller may not do: what (`code`), and why.
@@ -254,7 +236,7 @@ pub fn refused(code: ErrorCode, why: &'static str) -> Failure {
 /// end the user's sessions, change their password. Those need the password (a session).
 pub fn not_by_token(who: &Identity, why: &'static str) -> Result<(), Failure> {
     if who.via_token() {
-        return Err(refused(ErrorCode::SignInRequired, why));
+        return Err(refused(ErrorCode::PasswordRequired, why));
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue};
 use leptos::prelude::*;
 
 use super::auth::Caller;
@@ -15,13 +15,6 @@ use crate::domain::{ErrorCode, Failure};
 /// The shared state, as server functions see it; `None` outside a request of the app.
 pub fn app_state() -> Option<Arc<AppState>> {
     use_context::<Arc<AppState>>()
-}
-
-/// Sets the status of the server-function response being built.
-pub fn set_status(status: StatusCode) {
-    if let Some(opts) = use_context::<leptos_axum::ResponseOptions>() {
-        opts.set_status(status);
-    }
 }
 
 /// Headers that keep proxies from buffering or caching an event stream.
@@ -104,26 +97,14 @@ pub fn caller() -> Result<(Arc<AppState>, Arc<Identity>), Failure> {
         .and_then(|parts| parts.extensions.get::<Caller>().cloned());
     match caller {
         Some(Caller::Known(who)) => Ok((state, who)),
-        Some(Caller::StoreDown) => {
-            set_status(StatusCode::SERVICE_UNAVAILABLE);
-            Err(database_unavailable())
-        }
-        Some(Caller::Refused(failure)) => {
-            set_status(StatusCode::BAD_REQUEST);
-            Err(failure)
-        }
-        Some(Caller::Unknown { code, why }) => {
-            set_status(StatusCode::UNAUTHORIZED);
-            Err(Failure::coded(code, why, false))
-        }
-        None => {
-            set_status(StatusCode::UNAUTHORIZED);
-            Err(Failure::coded(
-                ErrorCode::SignInRequired,
-                "sign in first",
-                false,
-            ))
-        }
+        Some(Caller::StoreDown) => Err(database_unavailable()),
+        Some(Caller::Refused(failure)) => Err(failure),
+        Some(Caller::Unknown { code, why }) => Err(Failure::coded(code, why, false)),
+        None => Err(Failure::coded(
+            ErrorCode::SignInRequired,
+            "sign in first",
+            false,
+        )),
     }
 }
 
@@ -137,17 +118,10 @@ pub fn page_caller() -> Option<Caller> {
 /// the caller's (the same body either way), 409 for a conflict, 503 when the database failed.
 pub fn store_error(e: StoreError) -> Failure {
     match e {
-        StoreError::NotFound => {
-            set_status(StatusCode::NOT_FOUND);
-            not_found()
-        }
-        StoreError::Conflict(why) => {
-            set_status(StatusCode::CONFLICT);
-            Failure::coded(ErrorCode::Conflict, why, false)
-        }
+        StoreError::NotFound => not_found(),
+        StoreError::Conflict(why) => Failure::coded(ErrorCode::Conflict, why, false),
         StoreError::Unavailable(detail) => {
             tracing::error!(error = %detail, "the history database failed");
-            set_status(StatusCode::SERVICE_UNAVAILABLE);
             database_unavailable()
         }
     }

@@ -11,10 +11,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use axum::http::StatusCode;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::request::set_status;
 use crate::domain::{ErrorCode, Failure};
 
 /// The stack of a converter thread: the formula converter at the nesting limit uses a few MiB
@@ -73,10 +71,8 @@ where
             let _ = tx.send(job(&cancelled));
         })
         .map_err(|_| busy_server())?;
-    rx.await.map_err(|_| {
-        set_status(StatusCode::INTERNAL_SERVER_ERROR);
-        Failure::new("the content could not be converted", true)
-    })
+    rx.await
+        .map_err(|_| Failure::new("the content could not be converted", true))
 }
 
 fn worker() -> std::thread::Builder {
@@ -96,8 +92,11 @@ where
 }
 
 fn busy_server() -> Failure {
-    set_status(StatusCode::SERVICE_UNAVAILABLE);
-    Failure::new("the server is busy: try again in a moment", true)
+    Failure::coded(
+        ErrorCode::ServerBusy,
+        "the server is busy: try again in a moment",
+        true,
+    )
 }
 
 /// One user's highlighting places, and how many of that user's requests hold or wait for one.
@@ -160,7 +159,6 @@ pub async fn user_place(user: &str) -> Result<UserPlace, Failure> {
 }
 
 fn too_many(why: &str) -> Failure {
-    set_status(StatusCode::TOO_MANY_REQUESTS);
     Failure::coded(
         ErrorCode::RateLimited,
         format!("{why}: try again in a moment"),

@@ -377,9 +377,8 @@ pub async fn begin(
 > {
     use crate::domain::ErrorCode;
     use crate::server::config::HistoryMode;
-    use crate::server::request::{set_status, store_error};
+    use crate::server::request::store_error;
     if state.config.history == HistoryMode::Browser {
-        set_status(http::StatusCode::BAD_REQUEST);
         return Err(Failure::coded(
             ErrorCode::NoServerHistory,
             "this server keeps no history (PONDER_HISTORY=browser): send the whole conversation in `messages`",
@@ -400,15 +399,12 @@ pub async fn begin(
         _ => request.settings(),
     };
     let remembered_model = remembered.as_ref().and_then(|(m, _)| m.as_deref());
-    let options = state
-        .models
-        .resolve(
-            &state.config,
-            request.model.as_deref(),
-            remembered_model,
-            settings,
-        )
-        .inspect_err(|_| set_status(http::StatusCode::BAD_REQUEST))?;
+    let options = state.models.resolve(
+        &state.config,
+        request.model.as_deref(),
+        remembered_model,
+        settings,
+    )?;
     let keeping = state.config.replay.enabled.then(|| StateKeeping {
         provenance: super::replay::provenance(&state.config, &state.upstream_base, &options.model),
         max_bytes: state.config.replay.max_conversation_bytes,
