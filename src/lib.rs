@@ -9,6 +9,7 @@
 //! - [`client`]: the pure turn reducer and the controller that binds it to signals.
 //! - [`markdown`]: the one sanitizing renderer.
 //! - [`ui`]: the components.
+//! - [`site`]: the composition root, the server serving the app's pages (`ssr` only).
 //! - [`terminal`]: `ponder chat` and `ponder ask`, the terminal client over the same turn
 //!   contract (`ssr` builds only: it is part of the one native binary).
 
@@ -20,6 +21,8 @@ pub mod i18n;
 pub mod markdown;
 #[cfg(feature = "ssr")]
 pub mod server;
+#[cfg(feature = "ssr")]
+pub mod site;
 #[cfg(feature = "ssr")]
 pub mod terminal;
 pub mod ui;

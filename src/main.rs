@@ -8,7 +8,7 @@
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let code = match std::env::args().nth(1).as_deref() {
-        None | Some("serve") => match ponder::server::http::serve().await {
+        None | Some("serve") => match ponder::site::serve().await {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("ponder: {e}");

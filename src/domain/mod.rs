@@ -7,6 +7,7 @@ pub mod account;
 pub mod event;
 pub mod history;
 pub mod message;
+pub mod page;
 pub mod reasoning;
 pub mod rich;
 pub mod wire;

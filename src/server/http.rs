@@ -19,14 +19,25 @@ use super::guard::Guard;
 use super::request::set_security_headers;
 use super::serve::{self, ConnectionLimits, Shards};
 use super::state::AppState;
-use crate::app::{shell, PageSettings};
+use crate::domain::page::PageSettings;
+
+/// The pages the server serves, handed in by the composition root ([`crate::site`]): the server
+/// knows how to serve a page shell, not what it draws, and imports no UI.
+#[derive(Clone, Copy)]
+pub struct Site {
+    /// The page shell: `<html>`, the head and the app.
+    pub shell: fn(LeptosOptions, PageSettings) -> AnyView,
+    /// The chunk holding a locale's words, which a page in that language preloads.
+    pub words_chunk: fn(crate::i18n::Locale) -> Option<&'static str>,
+}
 
 /// The whole application, as `main` serves it and the tests call it.
 ///
 /// Under a base path everything (pages, `/pkg` assets, server functions, ops routes) lives below
 /// it; `/healthz`, `/readyz` and `/metrics` also answer at the root so a container healthcheck
 /// or a scraper need not know the base, and `/` redirects to the app.
-pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
+pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -> Router {
+    let shell = site.shell;
     let (leptos_options, hashed) = super::assets::with_hashed_names(leptos_options);
     let base = state.config.base_path.clone();
     let page = PageSettings {
@@ -36,7 +47,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions) -> Router {
         words_chunks: crate::i18n::Locale::ALL
             .into_iter()
             .filter_map(|locale| {
-                let chunk = crate::ui::locale::words_chunk(locale)?;
+                let chunk = (site.words_chunk)(locale)?;
                 Some((locale, super::assets::split_chunk(&leptos_options, chunk)?))
             })
             .collect(),
@@ -394,9 +405,9 @@ pub async fn prepare(config: Config) -> Result<Arc<AppState>, Box<dyn std::error
     Ok(state)
 }
 
-/// Reads the configuration, starts the demo model if no upstream is set, and serves until
-/// SIGTERM or Ctrl-C (see [`run`]).
-pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+/// Reads the configuration, starts the demo model if no upstream is set, and serves `site`
+/// until SIGTERM or Ctrl-C (see [`run`]).
+pub async fn serve(site: Site) -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::from_env()?;
     let redactor = Arc::new(super::redact::Redactor::new(
         config.secrets().iter().map(String::as_str),
@@ -407,7 +418,7 @@ pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let state = prepare(config).await?;
     let listener = serve::listen(addr)
         .map_err(|e| format!("cannot listen on {addr} (LEPTOS_SITE_ADDR): {e}"))?;
-    run(state, leptos_conf.leptos_options, listener, shutdown_signal).await
+    run(state, leptos_conf.leptos_options, site, listener, shutdown_signal).await
 }
 
 /// Serves on `listener` until `signal` resolves. Then it stops accepting connections and running
@@ -417,6 +428,7 @@ pub async fn serve() -> Result<(), Box<dyn std::error::Error>> {
 pub async fn run<F>(
     state: Arc<AppState>,
     options: LeptosOptions,
+    site: Site,
     listener: tokio::net::TcpListener,
     signal: impl Fn() -> F,
 ) -> Result<(), Box<dyn std::error::Error>>
@@ -435,7 +447,11 @@ where
     let grace = state.config.shutdown_grace;
     let local_addr = listener.local_addr()?;
     let mut shards = Shards::start(threads, limits, state.turns.running_changes(), |_| {
-        Ok(router(Arc::new(state.with_own_client()?), options.clone()))
+        Ok(router(
+            Arc::new(state.with_own_client()?),
+            options.clone(),
+            site,
+        ))
     })?;
     tracing::info!(
         base_path = %state.config.base_path,

@@ -49,7 +49,7 @@ impl TestApp {
             .output_name("ponder")
             .site_root(site_root.to_string())
             .build();
-        let app = ponder::server::http::router(state.clone(), options);
+        let app = ponder::site::router(state.clone(), options);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
