@@ -20,7 +20,7 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
     let words = page
         .words_chunks
         .iter()
-        .find(|(l, _)| *l == locale)
+        .find(|(tag, _)| *tag == locale.tag())
         .map(|(_, file)| format!("{base}/{}/{file}", options.site_pkg_dir));
     view! {
         <!DOCTYPE html>

@@ -12,6 +12,7 @@ pub struct PageSettings {
     /// one: the page preloads it beside the script instead of finding it a round trip later.
     pub split_loader: Option<String>,
     /// Each translated catalogue's chunk (`pkg/<stem>.words_<locale>.wasm`) where the site has
-    /// one: a page in that language preloads it, since it hydrates only once it is here.
-    pub words_chunks: Vec<(crate::i18n::Locale, String)>,
+    /// one, by its language's tag (`ja`): a page in that language preloads it, since it
+    /// hydrates only once it is here.
+    pub words_chunks: Vec<(&'static str, String)>,
 }

@@ -48,7 +48,10 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
             .into_iter()
             .filter_map(|locale| {
                 let chunk = (site.words_chunk)(locale)?;
-                Some((locale, super::assets::split_chunk(&leptos_options, chunk)?))
+                Some((
+                    locale.tag(),
+                    super::assets::split_chunk(&leptos_options, chunk)?,
+                ))
             })
             .collect(),
     };
@@ -418,7 +421,14 @@ pub async fn serve(site: Site) -> Result<(), Box<dyn std::error::Error>> {
     let state = prepare(config).await?;
     let listener = serve::listen(addr)
         .map_err(|e| format!("cannot listen on {addr} (LEPTOS_SITE_ADDR): {e}"))?;
-    run(state, leptos_conf.leptos_options, site, listener, shutdown_signal).await
+    run(
+        state,
+        leptos_conf.leptos_options,
+        site,
+        listener,
+        shutdown_signal,
+    )
+    .await
 }
 
 /// Serves on `listener` until `signal` resolves. Then it stops accepting connections and running

@@ -57,15 +57,14 @@ async fn start_in_process() -> Result<String, String> {
         .build();
     options.site_addr = addr;
     tokio::spawn(async move {
-        let _ =
-            crate::server::http::run(
-                state,
-                options,
-                crate::site::site(),
-                listener,
-                std::future::pending::<()>,
-            )
-            .await;
+        let _ = crate::server::http::run(
+            state,
+            options,
+            crate::site::site(),
+            listener,
+            std::future::pending::<()>,
+        )
+        .await;
     });
     let base = format!("http://{addr}");
     let probe = Server::new(&base, None)?;
