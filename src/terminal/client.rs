@@ -1,5 +1,5 @@
 //! The terminal's side of the API: the same endpoints and turn contract the browser uses, over
-//! reqwest. A turn streams as [`Progress`] on a channel; dropping the task that runs it closes
+//! reqwest, named by the server functions' own paths and argument types. A turn streams as [`Progress`] on a channel; dropping the task that runs it closes
 //! the connection, and the server then drops the upstream.
 
 use std::time::Duration;
@@ -7,6 +7,12 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio::sync::mpsc::UnboundedSender;
 
+use leptos::server_fn::ServerFn;
+
+use crate::api::account::WhoAmI;
+use crate::api::chat::Chat;
+use crate::api::history::{GetConversation, ListConversations};
+use crate::api::turn::{StopTurn, TurnEvents};
 use crate::domain::account::Me;
 use crate::domain::history::{Conversation, ConversationSummary, Page};
 use crate::domain::{ChatRequest, ErrorCode, Failure, TurnEvent};
@@ -49,11 +55,9 @@ impl Server {
         &self.base
     }
 
+    /// A POST to the endpoint at `path` (a server function's own [`ServerFn::PATH`]).
     fn post(&self, path: &str, body: &impl serde::Serialize) -> reqwest::RequestBuilder {
-        let request = self
-            .http
-            .post(format!("{}/api/{path}", self.base))
-            .json(body);
+        let request = self.http.post(format!("{}{path}", self.base)).json(body);
         match &self.token {
             Some(token) => request.bearer_auth(token),
             None => request,
@@ -70,13 +74,14 @@ impl Server {
         matches!(probe.await, Ok(r) if r.status().is_success())
     }
 
-    async fn call<T: serde::de::DeserializeOwned>(
-        &self,
-        path: &str,
-        body: &impl serde::Serialize,
-    ) -> Result<T, String> {
+    /// Calls the server function `F` with its arguments, as the page does.
+    async fn call<F>(&self, args: F) -> Result<F::Output, String>
+    where
+        F: ServerFn + serde::Serialize,
+        F::Output: serde::de::DeserializeOwned,
+    {
         let response = self
-            .post(path, body)
+            .post(F::PATH, &args)
             .timeout(Duration::from_secs(30))
             .send()
             .await
@@ -92,13 +97,16 @@ impl Server {
 
     /// Who this client is and how the server keeps chats.
     pub async fn me(&self) -> Result<Me, String> {
-        self.call("me", &serde_json::json!({})).await
+        self.call(WhoAmI {}).await
     }
 
     /// The user's conversations, newest first.
     pub async fn conversations(&self) -> Result<Vec<ConversationSummary>, String> {
-        self.call("conversations/list", &serde_json::json!({}))
-            .await
+        self.call(ListConversations {
+            workspace: None,
+            deleted: false,
+        })
+        .await
     }
 
     /// The last `last` messages of a conversation.
@@ -107,17 +115,19 @@ impl Server {
             last: Some(last),
             before: None,
         };
-        self.call(
-            "conversations/get",
-            &serde_json::json!({"id": id, "page": page}),
-        )
+        self.call(GetConversation {
+            id: id.to_string(),
+            page,
+        })
         .await
     }
 
     /// Stops the running turn `id` on the server (for every viewer of it).
     pub async fn stop_turn(&self, id: &str) -> Result<(), String> {
-        self.call::<()>("turn/stop", &serde_json::json!({ "turn": id }))
-            .await
+        self.call(StopTurn {
+            turn: id.to_string(),
+        })
+        .await
     }
 
     /// Runs one turn, reporting on `progress` until it ends. Nothing arriving for
@@ -128,7 +138,7 @@ impl Server {
         guard: Duration,
         progress: UnboundedSender<Progress>,
     ) {
-        let sent = tokio::time::timeout(guard, self.post("chat", request).send()).await;
+        let sent = tokio::time::timeout(guard, self.post(Chat::PATH, request).send()).await;
         let response = match sent {
             Err(_) => {
                 let _ = progress.send(Progress::Failed(crate::client::turn_state::no_response(
@@ -154,7 +164,7 @@ impl Server {
     pub async fn join(&self, turn: &str, guard: Duration, progress: UnboundedSender<Progress>) {
         let mut request = self
             .http
-            .get(format!("{}/api/turn/events", self.base))
+            .get(format!("{}{}", self.base, TurnEvents::PATH))
             .query(&[("turn", turn)]);
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
