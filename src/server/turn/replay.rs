@@ -48,12 +48,27 @@ impl Collector {
     }
 }
 
-/// Who produced a response of `model` from the configured provider at `upstream`.
+/// Who produced a response of `model` from the configured provider at `upstream`. The
+/// upstream is kept without its user and password (an operator may write a key into the URL):
+/// the database holds no secret.
 pub fn provenance(config: &Config, upstream: &str, model: &str) -> Provenance {
     Provenance {
         provider: config.provider.name().to_string(),
         model: model.to_string(),
-        upstream: upstream.to_string(),
+        upstream: without_credentials(upstream),
+    }
+}
+
+/// `url` without its user, password and query (where keys also go).
+fn without_credentials(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.to_string()
+        }
+        Err(_) => url.to_string(),
     }
 }
 
@@ -99,6 +114,18 @@ mod tests {
         assert!(big.items.len() == 1);
         big.take(&Piece::State(json!(half)));
         assert_eq!(big.into_items(), None);
+    }
+
+    #[test]
+    fn the_upstream_is_kept_without_its_credentials() {
+        assert_eq!(
+            without_credentials("https://me:s3cret@llm.example/v1?key=abc"),
+            "https://llm.example/v1"
+        );
+        assert_eq!(
+            without_credentials("http://127.0.0.1:11434/v1"),
+            "http://127.0.0.1:11434/v1"
+        );
     }
 
     #[test]
