@@ -21,17 +21,29 @@ fn sqlite_url() -> String {
     format!("sqlite://{}/ponder.db", dir.display())
 }
 
+/// Both engines' URLs, each a fresh database.
+async fn engine_urls() -> [(&'static str, String); 2] {
+    [
+        ("sqlite", sqlite_url()),
+        ("postgres", common::postgres::database().await),
+    ]
+}
+
 /// Both engines, each on a fresh database.
 async fn stores() -> Vec<(&'static str, Store)> {
-    vec![
-        ("sqlite", Store::open(&sqlite_url()).await.expect("sqlite")),
-        (
-            "postgres",
-            Store::open(&common::postgres::database().await)
-                .await
-                .expect("postgres"),
-        ),
-    ]
+    let mut out = Vec::new();
+    for (engine, url) in engine_urls().await {
+        out.push((engine, Store::open(&url).await.expect(engine)));
+    }
+    out
+}
+
+/// A connection of its own to `url`, for a test to change what the store wrote.
+async fn side_connection(url: &str) -> sqlx::AnyConnection {
+    sqlx::any::install_default_drivers();
+    <sqlx::AnyConnection as sqlx::Connection>::connect(url)
+        .await
+        .expect("a second connection")
 }
 
 async fn two_users(store: &Store) -> (Identity, Identity) {
@@ -157,11 +169,7 @@ async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
 #[tokio::test]
 async fn tools_and_sources_are_kept_with_the_answer_and_a_damaged_copy_loses_only_them() {
     use ponder::domain::{SourceRef, ToolStatus, ToolStep};
-    let urls = [
-        ("sqlite", sqlite_url()),
-        ("postgres", common::postgres::database().await),
-    ];
-    for (engine, url) in urls {
+    for (engine, url) in engine_urls().await {
         let store = Store::open(&url).await.expect(engine);
         let (alice, _) = two_users(&store).await;
         let me = store.scoped(&alice);
@@ -201,10 +209,7 @@ async fn tools_and_sources_are_kept_with_the_answer_and_a_damaged_copy_loses_onl
         assert_eq!(shown.sources, record.extras.sources, "{engine}");
         assert_eq!(shown.content, "Rust is fast.[^1]");
 
-        sqlx::any::install_default_drivers();
-        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
-            .await
-            .expect("a second connection");
+        let mut conn = side_connection(&url).await;
         sqlx::query("UPDATE message_versions SET extras = $1 WHERE id = $2")
             .bind("{not json")
             .bind(&slot.version_id)
@@ -840,16 +845,9 @@ async fn workspaces_hold_their_own_conversations() {
 async fn reasoning_state_is_kept_per_answer_and_read_back_only_for_its_provenance() {
     use ponder::server::store::replay::{KeptState, Provenance};
     use serde_json::json;
-    let urls = [
-        ("sqlite", sqlite_url()),
-        ("postgres", common::postgres::database().await),
-    ];
-    for (engine, url) in urls {
+    for (engine, url) in engine_urls().await {
         let store = Store::open(&url).await.expect(engine);
-        sqlx::any::install_default_drivers();
-        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
-            .await
-            .expect("a second connection");
+        let mut conn = side_connection(&url).await;
         let (alice, _) = two_users(&store).await;
         let me = store.scoped(&alice);
         let conv = me.create_conversation(None, "q").await.expect("create");
@@ -1037,15 +1035,11 @@ async fn a_branch_keeps_every_field_and_is_found_by_search() {
 #[tokio::test]
 async fn both_engines_migrate_to_the_same_tables_and_columns() {
     use std::collections::{BTreeMap, BTreeSet};
-    sqlx::any::install_default_drivers();
-    let sqlite = sqlite_url();
+    let [(_, sqlite), (_, pg)] = engine_urls().await;
     drop(Store::open(&sqlite).await.expect("sqlite"));
-    let pg = common::postgres::database().await;
     drop(Store::open(&pg).await.expect("postgres"));
     type Schema = BTreeMap<String, BTreeSet<String>>;
-    let mut lite = <sqlx::AnyConnection as sqlx::Connection>::connect(&sqlite)
-        .await
-        .expect("connect");
+    let mut lite = side_connection(&sqlite).await;
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
          AND name NOT LIKE 'search_index%' AND name NOT IN ('search_refs', '_sqlx_migrations')",
@@ -1062,9 +1056,7 @@ async fn both_engines_migrate_to_the_same_tables_and_columns() {
                 .expect("columns");
         on_sqlite.insert(table, columns.into_iter().collect());
     }
-    let mut post = <sqlx::AnyConnection as sqlx::Connection>::connect(&pg)
-        .await
-        .expect("connect");
+    let mut post = side_connection(&pg).await;
     let rows: Vec<(String, String)> = sqlx::query_as(
         "SELECT table_name::text, column_name::text FROM information_schema.columns \
          WHERE table_schema = 'public' AND table_name NOT IN ('search_index', '_sqlx_migrations')",
