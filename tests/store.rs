@@ -9,7 +9,7 @@ mod common;
 use ponder::domain::history::{HitKind, Page, VersionStatus};
 use ponder::domain::{ChatMessage, ErrorCode, Failure, ThinkingKind};
 use ponder::server::store::identity::Identity;
-use ponder::server::store::scope::{AnswerRecord, BlockRecord};
+use ponder::server::store::records::{AnswerRecord, BlockRecord};
 use ponder::server::store::{Store, StoreError};
 
 static NEXT_FILE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

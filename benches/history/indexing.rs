@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use ponder::domain::history::{Import, ImportBlock, ImportMessage, ImportVersion, VersionStatus};
 use ponder::domain::{ReasoningSettings, Role, ThinkingKind};
-use ponder::server::store::scope::{AnswerRecord, BlockRecord, Extras};
+use ponder::server::store::records::{AnswerRecord, BlockRecord, Extras};
 use ponder::server::store::{Backend, Store};
 
 type Res<T> = Result<T, String>;

@@ -2,8 +2,6 @@
 //! version kept (settings, usage, tools and sources, thinking, the reasoning state), found by
 //! search, written in one transaction so a failure leaves nothing behind.
 
-use sqlx::Row;
-
 use super::ids::new_id;
 use super::index::Entry;
 use super::scope::{role_name, title_from, Scoped};
@@ -91,15 +89,14 @@ impl Scoped<'_> {
                         .execute(&mut *tx)
                         .await?;
                 }
-                let blocks = sqlx::query(
+                let blocks: Vec<(String, i64)> = sqlx::query_as(
                     "SELECT id, idx FROM thinking_blocks WHERE version_id = $1 AND user_id = $2 ORDER BY idx",
                 )
                 .bind(&v.id)
                 .bind(user)
                 .fetch_all(&mut *tx)
                 .await?;
-                for row in blocks {
-                    let old: String = row.try_get("id")?;
+                for (old, idx) in blocks {
                     let block = new_id();
                     sqlx::query(&format!(
                         "INSERT INTO thinking_blocks (id, version_id, user_id, {BLOCK_COLUMNS}) \
@@ -111,7 +108,6 @@ impl Scoped<'_> {
                     .bind(user)
                     .execute(&mut *tx)
                     .await?;
-                    let idx: i64 = row.try_get("idx")?;
                     let text = v
                         .blocks
                         .get(usize::try_from(idx).unwrap_or(usize::MAX))
@@ -147,13 +143,13 @@ impl Scoped<'_> {
             }
         }
         self.index_new(&mut tx, &id, &entries).await?;
-        let workspace_id: String =
-            sqlx::query("SELECT workspace_id FROM conversations WHERE id = $1 AND user_id = $2")
-                .bind(&id)
-                .bind(user)
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get("workspace_id")?;
+        let workspace_id: String = sqlx::query_scalar(
+            "SELECT workspace_id FROM conversations WHERE id = $1 AND user_id = $2",
+        )
+        .bind(&id)
+        .bind(user)
+        .fetch_one(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(ConversationSummary {
             id,

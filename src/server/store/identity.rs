@@ -2,8 +2,6 @@
 //! presents. These are the only queries not scoped to a user, because they are how the user is
 //! found; what they return ([`Identity`]) is the only way to a [`super::scope::Scoped`].
 
-use sqlx::Row;
-
 use super::ids::{digest, new_id, new_secret};
 use super::{now_ms, Store, StoreError};
 
@@ -57,21 +55,38 @@ pub enum Rank {
 /// The name of the one user of `PONDER_AUTH=none`.
 pub const LOCAL_USER: &str = "local";
 
-fn user_from(row: &sqlx::any::AnyRow) -> Result<User, sqlx::Error> {
-    Ok(User {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        is_admin: row.try_get::<i64, _>("is_admin")? != 0,
-    })
+/// A user as the `users` table keeps them (`is_admin` is 0 or 1 in both engines).
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    id: String,
+    name: String,
+    is_admin: i64,
+}
+
+impl From<UserRow> for User {
+    fn from(r: UserRow) -> Self {
+        User {
+            id: r.id,
+            name: r.name,
+            is_admin: r.is_admin != 0,
+        }
+    }
+}
+
+/// A user with one more column of the row they were found by.
+#[derive(sqlx::FromRow)]
+struct UserWith<T> {
+    #[sqlx(flatten)]
+    user: UserRow,
+    extra: T,
 }
 
 impl Store {
     /// How many users exist (none: the first visit creates the admin).
     pub async fn user_count(&self) -> Result<i64, StoreError> {
-        let row = sqlx::query("SELECT COUNT(*) AS n FROM users")
+        Ok(sqlx::query_scalar("SELECT COUNT(*) AS n FROM users")
             .fetch_one(self.pool())
-            .await?;
-        Ok(row.try_get("n")?)
+            .await?)
     }
 
     /// Creates a user with their first workspace.
@@ -169,15 +184,13 @@ impl Store {
         &self,
         name: &str,
     ) -> Result<Option<(User, Option<String>)>, StoreError> {
-        let row =
-            sqlx::query("SELECT id, name, is_admin, password_hash FROM users WHERE name = $1")
-                .bind(name.trim())
-                .fetch_optional(self.pool())
-                .await?;
-        match row {
-            None => Ok(None),
-            Some(row) => Ok(Some((user_from(&row)?, row.try_get("password_hash")?))),
-        }
+        let row: Option<UserWith<Option<String>>> = sqlx::query_as(
+            "SELECT id, name, is_admin, password_hash AS extra FROM users WHERE name = $1",
+        )
+        .bind(name.trim())
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(|r| (r.user.into(), r.extra)))
     }
 
     /// The identity of the user called `name`, created on first sight (the local user, or a
@@ -250,10 +263,11 @@ impl Store {
 
     /// Every user, for the admin.
     pub async fn list_users(&self) -> Result<Vec<User>, StoreError> {
-        let rows = sqlx::query("SELECT id, name, is_admin FROM users ORDER BY name")
-            .fetch_all(self.pool())
-            .await?;
-        Ok(rows.iter().map(user_from).collect::<Result<_, _>>()?)
+        let rows: Vec<UserRow> =
+            sqlx::query_as("SELECT id, name, is_admin FROM users ORDER BY name")
+                .fetch_all(self.pool())
+                .await?;
+        Ok(rows.into_iter().map(User::from).collect())
     }
 
     /// Removes a user and everything they own: sessions, tokens, workspaces, conversations with
@@ -311,21 +325,15 @@ impl Store {
         &self,
         secret: &str,
     ) -> Result<Option<(Identity, String)>, StoreError> {
-        let row = sqlx::query(
-            "SELECT u.id, u.name, u.is_admin, s.identity FROM sessions s JOIN users u ON u.id = s.user_id \
+        let row: Option<UserWith<String>> = sqlx::query_as(
+            "SELECT u.id, u.name, u.is_admin, s.identity AS extra FROM sessions s JOIN users u ON u.id = s.user_id \
              WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2",
         )
         .bind(digest(secret))
         .bind(now_ms())
         .fetch_optional(self.pool())
         .await?;
-        match row {
-            None => Ok(None),
-            Some(row) => Ok(Some((
-                Store::identity_of(user_from(&row)?),
-                row.try_get("identity")?,
-            ))),
-        }
+        Ok(row.map(|r| (Store::identity_of(r.user.into()), r.extra)))
     }
 
     /// Ends one session.
@@ -343,7 +351,7 @@ impl Store {
     /// The identity behind a personal API token, if it is not revoked; notes its use.
     pub async fn token_identity(&self, secret: &str) -> Result<Option<Identity>, StoreError> {
         let hash = digest(secret);
-        let row = sqlx::query(
+        let row: Option<UserRow> = sqlx::query_as(
             "SELECT u.id, u.name, u.is_admin FROM api_tokens t JOIN users u ON u.id = t.user_id \
              WHERE t.token_hash = $1 AND t.revoked_at IS NULL",
         )
@@ -359,7 +367,7 @@ impl Store {
             .execute(self.pool())
             .await?;
         Ok(Some(Identity {
-            user: user_from(&row)?,
+            user: row.into(),
             via_token: true,
         }))
     }

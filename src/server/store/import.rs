@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::ids::new_id;
 use super::index::Entry;
-use super::scope::{insert_version, kind_name, role_name, words, Extras, Scoped};
+use super::messages::insert_version;
+use super::records::Extras;
+use super::scope::{kind_name, role_name, words, Scoped};
 use super::{now_ms, Backend, StoreError};
 use crate::domain::history::{HitKind, Import, ImportMessage};
 use crate::domain::Role;

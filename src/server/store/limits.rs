@@ -4,7 +4,8 @@
 //! both take the last place. Over the limit the answer is 409 (`conflict`), saying the limit.
 
 use super::ids::{digest, new_id, new_secret};
-use super::scope::{clean_name, Scoped, TokenInfo};
+use super::scope::{clean_name, Scoped};
+use super::tokens::TokenInfo;
 use super::{now_ms, StoreError};
 use crate::domain::history::Workspace;
 

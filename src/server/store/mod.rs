@@ -7,15 +7,21 @@
 //! made from a signed-in identity, so a query that is not scoped to its user does not compile.
 
 mod branch;
+mod conversations;
 pub mod identity;
 pub mod ids;
 pub mod import;
 mod index;
 pub mod limits;
+mod messages;
+pub mod records;
 pub mod replay;
+mod rows;
 pub mod scope;
 mod search;
+pub mod tokens;
 pub mod turns;
+mod workspaces;
 
 use std::str::FromStr;
 use std::time::Duration;

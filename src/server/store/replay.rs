@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use sqlx::Row;
 
-use super::scope::{role_of, AnswerSlot, Scoped};
+use super::records::AnswerSlot;
+use super::scope::{role_of, Scoped};
 use super::{now_ms, StoreError};
 use crate::domain::history::VersionStatus;
 use crate::domain::message::{history, Said};
@@ -44,7 +44,7 @@ impl Scoped<'_> {
         replay: Option<&Provenance>,
     ) -> Result<Vec<ChatMessage>, StoreError> {
         let (position, _) = self.message_position(conversation, answer).await?;
-        let rows = sqlx::query(
+        let rows: Vec<(String, String, String, String)> = sqlx::query_as(
             "SELECT m.role, v.id, v.content, v.status FROM messages m \
              JOIN message_versions v ON v.message_id = m.id AND v.idx = m.active_version \
              WHERE m.conversation_id = $1 AND m.user_id = $2 AND m.position < $3 ORDER BY m.position",
@@ -54,16 +54,12 @@ impl Scoped<'_> {
         .bind(position)
         .fetch_all(self.pool())
         .await?;
-        let said = rows
-            .iter()
-            .map(|r| {
-                let role = role_of(&r.try_get::<String, _>("role")?);
-                let id: String = r.try_get("id")?;
-                let content: String = r.try_get("content")?;
-                let status = VersionStatus::parse(&r.try_get::<String, _>("status")?);
-                Ok((role, id, content, status))
+        let said: Vec<_> = rows
+            .into_iter()
+            .map(|(role, id, content, status)| {
+                (role_of(&role), id, content, VersionStatus::parse(&status))
             })
-            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+            .collect();
         let states = match replay {
             Some(from) => self.reasoning_states(conversation, from).await?,
             None => HashMap::new(),
@@ -87,7 +83,7 @@ impl Scoped<'_> {
         conversation: &str,
         from: &Provenance,
     ) -> Result<HashMap<String, Vec<Value>>, StoreError> {
-        let rows = sqlx::query(
+        let rows: Vec<(String, String)> = sqlx::query_as(
             "SELECT version_id, items FROM reasoning_states WHERE conversation_id = $1 AND user_id = $2 \
              AND provider = $3 AND model = $4 AND upstream = $5",
         )
@@ -99,9 +95,7 @@ impl Scoped<'_> {
         .fetch_all(self.pool())
         .await?;
         let mut states = HashMap::new();
-        for row in rows {
-            let version: String = row.try_get("version_id")?;
-            let items: String = row.try_get("items")?;
+        for (version, items) in rows {
             match serde_json::from_str::<Vec<Value>>(&items) {
                 Ok(items) => {
                     states.insert(version, items);
@@ -150,7 +144,7 @@ impl Scoped<'_> {
         .bind(&items)
         .execute(&mut *tx)
         .await?;
-        let kept = sqlx::query(
+        let kept: Vec<(String, i64)> = sqlx::query_as(
             "SELECT version_id, bytes FROM reasoning_states WHERE conversation_id = $1 AND user_id = $2 \
              ORDER BY created_at DESC, version_id DESC",
         )
@@ -159,10 +153,9 @@ impl Scoped<'_> {
         .fetch_all(&mut *tx)
         .await?;
         let mut total = 0usize;
-        for row in kept {
-            total += usize::try_from(row.try_get::<i64, _>("bytes")?).unwrap_or(usize::MAX);
+        for (version, bytes) in kept {
+            total += usize::try_from(bytes).unwrap_or(usize::MAX);
             if total > max_bytes {
-                let version: String = row.try_get("version_id")?;
                 sqlx::query("DELETE FROM reasoning_states WHERE version_id = $1 AND user_id = $2")
                     .bind(&version)
                     .bind(self.user_id())
@@ -176,14 +169,13 @@ impl Scoped<'_> {
 
     /// Bytes of reasoning state `conversation` keeps (for the cap's tests and the figures).
     pub async fn reasoning_state_bytes(&self, conversation: &str) -> Result<i64, StoreError> {
-        let row = sqlx::query(
+        Ok(sqlx::query_scalar(
             "SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) AS total FROM reasoning_states \
              WHERE conversation_id = $1 AND user_id = $2",
         )
         .bind(conversation)
         .bind(self.user_id())
         .fetch_one(self.pool())
-        .await?;
-        Ok(row.try_get("total")?)
+        .await?)
     }
 }

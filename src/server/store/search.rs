@@ -6,8 +6,6 @@
 //! trigger). On PostgreSQL `search_index` is an ordinary table with btree indexes on the same
 //! columns. Either way an entry is found by an index, never by reading the whole index.
 
-use sqlx::Row;
-
 use super::index::{kind_name, rows, unindex, Arg, Entry, PG_INDEXED_CHARS, ROWS_PER_STATEMENT};
 use super::scope::Scoped;
 use super::{Backend, StoreError};
@@ -170,7 +168,7 @@ impl Scoped<'_> {
                     .map(|w| format!("\"{w}\""))
                     .collect::<Vec<_>>()
                     .join(" ");
-                sqlx::query(&format!(
+                sqlx::query_as::<_, HitRow>(&format!(
                     "SELECT s.kind, s.message_id, s.conversation_id, c.title, snippet(search_index, 0, char(57344), char(57345), '…', 12) AS snippet \
                      FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
                      WHERE search_index MATCH $1 AND s.user_id = $2 AND c.user_id = $2 AND c.deleted_at IS NULL AND s.kind IN {kinds} \
@@ -183,7 +181,7 @@ impl Scoped<'_> {
                 .await?
             }
             Backend::Postgres => {
-                sqlx::query(&format!(
+                sqlx::query_as::<_, HitRow>(&format!(
                     "SELECT s.kind, s.message_id, s.conversation_id, c.title, \
                      ts_headline('simple', s.body, plainto_tsquery('simple', $1), 'StartSel=' || chr(57344) || ', StopSel=' || chr(57345) || ', MaxWords=24, MinWords=8') AS snippet \
                      FROM search_index s JOIN conversations c ON c.id = s.conversation_id \
@@ -197,23 +195,32 @@ impl Scoped<'_> {
                 .await?
             }
         };
-        rows.iter()
-            .map(|r| {
-                let kind: String = r.try_get("kind")?;
-                Ok(SearchHit {
-                    conversation_id: r.try_get("conversation_id")?,
-                    conversation_title: r.try_get("title")?,
-                    message_id: r.try_get("message_id")?,
-                    kind: match kind.as_str() {
-                        "thinking" => HitKind::Thinking,
-                        "question" => HitKind::Question,
-                        _ => HitKind::Answer,
-                    },
-                    snippet: snippet_parts(&r.try_get::<String, _>("snippet")?),
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(Into::into)
+        Ok(rows.into_iter().map(SearchHit::from).collect())
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct HitRow {
+    kind: String,
+    message_id: String,
+    conversation_id: String,
+    title: String,
+    snippet: String,
+}
+
+impl From<HitRow> for SearchHit {
+    fn from(r: HitRow) -> Self {
+        SearchHit {
+            conversation_id: r.conversation_id,
+            conversation_title: r.title,
+            message_id: r.message_id,
+            kind: match r.kind.as_str() {
+                "thinking" => HitKind::Thinking,
+                "question" => HitKind::Question,
+                _ => HitKind::Answer,
+            },
+            snippet: snippet_parts(&r.snippet),
+        }
     }
 }
 

@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::{Executor, Row};
+use sqlx::Executor;
 
 use super::scope::Scoped;
 use super::{now_ms, Backend, Store, StoreError};
@@ -82,17 +82,16 @@ impl Scoped<'_> {
         if self.backend() != Backend::Postgres {
             return Ok(false);
         }
-        let found = sqlx::query(
+        let found: Option<String> = sqlx::query_scalar(
             "SELECT id FROM running_turns WHERE id = $1 AND user_id = $2 AND ended_at IS NULL",
         )
         .bind(id)
         .bind(self.user_id())
         .fetch_optional(self.pool())
         .await?;
-        let Some(row) = found else {
+        let Some(id) = found else {
             return Ok(false);
         };
-        let id: String = row.try_get("id")?;
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(CHANNEL)
             .bind(format!("{command}:{id}"))
@@ -107,19 +106,16 @@ impl Scoped<'_> {
         if self.backend() != Backend::Postgres {
             return Ok(None);
         }
-        let found = sqlx::query(
+        let found: Option<(i64, Option<i64>)> = sqlx::query_as(
             "SELECT started_at, ended_at FROM running_turns WHERE id = $1 AND user_id = $2",
         )
         .bind(id)
         .bind(self.user_id())
         .fetch_optional(self.pool())
         .await?;
-        let Some(row) = found else {
-            return Ok(None);
-        };
-        Ok(Some(SharedTurn {
-            started_at: row.try_get("started_at")?,
-            ended: row.try_get::<Option<i64>, _>("ended_at")?.is_some(),
+        Ok(found.map(|(started_at, ended_at)| SharedTurn {
+            started_at,
+            ended: ended_at.is_some(),
         }))
     }
 }
@@ -227,7 +223,7 @@ impl SharedTurns {
         }
         let turns: Vec<&str> = cursors.iter().map(|(t, _)| t.as_str()).collect();
         let after: Vec<i64> = cursors.iter().map(|(_, a)| *a as i64).collect();
-        let rows = sqlx::query(
+        let rows: Vec<(String, i64, String, bool)> = sqlx::query_as(
             "SELECT e.turn_id, e.seq, e.frame, e.last FROM turn_events e \
              JOIN UNNEST($1::text[], $2::bigint[]) AS c(turn_id, after) \
              ON e.turn_id = c.turn_id AND e.seq > c.after ORDER BY e.turn_id, e.seq",
@@ -236,17 +232,15 @@ impl SharedTurns {
         .bind(&after)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(StoredFrame {
-                    turn: r.try_get("turn_id")?,
-                    seq: r.try_get::<i64, _>("seq")?.max(0) as u64,
-                    frame: r.try_get("frame")?,
-                    last: r.try_get("last")?,
-                })
+        Ok(rows
+            .into_iter()
+            .map(|(turn, seq, frame, last)| StoredFrame {
+                turn,
+                seq: seq.max(0) as u64,
+                frame,
+                last,
             })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+            .collect())
     }
 
     /// Which of `ids` ended before `before` (ms), or are gone.
@@ -254,18 +248,14 @@ impl SharedTurns {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query(
+        Ok(sqlx::query_scalar(
             "SELECT c.id FROM UNNEST($1::text[]) AS c(id) LEFT JOIN running_turns t ON t.id = c.id \
              WHERE t.id IS NULL OR t.ended_at < $2",
         )
         .bind(ids)
         .bind(before)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| r.try_get::<String, _>("id"))
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(StoreError::from)
+        .await?)
     }
 
     /// Notes that viewers on this replica watch `ids` now (for `PONDER_ORPHAN_TURNS=stop`).
@@ -283,13 +273,12 @@ impl SharedTurns {
 
     /// True when a viewer on another replica watched turn `id` since `since` (ms).
     pub async fn watched_since(&self, id: &str, since: i64) -> Result<bool, StoreError> {
-        let row = sqlx::query("SELECT watched_at FROM running_turns WHERE id = $1")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row
-            .and_then(|r| r.try_get::<Option<i64>, _>("watched_at").ok().flatten())
-            .is_some_and(|at| at >= since))
+        let watched: Option<Option<i64>> =
+            sqlx::query_scalar("SELECT watched_at FROM running_turns WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(watched.flatten().is_some_and(|at| at >= since))
     }
 
     /// This replica is alive now. False when its row had been removed (it was taken for
@@ -361,16 +350,14 @@ impl SharedTurns {
         .bind(timeout.as_millis() as i64)
         .execute(&self.pool)
         .await?;
-        let orphans = sqlx::query(
+        let orphans: Vec<(String, Option<String>)> = sqlx::query_as(
             "SELECT id, version_id FROM running_turns t WHERE ended_at IS NULL AND replica <> '' \
              AND NOT EXISTS (SELECT 1 FROM replicas r WHERE r.id = t.replica)",
         )
         .fetch_all(&self.pool)
         .await?;
         let mut ended = Vec::new();
-        for row in &orphans {
-            let id: String = row.try_get("id")?;
-            let version: Option<String> = row.try_get("version_id")?;
+        for (id, version) in orphans {
             let mut tx = self.pool.begin().await?;
             let claimed = sqlx::query(
                 "UPDATE running_turns SET ended_at = $1 WHERE id = $2 AND ended_at IS NULL",
@@ -397,15 +384,15 @@ impl SharedTurns {
                 .execute(&mut *tx)
                 .await?;
             }
-            let log = sqlx::query(
+            let (newest, over): (i64, bool) = sqlx::query_as(
                 "SELECT COALESCE(MAX(seq), 0) AS newest, COALESCE(BOOL_OR(last), FALSE) AS over \
                  FROM turn_events WHERE turn_id = $1",
             )
             .bind(&id)
             .fetch_one(&mut *tx)
             .await?;
-            if !log.try_get::<bool, _>("over")? {
-                let seq = log.try_get::<i64, _>("newest")?.max(0) as u64 + 1;
+            if !over {
+                let seq = newest.max(0) as u64 + 1;
                 sqlx::query(
                     "INSERT INTO turn_events (turn_id, seq, frame, last) VALUES ($1, $2, $3, TRUE) \
                      ON CONFLICT DO NOTHING",

@@ -13,8 +13,8 @@ use crate::domain::history::VersionStatus;
 use crate::domain::rich::cite_marker;
 use crate::domain::{Failure, SourceRef, ToolStep, TurnEvent};
 use crate::server::store::identity::Identity;
+use crate::server::store::records::{AnswerRecord, AnswerSlot, BlockRecord};
 use crate::server::store::replay::{KeptState, Provenance};
-use crate::server::store::scope::{AnswerRecord, AnswerSlot, BlockRecord};
 use crate::server::store::{now_ms, Store};
 
 /// How often a streaming answer is written at most.

@@ -1,0 +1,470 @@
+//! The messages of a conversation: the reader's questions and edits, the answers a turn opens
+//! and writes, their versions and the reader's choices on their thinking blocks.
+
+use super::ids::new_id;
+use super::index::{unindex, Arg};
+use super::records::{AnswerRecord, AnswerSlot};
+use super::scope::{found, kind_name, lock_conversation, role_name, role_of, words, Scoped};
+use super::{now_ms, Backend, StoreError};
+use crate::domain::history::{HitKind, VersionStatus};
+use crate::domain::{ReasoningSettings, Role};
+
+impl Scoped<'_> {
+    /// A block's reasoning text, loaded when the reader opens it.
+    pub async fn block_text(&self, block: &str) -> Result<String, StoreError> {
+        sqlx::query_scalar("SELECT text FROM thinking_blocks WHERE id = $1 AND user_id = $2")
+            .bind(block)
+            .bind(self.user_id())
+            .fetch_optional(self.pool())
+            .await?
+            .ok_or(StoreError::NotFound)
+    }
+
+    /// Keeps the reader's open/closed choice for a block.
+    pub async fn set_block_open(&self, block: &str, open: Option<bool>) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE thinking_blocks SET reader_open = $1 WHERE id = $2 AND user_id = $3",
+        )
+        .bind(open.map(i64::from))
+        .bind(block)
+        .bind(self.user_id())
+        .execute(self.pool())
+        .await?;
+        found(done.rows_affected())
+    }
+
+    /// Keeps the reader's choice for the block at `index` of version `version` of `message`
+    /// (a block streamed on the page does not know its id).
+    pub async fn set_block_open_at(
+        &self,
+        message: &str,
+        version: usize,
+        index: usize,
+        open: Option<bool>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE thinking_blocks SET reader_open = $1 WHERE user_id = $2 AND idx = $3 AND version_id = \
+             (SELECT id FROM message_versions WHERE message_id = $4 AND idx = $5 AND user_id = $2)",
+        )
+        .bind(open.map(i64::from))
+        .bind(self.user_id())
+        .bind(index as i64)
+        .bind(message)
+        .bind(version as i64)
+        .execute(self.pool())
+        .await?;
+        found(done.rows_affected())
+    }
+
+    /// Shows another version of a message.
+    pub async fn set_active_version(
+        &self,
+        message: &str,
+        version: usize,
+    ) -> Result<(), StoreError> {
+        let count: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) AS n FROM message_versions WHERE message_id = $1 AND user_id = $2",
+        )
+        .bind(message)
+        .bind(self.user_id())
+        .fetch_one(self.pool())
+        .await?;
+        if count == 0 {
+            return Err(StoreError::NotFound);
+        }
+        if version as i64 >= count {
+            return Err(StoreError::Conflict(format!(
+                "that message has {count} versions"
+            )));
+        }
+        sqlx::query("UPDATE messages SET active_version = $1 WHERE id = $2 AND user_id = $3")
+            .bind(version as i64)
+            .bind(message)
+            .bind(self.user_id())
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    pub(super) async fn message_position(
+        &self,
+        conversation: &str,
+        message: &str,
+    ) -> Result<(i64, Role), StoreError> {
+        let (position, role): (i64, String) = sqlx::query_as(
+            "SELECT position, role FROM messages WHERE id = $1 AND conversation_id = $2 AND user_id = $3",
+        )
+        .bind(message)
+        .bind(conversation)
+        .bind(self.user_id())
+        .fetch_optional(self.pool())
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        Ok((position, role_of(&role)))
+    }
+
+    /// Removes at once messages this request has just added, for the same reason.
+    pub async fn discard_messages(
+        &self,
+        conversation: &str,
+        messages: &[&str],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        for message in messages {
+            unindex(
+                &mut tx,
+                self.backend(),
+                "message_id = $1 AND user_id = $2",
+                &[Arg::Text(message), Arg::Text(self.user_id())],
+            )
+            .await?;
+            sqlx::query(
+                "DELETE FROM messages WHERE id = $1 AND conversation_id = $2 AND user_id = $3",
+            )
+            .bind(*message)
+            .bind(conversation)
+            .bind(self.user_id())
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Stores the reader's message at the end of the conversation, or as a new version of the
+    /// message `edit_of` (what followed it is dropped: history stays linear). Returns its id.
+    pub async fn add_user_message(
+        &self,
+        conversation: &str,
+        content: &str,
+        edit_of: Option<&str>,
+    ) -> Result<String, StoreError> {
+        self.owns_conversation(conversation).await?;
+        let now = now_ms();
+        let mut tx = self.pool().begin().await?;
+        lock_conversation(&mut tx, conversation).await?;
+        let message_id = match edit_of {
+            Some(message) => {
+                let (position, role) = self.message_position(conversation, message).await?;
+                if role != Role::User {
+                    return Err(StoreError::Conflict(
+                        "only your own messages can be edited".into(),
+                    ));
+                }
+                let next = next_version(&mut tx, message).await?;
+                insert_version(
+                    &mut tx,
+                    message,
+                    self.user_id(),
+                    next,
+                    content,
+                    VersionStatus::Done,
+                    now,
+                )
+                .await?;
+                sqlx::query("UPDATE messages SET active_version = $1 WHERE id = $2")
+                    .bind(next)
+                    .bind(message)
+                    .execute(&mut *tx)
+                    .await?;
+                unindex(
+                    &mut tx,
+                    self.backend(),
+                    "message_id IN \
+                     (SELECT id FROM messages WHERE conversation_id = $1 AND position > $2)",
+                    &[Arg::Text(conversation), Arg::Int(position)],
+                )
+                .await?;
+                sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND position > $2")
+                    .bind(conversation)
+                    .bind(position)
+                    .execute(&mut *tx)
+                    .await?;
+                message.to_string()
+            }
+            None => {
+                let id = new_id();
+                insert_message(&mut tx, conversation, self.user_id(), &id, Role::User, now).await?;
+                insert_version(
+                    &mut tx,
+                    &id,
+                    self.user_id(),
+                    0,
+                    content,
+                    VersionStatus::Done,
+                    now,
+                )
+                .await?;
+                id
+            }
+        };
+        self.index_in(
+            &mut tx,
+            &message_id,
+            &message_id,
+            HitKind::Question,
+            conversation,
+            content,
+        )
+        .await?;
+        self.touch_in(&mut tx, conversation).await?;
+        tx.commit().await?;
+        Ok(message_id)
+    }
+
+    /// Opens the answer to the conversation's last message, or a new version of the assistant
+    /// message `regenerate` (earlier versions are kept).
+    pub async fn start_answer(
+        &self,
+        conversation: &str,
+        regenerate: Option<&str>,
+        model: &str,
+        settings: ReasoningSettings,
+        turn: Option<&str>,
+    ) -> Result<AnswerSlot, StoreError> {
+        self.owns_conversation(conversation).await?;
+        let now = now_ms();
+        let mut tx = self.pool().begin().await?;
+        lock_conversation(&mut tx, conversation).await?;
+        let (message_id, version) = match regenerate {
+            Some(message) => {
+                let (_, role) = self.message_position(conversation, message).await?;
+                if role != Role::Assistant {
+                    return Err(StoreError::Conflict(
+                        "only an answer can be regenerated".into(),
+                    ));
+                }
+                let next = next_version(&mut tx, message).await?;
+                sqlx::query("UPDATE messages SET active_version = $1 WHERE id = $2")
+                    .bind(next)
+                    .bind(message)
+                    .execute(&mut *tx)
+                    .await?;
+                (message.to_string(), next)
+            }
+            None => {
+                let id = new_id();
+                insert_message(
+                    &mut tx,
+                    conversation,
+                    self.user_id(),
+                    &id,
+                    Role::Assistant,
+                    now,
+                )
+                .await?;
+                (id, 0)
+            }
+        };
+        let version_id = insert_version(
+            &mut tx,
+            &message_id,
+            self.user_id(),
+            version,
+            "",
+            VersionStatus::Streaming,
+            now,
+        )
+        .await?;
+        let thinking = settings.thinking.map(i64::from);
+        let effort = settings.effort.map(|e| e.as_str());
+        sqlx::query(
+            "UPDATE message_versions SET model = $1, thinking = $2, effort = $3, turn_id = $5 WHERE id = $4",
+        )
+        .bind(model)
+        .bind(thinking)
+        .bind(effort)
+        .bind(&version_id)
+        .bind(turn)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE conversations SET model = $1, thinking = $2, effort = $3 WHERE id = $4 AND user_id = $5",
+        )
+        .bind(model)
+        .bind(thinking)
+        .bind(effort)
+        .bind(conversation)
+        .bind(self.user_id())
+        .execute(&mut *tx)
+        .await?;
+        self.touch_in(&mut tx, conversation).await?;
+        tx.commit().await?;
+        Ok(AnswerSlot {
+            conversation_id: conversation.to_string(),
+            message_id,
+            version_id,
+            version: version as usize,
+        })
+    }
+
+    /// Writes an answer's state as it streams and at its end; a final state also enters the
+    /// search index.
+    pub async fn save_answer(
+        &self,
+        slot: &AnswerSlot,
+        answer: &AnswerRecord,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        if answer.status == VersionStatus::Streaming && self.backend() == Backend::Postgres {
+            // A state the next second overwrites need not wait for the disk; the final one does.
+            sqlx::query("SET LOCAL synchronous_commit = off")
+                .execute(&mut *tx)
+                .await?;
+        }
+        let done = sqlx::query(
+            "UPDATE message_versions SET content = $1, status = $2, error = $3, retryable = $4, finish_reason = $5, \
+             input_tokens = $6, output_tokens = $7, reasoning_tokens = $8, extras = $11 WHERE id = $9 AND user_id = $10",
+        )
+        .bind(&answer.content)
+        .bind(answer.status.name())
+        .bind(answer.error.as_ref().map(|e| e.message.as_str()))
+        .bind(answer.error.as_ref().map(|e| i64::from(e.retryable)))
+        .bind(answer.finish_reason.as_deref())
+        .bind(answer.input_tokens.map(|n| n as i64))
+        .bind(answer.output_tokens.map(|n| n as i64))
+        .bind(answer.reasoning_tokens.map(|n| n as i64))
+        .bind(&slot.version_id)
+        .bind(self.user_id())
+        .bind(answer.extras.with_error(answer.error.as_ref()).write())
+        .execute(&mut *tx)
+        .await?;
+        found(done.rows_affected())?;
+        for (idx, block) in answer.blocks.iter().enumerate() {
+            let updated = sqlx::query(
+                "UPDATE thinking_blocks SET kind = $1, text = $2, chars = $3, words = $4, started_at = $5, duration_ms = $6, interrupted = $7, cut_short = $10 \
+                 WHERE version_id = $8 AND idx = $9",
+            )
+            .bind(kind_name(block.kind))
+            .bind(&block.text)
+            .bind(block.text.chars().count() as i64)
+            .bind(words(&block.text))
+            .bind(block.started_at)
+            .bind(block.duration_ms.map(|d| d as i64))
+            .bind(i64::from(block.interrupted))
+            .bind(&slot.version_id)
+            .bind(idx as i64)
+            .bind(i64::from(block.cut_short))
+            .execute(&mut *tx)
+            .await?;
+            if updated.rows_affected() == 0 {
+                sqlx::query(
+                    "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, started_at, duration_ms, interrupted, cut_short) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                )
+                .bind(new_id())
+                .bind(&slot.version_id)
+                .bind(self.user_id())
+                .bind(idx as i64)
+                .bind(kind_name(block.kind))
+                .bind(&block.text)
+                .bind(block.text.chars().count() as i64)
+                .bind(words(&block.text))
+                .bind(block.started_at)
+                .bind(block.duration_ms.map(|d| d as i64))
+                .bind(i64::from(block.interrupted))
+                .bind(i64::from(block.cut_short))
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        if answer.status != VersionStatus::Streaming {
+            self.index_in(
+                &mut tx,
+                &slot.version_id,
+                &slot.message_id,
+                HitKind::Answer,
+                &slot.conversation_id,
+                &answer.content,
+            )
+            .await?;
+            let blocks: Vec<(String, String)> = sqlx::query_as(
+                "SELECT id, text FROM thinking_blocks WHERE version_id = $1 AND user_id = $2",
+            )
+            .bind(&slot.version_id)
+            .bind(self.user_id())
+            .fetch_all(&mut *tx)
+            .await?;
+            for (id, text) in blocks {
+                self.index_in(
+                    &mut tx,
+                    &id,
+                    &slot.message_id,
+                    HitKind::Thinking,
+                    &slot.conversation_id,
+                    &text,
+                )
+                .await?;
+            }
+            self.touch_in(&mut tx, &slot.conversation_id).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+async fn insert_message(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    conversation: &str,
+    user: &str,
+    id: &str,
+    role: Role,
+    now: i64,
+) -> Result<(), StoreError> {
+    let next: i64 = sqlx::query_scalar(
+        "SELECT COALESCE(MAX(position), -1) + 1 AS next FROM messages WHERE conversation_id = $1",
+    )
+    .bind(conversation)
+    .fetch_one(&mut **tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO messages (id, conversation_id, user_id, position, role, active_version, created_at) VALUES ($1, $2, $3, $4, $5, 0, $6)",
+    )
+    .bind(id)
+    .bind(conversation)
+    .bind(user)
+    .bind(next)
+    .bind(role_name(role))
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+pub(super) async fn insert_version(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    message: &str,
+    user: &str,
+    idx: i64,
+    content: &str,
+    status: VersionStatus,
+    now: i64,
+) -> Result<String, StoreError> {
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO message_versions (id, message_id, user_id, idx, content, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&id)
+    .bind(message)
+    .bind(user)
+    .bind(idx)
+    .bind(content)
+    .bind(status.name())
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(id)
+}
+
+/// The index the next version of `message` takes: how many it has.
+async fn next_version(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    message: &str,
+) -> Result<i64, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) AS n FROM message_versions WHERE message_id = $1")
+            .bind(message)
+            .fetch_one(&mut **tx)
+            .await?,
+    )
+}
