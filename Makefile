@@ -23,7 +23,7 @@ ESBUILD_VERSION := 0.28.2
 WASM_SPLIT_VERSION := 0.2.4
 ADDR ?= 127.0.0.1:3000
 
-.PHONY: help run test build site assets server screenshots size-check bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
+.PHONY: help run test build site assets server screenshots size-check corpus-check bench-server bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
 help:
@@ -188,7 +188,13 @@ size-check: build
 	  && echo "first-load assets, brotli: $$((total / 1024)) KB (budget $(SIZE_BUDGET_KB) KB)" \
 	  && [ $$total -le $$(( $(SIZE_BUDGET_KB) * 1024 )) ] || { echo "over the size budget"; exit 1; }
 
-test: tools tools-e2e tools-db fmt-check clippy unit e2e size-check ops-check
+# The release binary carries no benchmark corpus: a line of the `[perf]` code text must not be in it.
+corpus-check: server
+	@! grep -qF 'Error::Exhausted { at: step }' target/release/ponder \
+	  || { echo "the [perf] bench corpus is in the release binary"; exit 1; }
+	@echo "release binary: no bench corpus"
+
+test: tools tools-e2e tools-db fmt-check clippy unit e2e size-check corpus-check ops-check
 
 ## ---------- deployment checks (no Docker engine needed) ----------
 
@@ -326,8 +332,15 @@ bench-resume: tools-db tools-e2e build
 	    $(BENCH) --bench load -- --no-litellm --only replicas --database "$$PONDER_BENCH_PG/replicas"'
 	cd end2end && node bench/reattach.mjs
 
-bench-ui: tools-e2e build
-	cd end2end && node bench/ui-stream.mjs
+# The server with the `[perf]` corpus (the bench-corpus feature), beside the release one:
+# target/release/ponder-bench. The release build is linked back at the end (cargo has both).
+bench-server: server
+	cargo build --bin ponder --no-default-features --features ssr,bench-corpus --release
+	cp target/release/ponder target/release/ponder-bench
+	$(MAKE) --no-print-directory server
+
+bench-ui: tools-e2e build bench-server
+	cd end2end && PONDER_BIN=target/release/ponder-bench node bench/ui-stream.mjs
 
 # The model picker over a 5,000-model list: opening, each keystroke, the longest task
 # (end2end/bench/model-picker.mjs; RUNS=5, MODELS=5000).

@@ -43,7 +43,7 @@ export async function startServer(env = {}) {
     return { url: process.env.PONDER_URL, demoUrl: process.env.PONDER_DEMO_URL, stop() {} };
   }
   const [port, demoPort] = [await freePort(), await freePort()];
-  const child = spawn(resolve(ROOT, "target/release/ponder"), [], {
+  const child = spawn(resolve(ROOT, process.env.PONDER_BIN ?? "target/release/ponder"), [], {
     cwd: ROOT,
     env: {
       ...process.env,

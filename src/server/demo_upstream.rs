@@ -28,6 +28,7 @@ pub mod framing;
 mod handlers;
 mod interactions;
 pub mod pacer;
+#[cfg(feature = "bench-corpus")]
 mod perf;
 pub mod reasoning;
 pub mod replay;

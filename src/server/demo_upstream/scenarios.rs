@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "bench-corpus")]
 use super::perf;
 
 /// What the demo model does for one request, chosen by a tag in the last user message.
@@ -60,7 +61,9 @@ pub enum Scenario {
     /// `[hidden]`: reasons with its display omitted (a signature only), then answers.
     Omitted,
     /// `[perf]`: about 100 KB of markdown reasoning, then 50 KB of answer, at 200 deltas a
-    /// second whatever the token delay: the load the UI benchmark measures.
+    /// second whatever the token delay: the load the UI benchmark measures (only in a
+    /// `bench-corpus` build).
+    #[cfg(feature = "bench-corpus")]
     Perf,
     /// `[code]`: code blocks in several languages (and one the highlighter does not know).
     Code,
@@ -69,6 +72,7 @@ pub enum Scenario {
     Math,
     /// `[perf-rich]`: `[perf]` with formulas in its prose and code in several languages: the
     /// load of the UI benchmark's rich variant (typesetting and highlighting on the way).
+    #[cfg(feature = "bench-corpus")]
     PerfRich,
     /// `[tools]`: thinks, searches the web (the results are sources), thinks again, runs code,
     /// then answers citing two of the sources: tool steps between thinking blocks.
@@ -103,10 +107,11 @@ pub const MATH_THINKING: &str = "The area under $y = x^2$ from 0 to 1 is \\(\\in
 pub const MATH_ANSWER: &str = "The integral is $\\int_0^1 x^2\\,dx = \\frac{1}{3}$, and by Pythagoras \\(a^2 + b^2 = c^2\\).\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$\n\n\\[ E = mc^2 \\]\n\nIt costs $5 and $10 at most.\n\nThis one is broken: $\\notacommand{x}$.\n";
 
 impl Scenario {
-    const TAGS: [(&'static str, Scenario); 31] = [
+    const TAGS: &'static [(&'static str, Scenario)] = &[
         ("[bidi]", Scenario::Bidi),
         ("[xss-sources]", Scenario::XssSources),
         ("[tools]", Scenario::Tools),
+        #[cfg(feature = "bench-corpus")]
         ("[perf-rich]", Scenario::PerfRich),
         ("[code]", Scenario::Code),
         ("[math]", Scenario::Math),
@@ -134,6 +139,7 @@ impl Scenario {
         ("[think-open]", Scenario::ThinkOpen),
         ("[redacted]", Scenario::Redacted),
         ("[hidden]", Scenario::Omitted),
+        #[cfg(feature = "bench-corpus")]
         ("[perf]", Scenario::Perf),
     ];
 
@@ -418,10 +424,12 @@ impl Scenario {
             steps.push(Step::Answer(" end of the hostile answer.".into()));
             ok(steps)
         }
+        #[cfg(feature = "bench-corpus")]
         Scenario::Perf => Script {
             pace: Some(PERF_PACE),
             ..ok(vec![Step::Think(perf::thinking()), Step::Answer(perf::answer())])
         },
+        #[cfg(feature = "bench-corpus")]
         Scenario::PerfRich => Script {
             pace: Some(PERF_PACE),
             ..ok(vec![Step::Think(perf::rich_thinking()), Step::Answer(perf::rich_answer())])
@@ -447,6 +455,7 @@ impl Scenario {
 }
 
 /// `[perf]`'s pause between chunks: 200 deltas a second.
+#[cfg(feature = "bench-corpus")]
 const PERF_PACE: Duration = Duration::from_millis(5);
 
 /// The XSS corpus the renderer is tested on (records start with a `----8<---- label` line).
@@ -562,6 +571,7 @@ mod tests {
         assert_eq!(thirds("日本語"), ["日", "本", "語"]);
     }
 
+    #[cfg(feature = "bench-corpus")]
     #[test]
     fn the_perf_scenario_streams_its_texts_word_by_word_at_its_own_pace() {
         let script = script("bench [perf]");
