@@ -1,6 +1,6 @@
 # Ponder — every set-up step lives here, idempotent: a second run skips what is already done.
 #   make run    install what is missing, build, serve on http://127.0.0.1:3000
-#   make test   install what is missing, then every check (fmt, clippy ×2, Rust tests, Playwright,
+#   make test   install what is missing, then every check (docs links, fmt, clippy ×2, Rust tests, Playwright,
 #               compose.yaml, Dockerfile lint, container smoke test)
 #   make bench  benchmarks (not part of make test)
 #   make docs   the book (docs/) into target/book; make docs-check checks its links (in make test)
@@ -32,7 +32,6 @@ ADDR ?= 127.0.0.1:3000
 help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
 	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright, ops checks"
-	@echo "make docs   the book (docs/) built into target/book (installs mdBook from crates.io)"
 	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME, --stored), the page in Chromium (bench-ui, RUNS=5), the history store (bench-history), the first load (bench-size), resumable turns (bench-resume)"
 
 ## ---------- tools (each skipped when present) ----------
