@@ -1,7 +1,7 @@
 # Ponder — every set-up step lives here, idempotent: a second run skips what is already done.
 #   make run    install what is missing, build, serve on http://127.0.0.1:3000
-#   make test   install what is missing, then every check (docs links, fmt, clippy ×2, Rust tests, Playwright,
-#               compose.yaml, Dockerfile lint, container smoke test)
+#   make test   install what is missing, then every check (docs links, fmt, clippy ×2, Rust tests,
+#               Playwright, compose.yaml, Dockerfile lint, container smoke test)
 #   make bench  benchmarks (not part of make test)
 #   make docs   the book (docs/) into target/book; make docs-check checks its links (in make test)
 # No step downloads from GitHub: tools come from crates.io, npm and Debian (see the book:
