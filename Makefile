@@ -1,9 +1,11 @@
 # Ponder — every set-up step lives here, idempotent: a second run skips what is already done.
 #   make run    install what is missing, build, serve on http://127.0.0.1:3000
-#   make test   install what is missing, then every check (fmt, clippy ×2, Rust tests, Playwright,
-#               compose.yaml, Dockerfile lint, container smoke test)
+#   make test   install what is missing, then every check (docs links, fmt, clippy ×2, Rust tests,
+#               Playwright, compose.yaml, Dockerfile lint, container smoke test)
 #   make bench  benchmarks (not part of make test)
-# No step downloads from GitHub: tools come from crates.io, npm and Debian (see README).
+#   make docs   the book (docs/) into target/book; make docs-check checks its links (in make test)
+# No step downloads from GitHub: tools come from crates.io, npm and Debian (see the book:
+# docs/src/operator/building.md).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -24,6 +26,7 @@ WASM_SPLIT_VERSION := 0.2.4
 ADDR ?= 127.0.0.1:3000
 
 .PHONY: help run test build site assets server screenshots size-check corpus-check bench-server bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
+.PHONY: tools-docs docs docs-check
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
 help:
@@ -179,7 +182,7 @@ screenshots: tools-e2e build
 # The first load's weight as served (brotli): the page's script, the split loader it imports, the
 # main WebAssembly module and the stylesheet (the chunks come later, on first use). The budget is
 # today's size with about 2 % of room, so growth fails the build; the target is 250 KB for the
-# whole first load (see the README's performance section for what it counts).
+# whole first load (see the book's performance chapter, docs/src/performance.md, for what it counts).
 SIZE_BUDGET_KB ?= 213
 
 size-check: build
@@ -194,7 +197,7 @@ corpus-check: server
 	  || { echo "the [perf] bench corpus is in the release binary"; exit 1; }
 	@echo "release binary: no bench corpus"
 
-test: tools tools-e2e tools-db fmt-check clippy unit e2e size-check corpus-check ops-check
+test: docs-check tools tools-e2e tools-db fmt-check clippy unit e2e size-check corpus-check ops-check
 
 ## ---------- deployment checks (no Docker engine needed) ----------
 
@@ -213,7 +216,7 @@ tools-ops:
 
 tools-proxy:
 	@command -v nginx >/dev/null && command -v caddy >/dev/null || { \
-	  echo "installing Debian's nginx and caddy (the README's proxy snippets are run for real)"; \
+	  echo "installing Debian's nginx and caddy (the book's proxy snippets are run for real)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx caddy >/dev/null; }
 
 # compose.yaml with .env.example as its .env, under every profile.
@@ -233,7 +236,8 @@ dockerfile-lint: tools-ops
 container-smoke: build
 	.ci/container-smoke.sh
 
-# The README's nginx and Caddy snippets in front of the release build (.ci/proxy-check.sh).
+# The nginx and Caddy snippets of docs/src/operator/reverse-proxy.md in front of the release build
+# (.ci/proxy-check.sh reads them from there).
 proxy-check: tools-proxy build
 	.ci/proxy-check.sh
 
@@ -242,6 +246,26 @@ ops-check: compose-check dockerfile-lint container-smoke proxy-check
 # The image's size without a Docker engine (downloads Debian's base packages; not in make test).
 image-size: build
 	.ci/image-size.sh
+
+## ---------- the book (docs/) ----------
+
+# mdBook from crates.io, without its serve/watch features; skipped when the pinned version is
+# already installed. The book is built into target/book; make docs-check needs no mdBook.
+MDBOOK_VERSION := 0.5.4
+
+tools-docs:
+	@if ! mdbook --version 2>/dev/null | grep -qx "mdbook v$(MDBOOK_VERSION)"; then \
+	  echo "installing mdbook $(MDBOOK_VERSION) from crates.io"; \
+	  nice -n 10 cargo install mdbook --locked --version $(MDBOOK_VERSION) --no-default-features --features search; \
+	fi
+
+docs: tools-docs
+	mdbook build docs
+	@echo "the book: target/book/index.html"
+
+# Every relative link and #anchor in README.md and docs/src/, and SUMMARY.md against the chapters.
+docs-check:
+	python3 .ci/doc-links.py
 
 ## ---------- fuzzing (not in make test) ----------
 

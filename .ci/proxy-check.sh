@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The README's nginx and Caddy snippets, run for real in front of the release build: at the
-# root and under /ponder/. Through each proxy: the page and its wasm (compressed by the proxy),
-# and a turn whose model is silent for 3 s: the keep-alive comments must arrive while it is
-# silent (nothing buffers the stream) and the stream must not be compressed.
+# The nginx and Caddy snippets of docs/src/operator/reverse-proxy.md, read from that chapter and
+# run for real in front of the release build: at the root and under /ponder/. Through each
+# proxy: the page and its wasm (compressed by the proxy), and a turn whose model is silent for
+# 3 s: the keep-alive comments must arrive while it is silent (nothing buffers the stream) and
+# the stream must not be compressed.
 # Needs Debian's nginx and caddy (make tools-proxy installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,33 +40,23 @@ start_ponder "" "$root_port"
 sub_port=$(free_port)
 start_ponder /ponder "$sub_port"
 
-# ---- the snippets as the README shows them (the upstream is ponder:3000 there) ----
-nginx_proxy='    proxy_pass http://ponder:3000;
-    proxy_http_version 1.1;
-    proxy_set_header Connection "";
-    proxy_set_header Host $host;
-    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-    proxy_set_header X-Forwarded-Proto $scheme;
-    proxy_buffering off;
-    proxy_read_timeout 1h;'
-nginx_root=$(printf 'location / {\n%s\n}' "$nginx_proxy")
-nginx_sub=$(printf 'location /ponder/ {\n%s\n}' "$nginx_proxy")
-nginx_gzip='gzip on;
-gzip_types text/css text/javascript application/javascript application/wasm image/svg+xml;'
-caddy_root='reverse_proxy ponder:3000'
-caddy_sub='handle /ponder* {
-    reverse_proxy ponder:3000
-}'
-caddy_encode='encode {
-    gzip
-    match {
-        header Content-Type text/html*
-        header Content-Type text/css*
-        header Content-Type text/javascript*
-        header Content-Type application/wasm
-        header Content-Type image/svg+xml*
-    }
-}'
+# ---- the snippets as docs/src/operator/reverse-proxy.md shows them (the upstream is ponder:3000
+# there): each is the fenced block after its "<!-- proxy-check: NAME -->" comment ----
+doc=docs/src/operator/reverse-proxy.md
+snippet() { # name
+  awk -v marker="<!-- proxy-check: $1 -->" '
+    $0 == marker { found = 1; next }
+    found && /^```/ { if (inside) exit; inside = 1; next }
+    inside { print }
+  ' "$doc"
+}
+for name in nginx_root nginx_gzip caddy_root caddy_sub caddy_encode; do
+  printf -v "$name" '%s' "$(snippet "$name")"
+  [ -n "${!name}" ] || fail "no snippet $name in $doc"
+done
+# Under /ponder/ nginx takes the same block with its location changed, as the book says.
+[[ $nginx_root == "location / {"$'\n'* ]] || fail "$doc: nginx_root does not start with 'location / {'"
+nginx_sub="location /ponder/ {${nginx_root#location / \{}"
 
 if [ "${1:-}" = "--print" ]; then
   printf '# nginx, at the root\n%s\n\n# nginx, under /ponder/\n%s\n\n# nginx, compression that leaves the event stream alone (http or server block)\n%s\n\n' \

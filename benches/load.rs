@@ -750,7 +750,8 @@ fn database_url() -> String {
 }
 
 /// nginx in the foreground with its own prefix under target/bench, proxying to the stub the way
-/// the README's snippet proxies to Ponder (HTTP/1.1, no buffering), keep-alive to the upstream.
+/// the snippet in `docs/src/operator/reverse-proxy.md` proxies to Ponder (HTTP/1.1, no
+/// buffering), keep-alive to the upstream.
 async fn start_nginx(stub: SocketAddr) -> Res<Server> {
     let dir = out_dir().join(format!("nginx-{}", now_ns()));
     std::fs::create_dir_all(dir.join("logs")).map_err(|e| e.to_string())?;

@@ -89,7 +89,8 @@ pub struct DemoConfig {
     pub token_delay: Duration,
 }
 
-/// Ponder's whole configuration. See the README for every variable.
+/// Ponder's whole configuration. See the book's configuration chapter
+/// (`docs/src/operator/configuration.md`) for every variable.
 #[derive(Clone, PartialEq)]
 pub struct Config {
     pub provider: ProviderKind,

@@ -2,7 +2,8 @@
 //! producing tokens. `make run` uses it when no upstream is configured, and every test talks to
 //! it over real HTTP.
 //!
-//! A tag in the last user message picks a scenario (see [`Scenario`] and the README). Each
+//! A tag in the last user message picks a scenario (see [`Scenario`] and the book's
+//! `docs/src/user/demo-model.md`). Each
 //! scenario is a [`Script`], rendered in the wire format of every provider Ponder speaks:
 //! OpenAI Chat Completions (`POST /v1/chat/completions`), Anthropic Messages (`/v1/messages`),
 //! OpenAI Responses (`/v1/responses`), Gemini (`/v1beta/models/{model}:streamGenerateContent`,

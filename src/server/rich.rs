@@ -1,5 +1,6 @@
 //! Rich content for the page, made on the server: formulas (LaTeX to MathML) and highlighted
-//! code. The page's first load carries neither converter (see the README's first-load figures);
+//! code. The page's first load carries neither converter (see the first-load figures in
+//! `docs/src/performance.md`);
 //! a finished block asks for its formulas or its code once, and the answer goes through the
 //! browser's allow-list like everything else the page shows.
 //!

@@ -1,5 +1,6 @@
 //! Render cost of streamed answers, incremental vs. a full re-render per update. Not a
-//! benchmark gate: it prints figures for the README.
+//! benchmark gate: it prints figures for the book's performance chapter
+//! (`docs/src/performance.md`).
 //!
 //! cargo test --release --no-default-features --features ssr --test markdown -- --ignored --nocapture
 
