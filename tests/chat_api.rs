@@ -150,7 +150,7 @@ async fn a_429_is_retryable_and_says_when() {
     let app = TestApp::spawn(&[]).await;
     let events = app.turn("[429]").await;
     assert!(
-        matches!(&events[..], [TurnEvent::Error(Failure { message, retryable: true, .. })] if message.contains("retry after 7"))
+        matches!(&events[..], [TurnEvent::Error(Failure { message, retryable: true, .. })] if message.contains("Try again in 7 s"))
     );
     let [TurnEvent::Error(failure)] = &events[..] else {
         panic!("{events:?}");

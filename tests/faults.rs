@@ -168,7 +168,7 @@ async fn a_429_is_one_retryable_error_carrying_retry_after() {
     assert_eq!(faulty.len(), 1, "{faulty:#?}");
     let (message, retryable) = error_of(&faulty);
     assert!(message.contains("429"), "{message}");
-    assert!(message.contains("retry after 7 s"), "{message}");
+    assert!(message.contains("Try again in 7 s."), "{message}");
     assert!(message.contains("rate limit"), "{message}");
     assert!(retryable);
     let failure = failure_of(&faulty);

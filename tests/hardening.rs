@@ -90,7 +90,10 @@ async fn a_malformed_body_is_a_400_about_the_request_on_every_endpoint() {
             );
             let message = answer["message"].as_str().unwrap_or_default();
             assert!(
-                message.starts_with("the request could not be read")
+                message.starts_with("Ponder could not accept this request. (")
+                    && answer["params"]["detail"]
+                        .as_str()
+                        .is_some_and(|d| !d.is_empty())
                     && !message.contains("results"),
                 "{endpoint} with {what}: {message}"
             );

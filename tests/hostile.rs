@@ -744,7 +744,7 @@ async fn oversized_bodies_get_413_at_once_and_many_messages_a_400() {
     assert!(body.len() > 2_000_000 && body.len() < 2 << 20);
     let response = app.post_chat(body).await;
     let failure = refusal(response, 400).await;
-    assert!(failure.message.contains("the limit is 1000"), "{failure:?}");
+    assert!(failure.message.contains("at most 1000"), "{failure:?}");
     assert!(!failure.retryable);
     assert_eq!(failure.code, ErrorCode::TooManyMessages);
     assert_eq!(failure.param("count"), "67000");
@@ -946,7 +946,7 @@ async fn turns_are_rate_limited_per_client_with_retry_after() {
         .expect("Retry-After");
     assert!((1..=10).contains(&retry_after), "{retry_after}");
     let failure = refusal(response, 429).await;
-    assert!(failure.message.contains("try again in"), "{failure:?}");
+    assert!(failure.message.contains("Try again in"), "{failure:?}");
     assert!(failure.retryable);
     assert_eq!(failure.code, ErrorCode::RateLimited);
     assert_eq!(failure.param("retry_after"), retry_after.to_string());

@@ -60,7 +60,7 @@ test.describe.serial("built-in accounts", () => {
     await other.getByRole("textbox", { name: "Name" }).fill(ADMIN.name);
     await other.getByLabel("Password").fill("not-the-password");
     await other.getByRole("button", { name: "Sign in" }).click();
-    await expect(other.getByRole("alert")).toContainText("do not match");
+    await expect(other.getByRole("alert")).toContainText("the password is wrong");
     await signIn(other, ADMIN);
     await expect(conversations(other)).toHaveText(["[two-blocks] kept on the server"]);
     await conversations(other).first().click();

@@ -43,11 +43,7 @@ pub async fn set_up(name: String, password: String) -> Result<Account, ApiError>
     let state = crate::server::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
     if state.config.auth != crate::server::config::AuthMode::Password {
-        return Err(crate::server::accounts::refused(
-            crate::domain::ErrorCode::NoAccounts,
-            "accounts are not used on this server",
-        )
-        .into());
+        return Err(crate::server::accounts::refused(crate::domain::ErrorCode::NoAccounts).into());
     }
     let who = crate::server::accounts::set_up(&state.store, &name, &password)
         .await
@@ -62,11 +58,7 @@ pub async fn sign_in(name: String, password: String) -> Result<Account, ApiError
     let state = crate::server::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
     if state.config.auth != crate::server::config::AuthMode::Password {
-        return Err(crate::server::accounts::refused(
-            crate::domain::ErrorCode::NoAccounts,
-            "this server does not sign in with passwords",
-        )
-        .into());
+        return Err(crate::server::accounts::refused(crate::domain::ErrorCode::NoAccounts).into());
     }
     let client = crate::server::request::client_ip();
     let who =
@@ -98,10 +90,7 @@ pub async fn sign_out() -> Result<(), ApiError> {
 #[server(prefix = "/api", endpoint = "auth/sign-out-everywhere", input = Json, output = Json)]
 pub async fn sign_out_everywhere() -> Result<(), ApiError> {
     let (state, who) = crate::server::request::caller()?;
-    crate::server::accounts::not_by_token(
-        &who,
-        "an API token cannot sign out everywhere: sign in with your password",
-    )?;
+    crate::server::accounts::not_by_token(&who)?;
     state
         .store
         .scoped(&who)
@@ -117,11 +106,7 @@ pub async fn sign_out_everywhere() -> Result<(), ApiError> {
 pub async fn list_users() -> Result<Vec<Account>, ApiError> {
     let (state, who) = crate::server::request::caller()?;
     if !who.user().is_admin {
-        return Err(crate::server::accounts::refused(
-            crate::domain::ErrorCode::AdminOnly,
-            "only an admin sees the users",
-        )
-        .into());
+        return Err(crate::server::accounts::refused(crate::domain::ErrorCode::AdminOnly).into());
     }
     let users = state
         .store
@@ -146,11 +131,9 @@ pub async fn add_user(name: String, password: String, is_admin: bool) -> Result<
 pub async fn remove_user(id: String) -> Result<(), ApiError> {
     let (state, who) = crate::server::request::caller()?;
     if who.user().id == id {
-        return Err(crate::server::accounts::refused(
-            crate::domain::ErrorCode::CannotRemoveSelf,
-            "an admin cannot remove themselves",
-        )
-        .into());
+        return Err(
+            crate::server::accounts::refused(crate::domain::ErrorCode::CannotRemoveSelf).into(),
+        );
     }
     state
         .store
@@ -186,10 +169,7 @@ pub async fn list_tokens() -> Result<Vec<ApiToken>, ApiError> {
 #[server(prefix = "/api", endpoint = "tokens/create", input = Json, output = Json)]
 pub async fn create_token(name: String) -> Result<NewToken, ApiError> {
     let (state, who) = crate::server::request::caller()?;
-    crate::server::accounts::not_by_token(
-        &who,
-        "an API token cannot create tokens: sign in with your password",
-    )?;
+    crate::server::accounts::not_by_token(&who)?;
     let (t, secret) = state
         .store
         .scoped(&who)

@@ -37,14 +37,14 @@ where
         // Read as the documented body, whose message list is bounded while it is parsed.
         let parsed: Result<crate::domain::ChatRequest, _> = serde_json::from_slice(&body);
         parsed.map(|request| Chat { request }).map_err(|e| {
-            let message = format!(
-                "the request could not be read: the body must be JSON like {{\"messages\":[{{\"role\":\"user\",\"content\":\"…\"}}]}}: {e}"
+            let detail = format!(
+                "the body must be JSON like {{\"messages\":[{{\"role\":\"user\",\"content\":\"…\"}}]}}: {e}"
             );
             // A list over the limit stopped the parse: its length is counted, keeping nothing.
             let counted = serde_json::from_slice::<MessageCount>(&body).map(|c| c.messages);
-            ApiError(match counted {
-                Ok(count) if count > MAX_MESSAGES => too_many_messages(message, count),
-                _ => Failure::coded(ErrorCode::BadRequest, message, false),
+            ApiError::from(match counted {
+                Ok(count) if count > MAX_MESSAGES => too_many_messages(count),
+                _ => Failure::of(ErrorCode::BadRequest, false).with("detail", detail),
             })
         })
     }

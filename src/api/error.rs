@@ -50,8 +50,14 @@ impl ApiError {
 }
 
 impl From<Failure> for ApiError {
+    /// A failure still to be worded (`Failure::of`) is said in the catalogue's English here,
+    /// where every refusal leaves the server.
     fn from(failure: Failure) -> Self {
-        ApiError(failure)
+        if failure.message.is_empty() {
+            ApiError(crate::i18n::errors::Said::said(failure))
+        } else {
+            ApiError(failure)
+        }
     }
 }
 
@@ -125,10 +131,8 @@ fn unreadable_request(value: &ServerFnErrorErr) -> Option<ApiError> {
             ServerFnErrorErr::MissingArg(d) => d.as_str(),
             _ => return None,
         };
-        Some(ApiError::coded(
-            ErrorCode::BadRequest,
-            format!("the request could not be read: {}", request_detail(detail)),
-            false,
+        Some(ApiError::from(
+            Failure::of(ErrorCode::BadRequest, false).with("detail", request_detail(detail)),
         ))
     }
     #[cfg(not(feature = "ssr"))]

@@ -15,11 +15,14 @@ pub async fn render_math(items: Vec<MathItem>) -> Result<Vec<Option<String>>, Ap
     use crate::server::rich;
     let (_state, _who) = crate::server::request::caller()?;
     if items.len() > rich::MAX_FORMULAS {
-        return Err(ApiError::coded(
-            crate::domain::ErrorCode::BadRequest,
-            format!("at most {} formulas a request", rich::MAX_FORMULAS),
-            false,
-        ));
+        return Err(
+            crate::domain::Failure::of(crate::domain::ErrorCode::BadRequest, false)
+                .with(
+                    "detail",
+                    format!("at most {} formulas a request", rich::MAX_FORMULAS),
+                )
+                .into(),
+        );
     }
     Ok(crate::server::rich_work::run(move |cancelled| rich::mathml_all(&items, cancelled)).await?)
 }
@@ -34,11 +37,14 @@ pub async fn render_code(items: Vec<CodeItem>) -> Result<Vec<Option<String>>, Ap
     use crate::server::rich;
     let (_state, who) = crate::server::request::caller()?;
     if items.len() > rich::MAX_BLOCKS {
-        return Err(ApiError::coded(
-            crate::domain::ErrorCode::BadRequest,
-            format!("at most {} code blocks a request", rich::MAX_BLOCKS),
-            false,
-        ));
+        return Err(
+            crate::domain::Failure::of(crate::domain::ErrorCode::BadRequest, false)
+                .with(
+                    "detail",
+                    format!("at most {} code blocks a request", rich::MAX_BLOCKS),
+                )
+                .into(),
+        );
     }
     use crate::server::rich_work;
     let _place = rich_work::user_place(&who.user().id).await?;

@@ -104,9 +104,5 @@ async fn command(turn: String, command: Command) -> Result<(), ApiError> {
 
 #[cfg(feature = "ssr")]
 fn not_found() -> ApiError {
-    ApiError::coded(
-        crate::domain::ErrorCode::TurnNotFound,
-        "no turn of yours is running under that id",
-        false,
-    )
+    crate::domain::Failure::of(crate::domain::ErrorCode::TurnNotFound, false).into()
 }

@@ -103,10 +103,24 @@ impl Failure {
         }
     }
 
+    /// A failure of `code` still to be worded: the server says it in the catalogue's English
+    /// (`i18n::errors::Said`) once its parameters are set.
+    pub fn of(code: ErrorCode, retryable: bool) -> Self {
+        Failure::coded(code, String::new(), retryable)
+    }
+
     /// Adds a parameter of the sentence.
     pub fn with(mut self, name: &str, value: impl ToString) -> Self {
         self.params.insert(name.to_string(), value.to_string());
         self
+    }
+
+    /// Adds a parameter of the sentence when there is a value.
+    pub fn with_some(self, name: &str, value: Option<impl ToString>) -> Self {
+        match value {
+            Some(value) => self.with(name, value),
+            None => self,
+        }
     }
 
     /// A parameter by name ("" when absent).

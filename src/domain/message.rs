@@ -211,7 +211,8 @@ impl ChatRequest {
         if self.is_stored() {
             return self.validate_stored();
         }
-        let bad = |message: &str| Err(Failure::coded(ErrorCode::BadRequest, message, false));
+        let bad =
+            |detail: &str| Err(Failure::of(ErrorCode::BadRequest, false).with("detail", detail));
         let Some(last) = self.messages.last() else {
             return bad("`messages` is empty: send at least one user message");
         };
@@ -219,38 +220,23 @@ impl ChatRequest {
             return bad("the last message must have role \"user\"");
         }
         if last.content.trim().is_empty() {
-            return Err(Failure::coded(
-                ErrorCode::EmptyMessage,
-                "the last user message is empty",
-                false,
-            ));
+            return Err(Failure::of(ErrorCode::EmptyMessage, false));
         }
         if self.messages.len() > MAX_MESSAGES {
-            return Err(too_many_messages(
-                format!(
-                    "the conversation has {} messages; the limit is {MAX_MESSAGES}",
-                    self.messages.len()
-                ),
-                self.messages.len(),
-            ));
+            return Err(too_many_messages(self.messages.len()));
         }
         let total: usize = self.messages.iter().map(|m| m.content.len()).sum();
         if total > MAX_REQUEST_CHARS {
-            return Err(Failure::coded(
-                ErrorCode::ConversationTooLong,
-                format!(
-                    "the conversation is too long ({total} bytes; the limit is {MAX_REQUEST_CHARS})"
-                ),
-                false,
-            )
-            .with("bytes", total)
-            .with("limit", MAX_REQUEST_CHARS));
+            return Err(Failure::of(ErrorCode::ConversationTooLong, false)
+                .with("bytes", total)
+                .with("limit", MAX_REQUEST_CHARS));
         }
         Ok(())
     }
 
     fn validate_stored(&self) -> Result<(), Failure> {
-        let bad = |message: &str| Err(Failure::coded(ErrorCode::BadRequest, message, false));
+        let bad =
+            |detail: &str| Err(Failure::of(ErrorCode::BadRequest, false).with("detail", detail));
         if !self.messages.is_empty() {
             return bad("a stored turn sends `content` (or `regenerate`), not `messages`: the server keeps the history");
         }
@@ -263,21 +249,14 @@ impl ChatRequest {
             (None, Some(_)) if self.edit.is_some() => {
                 bad("`edit` goes with `content`, not `regenerate`")
             }
-            (Some(content), None) if content.trim().is_empty() => Err(Failure::coded(
-                ErrorCode::EmptyMessage,
-                "the message is empty",
-                false,
-            )),
-            (Some(content), None) if content.len() > MAX_REQUEST_CHARS => Err(Failure::coded(
-                ErrorCode::MessageTooLong,
-                format!(
-                    "the message is too long ({} bytes; the limit is {MAX_REQUEST_CHARS})",
-                    content.len()
-                ),
-                false,
-            )
-            .with("bytes", content.len())
-            .with("limit", MAX_REQUEST_CHARS)),
+            (Some(content), None) if content.trim().is_empty() => {
+                Err(Failure::of(ErrorCode::EmptyMessage, false))
+            }
+            (Some(content), None) if content.len() > MAX_REQUEST_CHARS => {
+                Err(Failure::of(ErrorCode::MessageTooLong, false)
+                    .with("bytes", content.len())
+                    .with("limit", MAX_REQUEST_CHARS))
+            }
             (Some(_), None) if self.edit.is_some() && self.conversation.is_none() => {
                 bad("`edit` needs the `conversation` it belongs to")
             }
@@ -287,8 +266,8 @@ impl ChatRequest {
 }
 
 /// The refusal of a request with more than [`MAX_MESSAGES`] messages (`count` of them).
-pub fn too_many_messages(message: impl Into<String>, count: usize) -> Failure {
-    Failure::coded(ErrorCode::TooManyMessages, message, false)
+pub fn too_many_messages(count: usize) -> Failure {
+    Failure::of(ErrorCode::TooManyMessages, false)
         .with("count", count)
         .with("limit", MAX_MESSAGES)
 }
@@ -378,7 +357,6 @@ mod tests {
     fn rejects_too_many_messages() {
         let messages = vec![ChatMessage::user("x"); MAX_MESSAGES + 1];
         let refused = ChatRequest::stateless(messages).validate().unwrap_err();
-        assert!(refused.message.contains("the limit is 1000"));
         assert_eq!(refused.code, ErrorCode::TooManyMessages);
         assert_eq!(refused.param("count"), "1001");
         assert_eq!(refused.param("limit"), "1000");
@@ -397,8 +375,8 @@ mod tests {
         let refused = ChatRequest::stateless(vec![ChatMessage::user(big)])
             .validate()
             .unwrap_err();
-        assert!(refused.message.contains("too long"));
         assert_eq!(refused.code, ErrorCode::ConversationTooLong);
+        assert_eq!(refused.param("bytes"), (MAX_REQUEST_CHARS + 1).to_string());
         assert_eq!(refused.param("limit"), MAX_REQUEST_CHARS.to_string());
     }
 }

@@ -1,15 +1,38 @@
-//! Failures in the reader's language, from their stable code and parameters.
+//! Failures in the reader's language, from their stable code and parameters. The English
+//! catalogue is also the server's wording: a failure the server sends is said by [`Said::said`]
+//! from its code and parameters, so English exists once.
 
 use super::{fill, Locale};
 use crate::domain::{ErrorCode, Failure};
 
 /// The failure's sentence in `l`, or `None` where its English `message` is the one to show:
-/// in English (the server's own sentence, with every detail it gave) and for
-/// [`ErrorCode::Other`].
+/// in English (the server's sentence, made from the same catalogue by [`Said::said`]; a failure
+/// made on the page unworded gets the catalogue's) and for [`ErrorCode::Other`].
 pub fn text(f: &Failure, l: Locale) -> Option<String> {
-    if l == Locale::En {
+    if l == Locale::En && !f.message.is_empty() {
         return None;
     }
+    sentence(f, l)
+}
+
+/// A failure put into words: its message becomes the English catalogue's sentence for its code
+/// and parameters. How the server words every coded failure it sends.
+pub trait Said {
+    fn said(self) -> Failure;
+}
+
+impl Said for Failure {
+    fn said(mut self) -> Failure {
+        if let Some(words) = sentence(&self, Locale::En) {
+            self.message = words;
+        }
+        self
+    }
+}
+
+/// The sentence of `f`'s code in `l`, its parameters filled in, with the details its template
+/// does not name added after it; `None` for [`ErrorCode::Other`].
+fn sentence(f: &Failure, l: Locale) -> Option<String> {
     let c = l.catalogue();
     let e = &c.errors;
     let template = match f.code {
@@ -159,6 +182,65 @@ mod tests {
             assert!(said.contains("overloaded"), "{said}");
             assert!(said.contains('7'), "{said}");
         }
+    }
+
+    #[test]
+    fn the_servers_english_is_the_english_catalogues_sentence() {
+        let f = Failure::of(ErrorCode::TooManyMessages, false)
+            .with("count", 1001)
+            .with("limit", 1000)
+            .said();
+        assert_eq!(
+            f.message,
+            fill(
+                Locale::En.catalogue().errors.too_many_messages,
+                &[("count", "1001"), ("limit", "1000")]
+            )
+        );
+        assert_eq!(
+            text(&f, Locale::En),
+            None,
+            "English shows the sentence sent"
+        );
+        let unworded = Failure::of(ErrorCode::EmptyMessage, false);
+        assert_eq!(
+            text(&unworded, Locale::En).as_deref(),
+            Some(Locale::En.catalogue().errors.empty_message),
+            "a failure made unworded on the page reads the catalogue too"
+        );
+        let other = Failure::new("as the model said it", true).said();
+        assert_eq!(other.message, "as the model said it");
+    }
+
+    /// The server words a coded failure only through the catalogue: no English sentence of its
+    /// own beside it (the second wording that once drifted from the catalogue's).
+    #[test]
+    fn the_server_writes_no_english_failure_of_its_own() {
+        let mut found = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from("src/server"), "src/api".into()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let source = std::fs::read_to_string(&path).unwrap_or_default();
+                let code = source.split("#[cfg(test)]").next().unwrap_or("");
+                for (n, line) in code.lines().enumerate() {
+                    let made =
+                        line.contains("Failure::coded(") || line.contains("ApiError::coded(");
+                    if made && !line.trim_start().starts_with("pub fn coded") {
+                        found.push(format!("{}:{}", path.display(), n + 1));
+                    }
+                }
+            }
+        }
+        found.retain(|at| !at.starts_with("src/api/error.rs"));
+        assert!(
+            found.is_empty(),
+            "English written beside the catalogue at {found:?}"
+        );
     }
 
     #[test]

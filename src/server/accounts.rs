@@ -18,6 +18,7 @@ use super::store::identity::{Identity, Rank, User, MAX_NAME_CHARS};
 use super::store::{Store, StoreError};
 use crate::domain::account::Account;
 use crate::domain::{ErrorCode, Failure};
+use crate::i18n::errors::Said;
 
 /// Shortest password accepted.
 pub const MIN_PASSWORD: usize = 8;
@@ -30,7 +31,7 @@ pub enum AccountError {
     /// Too many attempts: try again after this many seconds.
     TooManyAttempts(u64),
     /// The request is not allowed (not an admin, setup already done): what, and why.
-    NotAllowed(ErrorCode, &'static str),
+    NotAllowed(ErrorCode),
     /// A password or name that cannot be used.
     Invalid(Failure),
     Store(StoreErrorKind),
@@ -61,12 +62,9 @@ impl From<StoreError> for AccountError {
 pub fn hash_password(password: &str) -> Result<String, AccountError> {
     if password.chars().count() < MIN_PASSWORD {
         return Err(AccountError::Invalid(
-            Failure::coded(
-                ErrorCode::PasswordTooShort,
-                format!("a password has at least {MIN_PASSWORD} characters"),
-                false,
-            )
-            .with("min", MIN_PASSWORD),
+            Failure::of(ErrorCode::PasswordTooShort, false)
+                .with("min", MIN_PASSWORD)
+                .said(),
         ));
     }
     let salt = SaltString::generate(&mut OsRng);
@@ -105,11 +103,14 @@ pub async fn sign_in(
     password: &str,
 ) -> Result<Identity, AccountError> {
     if name.trim().chars().count() > MAX_NAME_CHARS {
-        return Err(AccountError::Invalid(Failure::coded(
-            ErrorCode::BadRequest,
-            format!("a user name has at most {MAX_NAME_CHARS} characters"),
-            false,
-        )));
+        return Err(AccountError::Invalid(
+            Failure::of(ErrorCode::BadRequest, false)
+                .with(
+                    "detail",
+                    format!("a user name has at most {MAX_NAME_CHARS} characters"),
+                )
+                .said(),
+        ));
     }
     let now = Instant::now();
     if let Some(ip) = client {
@@ -161,8 +162,7 @@ pub async fn sign_in(
 /// slow); whether this request is the first is then decided by the database, in the
 /// transaction that creates the user, so setups at once make one admin.
 pub async fn set_up(store: &Store, name: &str, password: &str) -> Result<Identity, AccountError> {
-    let already =
-        || AccountError::NotAllowed(ErrorCode::AlreadySetUp, "Ponder is already set up: sign in");
+    let already = || AccountError::NotAllowed(ErrorCode::AlreadySetUp);
     if store.user_count().await? > 0 {
         return Err(already());
     }
@@ -182,10 +182,7 @@ pub async fn add_user(
     is_admin: bool,
 ) -> Result<User, AccountError> {
     if !admin.user().is_admin {
-        return Err(AccountError::NotAllowed(
-            ErrorCode::AdminOnly,
-            "only an admin adds users",
-        ));
+        return Err(AccountError::NotAllowed(ErrorCode::AdminOnly));
     }
     let hash = hash_password(password)?;
     let rank = if is_admin { Rank::Admin } else { Rank::Member };
@@ -206,37 +203,28 @@ pub fn account(user: &User) -> Account {
 /// An account failure as the client is told it (its code decides the response's status).
 pub fn failure(e: AccountError) -> Failure {
     match e {
-        AccountError::WrongCredentials => Failure::coded(
-            ErrorCode::WrongCredentials,
-            "that name and password do not match",
-            false,
-        ),
-        AccountError::TooManyAttempts(secs) => Failure::coded(
-            ErrorCode::TooManyAttempts,
-            format!("too many attempts: try again in {secs} s"),
-            true,
-        )
-        .with("retry_after", secs),
-        AccountError::NotAllowed(code, why) => Failure::coded(code, why, false),
+        AccountError::WrongCredentials => Failure::of(ErrorCode::WrongCredentials, false).said(),
+        AccountError::TooManyAttempts(secs) => Failure::of(ErrorCode::TooManyAttempts, true)
+            .with("retry_after", secs)
+            .said(),
+        AccountError::NotAllowed(code) => Failure::of(code, false).said(),
         AccountError::Invalid(failure) => failure,
         AccountError::Store(StoreErrorKind::NotFound) => request::not_found(),
-        AccountError::Store(StoreErrorKind::Conflict(why)) => {
-            Failure::coded(ErrorCode::Conflict, why, false)
-        }
+        AccountError::Store(StoreErrorKind::Conflict(why)) => request::conflict(&why),
         AccountError::Store(StoreErrorKind::Unavailable) => request::database_unavailable(),
     }
 }
 
 /// A refusal (403) for something the caller may not do: what (`code`), and why.
-pub fn refused(code: ErrorCode, why: &'static str) -> Failure {
-    failure(AccountError::NotAllowed(code, why))
+pub fn refused(code: ErrorCode) -> Failure {
+    failure(AccountError::NotAllowed(code))
 }
 
 /// Refuses (403) what a request signed with a personal API token may not do: create tokens,
 /// end the user's sessions, change their password. Those need the password (a session).
-pub fn not_by_token(who: &Identity, why: &'static str) -> Result<(), Failure> {
+pub fn not_by_token(who: &Identity) -> Result<(), Failure> {
     if who.via_token() {
-        return Err(refused(ErrorCode::PasswordRequired, why));
+        return Err(refused(ErrorCode::PasswordRequired));
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ use super::state::AppState;
 use super::store::identity::{Identity, LOCAL_USER, MAX_NAME_CHARS};
 use super::store::StoreError;
 use crate::domain::{ErrorCode, Failure};
+use crate::i18n::errors::Said;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "ponder_session";
@@ -25,9 +26,8 @@ pub const SESSION_COOKIE: &str = "ponder_session";
 pub enum Caller {
     /// Signed in (or the local user).
     Known(Arc<Identity>),
-    /// Nobody Ponder knows: sign-in needed. `code` and `why` say what was wrong, for the 401's
-    /// body.
-    Unknown { code: ErrorCode, why: &'static str },
+    /// Nobody Ponder knows: sign-in needed. The code says what was wrong, for the 401's body.
+    Unknown(ErrorCode),
     /// The request names its caller in a way Ponder cannot take (a proxy's header that is not
     /// a usable user name): `400` with this failure, never a `401` that would send the reader
     /// to a sign-in page that cannot help.
@@ -87,60 +87,38 @@ async fn find(
     if let Some(token) = bearer(headers) {
         return Ok(match store.token_identity(token).await? {
             Some(who) => Caller::Known(Arc::new(who)),
-            None => Caller::Unknown {
-                code: ErrorCode::InvalidToken,
-                why: "that API token is not valid",
-            },
+            None => Caller::Unknown(ErrorCode::InvalidToken),
         });
     }
     match &state.config.auth {
         AuthMode::None => Ok(Caller::Known(state.local_identity().await?)),
         AuthMode::Password => {
             let Some(secret) = cookie(headers, SESSION_COOKIE) else {
-                return Ok(Caller::Unknown {
-                    code: ErrorCode::SignInRequired,
-                    why: "sign in first",
-                });
+                return Ok(Caller::Unknown(ErrorCode::SignInRequired));
             };
             Ok(match store.session_identity(secret).await? {
                 Some((who, _)) => Caller::Known(Arc::new(who)),
-                None => Caller::Unknown {
-                    code: ErrorCode::SessionEnded,
-                    why: "your session has ended: sign in again",
-                },
+                None => Caller::Unknown(ErrorCode::SessionEnded),
             })
         }
         AuthMode::Header(name) => {
             let trusted =
                 peer.is_some_and(|ip| state.config.trusted_proxies.iter().any(|c| c.contains(ip)));
             if !trusted {
-                return Ok(Caller::Unknown {
-                    code: ErrorCode::ProxyRequired,
-                    why: "this Ponder signs users in through its proxy; the request did not come through it",
-                });
+                return Ok(Caller::Unknown(ErrorCode::ProxyRequired));
             }
             let Some(sent) = headers.get(name.as_str()) else {
-                return Ok(Caller::Unknown {
-                    code: ErrorCode::ProxyNoUser,
-                    why: "the proxy did not say who you are",
-                });
+                return Ok(Caller::Unknown(ErrorCode::ProxyNoUser));
             };
             let user = match proxy_user_name(sent.as_bytes()) {
                 Ok(Some(user)) => user,
-                Ok(None) => {
-                    return Ok(Caller::Unknown {
-                        code: ErrorCode::ProxyNoUser,
-                        why: "the proxy did not say who you are",
-                    })
-                }
+                Ok(None) => return Ok(Caller::Unknown(ErrorCode::ProxyNoUser)),
                 Err(why) => {
                     return Ok(Caller::Refused(
-                        Failure::coded(
-                            ErrorCode::ProxyBadUser,
-                            format!("the {name} header {why}"),
-                            false,
-                        )
-                        .with("header", name.as_str()),
+                        Failure::of(ErrorCode::ProxyBadUser, false)
+                            .with("header", name.as_str())
+                            .with("detail", why)
+                            .said(),
                     ))
                 }
             };
@@ -156,12 +134,10 @@ async fn find(
             match store.identity_for_name(user, true).await {
                 Ok(who) => Ok(Caller::Known(Arc::new(who))),
                 Err(StoreError::Conflict(why)) => Ok(Caller::Refused(
-                    Failure::coded(
-                        ErrorCode::ProxyBadUser,
-                        format!("the {name} header names a user Ponder cannot keep: {why}"),
-                        false,
-                    )
-                    .with("header", name.as_str()),
+                    Failure::of(ErrorCode::ProxyBadUser, false)
+                        .with("header", name.as_str())
+                        .with("detail", why)
+                        .said(),
                 )),
                 Err(e) => Err(e),
             }

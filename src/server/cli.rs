@@ -121,7 +121,7 @@ fn new_password() -> Result<String, String> {
 fn refused(e: AccountError) -> String {
     match e {
         AccountError::Invalid(failure) => failure.message,
-        AccountError::NotAllowed(_, why) => why.to_string(),
+        AccountError::NotAllowed(code) => crate::server::accounts::refused(code).message,
         other => format!("{other:?}"),
     }
 }

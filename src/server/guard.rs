@@ -26,6 +26,7 @@ use super::rate_limit::RateLimiter;
 use super::telemetry::Metrics;
 use super::turn::wording::human_bytes;
 use crate::domain::{ErrorCode, Failure, TurnEvent};
+use crate::i18n::errors::Said;
 
 /// `Strict-Transport-Security` sent when a trusted proxy says the request came over https: a
 /// year, this host only (subdomains may serve other things over http).
@@ -85,14 +86,9 @@ impl Guard {
                 return self.refuse(
                     "origin",
                     StatusCode::FORBIDDEN,
-                    Failure::coded(
-                        ErrorCode::CrossOrigin,
-                        format!(
-                            "requests from {origin} are not accepted: only pages served by this Ponder may use its API (see PONDER_ALLOWED_ORIGINS)"
-                        ),
-                        false,
-                    )
-                    .with("origin", origin),
+                    Failure::of(ErrorCode::CrossOrigin, false)
+                        .with("origin", origin)
+                        .said(),
                 );
             }
         }
@@ -102,11 +98,7 @@ impl Guard {
             return self.refuse(
                 "content_type",
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                Failure::coded(
-                    ErrorCode::UnsupportedMediaType,
-                    "the body must be JSON, sent with Content-Type: application/json",
-                    false,
-                ),
+                Failure::of(ErrorCode::UnsupportedMediaType, false).said(),
             );
         }
         let declared = header_str(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
@@ -135,12 +127,9 @@ impl Guard {
                 return self.refuse(
                     "body_timeout",
                     StatusCode::REQUEST_TIMEOUT,
-                    Failure::coded(
-                        ErrorCode::BodyTimeout,
-                        format!("the request body did not arrive within {secs} s"),
-                        false,
-                    )
-                    .with("seconds", secs),
+                    Failure::of(ErrorCode::BodyTimeout, false)
+                        .with("seconds", secs)
+                        .said(),
                 );
             }
             Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return self.too_large(),
@@ -148,11 +137,7 @@ impl Guard {
                 return self.refuse(
                     "body_broken",
                     StatusCode::BAD_REQUEST,
-                    Failure::coded(
-                        ErrorCode::BodyUnreadable,
-                        "the request body could not be read",
-                        false,
-                    ),
+                    Failure::of(ErrorCode::BodyUnreadable, false).said(),
                 )
             }
             Ok(Ok(collected)) => collected.to_bytes(),
@@ -175,18 +160,15 @@ impl Guard {
             return None;
         }
         let host = host.unwrap_or_default();
-        Some(self.refuse(
-            "host",
-            StatusCode::MISDIRECTED_REQUEST,
-            Failure::coded(
-                ErrorCode::UnknownHost,
-                format!(
-                    "this Ponder has no accounts (PONDER_AUTH=none) and answers only to localhost, IP addresses and PONDER_PUBLIC_URL, not to {host:?}: add the address you use to PONDER_PUBLIC_URL"
-                ),
-                false,
-            )
-            .with("host", host),
-        ))
+        Some(
+            self.refuse(
+                "host",
+                StatusCode::MISDIRECTED_REQUEST,
+                Failure::of(ErrorCode::UnknownHost, false)
+                    .with("host", host)
+                    .said(),
+            ),
+        )
     }
 
     fn too_large(&self) -> Response {
@@ -194,12 +176,9 @@ impl Guard {
         self.refuse(
             "too_large",
             StatusCode::PAYLOAD_TOO_LARGE,
-            Failure::coded(
-                ErrorCode::TooLarge,
-                format!("the request body is larger than {limit} (PONDER_MAX_REQUEST_BYTES)"),
-                false,
-            )
-            .with("limit", limit),
+            Failure::of(ErrorCode::TooLarge, false)
+                .with("limit", limit)
+                .said(),
         )
     }
 
@@ -208,12 +187,9 @@ impl Guard {
         let mut response = self.refuse(
             "rate_limited",
             StatusCode::TOO_MANY_REQUESTS,
-            Failure::coded(
-                ErrorCode::RateLimited,
-                format!("too many turns from this address: try again in {secs} s"),
-                true,
-            )
-            .with("retry_after", secs),
+            Failure::of(ErrorCode::RateLimited, true)
+                .with("retry_after", secs)
+                .said(),
         );
         if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
             response.headers_mut().insert(header::RETRY_AFTER, value);

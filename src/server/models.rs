@@ -15,6 +15,7 @@ use super::config::{Config, ProviderKind};
 use super::providers::TurnOptions;
 use crate::domain::reasoning::ControlsSource;
 use crate::domain::{Controls, ErrorCode, Failure, ModelInfo, ModelList, ReasoningSettings};
+use crate::i18n::errors::Said;
 
 /// One model as the upstream describes it: what its metadata says about reasoning, if anything.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -303,11 +304,12 @@ impl Catalogue {
     ) -> Result<TurnOptions, Failure> {
         if let Some(id) = asked {
             if id.is_empty() || id.len() > 300 || id.chars().any(char::is_control) {
-                return Err(Failure::coded(
-                    ErrorCode::BadRequest,
-                    "`model` must be a model id of at most 300 characters",
-                    false,
-                ));
+                return Err(Failure::of(ErrorCode::BadRequest, false)
+                    .with(
+                        "detail",
+                        "`model` must be a model id of at most 300 characters",
+                    )
+                    .said());
             }
         }
         let known = self
@@ -322,14 +324,9 @@ impl Catalogue {
         let model = match (asked, remembered) {
             (Some(id), _) if offered(id) => id.to_string(),
             (Some(id), _) => {
-                return Err(Failure::coded(
-                    ErrorCode::UnknownModel,
-                    format!(
-                        "the model {id:?} is not offered here: pick one of POST /api/models/list"
-                    ),
-                    false,
-                )
-                .with("model", id))
+                return Err(Failure::of(ErrorCode::UnknownModel, false)
+                    .with("model", id)
+                    .said())
             }
             (None, Some(id)) if offered(id) => id.to_string(),
             _ => config.model.clone(),

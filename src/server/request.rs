@@ -11,6 +11,7 @@ use super::state::AppState;
 use super::store::identity::Identity;
 use super::store::StoreError;
 use crate::domain::{ErrorCode, Failure};
+use crate::i18n::errors::Said;
 
 /// The shared state, as server functions see it; `None` outside a request of the app.
 pub fn app_state() -> Option<Arc<AppState>> {
@@ -99,12 +100,8 @@ pub fn caller() -> Result<(Arc<AppState>, Arc<Identity>), Failure> {
         Some(Caller::Known(who)) => Ok((state, who)),
         Some(Caller::StoreDown) => Err(database_unavailable()),
         Some(Caller::Refused(failure)) => Err(failure),
-        Some(Caller::Unknown { code, why }) => Err(Failure::coded(code, why, false)),
-        None => Err(Failure::coded(
-            ErrorCode::SignInRequired,
-            "sign in first",
-            false,
-        )),
+        Some(Caller::Unknown(code)) => Err(Failure::of(code, false).said()),
+        None => Err(Failure::of(ErrorCode::SignInRequired, false).said()),
     }
 }
 
@@ -119,7 +116,7 @@ pub fn page_caller() -> Option<Caller> {
 pub fn store_error(e: StoreError) -> Failure {
     match e {
         StoreError::NotFound => not_found(),
-        StoreError::Conflict(why) => Failure::coded(ErrorCode::Conflict, why, false),
+        StoreError::Conflict(why) => conflict(&why),
         StoreError::Unavailable(detail) => {
             tracing::error!(error = %detail, "the history database failed");
             database_unavailable()
@@ -129,16 +126,19 @@ pub fn store_error(e: StoreError) -> Failure {
 
 /// What is missing, or not the caller's (the same body either way).
 pub fn not_found() -> Failure {
-    Failure::coded(ErrorCode::NotFound, "not found", false)
+    Failure::of(ErrorCode::NotFound, false).said()
+}
+
+/// A change that conflicts with what is stored, with what it was.
+pub fn conflict(why: &str) -> Failure {
+    Failure::of(ErrorCode::Conflict, false)
+        .with("detail", why)
+        .said()
 }
 
 /// The history database could not be asked.
 pub fn database_unavailable() -> Failure {
-    Failure::coded(
-        ErrorCode::DatabaseUnavailable,
-        "the history database is unavailable: try again in a moment",
-        true,
-    )
+    Failure::of(ErrorCode::DatabaseUnavailable, true).said()
 }
 
 /// The request's client address: the peer, or behind a trusted proxy its `X-Forwarded-For`.

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::domain::{ErrorCode, Failure};
+use crate::i18n::errors::Said;
 
 /// The stack of a converter thread: the formula converter at the nesting limit uses a few MiB
 /// in a debug build, so this leaves a margin of some thousands of levels. Only the pages it
@@ -92,11 +93,7 @@ where
 }
 
 fn busy_server() -> Failure {
-    Failure::coded(
-        ErrorCode::ServerBusy,
-        "the server is busy: try again in a moment",
-        true,
-    )
+    Failure::of(ErrorCode::ServerBusy, true).said()
 }
 
 /// One user's highlighting places, and how many of that user's requests hold or wait for one.
@@ -159,12 +156,10 @@ pub async fn user_place(user: &str) -> Result<UserPlace, Failure> {
 }
 
 fn too_many(why: &str) -> Failure {
-    Failure::coded(
-        ErrorCode::RateLimited,
-        format!("{why}: try again in a moment"),
-        true,
-    )
-    .with("retry_after", 1)
+    Failure::of(ErrorCode::RateLimited, true)
+        .with("detail", why)
+        .with("retry_after", 1)
+        .said()
 }
 
 #[cfg(test)]

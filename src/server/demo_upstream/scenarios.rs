@@ -518,8 +518,6 @@ pub fn tokens(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::demo_upstream::framing::render_openai;
-    use crate::server::demo_upstream::Emit;
 
     #[test]
     fn tags_pick_scenarios_and_the_first_tag_wins() {
@@ -582,6 +580,7 @@ mod tests {
             [Step::Think(perf::thinking()), Step::Answer(perf::answer())]
         );
         let words = tokens(&perf::thinking()).len() + tokens(&perf::answer()).len();
+        use crate::server::demo_upstream::{framing::render_openai, Emit};
         let chunks = render_openai(&script)
             .iter()
             .filter(|e| matches!(e, Emit::Chunk(_)))

@@ -868,7 +868,7 @@ impl FrameHandler for MessagesFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ErrorCode, Failure};
+    use crate::domain::Failure;
 
     fn parse(body: &str) -> Vec<Piece> {
         crate::server::providers::parse_whole(MessagesParser::default(), body.as_bytes())
@@ -1102,14 +1102,10 @@ mod tests {
         .concat();
         assert_eq!(
             parse(&body),
-            [Piece::Error(
-                Failure::coded(
-                    ErrorCode::ModelError,
-                    "The model server reported an error: Overloaded",
-                    true,
-                )
-                .with("detail", "Overloaded")
-            )]
+            [Piece::Error(crate::server::providers::model_error(
+                Some("Overloaded"),
+                true
+            ))]
         );
         let out = parse(&frame(
             "error",

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use super::{Piece, TurnOptions, UpstreamRequest, WireParser};
 use crate::domain::{ChatMessage, ErrorCode, Failure, Role, ThinkingKind, Usage};
+use crate::i18n::errors::Said;
 use crate::server::config::Config;
 use crate::wire::sse::{SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 
@@ -308,12 +309,9 @@ impl GeminiChunks {
         if chunk.candidates.is_empty() {
             if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
                 out.push(Piece::Error(
-                    Failure::coded(
-                        ErrorCode::PromptRefused,
-                        format!("The model refused the prompt ({reason})."),
-                        false,
-                    )
-                    .with("reason", reason),
+                    Failure::of(ErrorCode::PromptRefused, false)
+                        .with("reason", reason)
+                        .said(),
                 ));
                 self.done = true;
                 return;
@@ -739,12 +737,9 @@ mod tests {
         assert_eq!(
             out,
             [Piece::Error(
-                Failure::coded(
-                    ErrorCode::PromptRefused,
-                    "The model refused the prompt (SAFETY).",
-                    false
-                )
-                .with("reason", "SAFETY")
+                Failure::of(ErrorCode::PromptRefused, false)
+                    .with("reason", "SAFETY")
+                    .said()
             )]
         );
     }

@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::domain::{
     ChatMessage, Controls, ErrorCode, Failure, ReasoningSettings, ThinkingKind, Usage,
 };
+use crate::i18n::errors::Said;
 use crate::wire::sse::{LineDecoder, SseDecoder, SseFrame, TooLong, DEFAULT_LINE_LIMIT};
 
 use super::config::{Config, ProviderKind};
@@ -567,29 +568,20 @@ pub(crate) fn error_piece(error: &Value) -> Piece {
         .filter(|m| !m.trim().is_empty())
         .map(shorten);
     let retryable = retryable_error(error);
-    Piece::Error(match detail {
-        Some(detail) => Failure::coded(
-            ErrorCode::ModelError,
-            format!("The model server reported an error: {detail}"),
-            retryable,
-        )
-        .with("detail", detail),
-        None => Failure::coded(
-            ErrorCode::ModelError,
-            "The model server reported an error: no details given",
-            retryable,
-        ),
-    })
+    Piece::Error(model_error(detail.as_deref(), retryable))
 }
 
 /// An in-stream error whose payload could not be read: the model server said only that it
 /// failed.
 pub(crate) fn unreadable_error() -> Piece {
-    Piece::Error(Failure::coded(
-        ErrorCode::ModelError,
-        "The model server reported an error.",
-        true,
-    ))
+    Piece::Error(model_error(None, true))
+}
+
+/// The model server reported an error in its stream, with what it said (if anything).
+pub(crate) fn model_error(detail: Option<&str>, retryable: bool) -> Failure {
+    Failure::of(ErrorCode::ModelError, retryable)
+        .with_some("detail", detail)
+        .said()
 }
 
 fn shorten(text: &str) -> String {

@@ -174,7 +174,6 @@ impl LineHandler for OllamaLines {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ErrorCode, Failure};
 
     fn parse(body: &str) -> Vec<Piece> {
         crate::server::providers::parse_whole(OllamaParser::default(), body.as_bytes())
@@ -214,14 +213,10 @@ mod tests {
         );
         assert_eq!(
             out,
-            [Piece::Error(
-                Failure::coded(
-                    ErrorCode::ModelError,
-                    "The model server reported an error: an error was encountered while running the model",
-                    true,
-                )
-                .with("detail", "an error was encountered while running the model")
-            )]
+            [Piece::Error(crate::server::providers::model_error(
+                Some("an error was encountered while running the model"),
+                true
+            ))]
         );
     }
 

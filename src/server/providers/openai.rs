@@ -748,7 +748,7 @@ impl FrameHandler for ChatFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ErrorCode, Failure};
+    use crate::domain::Failure;
 
     fn parse(body: &str) -> Vec<Piece> {
         crate::server::providers::parse_whole(ChatCompletionsParser::default(), body.as_bytes())
@@ -889,14 +889,10 @@ mod tests {
         let out = parse("data: {\"error\":{\"message\":\"overloaded\"}}\n\n");
         assert_eq!(
             out,
-            [Piece::Error(
-                Failure::coded(
-                    ErrorCode::ModelError,
-                    "The model server reported an error: overloaded",
-                    true,
-                )
-                .with("detail", "overloaded")
-            )]
+            [Piece::Error(crate::server::providers::model_error(
+                Some("overloaded"),
+                true
+            ))]
         );
         let out = parse("data: {\"error\":{\"code\":400,\"message\":\"Token limit reached\"},\"choices\":[{\"delta\":{\"content\":\"\"}}]}\n\n");
         assert!(matches!(
@@ -913,14 +909,10 @@ mod tests {
         let out = parse("event: error\ndata: {\"error\":{\"message\":\"bad tool\",\"type\":\"invalid_request_error\",\"status_code\":400}}\n\n");
         assert_eq!(
             out,
-            [Piece::Error(
-                Failure::coded(
-                    ErrorCode::ModelError,
-                    "The model server reported an error: bad tool",
-                    false,
-                )
-                .with("detail", "bad tool")
-            )]
+            [Piece::Error(crate::server::providers::model_error(
+                Some("bad tool"),
+                false
+            ))]
         );
         let out = parse("event: error\ndata: {oops\n\n");
         assert!(matches!(out.as_slice(), [Piece::Error(Failure { .. })]));
@@ -928,14 +920,10 @@ mod tests {
             parse("data: {\"object\":\"error\",\"message\":\"engine dead\",\"code\":500}\n\n");
         assert_eq!(
             out,
-            [Piece::Error(
-                Failure::coded(
-                    ErrorCode::ModelError,
-                    "The model server reported an error: engine dead",
-                    true,
-                )
-                .with("detail", "engine dead")
-            )]
+            [Piece::Error(crate::server::providers::model_error(
+                Some("engine dead"),
+                true
+            ))]
         );
     }
 

@@ -559,7 +559,7 @@ impl FrameHandler for ResponsesFrames {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{ErrorCode, Failure};
+    use crate::domain::Failure;
 
     fn parse(events: &[Value]) -> Vec<Piece> {
         let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
@@ -736,14 +736,10 @@ mod tests {
         ]);
         assert_eq!(
             nested,
-            [Piece::Error(
-                Failure::coded(
-                    ErrorCode::ModelError,
-                    "The model server reported an error: quota",
-                    false,
-                )
-                .with("detail", "quota")
-            )]
+            [Piece::Error(crate::server::providers::model_error(
+                Some("quota"),
+                false
+            ))]
         );
         let flat = parse(&[json!({"type":"error","code":"server_is_overloaded","message":"busy"})]);
         assert!(matches!(

@@ -12,6 +12,7 @@ use tokio::sync::watch;
 use crate::domain::history::VersionStatus;
 use crate::domain::rich::cite_marker;
 use crate::domain::{Failure, SourceRef, ToolStep, TurnEvent};
+use crate::i18n::errors::Said;
 use crate::server::store::identity::Identity;
 use crate::server::store::records::{AnswerRecord, AnswerSlot, BlockRecord};
 use crate::server::store::replay::{KeptState, Provenance};
@@ -379,11 +380,7 @@ pub async fn begin(
     use crate::server::config::HistoryMode;
     use crate::server::request::store_error;
     if state.config.history == HistoryMode::Browser {
-        return Err(Failure::coded(
-            ErrorCode::NoServerHistory,
-            "this server keeps no history (PONDER_HISTORY=browser): send the whole conversation in `messages`",
-            false,
-        ));
+        return Err(Failure::of(ErrorCode::NoServerHistory, false).said());
     }
     let store = &state.store;
     let me = store.scoped(&who);
@@ -486,11 +483,7 @@ pub async fn begin(
 
 /// The error a turn ends with when its answer cannot be saved.
 pub fn not_saved() -> Failure {
-    Failure::coded(
-        crate::domain::ErrorCode::NotSaved,
-        "The history database failed, so this answer is not being saved; try again in a moment.",
-        true,
-    )
+    Failure::of(crate::domain::ErrorCode::NotSaved, true).said()
 }
 
 #[cfg(test)]

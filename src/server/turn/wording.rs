@@ -1,8 +1,10 @@
 //! What the reader is told when the upstream fails: every failure a turn can end with, in one
-//! place, each with its stable code, its parameters and its English message. Messages name the
-//! upstream by host and port, never with credentials or paths.
+//! place, each with its stable code and its parameters. The sentence is the English
+//! catalogue's (`i18n::errors::Said`), so the page, the terminal and the API read the same
+//! words. Messages name the upstream by host and port, never with credentials or paths.
 
 use crate::domain::{ErrorCode, Failure};
+use crate::i18n::errors::Said;
 use crate::server::config::without_userinfo;
 use crate::server::outcome::UpstreamFailure;
 
@@ -23,175 +25,110 @@ pub fn human_bytes(n: usize) -> String {
 
 /// No response headers within the first-byte timeout.
 pub fn no_answer_within(secs: f64) -> Failure {
-    Failure::coded(
-        ErrorCode::NoAnswer,
-        format!("The model server did not answer within {secs} s."),
-        true,
-    )
-    .with("seconds", secs)
+    Failure::of(ErrorCode::NoAnswer, true)
+        .with("seconds", secs)
+        .said()
 }
 
 /// Headers, but no first byte of the stream, within the first-byte timeout.
 pub fn no_start_within(secs: f64) -> Failure {
-    Failure::coded(
-        ErrorCode::NoStart,
-        format!("The model server did not start answering within {secs} s."),
-        true,
-    )
-    .with("seconds", secs)
+    Failure::of(ErrorCode::NoStart, true)
+        .with("seconds", secs)
+        .said()
 }
 
 /// Silence in the middle of the stream.
 pub fn silent_for(secs: f64) -> Failure {
-    Failure::coded(
-        ErrorCode::Silent,
-        format!("The model server went silent for {secs} s in the middle of the answer."),
-        true,
-    )
-    .with("seconds", secs)
+    Failure::of(ErrorCode::Silent, true)
+        .with("seconds", secs)
+        .said()
 }
 
 /// The grace period after SIGTERM ended the turn, before (`started` false) or during its stream.
 pub fn shutting_down(started: bool) -> Failure {
-    if started {
-        Failure::coded(
-            ErrorCode::ShuttingDownMidAnswer,
-            "Ponder is shutting down; this answer was cut short.",
-            true,
-        )
+    let code = if started {
+        ErrorCode::ShuttingDownMidAnswer
     } else {
-        Failure::coded(
-            ErrorCode::ShuttingDown,
-            "Ponder is shutting down; try again in a moment.",
-            true,
-        )
-    }
+        ErrorCode::ShuttingDown
+    };
+    Failure::of(code, true).said()
 }
 
 /// A 3xx answer; `to` is the target's origin.
 pub fn redirected(status: http::StatusCode, to: &str) -> Failure {
-    Failure::coded(
-        ErrorCode::Redirected,
-        format!(
-            "The model server answered {status}, a redirect to {to}. Ponder follows no redirects, so the key and the conversation only ever go to PONDER_UPSTREAM_URL: set it to the address the server redirects to."
-        ),
-        false,
-    )
-    .with("status", status.as_u16())
-    .with("origin", to)
+    Failure::of(ErrorCode::Redirected, false)
+        .with("status", status.as_u16())
+        .with("origin", to)
+        .said()
 }
 
-/// An error status, with what the body said and the `Retry-After` it gave. Retryable for 408,
-/// 429 and 5xx.
+/// An error status, with what the body said and the `Retry-After` it gave (each only when
+/// given). Retryable for 408, 429 and 5xx.
 pub fn http_status(status: http::StatusCode, detail: &str, retry_after: Option<&str>) -> Failure {
-    let mut message = format!("The model server answered {status}");
-    if !detail.is_empty() {
-        message.push_str(": ");
-        message.push_str(detail);
-    }
-    if let Some(after) = retry_after {
-        message.push_str(&format!(" (retry after {after} s)"));
-    }
     let retryable = matches!(status.as_u16(), 408 | 429) || status.is_server_error();
-    let mut failure = Failure::coded(ErrorCode::UpstreamStatus, message, retryable)
-        .with("status", status.as_u16());
-    if !detail.is_empty() {
-        failure = failure.with("detail", detail);
-    }
-    if let Some(after) = retry_after {
-        failure = failure.with("retry_after", after);
-    }
-    failure
+    with_detail(
+        Failure::of(ErrorCode::UpstreamStatus, retryable).with("status", status.as_u16()),
+        detail,
+    )
+    .with_some("retry_after", retry_after)
+    .said()
 }
 
 /// The upstream refused a request that carried reasoning settings: the reader is told which,
 /// so the turn can be sent again without them.
 pub fn setting_refused(status: http::StatusCode, settings: &str, detail: &str) -> Failure {
-    let mut message = format!(
-        "{} sent with this turn ({settings}); it answered {status}",
-        crate::domain::reasoning::SETTING_REFUSED
-    );
-    if !detail.is_empty() {
-        message.push_str(": ");
-        message.push_str(detail);
-    }
-    message.push_str(". Send it again without the setting.");
-    let mut failure = Failure::coded(ErrorCode::SettingRefused, message, false)
-        .with("status", status.as_u16())
-        .with("settings", settings);
-    if !detail.is_empty() {
-        failure = failure.with("detail", detail);
-    }
-    failure
+    with_detail(
+        Failure::of(ErrorCode::SettingRefused, false)
+            .with("status", status.as_u16())
+            .with("settings", settings),
+        detail,
+    )
+    .said()
 }
 
 /// The upstream refused the reasoning state carried back with earlier answers (a signature it
 /// no longer accepts, encrypted content it cannot read). Sending again without it works.
 pub fn replay_refused(status: http::StatusCode, detail: &str) -> Failure {
-    let mut message = format!(
-        "The model server refused the reasoning carried over from earlier answers; it answered {status}"
-    );
-    if !detail.is_empty() {
-        message.push_str(": ");
-        message.push_str(detail);
-    }
-    message.push_str(". Send it again without the earlier reasoning.");
-    let mut failure =
-        Failure::coded(ErrorCode::ReplayRefused, message, false).with("status", status.as_u16());
-    if !detail.is_empty() {
-        failure = failure.with("detail", detail);
-    }
-    failure
+    with_detail(
+        Failure::of(ErrorCode::ReplayRefused, false).with("status", status.as_u16()),
+        detail,
+    )
+    .said()
 }
 
 /// The connection broke mid-stream. The transport's own words ("error decoding response
 /// body") go to the log, not to the reader.
 pub fn connection_broke() -> Failure {
-    Failure::coded(
-        ErrorCode::ConnectionBroke,
-        "The connection to the model server broke before the answer finished — try again?",
-        true,
-    )
+    Failure::of(ErrorCode::ConnectionBroke, true).said()
 }
 
 /// A turn whose server lost its place among the replicas (its heartbeat was late and the others
 /// ended its turns), as its own viewers are told.
 pub fn replica_abandoned() -> Failure {
-    Failure::coded(
-        ErrorCode::ReplicaLost,
-        "This server lost contact with the others and stopped this answer — try again?",
-        true,
-    )
+    Failure::of(ErrorCode::ReplicaLost, true).said()
 }
 
 /// A turn whose server stopped (killed, crashed, cut off) before it finished, as its viewers on
 /// the other replicas are told.
 pub fn replica_died() -> Failure {
-    Failure::coded(
-        ErrorCode::ReplicaDied,
-        "The server running this answer stopped before it finished — try again?",
-        true,
-    )
+    Failure::of(ErrorCode::ReplicaDied, true).said()
 }
 
 /// The body ended without the provider's end marker.
 pub fn stream_cut() -> Failure {
-    Failure::coded(
-        ErrorCode::StreamCut,
-        "The model's stream was cut off before it finished.",
-        true,
-    )
+    Failure::of(ErrorCode::StreamCut, true).said()
 }
 
 /// A line over the line cap.
 pub fn line_too_long(limit: usize) -> Failure {
-    let limit = human_bytes(limit);
-    Failure::coded(
-        ErrorCode::LineTooLong,
-        format!("The model server sent a line over {limit}; Ponder stopped reading its stream."),
-        false,
-    )
-    .with("limit", limit)
+    Failure::of(ErrorCode::LineTooLong, false)
+        .with("limit", human_bytes(limit))
+        .said()
+}
+
+/// `detail` as the failure's parameter when there is one.
+fn with_detail(failure: Failure, detail: &str) -> Failure {
+    failure.with_some("detail", Some(detail).filter(|d| !d.is_empty()))
 }
 
 /// `scheme://host[:port]` of a URL, for messages that must not repeat its path or query.
@@ -224,35 +161,26 @@ pub fn describe_request_error(e: &reqwest::Error, raw_base: &str) -> (UpstreamFa
         }
         (
             UpstreamFailure::Connect,
-            Failure::coded(
-                ErrorCode::Unreachable,
-                format!("Could not reach the model server at {host}: {cause}"),
-                true,
-            )
-            .with("host", host)
-            .with("cause", cause),
+            Failure::of(ErrorCode::Unreachable, true)
+                .with("host", host)
+                .with("cause", cause)
+                .said(),
         )
     } else if e.is_timeout() {
         (
             UpstreamFailure::ConnectTimeout,
-            Failure::coded(
-                ErrorCode::ConnectTimeout,
-                format!("Connecting to the model server at {host} timed out."),
-                true,
-            )
-            .with("host", host),
+            Failure::of(ErrorCode::ConnectTimeout, true)
+                .with("host", host)
+                .said(),
         )
     } else {
         let detail = e.to_string().replace(raw_base, host).replace(base, host);
         (
             UpstreamFailure::Request,
-            Failure::coded(
-                ErrorCode::RequestFailed,
-                format!("The request to the model server at {host} failed: {detail}"),
-                true,
-            )
-            .with("host", host)
-            .with("detail", detail),
+            Failure::of(ErrorCode::RequestFailed, true)
+                .with("host", host)
+                .with("detail", detail)
+                .said(),
         )
     }
 }
@@ -267,7 +195,7 @@ mod tests {
         let failure = http_status(StatusCode::SERVICE_UNAVAILABLE, "overloaded", Some("30"));
         assert_eq!(
             failure.message,
-            "The model server answered 503 Service Unavailable: overloaded (retry after 30 s)"
+            "The model server answered 503. (overloaded) Try again in 30 s."
         );
         assert!(failure.retryable);
         assert_eq!(failure.code, ErrorCode::UpstreamStatus);
@@ -275,7 +203,7 @@ mod tests {
         assert_eq!(failure.param("detail"), "overloaded");
         assert_eq!(failure.param("retry_after"), "30");
         let bare = http_status(StatusCode::NOT_FOUND, "", None);
-        assert_eq!(bare.message, "The model server answered 404 Not Found");
+        assert_eq!(bare.message, "The model server answered 404.");
         assert!(!bare.retryable);
         assert_eq!(
             bare.params.keys().collect::<Vec<_>>(),
@@ -315,9 +243,13 @@ mod tests {
         assert_eq!(redirect.param("status"), "302");
         assert_eq!(redirect.param("origin"), "https://other.example");
         let refused = setting_refused(StatusCode::BAD_REQUEST, "effort", "unknown field");
-        assert!(refused.message.ends_with(
-            "(effort); it answered 400 Bad Request: unknown field. Send it again without the setting."
-        ));
+        assert_eq!(
+            refused.message,
+            "The model server refused the reasoning settings sent with this turn (effort) with 400. Send it again without them. (unknown field)"
+        );
+        assert!(refused
+            .message
+            .starts_with(crate::domain::reasoning::SETTING_REFUSED));
         assert_eq!(refused.code, ErrorCode::SettingRefused);
         assert_eq!(refused.param("settings"), "effort");
         assert_eq!(refused.param("detail"), "unknown field");
