@@ -591,48 +591,84 @@ fn say(template: &str, detail: &impl std::fmt::Display) -> String {
     crate::i18n::fill(template, &[("detail", &detail.to_string())])
 }
 
+/// What the in-process tests of keys and drawing share: a chat on a server that is never
+/// called (the effects that would call it are returned, not carried out), and a turn's
+/// progress fed through the channel the chat reads.
 #[cfg(test)]
-mod tests {
+pub(super) mod testing {
     use super::*;
-    use crate::domain::Failure;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-    fn answer(text: &str, failed: bool) -> Item {
-        let mut state = TurnState::started(0.0);
-        state.apply(&TurnEvent::Delta { text: text.into() }, 1.0);
-        if failed {
-            state.fail(Failure::new("boom", true), 2.0);
-        } else {
-            state.apply(
-                &TurnEvent::Done {
-                    finish_reason: "stop".into(),
-                    usage: None,
-                    thinking_chars: 0,
-                    total_ms: 2,
-                },
-                2.0,
-            );
-        }
-        Item::Assistant(Box::new(Turn { state, bytes: 0 }))
+    pub fn chat(stored: bool) -> Chat {
+        let server = Server::new("http://127.0.0.1:9", None).expect("a client");
+        Chat::new(server, stored, None, "")
     }
 
-    #[test]
-    fn the_terminal_sends_the_history_by_the_pages_rule() {
-        let items = [
-            Item::Notice("“a chat”".into()),
-            Item::User("one".into()),
-            answer("half an answer", true),
-            Item::User("two".into()),
-            answer("a whole answer", false),
-            Item::User("three".into()),
-        ];
-        assert_eq!(
-            history_of(items.iter()),
-            [
-                ChatMessage::user("one\n\ntwo"),
-                ChatMessage::assistant("a whole answer"),
-                ChatMessage::user("three"),
-            ],
-            "the failed answer is not sent, and the questions around it are joined"
-        );
+    pub fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    pub fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    pub fn type_text(chat: &mut Chat, text: &str) {
+        for c in text.chars() {
+            assert!(chat.on_key(key(KeyCode::Char(c))).is_empty());
+        }
+    }
+
+    /// Types `question` and sends it: the request and the channel its progress goes on.
+    pub fn ask(chat: &mut Chat, question: &str) -> (Source, mpsc::UnboundedSender<Progress>) {
+        type_text(chat, question);
+        let mut effects = chat.on_key(key(KeyCode::Enter));
+        match (effects.pop(), effects.is_empty()) {
+            (Some(Effect::Follow(source, tx)), true) => (source, tx),
+            other => panic!("Enter follows one turn: {other:?}"),
+        }
+    }
+
+    /// Feeds `progress` to the chat as the running turn would: what it decides is returned.
+    pub fn feed(
+        chat: &mut Chat,
+        tx: &mpsc::UnboundedSender<Progress>,
+        progress: Progress,
+    ) -> Vec<Effect> {
+        tx.send(progress).expect("the chat follows the turn");
+        let mut effects = Vec::new();
+        while let Some(p) = chat
+            .running
+            .as_mut()
+            .and_then(|r| r.progress.try_recv().ok())
+        {
+            effects.extend(chat.on_progress(p));
+        }
+        effects
+    }
+
+    pub fn events(events: Vec<TurnEvent>) -> Progress {
+        Progress::Events(events)
+    }
+
+    pub fn done() -> TurnEvent {
+        TurnEvent::Done {
+            finish_reason: "stop".into(),
+            usage: None,
+            thinking_chars: 0,
+            total_ms: 2,
+        }
+    }
+
+    pub fn started(id: &str) -> TurnEvent {
+        TurnEvent::Started { turn: id.into() }
+    }
+
+    pub fn stored_as(conversation: &str, message: &str) -> TurnEvent {
+        TurnEvent::Turn {
+            conversation: conversation.into(),
+            user_message: Some(format!("{message}-q")),
+            message: message.into(),
+            version: 0,
+        }
     }
 }
