@@ -672,3 +672,22 @@ pub(super) mod testing {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_arguments_name_the_server_the_token_and_the_chat_to_open() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let options = parse(&args(&["--server", "http://h:1", "--conversation", "c1"]))
+            .expect("valid arguments");
+        assert_eq!(options.server.as_deref(), Some("http://h:1"));
+        assert_eq!(options.conversation.as_deref(), Some("c1"));
+        assert!(
+            parse(&args(&["--conversation"])).is_err(),
+            "a flag needs its value"
+        );
+        assert!(parse(&args(&["--loud"])).is_err());
+    }
+}
