@@ -1,6 +1,8 @@
-//! `ponder chat` driven as a person would, in a real terminal: tmux runs the real binary against
-//! a real Ponder with its demo model, keys go in with `send-keys`, and what is on the screen comes
-//! back with `capture-pane`. Also `ponder ask`, as a script would run it.
+//! `ponder chat` against a real Ponder with its demo model. Once end to end in a real terminal:
+//! tmux runs the real binary, keys go in with `send-keys`, and what is on the screen comes back
+//! with `capture-pane`. Otherwise in-process: the same chat, its keys fed as key events and its
+//! frames drawn into ratatui's `TestBackend`, over real HTTP; a turn's connection cut by a real
+//! proxy is rejoined. Also `ponder ask`, as a script would run it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
 
@@ -10,6 +12,14 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::process::Process;
+use common::TestApp;
+use ponder::domain::{ChatRequest, TurnEvent};
+use ponder::terminal::app::Chat;
+use ponder::terminal::client::Server;
+use ponder::terminal::follow::{self, Progress, Source};
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
 
 struct Tmux {
     socket: String,
@@ -18,30 +28,20 @@ struct Tmux {
 }
 
 impl Tmux {
-    /// A tmux server of its own, running `ponder chat --server url` in a 100×30 pane.
+    /// A tmux server of its own, running `ponder chat --server url` in a 100×30 pane, with the
+    /// client's config file in a directory of its own.
     fn start(name: &str, url: &str) -> Tmux {
-        Self::start_args(name, url, "")
-    }
-
-    /// Starts `ponder chat` with more arguments, in a session of its own.
-    fn start_args(name: &str, url: &str, more: &str) -> Tmux {
-        let dir = std::env::temp_dir().join(format!("ponder-{}-{name}", std::process::id()));
-        Self::start_with(name, url, dir.join("chat.json"), more)
-    }
-
-    /// The same, with the client's config file at `config`.
-    fn start_with(name: &str, url: &str, config: std::path::PathBuf, more: &str) -> Tmux {
         let socket = format!("ponder-{}-{name}", std::process::id());
         let dir = std::env::temp_dir().join(&socket);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         let t = Tmux {
             socket,
+            config: dir.join("chat.json"),
             dir,
-            config,
         };
         let command = format!(
-            "env PONDER_CHAT_CONFIG={} TERM=xterm-256color {} chat --server {url} {more}",
+            "env PONDER_CHAT_CONFIG={} TERM=xterm-256color {} chat --server {url}",
             t.config().display(),
             env!("CARGO_BIN_EXE_ponder"),
         );
@@ -149,15 +149,6 @@ fn server(delay_ms: &str) -> (Process, String) {
     (process, format!("http://{demo}"))
 }
 
-fn stats(demo: &str) -> serde_json::Value {
-    let body = Command::new("curl")
-        .args(["-s", &format!("{demo}/demo/stats")])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    serde_json::from_str(&body).unwrap_or_default()
-}
-
 /// The line under the live block's header.
 fn live_line(screen: &str) -> Option<String> {
     let lines: Vec<&str> = screen.lines().collect();
@@ -166,7 +157,7 @@ fn live_line(screen: &str) -> Option<String> {
 }
 
 #[test]
-fn the_thinking_block_streams_live_then_stays_as_thought_for_and_modes_toggle_and_persist() {
+fn in_a_real_terminal_the_turn_streams_live_hostile_output_stays_inert_and_ctrl_c_twice_quits() {
     let (process, _) = server("25");
     let t = Tmux::start("live", &process.url(""));
     t.type_line("[long-think] prove it");
@@ -180,8 +171,8 @@ fn the_thinking_block_streams_live_then_stays_as_thought_for_and_modes_toggle_an
     let done = t.wait_for("▪ Thought for", Duration::from_secs(60));
     assert!(!done.contains("▸ Thinking…"), "{done}");
     t.wait_for("Ctrl-C twice", Duration::from_secs(20));
-    // Overview: the finished block is one line; detail expands its text.
     assert!(!done.contains("Step 12: I check"), "{done}");
+    // Detail expands the block, and the mode is written to the config file the variable names.
     t.keys(&["Tab"]);
     let detail = t.wait_for("detail mode", Duration::from_secs(5));
     assert!(
@@ -190,76 +181,30 @@ fn the_thinking_block_streams_live_then_stays_as_thought_for_and_modes_toggle_an
     );
     let kept = std::fs::read_to_string(t.config()).expect("the mode is kept in the config file");
     assert!(kept.contains("\"detail\""), "{kept}");
-    t.keys(&["Tab"]);
-    t.wait_for("overview mode", Duration::from_secs(5));
-    assert!(std::fs::read_to_string(t.config())
-        .expect("config")
-        .contains("\"overview\""));
 
-    // Two blocks in one turn: each its own header, with its own time.
+    // Escapes in the model's output never reach the terminal.
     t.keys(&["C-n"]);
-    t.type_line("[two-blocks] check twice");
-    let two = t.wait_until("two finished blocks", Duration::from_secs(60), |s| {
-        s.matches("▪ Thought").count() == 2 && s.contains("Verified: the answer stands.")
-    });
-    assert!(two.contains("check twice"), "{two}");
-
-    // The mode chosen is what the next run starts with.
-    t.keys(&["Tab"]);
-    t.wait_for("detail mode", Duration::from_secs(5));
-    let config = std::env::temp_dir().join(format!("ponder-{}-kept.json", std::process::id()));
-    std::fs::copy(t.config(), &config).expect("the config file is written");
-    drop(t);
-    let again = Tmux::start_with("live-again", &process.url(""), config.clone(), "");
-    again.wait_for("detail · Tab: overview", Duration::from_secs(10));
-    drop(again);
-    let _ = std::fs::remove_file(config);
-}
-
-#[test]
-fn esc_stops_the_turn_the_block_freezes_and_the_model_sees_the_disconnect() {
-    let (process, demo) = server("60");
-    let t = Tmux::start("stop", &process.url(""));
-    t.type_line("[long-think] stop me");
-    t.wait_for("▸ Thinking… (", Duration::from_secs(20));
-    t.keys(&["Escape"]);
-    let stopped = t.wait_for("■ stopped", Duration::from_secs(5));
+    t.type_line("[tty] try to break out");
+    let screen = t.wait_for("end of the hostile answer.", Duration::from_secs(60));
     assert!(
-        stopped.contains("Thinking stopped") && stopped.contains("(incomplete)"),
-        "the interrupted block is frozen and marked:\n{stopped}"
+        screen.contains("› [tty] try to break out"),
+        "nothing cleared the screen or moved the cursor:\n{screen}"
     );
-    let until = Instant::now() + Duration::from_secs(3);
-    while stats(&demo)["disconnected"].as_u64().unwrap_or(0) < 1 {
-        assert!(
-            Instant::now() < until,
-            "the demo model never saw the disconnect: {}",
-            stats(&demo)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let frozen = live_header(&stopped);
-    std::thread::sleep(Duration::from_millis(1500));
+    assert!(screen.contains("Terminal-safe answer:"), "{screen}");
+    assert!(
+        !screen.contains("pwned"),
+        "no escape's payload shows as text either:\n{screen}"
+    );
     assert_eq!(
-        live_header(&t.screen()),
-        frozen,
-        "the time does not move after a stop"
+        t.format("#{pane_title}"),
+        "before-ponder",
+        "the title is untouched"
     );
-
-    // Reasoning the provider encrypted (OpenRouter's encrypted details, on this openai server)
-    // still shows the clock, says so, and counts bytes arriving.
-    t.keys(&["C-n"]);
-    t.type_line("[redacted] keep it secret");
-    let hidden = t.wait_for("redacted · ", Duration::from_secs(20));
-    assert!(
-        hidden.contains("▸ Thinking… (") && hidden.contains("received"),
-        "{hidden}"
+    assert_eq!(
+        t.tmux(&["list-buffers"]).trim(),
+        "",
+        "no OSC 52 clipboard write reached the terminal"
     );
-    t.wait_for("▪ Thought for 1.", Duration::from_secs(20));
-
-    // A stream that drops mid-answer shows the browser's message and the retry key.
-    t.keys(&["C-n"]);
-    t.type_line("[drop] cut me off");
-    t.wait_for("Ctrl-R retries", Duration::from_secs(30));
 
     // Ctrl-C twice quits, and the terminal is given back: no alternate screen, the pane's
     // program has exited.
@@ -312,40 +257,6 @@ fn pane_exit(t: &Tmux) -> Option<(i32, i32)> {
     }
     let code: i32 = fields.get(49)?.parse().ok()?;
     Some(((code >> 8) & 0xff, code & 0x7f))
-}
-
-fn live_header(screen: &str) -> Option<String> {
-    screen
-        .lines()
-        .find(|l| l.contains("Thinking stopped"))
-        .map(str::to_string)
-}
-
-#[test]
-fn hostile_output_leaves_the_screen_the_title_and_the_clipboard_alone() {
-    let (process, _) = server("1");
-    let t = Tmux::start("hostile", &process.url(""));
-    t.type_line("[tty] try to break out");
-    let screen = t.wait_for("end of the hostile answer.", Duration::from_secs(30));
-    assert!(
-        screen.contains("› [tty] try to break out"),
-        "nothing cleared the screen or moved the cursor:\n{screen}"
-    );
-    assert!(screen.contains("Terminal-safe answer:"), "{screen}");
-    assert!(
-        !screen.contains("pwned"),
-        "no escape's payload shows as text either:\n{screen}"
-    );
-    assert_eq!(
-        t.format("#{pane_title}"),
-        "before-ponder",
-        "the title is untouched"
-    );
-    assert_eq!(
-        t.tmux(&["list-buffers"]).trim(),
-        "",
-        "no OSC 52 clipboard write reached the terminal"
-    );
 }
 
 #[test]
@@ -426,103 +337,6 @@ fn ponder_ask_streams_the_answer_to_stdout_and_the_thinking_to_stderr() {
 }
 
 #[test]
-fn past_conversations_replay_from_the_server_with_each_block_finished() {
-    let (process, _) = server("1");
-    let t = Tmux::start("replay", &process.url(""));
-    t.type_line("[two-blocks] remember this");
-    t.wait_for("Verified: the answer stands.", Duration::from_secs(30));
-    t.keys(&["C-n"]);
-    t.wait_until("a new chat", Duration::from_secs(5), |s| {
-        !s.contains("remember this")
-    });
-    // The picker lists the stored chats; Enter replays one.
-    t.keys(&["C-p"]);
-    t.wait_for("chats · Enter: open", Duration::from_secs(5));
-    t.keys(&["Enter"]);
-    let replayed = t.wait_for("Verified: the answer stands.", Duration::from_secs(10));
-    assert!(
-        replayed.contains("“[two-blocks] remember this”"),
-        "{replayed}"
-    );
-    assert_eq!(replayed.matches("▪ Thought").count(), 2, "{replayed}");
-    assert!(
-        !replayed.contains("▸ Thinking"),
-        "replayed blocks are finished:\n{replayed}"
-    );
-    drop(t);
-
-    // --conversation opens one directly.
-    let list = Command::new("curl")
-        .args(["-s", "-H", "content-type: application/json", "-d", "{}"])
-        .arg(process.url("/api/conversations/list"))
-        .output()
-        .expect("curl");
-    let list: serde_json::Value = serde_json::from_slice(&list.stdout).expect("the list");
-    let id = list[0]["id"].as_str().expect("a stored chat").to_string();
-    let direct = Tmux::start_args(
-        "replay-direct",
-        &process.url(""),
-        &format!("--conversation {id}"),
-    );
-    let shown = direct.wait_for("Verified: the answer stands.", Duration::from_secs(10));
-    assert!(shown.contains("› [two-blocks] remember this"), "{shown}");
-    // And the next question continues that conversation on the server.
-    direct.type_line("and one more");
-    direct.wait_until("the follow-up answered", Duration::from_secs(30), |s| {
-        s.matches("▪ Thought").count() >= 3 && s.contains("Ctrl-C twice")
-    });
-    let after = Command::new("curl")
-        .args(["-s", "-H", "content-type: application/json", "-d"])
-        .arg(format!("{{\"id\":\"{id}\"}}"))
-        .arg(process.url("/api/conversations/get"))
-        .output()
-        .expect("curl");
-    let after: serde_json::Value = serde_json::from_slice(&after.stdout).expect("the chat");
-    assert_eq!(after["messages"].as_array().map(Vec::len), Some(4));
-}
-
-#[test]
-fn a_conversation_opened_while_its_answer_streams_is_followed_live() {
-    let (process, _) = server("40");
-    // A turn started elsewhere (a browser, say) whose page then went away.
-    let started = Command::new("curl")
-        .args([
-            "-s",
-            "-N",
-            "-m",
-            "1",
-            "-H",
-            "content-type: application/json",
-            "-d",
-        ])
-        .arg(r#"{"content":"[long-think] follow me from the terminal"}"#)
-        .arg(process.url("/api/chat"))
-        .output()
-        .expect("curl");
-    let head = String::from_utf8_lossy(&started.stdout);
-    let conversation = head
-        .split("\"conversation\":\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("the turn says where it is stored")
-        .to_string();
-    let t = Tmux::start_args(
-        "join",
-        &process.url(""),
-        &format!("--conversation {conversation}"),
-    );
-    // Live, not a stored copy marked interrupted: the clock counts from the turn's start.
-    let live = t.wait_for("▸ Thinking… (", Duration::from_secs(10));
-    assert!(!live.contains("interrupted"), "{live}");
-    let done = t.wait_for("▪ Thought for", Duration::from_secs(30));
-    assert!(!done.contains("▸ Thinking"), "{done}");
-    t.wait_for(
-        "Let me know if you want more detail.",
-        Duration::from_secs(30),
-    );
-}
-
-#[test]
 fn ponder_ask_with_no_server_starts_the_built_in_one() {
     let data = std::env::temp_dir().join(format!("ponder-ask-data-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_ponder"))
@@ -539,4 +353,327 @@ fn ponder_ask_with_no_server_starts_the_built_in_one() {
         "{out:?}"
     );
     let _ = std::fs::remove_dir_all(data);
+}
+
+/// `ponder chat`'s chat in-process on a 100×30 `TestBackend`, against a real server.
+struct Screen {
+    chat: Chat,
+    terminal: Terminal<TestBackend>,
+}
+
+impl Screen {
+    fn on(app: &TestApp) -> Screen {
+        let server = Server::new(&app.url(""), None).expect("a client");
+        Screen {
+            chat: Chat::new(server, true, None, ""),
+            terminal: Terminal::new(TestBackend::new(100, 30)).expect("a test terminal"),
+        }
+    }
+
+    fn text(&mut self) -> String {
+        self.terminal.draw(|f| self.chat.draw(f)).expect("drawn");
+        let buffer = self.terminal.backend().buffer();
+        (0..buffer.area.height)
+            .map(|y| {
+                (0..buffer.area.width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    async fn key(&mut self, key: KeyEvent) {
+        let effects = self.chat.on_key(key);
+        self.chat.apply(effects).await;
+    }
+
+    async fn ctrl(&mut self, c: char) {
+        self.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+            .await;
+    }
+
+    async fn type_line(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+                .await;
+        }
+        self.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+            .await;
+    }
+
+    /// Follows the running turn, redrawing as the shell does (on each progress and on a tick,
+    /// for the clock), until the screen satisfies `ok`.
+    async fn wait_until(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        ok: impl Fn(&str) -> bool,
+    ) -> String {
+        let until = Instant::now() + limit;
+        loop {
+            let screen = self.text();
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < until,
+                "waited {limit:?} for {what}; the screen:\n{screen}"
+            );
+            let tick = Duration::from_millis(100);
+            if let Ok(Some(progress)) = tokio::time::timeout(tick, self.chat.next_progress()).await
+            {
+                let effects = self.chat.on_progress(progress);
+                self.chat.apply(effects).await;
+            }
+        }
+    }
+
+    async fn wait_for(&mut self, needle: &str, limit: Duration) -> String {
+        self.wait_until(needle, limit, |s| s.contains(needle)).await
+    }
+
+    /// Waits for the turn to end: the input box no longer says it is thinking.
+    async fn wait_idle(&mut self, limit: Duration) -> String {
+        self.wait_until("the turn to end", limit, |s| s.contains("┌ message "))
+            .await
+    }
+}
+
+async fn demo_stats(app: &TestApp) -> serde_json::Value {
+    let base = app.state.upstream_base.clone();
+    let root = base.trim_end_matches('/').trim_end_matches("/v1");
+    reqwest::get(format!("{root}/demo/stats"))
+        .await
+        .expect("stats")
+        .json()
+        .await
+        .expect("json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_stops_the_turn_on_the_server_and_hidden_reasoning_and_a_drop_are_shown() {
+    let app = TestApp::spawn(&[("PONDER_DEMO_DELAY_MS", "20")]).await;
+    let mut s = Screen::on(&app);
+    s.type_line("[long-think] stop me").await;
+    s.wait_for("▸ Thinking… (", Duration::from_secs(20)).await;
+    s.key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)).await;
+    let stopped = s.wait_for("■ stopped", Duration::from_secs(5)).await;
+    assert!(
+        stopped.contains("Thinking stopped") && stopped.contains("(incomplete)"),
+        "the interrupted block is frozen and marked:\n{stopped}"
+    );
+    let until = Instant::now() + Duration::from_secs(5);
+    while demo_stats(&app).await["disconnected"].as_u64().unwrap_or(0) < 1 {
+        assert!(
+            Instant::now() < until,
+            "the demo model never saw the stop: {}",
+            demo_stats(&app).await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Reasoning the provider encrypted still shows the clock, says so, and counts bytes.
+    s.ctrl('n').await;
+    s.type_line("[redacted] keep it secret").await;
+    let hidden = s
+        .wait_until("the redacted block", Duration::from_secs(20), |s| {
+            s.contains("redacted · ") && s.contains("received")
+        })
+        .await;
+    assert!(hidden.contains("▸ Thinking… ("), "{hidden}");
+    s.wait_for("▪ Thought for", Duration::from_secs(20)).await;
+
+    // A stream the model drops mid-answer shows the browser's message and the retry key.
+    s.ctrl('n').await;
+    s.type_line("[drop] cut me off").await;
+    s.wait_for("Ctrl-R retries", Duration::from_secs(30)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_chats_open_from_the_picker_continue_on_the_server_and_a_streaming_one_is_followed_live(
+) {
+    let app = TestApp::spawn(&[("PONDER_DEMO_DELAY_MS", "5")]).await;
+    let mut s = Screen::on(&app);
+    s.type_line("[two-blocks] remember this").await;
+    s.wait_for("Verified: the answer stands.", Duration::from_secs(30))
+        .await;
+    s.wait_idle(Duration::from_secs(10)).await;
+    s.ctrl('n').await;
+    assert!(!s.text().contains("remember this"));
+
+    // The picker lists the stored chats; Enter replays one, each block finished.
+    s.ctrl('p').await;
+    let picker = s.text();
+    assert!(picker.contains("chats · Enter: open"), "{picker}");
+    assert!(picker.contains("› [two-blocks] remember this"), "{picker}");
+    s.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+        .await;
+    let replayed = s.text();
+    assert!(
+        replayed.contains("“[two-blocks] remember this”"),
+        "{replayed}"
+    );
+    assert!(
+        replayed.contains("Verified: the answer stands."),
+        "{replayed}"
+    );
+    assert_eq!(replayed.matches("▪ Thought").count(), 2, "{replayed}");
+    assert!(!replayed.contains("▸ Thinking"), "{replayed}");
+
+    // The next question continues that conversation on the server.
+    s.type_line("and one more").await;
+    s.wait_until("the follow-up answered", Duration::from_secs(30), |s| {
+        s.matches("▪ Thought").count() >= 3 && s.contains("┌ message ")
+    })
+    .await;
+    let direct = Server::new(&app.url(""), None).expect("a client");
+    let list = direct.conversations().await.expect("the list");
+    let stored = direct
+        .conversation(&list[0].id, 10)
+        .await
+        .expect("the chat");
+    assert_eq!(list.len(), 1);
+    assert_eq!(stored.messages.len(), 4);
+
+    // A turn started elsewhere (a browser, say) whose page went away: opening its chat follows
+    // it live, its clock counting from the turn's start, not a stored copy marked interrupted.
+    let (tx, mut progress) = tokio::sync::mpsc::unbounded_channel();
+    let request = ChatRequest {
+        content: Some("[long-think] follow me from the terminal".into()),
+        ..ChatRequest::stateless(Vec::new())
+    };
+    let elsewhere = tokio::spawn(async move {
+        follow::follow(&direct, Source::Send(request), Duration::from_secs(30), tx).await
+    });
+    let conversation = loop {
+        match progress.recv().await.expect("the turn runs") {
+            Progress::Events(events) => {
+                if let Some(id) = events.iter().find_map(|e| match e {
+                    TurnEvent::Turn { conversation, .. } => Some(conversation.clone()),
+                    _ => None,
+                }) {
+                    break id;
+                }
+            }
+            Progress::Bytes(_) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    elsewhere.abort();
+    let mut joined = Screen::on(&app);
+    let effects = vec![ponder::terminal::app::Effect::Open(conversation)];
+    joined.chat.apply(effects).await;
+    let live = joined
+        .wait_for("▸ Thinking… (", Duration::from_secs(10))
+        .await;
+    assert!(!live.contains("interrupted"), "{live}");
+    let done = joined
+        .wait_for(
+            "Let me know if you want more detail.",
+            Duration::from_secs(30),
+        )
+        .await;
+    assert!(
+        done.contains("▪ Thought for") && !done.contains("▸ Thinking"),
+        "{done}"
+    );
+}
+
+/// A TCP proxy to `to` that cuts its first connection once `cut` bytes of the server's answer
+/// went through, as a proxy's timeout or a reset does mid-stream; later connections pass.
+async fn cutting_proxy(to: std::net::SocketAddr, cut: u64) -> std::net::SocketAddr {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut first = true;
+        while let Ok((client, _)) = listener.accept().await {
+            let limit = std::mem::take(&mut first).then_some(cut);
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(to).await else {
+                    return;
+                };
+                let (mut from_client, mut to_client) = client.into_split();
+                let (mut from_server, mut to_server) = server.into_split();
+                let up = tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut from_client, &mut to_server).await;
+                });
+                let _ = match limit {
+                    Some(n) => {
+                        tokio::io::copy(&mut (&mut from_server).take(n), &mut to_client).await
+                    }
+                    None => tokio::io::copy(&mut from_server, &mut to_client).await,
+                };
+                up.abort();
+            });
+        }
+    });
+    addr
+}
+
+/// Follows a turn to its end, returning everything it reported.
+async fn followed(server: &Server, source: Source) -> Vec<Progress> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    follow::follow(server, source, Duration::from_secs(30), tx).await;
+    let mut all = Vec::new();
+    while let Ok(p) = rx.try_recv() {
+        all.push(p);
+    }
+    all
+}
+
+fn events_of(progress: &[Progress]) -> Vec<TurnEvent> {
+    progress
+        .iter()
+        .filter_map(|p| match p {
+            Progress::Events(events) => Some(events.clone()),
+            _ => None,
+        })
+        .flatten()
+        .filter(|e| !matches!(e, TurnEvent::Clock { .. }))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_whose_connection_breaks_is_rejoined_after_its_last_event_and_arrives_whole() {
+    let app = TestApp::spawn(&[("PONDER_DEMO_DELAY_MS", "5")]).await;
+    let proxy = cutting_proxy(app.addr, 6_000).await;
+    let through_proxy = Server::new(&format!("http://{proxy}"), None).expect("a client");
+    let request = ChatRequest {
+        content: Some("[long-think] cut me off and come back".into()),
+        ..ChatRequest::stateless(Vec::new())
+    };
+    let progress = followed(&through_proxy, Source::Send(request)).await;
+    let lost = progress.iter().position(|p| *p == Progress::Lost);
+    let back = progress.iter().position(|p| *p == Progress::Back);
+    assert!(
+        matches!((lost, back), (Some(l), Some(b)) if l < b),
+        "the connection broke mid-turn and came back: {:?}",
+        progress
+            .iter()
+            .filter(|p| !matches!(p, Progress::Events(_) | Progress::Bytes(_)))
+            .collect::<Vec<_>>()
+    );
+    let got = events_of(&progress);
+    assert!(
+        matches!(got.last(), Some(TurnEvent::Done { .. })),
+        "{:?}",
+        got.last()
+    );
+
+    // The whole turn as the server keeps it, from its first event, on a connection of its own.
+    let turn = got
+        .iter()
+        .find_map(|e| match e {
+            TurnEvent::Started { turn } => Some(turn.clone()),
+            _ => None,
+        })
+        .expect("the turn's id");
+    let direct = Server::new(&app.url(""), None).expect("a client");
+    let whole = events_of(&followed(&direct, Source::Join(turn)).await);
+    assert_eq!(got.len(), whole.len(), "nothing missed or doubled");
+    assert_eq!(got, whole);
 }

@@ -419,10 +419,51 @@ pub fn reconnect_delay(attempt: u32) -> Option<std::time::Duration> {
     Some(std::time::Duration::from_millis(ms))
 }
 
+/// The wait before reconnecting to a turn after its stream broke, or `None` when the client
+/// should give up: a turn the server does not keep (`stored` false) ends with its connection,
+/// one whose id never arrived cannot be asked for again, and the budget of
+/// [`reconnect_delay`] runs out. Counts the try in `attempt` (reset it when an event arrives).
+/// The page and the terminal both follow this rule.
+pub fn reconnect(
+    stored: bool,
+    turn: Option<&str>,
+    attempt: &mut u32,
+) -> Option<std::time::Duration> {
+    if !stored || turn.is_none() {
+        return None;
+    }
+    let delay = reconnect_delay(*attempt)?;
+    *attempt += 1;
+    Some(delay)
+}
+
 #[cfg(test)]
 mod reconnect_tests {
-    use super::reconnect_delay;
+    use super::{reconnect, reconnect_delay};
     use std::time::Duration;
+
+    #[test]
+    fn only_a_kept_turn_whose_id_is_known_is_reconnected_and_each_try_counts() {
+        let mut attempt = 0;
+        assert_eq!(reconnect(false, Some("t"), &mut attempt), None);
+        assert_eq!(reconnect(true, None, &mut attempt), None);
+        assert_eq!(attempt, 0);
+        assert_eq!(
+            reconnect(true, Some("t"), &mut attempt),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(attempt, 1);
+        assert_eq!(
+            reconnect(true, Some("t"), &mut attempt),
+            Some(Duration::from_millis(500))
+        );
+        while reconnect(true, Some("t"), &mut attempt).is_some() {}
+        assert_eq!(
+            reconnect_delay(attempt),
+            None,
+            "gives up when the budget is spent"
+        );
+    }
 
     #[test]
     fn reconnecting_starts_at_once_backs_off_and_gives_up_after_about_a_minute() {

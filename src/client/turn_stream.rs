@@ -287,7 +287,8 @@ async fn run_turn<H: TurnHost>(
                 return Ended::Gone
             }
             Err(e) => {
-                if let Some(delay) = reconnect(stored, &turn_id, &mut attempt) {
+                if let Some(delay) = decisions::reconnect(stored, turn_id.as_deref(), &mut attempt)
+                {
                     chat.connection_lost(true);
                     sleep(delay).await;
                     continue;
@@ -375,7 +376,7 @@ async fn run_turn<H: TurnHost>(
         // The connection broke before the turn's last event: a turn the server keeps is still
         // running there (or has just finished), so the page reconnects and asks for what follows
         // the last event it has. A frame cut off by the break is dropped (it comes again).
-        match reconnect(stored, &turn_id, &mut attempt) {
+        match decisions::reconnect(stored, turn_id.as_deref(), &mut attempt) {
             Some(delay) => {
                 batch.flush(chat, turn);
                 chat.connection_lost(true);
@@ -392,19 +393,4 @@ async fn run_turn<H: TurnHost>(
     }
     chat.transition(turn, |t| t.end_of_stream(now_ms()));
     Ended::Shown
-}
-
-/// The wait before reconnecting to a turn the server keeps, or `None` when the page should give
-/// up (a turn the server does not keep, one whose id never arrived, or too many tries).
-fn reconnect(
-    stored: bool,
-    turn: &Option<String>,
-    attempt: &mut u32,
-) -> Option<std::time::Duration> {
-    if !stored || turn.is_none() {
-        return None;
-    }
-    let delay = decisions::reconnect_delay(*attempt)?;
-    *attempt += 1;
-    Some(delay)
 }

@@ -400,5 +400,6 @@ pub static AR: Catalogue = Catalogue {
         chats_not_listed: "تعذّر سرد المحادثات: {detail}",
         chat_not_opened: "تعذّر فتح تلك المحادثة: {detail}",
         mode_not_kept: "لم يُحفظ وضع العرض: {detail}",
+        reconnecting: "انقطع الاتصال — جارٍ إعادة الاتصال…",
     },
 };

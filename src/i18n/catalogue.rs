@@ -422,6 +422,8 @@ pub struct TerminalWords {
     pub chats_not_listed: &'static str,
     pub chat_not_opened: &'static str,
     pub mode_not_kept: &'static str,
+    /// The status line while a running turn's broken stream is being joined again.
+    pub reconnecting: &'static str,
 }
 
 /// The sentence for each [`crate::domain::ErrorCode`] the page may show, with the failure's

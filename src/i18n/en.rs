@@ -350,5 +350,6 @@ pub static EN: Catalogue = Catalogue {
         chats_not_listed: "the chats could not be listed: {detail}",
         chat_not_opened: "that chat could not be opened: {detail}",
         mode_not_kept: "the mode is not kept: {detail}",
+        reconnecting: "connection lost — reconnecting…",
     },
 };

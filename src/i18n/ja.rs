@@ -341,5 +341,6 @@ pub static JA: Catalogue = Catalogue {
         chats_not_listed: "チャットの一覧を取得できませんでした：{detail}",
         chat_not_opened: "そのチャットを開けませんでした：{detail}",
         mode_not_kept: "表示モードを保存できませんでした：{detail}",
+        reconnecting: "接続が切断されました。再接続しています…",
     },
 };

@@ -361,5 +361,6 @@ pub static PT_BR: Catalogue = Catalogue {
         chats_not_listed: "não foi possível listar os chats: {detail}",
         chat_not_opened: "não foi possível abrir esse chat: {detail}",
         mode_not_kept: "o modo não foi salvo: {detail}",
+        reconnecting: "conexão perdida — reconectando…",
     },
 };

@@ -1,23 +1,26 @@
 //! `ponder chat`: the full-screen shell. It owns the terminal (raw mode and the alternate
 //! screen, restored on every exit, a panic included), reads keys on a thread of their own, runs
-//! each turn as a task, and paints [`view::lines`] about four times a second while a turn runs.
+//! each turn as a task ([`super::follow`]), and paints while a turn runs about four times a
+//! second, laying out again only the running turn ([`super::transcript::Layout`]).
+//!
+//! What a key or a turn's progress does to the chat is decided without I/O ([`Chat::on_key`],
+//! [`Chat::on_progress`]); what needs the server comes back as [`Effect`]s, which
+//! [`Chat::apply`] carries out. So keys and drawing are tested in-process.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use ratatui::layout::{Constraint, Layout, Position};
-use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph};
-use ratatui::Frame;
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use ratatui::widgets::ListState;
 use tokio::sync::mpsc;
 
-use super::client::{Progress, Server};
-use super::markdown::{StyledLine, Tone};
+use super::client::Server;
+use super::follow::{self, Progress, Source};
+use super::settings;
+use super::transcript::{Layout, Transcript};
 use super::view::{self, Item, Mode, Turn};
-use super::{settings, text};
 use crate::client::turn_state::TurnState;
-use crate::domain::history::ConversationSummary;
+use crate::domain::history::{Conversation, ConversationSummary};
 use crate::domain::{ChatMessage, ChatRequest, TurnEvent};
 
 /// Seconds with no event before a turn gives up, as in the browser.
@@ -31,8 +34,22 @@ pub struct Options {
     pub conversation: Option<String>,
 }
 
-struct Running {
-    task: tokio::task::JoinHandle<()>,
+/// A task that ends when this is dropped: dropping a turn's task closes its connection.
+#[derive(Debug, Default)]
+struct Task(Option<tokio::task::JoinHandle<()>>);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+/// The turn being followed.
+#[derive(Debug)]
+pub struct Running {
+    task: Task,
     progress: mpsc::UnboundedReceiver<Progress>,
     /// The turn's id on the server, once its `started` event arrived.
     turn: Option<String>,
@@ -40,38 +57,57 @@ struct Running {
     stop_when_started: bool,
 }
 
-struct Picker {
-    list: Vec<ConversationSummary>,
-    state: ListState,
+pub(super) struct Picker {
+    pub(super) list: Vec<ConversationSummary>,
+    pub(super) state: ListState,
 }
 
-struct Chat {
-    server: Server,
-    stored: bool,
-    items: Vec<Item>,
-    mode: Mode,
+/// What the chat asks of the server, decided by a key or a turn's progress.
+#[derive(Debug)]
+pub enum Effect {
+    /// Follow a turn, reporting on the channel of the [`Running`] already set.
+    Follow(Source, mpsc::UnboundedSender<Progress>),
+    /// Stop the server's turn (for every viewer of it).
+    StopOnServer(String),
+    /// Another chat is shown while a Stop waits for the turn's id: deliver it when it comes.
+    StopWhenStarted(Running),
+    /// List the stored chats for the picker.
+    ListChats,
+    /// Open a stored conversation (and follow its answer if it still streams).
+    Open(String),
+}
+
+/// The chat shown: its transcript, the input line, the turn being followed.
+pub struct Chat {
+    pub(super) server: Server,
+    pub(super) stored: bool,
+    pub(super) transcript: Transcript,
+    pub(super) layout: Layout,
+    pub(super) mode: Mode,
     config: Option<std::path::PathBuf>,
-    input: Vec<char>,
-    cursor: usize,
-    back: usize,
+    pub(super) input: Vec<char>,
+    pub(super) cursor: usize,
+    pub(super) back: usize,
     /// Lines the transcript had when last drawn.
-    drawn: usize,
-    running: Option<Running>,
+    pub(super) drawn: usize,
+    pub(super) running: Option<Running>,
     conversation: Option<String>,
     /// The stored answer of the last turn, for Ctrl-R on the server.
     last_answer: Option<String>,
-    status: String,
-    quit_armed: Option<Instant>,
-    picker: Option<Picker>,
-    started: Instant,
-    quit: bool,
+    pub(super) status: String,
+    /// The running turn's stream broke and it is being joined again.
+    pub(super) reconnecting: bool,
+    pub(super) quit_armed: Option<Instant>,
+    pub(super) picker: Option<Picker>,
+    pub(super) started: Instant,
+    pub(super) quit: bool,
 }
 
 /// The history sent upstream, by the page's rule ([`crate::domain::message::history`]): failed
 /// and unfinished answers are left out, turns of one role joined.
-fn history_of(items: &[Item]) -> Vec<ChatMessage> {
+fn history_of<'a>(items: impl Iterator<Item = &'a Item>) -> Vec<ChatMessage> {
     use crate::client::decisions::{history, Said};
-    history(items.iter().filter_map(|i| match i {
+    history(items.filter_map(|i| match i {
         Item::User(t) => Some(Said::User(t)),
         Item::Assistant(t) => Some(Said::Assistant {
             phase: t.state.phase,
@@ -79,10 +115,6 @@ fn history_of(items: &[Item]) -> Vec<ChatMessage> {
         }),
         Item::Notice(_) => None,
     }))
-}
-
-fn now(started: Instant) -> f64 {
-    started.elapsed().as_secs_f64() * 1000.0
 }
 
 /// Runs `ponder chat` until the reader quits.
@@ -95,35 +127,14 @@ pub async fn run(options: Options) -> Result<(), String> {
             server.base()
         ));
     }
-    let config = settings::path();
-    let (mode, note) = settings::load_mode(config.as_deref());
-    let mut chat = Chat {
-        stored: me.history == "server",
-        server,
-        items: Vec::new(),
-        mode,
-        config,
-        input: Vec::new(),
-        cursor: 0,
-        back: 0,
-        drawn: 0,
-        running: None,
-        conversation: None,
-        last_answer: None,
-        status: note.unwrap_or_else(|| {
-            if in_process {
-                "the built-in Ponder (demo model unless PONDER_UPSTREAM_URL is set)".into()
-            } else {
-                String::new()
-            }
-        }),
-        quit_armed: None,
-        picker: None,
-        started: Instant::now(),
-        quit: false,
+    let greeting = if in_process {
+        "the built-in Ponder (demo model unless PONDER_UPSTREAM_URL is set)"
+    } else {
+        ""
     };
+    let mut chat = Chat::new(server, me.history == "server", settings::path(), greeting);
     if let Some(id) = options.conversation {
-        chat.open(&id).await;
+        chat.apply(vec![Effect::Open(id)]).await;
     }
 
     let (keys_tx, mut keys) = mpsc::unbounded_channel();
@@ -140,51 +151,96 @@ pub async fn run(options: Options) -> Result<(), String> {
 
     let mut terminal = ratatui::try_init().map_err(|e| format!("the terminal: {e}"))?;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut dirty = true;
     let result = loop {
-        if let Err(e) = terminal.draw(|f| chat.draw(f)) {
-            break Err(format!("the terminal: {e}"));
+        if std::mem::take(&mut dirty) {
+            if let Err(e) = terminal.draw(|f| chat.draw(f)) {
+                break Err(format!("the terminal: {e}"));
+            }
         }
         if chat.quit {
             break Ok(());
         }
         tokio::select! {
-            key = keys.recv() => match key {
-                Some(Event::Key(k)) if k.kind != KeyEventKind::Release => chat.on_key(k).await,
-                Some(_) => {}
-                None => break Ok(()),
+            key = keys.recv() => {
+                match key {
+                    Some(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+                        let effects = chat.on_key(k);
+                        chat.apply(effects).await;
+                    }
+                    Some(_) => {}
+                    None => break Ok(()),
+                }
+                dirty = true;
             },
-            Some(progress) = next_progress(&mut chat.running) => chat.on_progress(progress),
-            _ = tick.tick() => {}
+            Some(progress) = chat.next_progress() => {
+                let effects = chat.on_progress(progress);
+                chat.apply(effects).await;
+                dirty = true;
+            },
+            // Only a running turn changes with time (its clock, its live line).
+            _ = tick.tick() => dirty = chat.is_running(),
         }
     };
     ratatui::restore();
     result
 }
 
-async fn next_progress(running: &mut Option<Running>) -> Option<Progress> {
-    match running {
-        Some(r) => r.progress.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
 impl Chat {
-    fn now(&self) -> f64 {
-        now(self.started)
+    /// A chat on `server` (`stored`: it keeps conversations), in the mode kept in `config`,
+    /// with `status` on the status line.
+    pub fn new(
+        server: Server,
+        stored: bool,
+        config: Option<std::path::PathBuf>,
+        status: &str,
+    ) -> Chat {
+        let (mode, note) = settings::load_mode(config.as_deref());
+        Chat {
+            server,
+            stored,
+            transcript: Transcript::default(),
+            layout: Layout::default(),
+            mode,
+            config,
+            input: Vec::new(),
+            cursor: 0,
+            back: 0,
+            drawn: 0,
+            running: None,
+            conversation: None,
+            last_answer: None,
+            status: note.unwrap_or_else(|| status.to_string()),
+            reconnecting: false,
+            quit_armed: None,
+            picker: None,
+            started: Instant::now(),
+            quit: false,
+        }
     }
 
-    fn turn_mut(&mut self) -> Option<&mut Turn> {
-        self.items.iter_mut().rev().find_map(|i| match i {
-            Item::Assistant(t) => Some(&mut **t),
-            _ => None,
-        })
+    /// True once the reader asked to quit.
+    pub fn quits(&self) -> bool {
+        self.quit
     }
 
-    fn is_running(&self) -> bool {
+    pub fn is_running(&self) -> bool {
         self.running.is_some()
     }
 
-    fn set_mode(&mut self, mode: Mode) {
+    /// The next progress of the running turn; pending while none runs.
+    pub async fn next_progress(&mut self) -> Option<Progress> {
+        match &mut self.running {
+            Some(r) => r.progress.recv().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    pub(super) fn now(&self) -> f64 {
+        self.started.elapsed().as_secs_f64() * 1000.0
+    }
+
+    pub(super) fn set_mode(&mut self, mode: Mode) {
         self.mode = mode;
         if let Some(path) = &self.config {
             if let Err(e) = settings::save_mode(path, mode) {
@@ -193,118 +249,46 @@ impl Chat {
         }
     }
 
-    async fn on_key(&mut self, key: KeyEvent) {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if ctrl && key.code == KeyCode::Char('c') {
-            if self
-                .quit_armed
-                .is_some_and(|t| t.elapsed() < Duration::from_secs(3))
-            {
-                self.quit = true;
-                return;
-            }
-            self.stop();
-            self.quit_armed = Some(Instant::now());
-            self.status = words().quit_again.into();
-            return;
-        }
-        self.quit_armed = None;
-        if self.picker.is_some() {
-            return self.on_picker_key(key).await;
-        }
-        match (key.code, ctrl) {
-            (KeyCode::Esc, _) => {
-                if self.is_running() {
-                    self.stop();
-                } else {
-                    self.input.clear();
-                    self.cursor = 0;
+    /// Carries out `effects`, and what they lead to.
+    pub async fn apply(&mut self, effects: Vec<Effect>) {
+        let mut queue = VecDeque::from(effects);
+        while let Some(effect) = queue.pop_front() {
+            match effect {
+                Effect::Follow(source, tx) => {
+                    let server = self.server.clone();
+                    let task =
+                        tokio::spawn(
+                            async move { follow::follow(&server, source, GUARD, tx).await },
+                        );
+                    if let Some(running) = &mut self.running {
+                        running.task = Task(Some(task));
+                    } else {
+                        task.abort();
+                    }
+                }
+                Effect::StopOnServer(id) => {
+                    let server = self.server.clone();
+                    tokio::spawn(async move { stop_on_server(&server, &id).await });
+                }
+                Effect::StopWhenStarted(running) => {
+                    let server = self.server.clone();
+                    tokio::spawn(stop_when_started(server, running));
+                }
+                Effect::ListChats => {
+                    let listed = self.server.conversations().await;
+                    self.show_chats(listed);
+                }
+                Effect::Open(id) => {
+                    let opened = self.server.conversation(&id, 200).await;
+                    queue.extend(self.opened(opened));
                 }
             }
-            (KeyCode::Enter, _) => self.send(),
-            (KeyCode::Tab, _) | (KeyCode::Char('o'), true) => {
-                let mode = self.mode.toggled();
-                self.set_mode(mode);
-                self.status = format!("{} mode", mode.key());
-            }
-            (KeyCode::Char('r'), true) => self.retry(),
-            (KeyCode::Char('n'), true) => {
-                self.detach();
-                self.items.clear();
-                self.conversation = None;
-                self.last_answer = None;
-                self.back = 0;
-                self.status = words().new_chat.into();
-            }
-            (KeyCode::Char('p'), true) => self.open_picker().await,
-            (KeyCode::Char('d'), true) if self.input.is_empty() => self.quit = true,
-            (KeyCode::Up, _) => self.back += 1,
-            (KeyCode::Down, _) => self.back = self.back.saturating_sub(1),
-            (KeyCode::PageUp, _) => self.back += 10,
-            (KeyCode::PageDown, _) => self.back = self.back.saturating_sub(10),
-            (KeyCode::End, true) => self.back = 0,
-            (KeyCode::Left, _) => self.cursor = self.cursor.saturating_sub(1),
-            (KeyCode::Right, _) => self.cursor = (self.cursor + 1).min(self.input.len()),
-            (KeyCode::Home, _) | (KeyCode::Char('a'), true) => self.cursor = 0,
-            (KeyCode::End, _) | (KeyCode::Char('e'), true) => self.cursor = self.input.len(),
-            (KeyCode::Backspace, _) if self.cursor > 0 => {
-                self.cursor -= 1;
-                self.input.remove(self.cursor);
-            }
-            (KeyCode::Delete, _) if self.cursor < self.input.len() => {
-                self.input.remove(self.cursor);
-            }
-            (KeyCode::Char('u'), true) => {
-                self.input.drain(..self.cursor);
-                self.cursor = 0;
-            }
-            (KeyCode::Char(c), false) => {
-                self.input.insert(self.cursor, c);
-                self.cursor += 1;
-            }
-            _ => {}
         }
     }
 
-    async fn on_picker_key(&mut self, key: KeyEvent) {
-        let Some(picker) = &mut self.picker else {
-            return;
-        };
-        let count = picker.list.len();
-        match key.code {
-            KeyCode::Esc => self.picker = None,
-            KeyCode::Up => {
-                let at = picker.state.selected().unwrap_or(0);
-                picker.state.select(Some(at.saturating_sub(1)));
-            }
-            KeyCode::Down => {
-                let at = picker.state.selected().unwrap_or(0);
-                picker
-                    .state
-                    .select(Some((at + 1).min(count.saturating_sub(1))));
-            }
-            KeyCode::Enter => {
-                let chosen = picker
-                    .state
-                    .selected()
-                    .and_then(|i| picker.list.get(i))
-                    .map(|c| c.id.clone());
-                self.picker = None;
-                if let Some(id) = chosen {
-                    self.detach();
-                    self.open(&id).await;
-                }
-            }
-            _ => {}
-        }
-    }
-
-    async fn open_picker(&mut self) {
-        if !self.stored {
-            self.status = words().browser_history.into();
-            return;
-        }
-        match self.server.conversations().await {
+    /// Shows the stored chats in the picker (or says why not).
+    pub(super) fn show_chats(&mut self, listed: Result<Vec<ConversationSummary>, String>) {
+        match listed {
             Ok(list) if list.is_empty() => self.status = words().no_chats.into(),
             Ok(list) => {
                 let mut state = ListState::default();
@@ -315,44 +299,41 @@ impl Chat {
         }
     }
 
-    /// Replays a stored conversation (its last 200 messages).
-    async fn open(&mut self, id: &str) {
-        match self.server.conversation(id, 200).await {
-            Ok(conversation) => {
-                self.items = view::replay(&conversation);
-                self.items
-                    .insert(0, Item::Notice(format!("“{}”", conversation.title)));
-                self.conversation = Some(conversation.id.clone());
-                let last = conversation
-                    .messages
-                    .last()
-                    .filter(|m| m.role == crate::domain::Role::Assistant);
-                self.last_answer = last.map(|m| m.id.clone());
-                self.back = 0;
-                self.status = String::new();
-                // An answer still streaming is followed live, from its first event.
-                if let Some(turn) = last.and_then(|m| m.shown()).and_then(|v| v.turn.clone()) {
-                    self.join(turn);
-                }
+    /// Replays a stored conversation (its last 200 messages); an answer still streaming is
+    /// followed live, from its first event.
+    pub(super) fn opened(&mut self, opened: Result<Conversation, String>) -> Vec<Effect> {
+        let conversation = match opened {
+            Ok(conversation) => conversation,
+            Err(e) => {
+                self.status = say(words().chat_not_opened, &e);
+                return Vec::new();
             }
-            Err(e) => self.status = say(words().chat_not_opened, &e),
+        };
+        let mut items = view::replay(&conversation);
+        items.insert(0, Item::Notice(format!("“{}”", conversation.title)));
+        self.transcript.replace(items);
+        self.conversation = Some(conversation.id.clone());
+        let last = conversation
+            .messages
+            .last()
+            .filter(|m| m.role == crate::domain::Role::Assistant);
+        self.last_answer = last.map(|m| m.id.clone());
+        self.back = 0;
+        self.status = String::new();
+        match last.and_then(|m| m.shown()).and_then(|v| v.turn.clone()) {
+            Some(turn) => self.join(turn),
+            None => Vec::new(),
         }
     }
 
-    /// The history sent upstream, by the page's rule ([`crate::domain::message::history`]):
-    /// failed and unfinished answers are left out, turns of one role joined.
-    fn history(&self) -> Vec<ChatMessage> {
-        history_of(&self.items)
-    }
-
-    fn send(&mut self) {
+    pub(super) fn send(&mut self) -> Vec<Effect> {
         let question: String = self.input.iter().collect();
         if self.is_running() || question.trim().is_empty() {
-            return;
+            return Vec::new();
         }
         self.input.clear();
         self.cursor = 0;
-        self.items.push(Item::User(question.clone()));
+        self.transcript.push(Item::User(question.clone()));
         let request = if self.stored {
             ChatRequest {
                 conversation: self.conversation.clone(),
@@ -360,15 +341,15 @@ impl Chat {
                 ..ChatRequest::stateless(Vec::new())
             }
         } else {
-            ChatRequest::stateless(self.history())
+            ChatRequest::stateless(history_of(self.transcript.items()))
         };
-        self.start(request);
+        self.start(request)
     }
 
     /// Answers the last question again: a new version on the server, else the same history.
-    fn retry(&mut self) {
-        if self.is_running() || !matches!(self.items.last(), Some(Item::Assistant(_))) {
-            return;
+    pub(super) fn retry(&mut self) -> Vec<Effect> {
+        if self.is_running() || !matches!(self.transcript.last(), Some(Item::Assistant(_))) {
+            return Vec::new();
         }
         let request = match (&self.conversation, &self.last_answer, self.stored) {
             (Some(conversation), Some(answer), true) => ChatRequest {
@@ -377,134 +358,133 @@ impl Chat {
                 ..ChatRequest::stateless(Vec::new())
             },
             _ => {
-                self.items.pop();
-                ChatRequest::stateless(self.history())
+                self.transcript.pop();
+                ChatRequest::stateless(history_of(self.transcript.items()))
             }
         };
-        if matches!(self.items.last(), Some(Item::Assistant(_))) {
-            self.items.pop();
+        if matches!(self.transcript.last(), Some(Item::Assistant(_))) {
+            self.transcript.pop();
         }
-        self.start(request);
+        self.start(request)
     }
 
-    fn start(&mut self, request: ChatRequest) {
-        self.items.push(Item::Assistant(Box::new(Turn {
+    fn start(&mut self, request: ChatRequest) -> Vec<Effect> {
+        self.transcript.push(Item::Assistant(Box::new(Turn {
             state: TurnState::started(self.now()),
             bytes: 0,
         })));
         self.back = 0;
         self.status = String::new();
-        let (tx, progress) = mpsc::unbounded_channel();
-        let server = self.server.clone();
-        let task = tokio::spawn(async move { server.stream(&request, GUARD, tx).await });
-        self.running = Some(Running {
-            task,
-            progress,
-            turn: None,
-            stop_when_started: false,
-        });
+        vec![self.follow(Source::Send(request), None)]
     }
 
     /// Follows the running turn `turn` that writes the last answer shown.
-    fn join(&mut self, turn: String) {
+    fn join(&mut self, turn: String) -> Vec<Effect> {
         let now = self.now();
-        let Some(Item::Assistant(shown)) = self.items.last_mut() else {
-            return;
+        let Some(Item::Assistant(shown)) = self.transcript.last_mut() else {
+            return Vec::new();
         };
         shown.state = TurnState::joined(&shown.state, now);
         shown.bytes = 0;
+        vec![self.follow(Source::Join(turn.clone()), Some(turn))]
+    }
+
+    fn follow(&mut self, source: Source, turn: Option<String>) -> Effect {
         let (tx, progress) = mpsc::unbounded_channel();
-        let server = self.server.clone();
-        let id = turn.clone();
-        let task = tokio::spawn(async move { server.join(&id, GUARD, tx).await });
+        self.reconnecting = false;
         self.running = Some(Running {
-            task,
+            task: Task::default(),
             progress,
-            turn: Some(turn),
+            turn,
             stop_when_started: false,
         });
+        Effect::Follow(source, tx)
     }
 
     /// Ends the running turn. A stored turn runs on the server whether or not anyone watches, so
     /// it is stopped there (for every viewer); one stored nowhere ends when its connection
     /// closes.
-    fn stop(&mut self) {
+    pub(super) fn stop(&mut self) -> Vec<Effect> {
         if self.running.is_none() {
-            return;
+            return Vec::new();
         }
         let now = self.now();
-        if let Some(turn) = self.turn_mut() {
+        if let Some(turn) = self.transcript.turn_mut() {
             turn.state.stop(now);
         }
         let Some(running) = self.running.as_mut() else {
-            return;
+            return Vec::new();
         };
-        match running.turn.clone() {
-            Some(id) if self.stored => {
-                self.stop_on_server(id);
-            }
+        let effects = match running.turn.clone() {
+            Some(id) if self.stored => vec![Effect::StopOnServer(id)],
             None if self.stored => {
                 // Pressed again before the id came: the first press is already waiting for it.
                 running.stop_when_started = true;
-                return;
+                return Vec::new();
             }
-            _ => {}
-        }
-        if let Some(running) = self.running.take() {
-            running.task.abort();
-        }
+            _ => Vec::new(),
+        };
+        self.running = None;
+        self.reconnecting = false;
+        effects
     }
 
     /// The client stops following the running turn (another chat is shown): a stored turn goes
     /// on on the server, as it does when a browser tab moves on, and a Stop still waiting for
     /// the turn's id is delivered once it comes; one stored nowhere ends with its connection.
-    fn detach(&mut self) {
-        let Some(running) = self.running.take() else {
-            return;
-        };
-        if !running.stop_when_started {
-            running.task.abort();
-            return;
+    pub(super) fn detach(&mut self) -> Vec<Effect> {
+        self.reconnecting = false;
+        match self.running.take() {
+            Some(running) if running.stop_when_started => {
+                vec![Effect::StopWhenStarted(running)]
+            }
+            _ => Vec::new(),
         }
-        let server = self.server.clone();
-        let Running {
-            task, mut progress, ..
-        } = running;
-        tokio::spawn(async move {
-            while let Some(progress) = progress.recv().await {
-                let Progress::Events(events) = progress else {
-                    continue;
-                };
-                let started = events.iter().find_map(|e| match e {
-                    TurnEvent::Started { turn } => Some(turn.clone()),
-                    _ => None,
-                });
-                if let Some(id) = started {
-                    if let Err(e) = server.stop_turn(&id).await {
-                        tracing::debug!(error = %e, "the turn could not be stopped on the server");
-                    }
-                    break;
-                }
-            }
-            task.abort();
-        });
     }
 
-    fn stop_on_server(&self, id: String) {
-        let server = self.server.clone();
-        tokio::spawn(async move {
-            if let Err(e) = server.stop_turn(&id).await {
-                tracing::debug!(error = %e, "the turn could not be stopped on the server");
-            }
-        });
+    /// Starts a new chat.
+    pub(super) fn new_chat(&mut self) -> Vec<Effect> {
+        let effects = self.detach();
+        self.transcript.clear();
+        self.conversation = None;
+        self.last_answer = None;
+        self.back = 0;
+        self.status = words().new_chat.into();
+        effects
     }
 
-    fn on_progress(&mut self, progress: Progress) {
+    /// Folds what the running turn reports into the chat.
+    pub fn on_progress(&mut self, progress: Progress) -> Vec<Effect> {
         let now = self.now();
         let mut ended = false;
         let mut stored = None;
         let mut started = None;
-        if let Some(turn) = self.turn_mut() {
+        match progress {
+            Progress::Lost => {
+                self.reconnecting = true;
+                return Vec::new();
+            }
+            Progress::Back => {
+                self.reconnecting = false;
+                return Vec::new();
+            }
+            Progress::Gone => {
+                // The turn ended while the client was away: the stored conversation holds it.
+                self.running = None;
+                self.reconnecting = false;
+                return match self.conversation.clone() {
+                    Some(id) => vec![Effect::Open(id)],
+                    None => {
+                        if let Some(turn) = self.transcript.turn_mut() {
+                            turn.state.end_of_stream(now);
+                        }
+                        Vec::new()
+                    }
+                };
+            }
+            _ => {}
+        }
+        if let Some(turn) = self.transcript.turn_mut() {
             match progress {
                 Progress::Bytes(n) => turn.bytes += n,
                 Progress::Events(events) => {
@@ -532,6 +512,7 @@ impl Chat {
                     turn.state.fail(failure, now);
                     ended = true;
                 }
+                Progress::Lost | Progress::Back | Progress::Gone => {}
             }
         }
         if let Some((conversation, message)) = stored {
@@ -541,157 +522,43 @@ impl Chat {
         if let (Some(id), Some(running)) = (started, self.running.as_mut()) {
             running.turn = Some(id.clone());
             if running.stop_when_started {
-                self.stop_on_server(id);
-                if let Some(running) = self.running.take() {
-                    running.task.abort();
-                }
-                return;
+                self.running = None;
+                return vec![Effect::StopOnServer(id)];
             }
         }
         if ended {
             self.running = None;
+            self.reconnecting = false;
         }
+        Vec::new()
     }
+}
 
-    fn draw(&mut self, frame: &mut Frame) {
-        let [transcript, status, input] = Layout::vertical([
-            Constraint::Min(1),
-            Constraint::Length(1),
-            Constraint::Length(3),
-        ])
-        .areas(frame.area());
-        let width = transcript.width as usize;
-        let lines = view::lines(&self.items, self.mode, self.now(), width);
-        // Scrolled back, the reader keeps looking at the same lines while new ones arrive.
-        if self.back > 0 && lines.len() > self.drawn {
-            self.back += lines.len() - self.drawn;
-        }
-        self.drawn = lines.len();
-        let (first, back) = view::window(lines.len(), transcript.height as usize, self.back);
-        self.back = back;
-        let shown: Vec<Line> = lines
-            .iter()
-            .skip(first)
-            .take(transcript.height as usize)
-            .map(styled)
-            .collect();
-        frame.render_widget(Paragraph::new(shown), transcript);
+async fn stop_on_server(server: &Server, id: &str) {
+    if let Err(e) = server.stop_turn(id).await {
+        tracing::debug!(error = %e, "the turn could not be stopped on the server");
+    }
+}
 
-        let l = super::locale();
-        let words = &l.catalogue().terminal;
-        let mut hints = crate::i18n::fill(
-            words.hints,
-            &[
-                ("mode", self.mode.label()),
-                ("other", self.mode.toggled().label()),
-            ],
-        );
-        if back > 0 {
-            hints = format!("{} · {hints}", l.count(&words.lines_up, back as u64));
-        }
-        if !self.status.is_empty() {
-            hints = format!("{} · {hints}", self.status);
-        }
-        frame.render_widget(
-            Paragraph::new(text::fit_start(
-                &text::sanitize(&hints),
-                status.width as usize,
-            ))
-            .style(Style::default().fg(Color::DarkGray)),
-            status,
-        );
-
-        let inner = input.width.saturating_sub(2) as usize;
-        let typed: String = self.input.iter().collect();
-        let before: String = self.input[..self.cursor].iter().collect();
-        let offset = text::width(&before).saturating_sub(inner.saturating_sub(1));
-        let visible = skip_columns(&typed, offset);
-        let title = if self.is_running() {
-            words.input_thinking
-        } else {
-            words.input_message
+/// Waits for the turn's id in `running`'s progress, then stops it on the server.
+async fn stop_when_started(server: Server, running: Running) {
+    let Running {
+        task, mut progress, ..
+    } = running;
+    while let Some(progress) = progress.recv().await {
+        let Progress::Events(events) = progress else {
+            continue;
         };
-        frame.render_widget(
-            Paragraph::new(text::fit_start(&visible, inner))
-                .block(Block::default().borders(Borders::ALL).title(title)),
-            input,
-        );
-        frame.set_cursor_position(Position::new(
-            input.x + 1 + (text::width(&before) - offset) as u16,
-            input.y + 1,
-        ));
-
-        if let Some(picker) = &mut self.picker {
-            let area = frame.area();
-            let height = (picker.list.len() as u16 + 2)
-                .min(area.height.saturating_sub(2))
-                .max(3);
-            let popup = ratatui::layout::Rect {
-                x: area.x + 2,
-                y: area.y + 1,
-                width: area.width.saturating_sub(4),
-                height,
-            };
-            let cols = popup.width.saturating_sub(4) as usize;
-            let items: Vec<ListItem> = picker
-                .list
-                .iter()
-                .map(|c| ListItem::new(text::fit_start(&text::sanitize(&c.title), cols)))
-                .collect();
-            frame.render_widget(Clear, popup);
-            frame.render_stateful_widget(
-                List::new(items)
-                    .block(
-                        Block::default()
-                            .borders(Borders::ALL)
-                            .title(" chats · Enter: open · Esc: close "),
-                    )
-                    .highlight_symbol("› ")
-                    .highlight_style(Style::default().add_modifier(Modifier::REVERSED)),
-                popup,
-                &mut picker.state,
-            );
+        let started = events.iter().find_map(|e| match e {
+            TurnEvent::Started { turn } => Some(turn.clone()),
+            _ => None,
+        });
+        if let Some(id) = started {
+            stop_on_server(&server, &id).await;
+            break;
         }
     }
-}
-
-/// `s` without its first `columns` display columns.
-fn skip_columns(s: &str, columns: usize) -> String {
-    let mut skipped = 0;
-    s.chars()
-        .skip_while(|c| {
-            if skipped >= columns {
-                return false;
-            }
-            skipped += text::width(&c.to_string());
-            true
-        })
-        .collect()
-}
-
-fn styled(line: &StyledLine) -> Line<'static> {
-    Line::from(
-        line.pieces
-            .iter()
-            .map(|p| Span::styled(p.text.clone(), tone_style(p.tone)))
-            .collect::<Vec<_>>(),
-    )
-}
-
-fn tone_style(tone: Tone) -> Style {
-    let s = Style::default();
-    match tone {
-        Tone::Plain => s,
-        Tone::Strong => s.add_modifier(Modifier::BOLD),
-        Tone::Emphasis => s.add_modifier(Modifier::ITALIC),
-        Tone::Code => s.fg(Color::Yellow),
-        Tone::CodeBlock => s.fg(Color::Cyan),
-        Tone::Heading => s.add_modifier(Modifier::BOLD).fg(Color::Magenta),
-        Tone::Link => s.fg(Color::Blue).add_modifier(Modifier::UNDERLINED),
-        Tone::Quote => s.fg(Color::DarkGray),
-        Tone::Marker => s.fg(Color::Magenta),
-        Tone::Rule => s.fg(Color::DarkGray),
-    }
+    drop(task);
 }
 
 /// Reads the arguments after `chat`.
@@ -715,7 +582,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
 }
 
 /// The terminal's own words in its language.
-fn words() -> &'static crate::i18n::TerminalWords {
+pub(super) fn words() -> &'static crate::i18n::TerminalWords {
     &super::locale().catalogue().terminal
 }
 
@@ -724,48 +591,103 @@ fn say(template: &str, detail: &impl std::fmt::Display) -> String {
     crate::i18n::fill(template, &[("detail", &detail.to_string())])
 }
 
+/// What the in-process tests of keys and drawing share: a chat on a server that is never
+/// called (the effects that would call it are returned, not carried out), and a turn's
+/// progress fed through the channel the chat reads.
+#[cfg(test)]
+pub(super) mod testing {
+    use super::*;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    pub fn chat(stored: bool) -> Chat {
+        let server = Server::new("http://127.0.0.1:9", None).expect("a client");
+        Chat::new(server, stored, None, "")
+    }
+
+    pub fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    pub fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    pub fn type_text(chat: &mut Chat, text: &str) {
+        for c in text.chars() {
+            assert!(chat.on_key(key(KeyCode::Char(c))).is_empty());
+        }
+    }
+
+    /// Types `question` and sends it: the request and the channel its progress goes on.
+    pub fn ask(chat: &mut Chat, question: &str) -> (Source, mpsc::UnboundedSender<Progress>) {
+        type_text(chat, question);
+        let mut effects = chat.on_key(key(KeyCode::Enter));
+        match (effects.pop(), effects.is_empty()) {
+            (Some(Effect::Follow(source, tx)), true) => (source, tx),
+            other => panic!("Enter follows one turn: {other:?}"),
+        }
+    }
+
+    /// Feeds `progress` to the chat as the running turn would: what it decides is returned.
+    pub fn feed(
+        chat: &mut Chat,
+        tx: &mpsc::UnboundedSender<Progress>,
+        progress: Progress,
+    ) -> Vec<Effect> {
+        tx.send(progress).expect("the chat follows the turn");
+        let mut effects = Vec::new();
+        while let Some(p) = chat
+            .running
+            .as_mut()
+            .and_then(|r| r.progress.try_recv().ok())
+        {
+            effects.extend(chat.on_progress(p));
+        }
+        effects
+    }
+
+    pub fn events(events: Vec<TurnEvent>) -> Progress {
+        Progress::Events(events)
+    }
+
+    pub fn done() -> TurnEvent {
+        TurnEvent::Done {
+            finish_reason: "stop".into(),
+            usage: None,
+            thinking_chars: 0,
+            total_ms: 2,
+        }
+    }
+
+    pub fn started(id: &str) -> TurnEvent {
+        TurnEvent::Started { turn: id.into() }
+    }
+
+    pub fn stored_as(conversation: &str, message: &str) -> TurnEvent {
+        TurnEvent::Turn {
+            conversation: conversation.into(),
+            user_message: Some(format!("{message}-q")),
+            message: message.into(),
+            version: 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Failure;
-
-    fn answer(text: &str, failed: bool) -> Item {
-        let mut state = TurnState::started(0.0);
-        state.apply(&TurnEvent::Delta { text: text.into() }, 1.0);
-        if failed {
-            state.fail(Failure::new("boom", true), 2.0);
-        } else {
-            state.apply(
-                &TurnEvent::Done {
-                    finish_reason: "stop".into(),
-                    usage: None,
-                    thinking_chars: 0,
-                    total_ms: 2,
-                },
-                2.0,
-            );
-        }
-        Item::Assistant(Box::new(Turn { state, bytes: 0 }))
-    }
 
     #[test]
-    fn the_terminal_sends_the_history_by_the_pages_rule() {
-        let items = [
-            Item::Notice("“a chat”".into()),
-            Item::User("one".into()),
-            answer("half an answer", true),
-            Item::User("two".into()),
-            answer("a whole answer", false),
-            Item::User("three".into()),
-        ];
-        assert_eq!(
-            history_of(&items),
-            [
-                ChatMessage::user("one\n\ntwo"),
-                ChatMessage::assistant("a whole answer"),
-                ChatMessage::user("three"),
-            ],
-            "the failed answer is not sent, and the questions around it are joined"
+    fn the_arguments_name_the_server_the_token_and_the_chat_to_open() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let options = parse(&args(&["--server", "http://h:1", "--conversation", "c1"]))
+            .expect("valid arguments");
+        assert_eq!(options.server.as_deref(), Some("http://h:1"));
+        assert_eq!(options.conversation.as_deref(), Some("c1"));
+        assert!(
+            parse(&args(&["--conversation"])).is_err(),
+            "a flag needs its value"
         );
+        assert!(parse(&args(&["--loud"])).is_err());
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::client::Progress;
+use super::follow::{self, Progress, Source};
 use super::text;
 use crate::client::labels;
 use crate::client::turn_state::TurnState;
@@ -71,7 +71,9 @@ pub async fn run(options: Options) -> Result<i32, String> {
     let (tx, mut progress) = mpsc::unbounded_channel();
     let task = {
         let server = server.clone();
-        tokio::spawn(async move { server.stream(&request, Duration::from_secs(120), tx).await })
+        tokio::spawn(async move {
+            follow::follow(&server, Source::Send(request), Duration::from_secs(120), tx).await
+        })
     };
     let started = std::time::Instant::now();
     let now = || started.elapsed().as_secs_f64() * 1000.0;
@@ -80,9 +82,9 @@ pub async fn run(options: Options) -> Result<i32, String> {
     let mut open_block: Option<u32> = None;
     while let Some(p) = progress.recv().await {
         let events = match p {
-            Progress::Bytes(_) => continue,
+            Progress::Bytes(_) | Progress::Lost | Progress::Back => continue,
             Progress::Events(events) => events,
-            Progress::Ended => {
+            Progress::Ended | Progress::Gone => {
                 state.end_of_stream(now());
                 break;
             }

@@ -1,11 +1,8 @@
 //! The terminal's side of the API: the same endpoints and turn contract the browser uses, over
-//! reqwest, named by the server functions' own paths and argument types. A turn streams as [`Progress`] on a channel; dropping the task that runs it closes
-//! the connection, and the server then drops the upstream.
+//! reqwest, named by the server functions' own paths and argument types. Following a turn's
+//! stream is [`super::follow`]'s.
 
 use std::time::Duration;
-
-use futures::StreamExt;
-use tokio::sync::mpsc::UnboundedSender;
 
 use leptos::server_fn::ServerFn;
 
@@ -15,20 +12,7 @@ use crate::api::history::{GetConversation, ListConversations};
 use crate::api::turn::{StopTurn, TurnEvents};
 use crate::domain::account::Me;
 use crate::domain::history::{Conversation, ConversationSummary, Page};
-use crate::domain::{ChatRequest, ErrorCode, Failure, TurnEvent};
-use crate::wire::sse::TurnDecoder;
-
-/// What a running turn reports.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Progress {
-    /// Bytes of stream arrived (the sign of life of a turn whose reasoning is hidden).
-    Bytes(u64),
-    Events(Vec<TurnEvent>),
-    /// The stream ended without a terminal event.
-    Ended,
-    /// The request failed before or while streaming.
-    Failed(Failure),
-}
+use crate::domain::{ChatRequest, Failure, TurnEvent};
 
 /// A Ponder server.
 #[derive(Clone, Debug)]
@@ -130,120 +114,30 @@ impl Server {
         .await
     }
 
-    /// Runs one turn, reporting on `progress` until it ends. Nothing arriving for
-    /// `guard` before the first event ends the turn with the browser's no-response message.
-    pub async fn stream(
-        &self,
-        request: &ChatRequest,
-        guard: Duration,
-        progress: UnboundedSender<Progress>,
-    ) {
-        let sent = tokio::time::timeout(guard, self.post(Chat::PATH, request).send()).await;
-        let response = match sent {
-            Err(_) => {
-                let _ = progress.send(Progress::Failed(crate::client::turn_state::no_response(
-                    guard.as_secs(),
-                )));
-                return;
-            }
-            Ok(Err(e)) => {
-                let _ = progress.send(Progress::Failed(Failure::coded(
-                    ErrorCode::PonderUnreachable,
-                    unreachable_server(&self.base, &e),
-                    true,
-                )));
-                return;
-            }
-            Ok(Ok(r)) => r,
-        };
-        read_turn(response, guard, progress).await;
+    /// Starts a turn: `POST` [`Chat::PATH`]; the response streams its events.
+    pub(super) fn chat(&self, request: &ChatRequest) -> reqwest::RequestBuilder {
+        self.post(Chat::PATH, request)
     }
 
-    /// Joins the running turn `turn` (a stored conversation opened while its answer streams):
-    /// its events from the first, then live, reported on `progress` until it ends.
-    pub async fn join(&self, turn: &str, guard: Duration, progress: UnboundedSender<Progress>) {
+    /// Joins the running turn `turn`: its events after sequence number `after` (from its first
+    /// without one), then the live tail.
+    pub(super) fn turn_events(&self, turn: &str, after: Option<u64>) -> reqwest::RequestBuilder {
+        let mut query = vec![("turn", turn.to_string())];
+        if let Some(after) = after {
+            query.push(("after", after.to_string()));
+        }
         let mut request = self
             .http
             .get(format!("{}{}", self.base, TurnEvents::PATH))
-            .query(&[("turn", turn)]);
+            .query(&query);
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
-        match tokio::time::timeout(guard, request.send()).await {
-            Ok(Ok(response)) => read_turn(response, guard, progress).await,
-            Ok(Err(e)) => {
-                let _ = progress.send(Progress::Failed(Failure::coded(
-                    ErrorCode::PonderUnreachable,
-                    unreachable_server(&self.base, &e),
-                    true,
-                )));
-            }
-            Err(_) => {
-                let _ = progress.send(Progress::Failed(crate::client::turn_state::no_response(
-                    guard.as_secs(),
-                )));
-            }
-        }
+        request
     }
 }
 
-/// Reads a turn's response to its end (or `guard` without a first event), reporting on
-/// `progress`.
-async fn read_turn(
-    response: reqwest::Response,
-    guard: Duration,
-    progress: UnboundedSender<Progress>,
-) {
-    if !response.status().is_success() {
-        let _ = progress.send(Progress::Failed(refusal(response).await));
-        return;
-    }
-    let mut body = response.bytes_stream();
-    let mut decoder = TurnDecoder::new();
-    let mut events = Vec::new();
-    let mut saw_event = false;
-    loop {
-        let next = if saw_event {
-            body.next().await
-        } else {
-            match tokio::time::timeout(guard, body.next()).await {
-                Ok(next) => next,
-                Err(_) => {
-                    let _ = progress.send(Progress::Failed(
-                        crate::client::turn_state::no_response(guard.as_secs()),
-                    ));
-                    return;
-                }
-            }
-        };
-        match next {
-            Some(Ok(chunk)) => {
-                let _ = progress.send(Progress::Bytes(chunk.len() as u64));
-                decoder.push(&chunk, &mut events);
-                saw_event |= !events.is_empty();
-                let terminal = events.iter().any(TurnEvent::is_terminal);
-                if !events.is_empty() {
-                    let _ = progress.send(Progress::Events(std::mem::take(&mut events)));
-                }
-                if terminal {
-                    return;
-                }
-            }
-            Some(Err(_)) | None => break,
-        }
-    }
-    decoder.finish(&mut events);
-    if !events.is_empty() {
-        let terminal = events.iter().any(TurnEvent::is_terminal);
-        let _ = progress.send(Progress::Events(events));
-        if terminal {
-            return;
-        }
-    }
-    let _ = progress.send(Progress::Ended);
-}
-
-fn unreachable_server(base: &str, e: &reqwest::Error) -> String {
+pub(super) fn unreachable_server(base: &str, e: &reqwest::Error) -> String {
     if e.is_timeout() {
         format!("Ponder at {base} did not answer in time")
     } else if e.is_connect() {
@@ -255,7 +149,7 @@ fn unreachable_server(base: &str, e: &reqwest::Error) -> String {
 
 /// A refused request's reason: the API's error body (`{"message": …, "retryable": …}`), else
 /// its status.
-async fn refusal(response: reqwest::Response) -> Failure {
+pub(super) async fn refusal(response: reqwest::Response) -> Failure {
     let status = response.status();
     let body = response.text().await.unwrap_or_default();
     match serde_json::from_str::<TurnEvent>(&body) {

@@ -7,16 +7,23 @@
 //! - [`markdown`]: answers as styled terminal lines.
 //! - [`view`]: the transcript and the lines it draws (headers, live lines, modes, replay).
 //! - [`settings`]: the small config file that keeps the mode.
-//! - [`client`]: the API over HTTP; [`local`]: which server, or one started in-process.
-//! - [`app`]: the `ponder chat` shell (ratatui); [`ask`]: `ponder ask` for scripts.
+//! - [`client`]: the API over HTTP; [`follow`]: one turn's stream, rejoined when it breaks;
+//!   [`local`]: which server, or one started in-process.
+//! - [`transcript`]: the items shown, and their lines laid out once.
+//! - [`app`]: the `ponder chat` shell (ratatui), its keys (`keys`) and painting (`draw`);
+//!   [`ask`]: `ponder ask` for scripts.
 
 pub mod app;
 pub mod ask;
 pub mod client;
+mod draw;
+pub mod follow;
+mod keys;
 pub mod local;
 pub mod markdown;
 pub mod settings;
 pub mod text;
+pub mod transcript;
 pub mod view;
 
 /// The terminal's language (`LC_ALL`, `LC_MESSAGES`, `LANG`), read once.

@@ -72,34 +72,49 @@ pub enum Item {
 
 const SPINNER: [char; 4] = ['⠋', '⠙', '⠸', '⠴'];
 
-/// The transcript as lines `cols` wide, at client time `now` (ms).
+/// The transcript as lines `cols` wide, at client time `now` (ms): each item's
+/// [`item_lines`], a blank line between two.
 pub fn lines(items: &[Item], mode: Mode, now: f64, cols: usize) -> Vec<StyledLine> {
-    let cols = cols.max(8);
     let mut out = Vec::new();
     for item in items {
         if !out.is_empty() {
             out.push(StyledLine::default());
         }
-        match item {
-            Item::User(question) => {
-                for (i, row) in text::wrap(&text::sanitize(question), cols - 2)
-                    .into_iter()
-                    .enumerate()
-                {
-                    let marker = if i == 0 { "› " } else { "  " };
-                    out.push(line(vec![
-                        piece(marker, Tone::Marker),
-                        piece(&row, Tone::Strong),
-                    ]));
-                }
+        out.extend(item_lines(item, mode, now, cols));
+    }
+    out
+}
+
+/// True while what `item` shows can change by itself (a running turn: its clock, spinner and
+/// live line move with time). The lines of any other item depend only on it, the mode and the
+/// width.
+pub fn is_live(item: &Item) -> bool {
+    matches!(item, Item::Assistant(turn) if turn.state.phase.is_running())
+}
+
+/// One item as lines `cols` wide, at client time `now` (ms; read only by a live item).
+pub fn item_lines(item: &Item, mode: Mode, now: f64, cols: usize) -> Vec<StyledLine> {
+    let cols = cols.max(8);
+    let mut out = Vec::new();
+    match item {
+        Item::User(question) => {
+            for (i, row) in text::wrap(&text::sanitize(question), cols - 2)
+                .into_iter()
+                .enumerate()
+            {
+                let marker = if i == 0 { "› " } else { "  " };
+                out.push(line(vec![
+                    piece(marker, Tone::Marker),
+                    piece(&row, Tone::Strong),
+                ]));
             }
-            Item::Notice(note) => {
-                for row in text::wrap(&text::sanitize(note), cols) {
-                    out.push(line(vec![piece(&row, Tone::Quote)]));
-                }
-            }
-            Item::Assistant(turn) => turn_lines(turn, mode, now, cols, &mut out),
         }
+        Item::Notice(note) => {
+            for row in text::wrap(&text::sanitize(note), cols) {
+                out.push(line(vec![piece(&row, Tone::Quote)]));
+            }
+        }
+        Item::Assistant(turn) => turn_lines(turn, mode, now, cols, &mut out),
     }
     out
 }
