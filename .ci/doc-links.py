@@ -22,9 +22,7 @@ BOOK = os.path.join(ROOT, "docs", "src")
 
 # Files a link may name before they are committed: warned about while absent, an error once they
 # exist (then delete the line here). Paths relative to the repository.
-PENDING = {
-    "docs/src/images/ponder.png",  # the README's screenshot, to be added
-}
+PENDING: set[str] = set()
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
