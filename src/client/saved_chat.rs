@@ -12,6 +12,7 @@ use super::labels;
 use super::turn_state::{BlockState, BlockStatus, RemoteText, TurnPhase, TurnState};
 use std::collections::BTreeMap;
 
+use crate::domain::history::VersionStatus;
 use crate::domain::{
     ErrorCode, Failure, ReasoningSettings, Role, SourceRef, ThinkingKind, ToolStep,
 };
@@ -32,25 +33,6 @@ pub fn interrupted() -> Failure {
     Failure::coded(ErrorCode::Interrupted, INTERRUPTED, true)
 }
 
-/// How an assistant message ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MessageStatus {
-    Done,
-    /// Finished without answer text; `content` holds the fallback the reader saw.
-    NoAnswer,
-    Error,
-    Stopped,
-    /// Still streaming when it was saved (a reload or a closed tab cut it).
-    Interrupted,
-}
-
-crate::domain::wire::wire_names!(MessageStatus {
-    Done = "done",
-    NoAnswer = "no_answer",
-    Error = "error",
-    Stopped = "stopped",
-    Interrupted = "interrupted",
-});
 
 /// One reasoning block as saved.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,7 +62,7 @@ pub struct VersionRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<Vec<ThinkingRecord>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<MessageStatus>,
+    pub status: Option<VersionStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The code of `error`, so a restored error is said in the reader's language too.
@@ -117,7 +99,7 @@ pub struct MessageRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<Vec<ThinkingRecord>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<MessageStatus>,
+    pub status: Option<VersionStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "ErrorCode::is_other")]
@@ -243,11 +225,11 @@ pub fn sort_newest_first(list: &mut [ConversationSummary]) {
 /// Saves a turn as the reader sees it at `now`: a running turn is saved as interrupted.
 pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
     let status = match turn.phase {
-        TurnPhase::Thinking | TurnPhase::Streaming => MessageStatus::Interrupted,
-        TurnPhase::Done if turn.fallback_text().is_some() => MessageStatus::NoAnswer,
-        TurnPhase::Done => MessageStatus::Done,
-        TurnPhase::Error => MessageStatus::Error,
-        TurnPhase::Stopped => MessageStatus::Stopped,
+        TurnPhase::Thinking | TurnPhase::Streaming => VersionStatus::Interrupted,
+        TurnPhase::Done if turn.fallback_text().is_some() => VersionStatus::NoAnswer,
+        TurnPhase::Done => VersionStatus::Done,
+        TurnPhase::Error => VersionStatus::Error,
+        TurnPhase::Stopped => VersionStatus::Stopped,
     };
     let content = match turn.fallback_text() {
         Some(fallback) => fallback.to_string(),
@@ -270,7 +252,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
         })
         .collect();
     let failure = match status {
-        MessageStatus::Interrupted => Some(interrupted()),
+        VersionStatus::Interrupted => Some(interrupted()),
         _ => turn.error.clone(),
     };
     let (error_code, error_params) = failure
@@ -294,7 +276,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
 
 /// Restores a saved version as a finished, not live, turn.
 pub fn turn_from_version(v: &VersionRecord) -> TurnState {
-    let status = v.status.unwrap_or(MessageStatus::Done);
+    let status = v.status.unwrap_or(VersionStatus::Done);
     let blocks = v
         .thinking
         .iter()
@@ -307,7 +289,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
             // A turn cut short interrupts only the blocks that had not ended: one that ended
             // (it has its time) keeps reading "Thought".
             status: if t.interrupted
-                || (status == MessageStatus::Interrupted && t.duration_ms.is_none())
+                || (status == VersionStatus::Interrupted && t.duration_ms.is_none())
             {
                 BlockStatus::Interrupted
             } else {
@@ -323,14 +305,15 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         })
         .collect();
     let (phase, error) = match status {
-        MessageStatus::Done | MessageStatus::NoAnswer => (TurnPhase::Done, None),
-        MessageStatus::Stopped => (TurnPhase::Stopped, None),
-        MessageStatus::Error | MessageStatus::Interrupted => (
+        VersionStatus::Done | VersionStatus::NoAnswer => (TurnPhase::Done, None),
+        VersionStatus::Stopped => (TurnPhase::Stopped, None),
+        // A record saved while its turn ran (only a damaged one says so) was cut as well.
+        VersionStatus::Error | VersionStatus::Interrupted | VersionStatus::Streaming => (
             TurnPhase::Error,
             Some(match &v.error {
                 // Saved before errors had codes: an interrupted one still says so.
                 Some(message)
-                    if status == MessageStatus::Interrupted && v.error_code.is_other() =>
+                    if status != VersionStatus::Error && v.error_code.is_other() =>
                 {
                     Failure {
                         message: message.clone(),
@@ -353,7 +336,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
     TurnState {
         phase,
         blocks,
-        answer: if status == MessageStatus::NoAnswer {
+        answer: if status == VersionStatus::NoAnswer {
             String::new()
         } else {
             v.content.clone()
@@ -396,12 +379,8 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
         }),
         status: match v.status {
             VersionStatus::Done => None,
-            VersionStatus::NoAnswer => Some(MessageStatus::NoAnswer),
-            VersionStatus::Error => Some(MessageStatus::Error),
-            VersionStatus::Stopped => Some(MessageStatus::Stopped),
-            VersionStatus::Streaming | VersionStatus::Interrupted => {
-                Some(MessageStatus::Interrupted)
-            }
+            VersionStatus::Streaming => Some(VersionStatus::Interrupted),
+            ended => Some(ended),
         },
         error: match v.status {
             VersionStatus::Streaming | VersionStatus::Interrupted => Some(INTERRUPTED.into()),
@@ -492,11 +471,9 @@ pub fn to_import(record: &ConversationRecord) -> crate::domain::history::Import 
     let version = |v: &VersionRecord| ImportVersion {
         content: v.content.clone(),
         status: match v.status {
-            None | Some(MessageStatus::Done) => VersionStatusName::Done,
-            Some(MessageStatus::NoAnswer) => VersionStatusName::NoAnswer,
-            Some(MessageStatus::Error) => VersionStatusName::Error,
-            Some(MessageStatus::Stopped) => VersionStatusName::Stopped,
-            Some(MessageStatus::Interrupted) => VersionStatusName::Interrupted,
+            None => VersionStatus::Done,
+            Some(VersionStatus::Streaming) => VersionStatus::Interrupted,
+            Some(ended) => ended,
         },
         error: v.error.clone(),
         created_at: v.created_at as i64,
@@ -552,8 +529,6 @@ pub fn to_import(record: &ConversationRecord) -> crate::domain::history::Import 
     }
 }
 
-use crate::domain::history::VersionStatus as VersionStatusName;
-
 /// An assistant message record from its versions (the active one mirrored at the top level).
 pub fn assistant_record(
     id: String,
@@ -582,7 +557,7 @@ pub fn assistant_record(
         content: top.content,
         created_at,
         thinking: top.thinking,
-        status: top.status.filter(|s| *s != MessageStatus::Done),
+        status: top.status.filter(|s| *s != VersionStatus::Done),
         error: top.error,
         error_code: top.error_code,
         error_params: top.error_params,
@@ -760,7 +735,7 @@ mod tests {
         use crate::client::thinking_view::ThinkingPref;
         use crate::client::turn_state::{BlockStatus, TurnPhase};
         use crate::domain::wire::tests::check;
-        check::<MessageStatus>();
+        check::<VersionStatus>();
         check::<ThinkingPref>();
         check::<TurnPhase>();
         check::<BlockStatus>();
@@ -1039,7 +1014,7 @@ mod tests {
             10.0,
         );
         let v = version_from_turn(&t, 2500.0);
-        assert_eq!(v.status, Some(MessageStatus::Interrupted));
+        assert_eq!(v.status, Some(VersionStatus::Interrupted));
         let back = turn_from_version(&v);
         assert_eq!(back.phase, TurnPhase::Error);
         assert_eq!(back.blocks[0].status, BlockStatus::Interrupted);
@@ -1142,7 +1117,7 @@ mod tests {
             t.apply(&e, at);
         }
         let v = version_from_turn(&t, 2500.0);
-        assert_eq!(v.status, Some(MessageStatus::Interrupted));
+        assert_eq!(v.status, Some(VersionStatus::Interrupted));
         let back = turn_from_version(&v);
         assert_eq!(back.blocks[0].status, BlockStatus::Done);
         assert_eq!(
@@ -1189,7 +1164,7 @@ mod tests {
         );
         let v = version_from_turn(&t, 1.0);
         assert_eq!(v.content, super::super::turn_state::THOUGHT_NO_ANSWER);
-        assert_eq!(v.status, Some(MessageStatus::NoAnswer));
+        assert_eq!(v.status, Some(VersionStatus::NoAnswer));
         let back = turn_from_version(&v);
         assert_eq!(
             back.fallback_text(),
