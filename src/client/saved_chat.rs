@@ -33,7 +33,6 @@ pub fn interrupted() -> Failure {
     Failure::coded(ErrorCode::Interrupted, INTERRUPTED, true)
 }
 
-
 /// One reasoning block as saved.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ThinkingRecord {
@@ -312,9 +311,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
             TurnPhase::Error,
             Some(match &v.error {
                 // Saved before errors had codes: an interrupted one still says so.
-                Some(message)
-                    if status != VersionStatus::Error && v.error_code.is_other() =>
-                {
+                Some(message) if status != VersionStatus::Error && v.error_code.is_other() => {
                     Failure {
                         message: message.clone(),
                         ..interrupted()

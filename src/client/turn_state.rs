@@ -187,7 +187,7 @@ pub struct TurnState {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceRef>,
     pub answer: String,
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<crate::domain::FinishReason>,
     pub usage: Option<Usage>,
     pub error: Option<Failure>,
     /// At least one event arrived.
@@ -386,7 +386,7 @@ impl TurnState {
             TurnEvent::Done { .. } if event.is_stop() => {
                 self.interrupt_open_blocks(now);
                 self.phase = TurnPhase::Stopped;
-                self.finish_reason = Some(crate::domain::event::STOPPED.into());
+                self.finish_reason = Some(crate::domain::FinishReason::Stopped);
             }
             TurnEvent::Done {
                 finish_reason,
@@ -463,13 +463,15 @@ impl TurnState {
         if self.phase != TurnPhase::Done || !self.answer.trim().is_empty() {
             return None;
         }
-        Some(if self.finish_reason.as_deref() == Some("tool_calls") {
-            ErrorCode::ToolCallsUnsupported
-        } else if self.blocks.is_empty() {
-            ErrorCode::EmptyAnswer
-        } else {
-            ErrorCode::NoAnswerAfterThinking
-        })
+        Some(
+            if self.finish_reason == Some(crate::domain::FinishReason::ToolCalls) {
+                ErrorCode::ToolCallsUnsupported
+            } else if self.blocks.is_empty() {
+                ErrorCode::EmptyAnswer
+            } else {
+                ErrorCode::NoAnswerAfterThinking
+            },
+        )
     }
 
     /// The thinking blocks and tool steps in the order they came, for the bubble to show
@@ -752,7 +754,7 @@ mod tests {
         let mut t = run(&[start(0), think(0, "partial")]);
         t.apply(
             &TurnEvent::Done {
-                finish_reason: crate::domain::event::STOPPED.into(),
+                finish_reason: crate::domain::FinishReason::Stopped,
                 usage: None,
                 thinking_chars: 7,
                 total_ms: 900,

@@ -38,14 +38,85 @@ impl ThinkingKind {
     }
 }
 
-/// Why the model stopped, as the upstream reported it (`stop`, `length`, `tool_calls`, …).
-///
-/// Kept as a string: providers keep inventing values and the client only needs to recognise
-/// a few of them.
-pub type FinishReason = String;
+/// Why the model stopped, each provider's word mapped onto one vocabulary (`stop`, `length`,
+/// `tool_calls`, `content_filter`) plus Ponder's own `stopped`. A word no mapping knows is kept
+/// as it came (`Other`): providers keep inventing values, and a client shows what it does not
+/// recognise rather than lose it. On the wire and in the store it is that one string.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum FinishReason {
+    /// The model finished its answer.
+    #[default]
+    Stop,
+    /// The output limit cut the answer (the provider's, or Ponder's own cap).
+    Length,
+    /// The model asked for a tool Ponder does not run.
+    ToolCalls,
+    /// The provider's safety filter ended the answer.
+    ContentFilter,
+    /// A reader pressed Stop, or nobody watched it under `PONDER_ORPHAN_TURNS=stop`.
+    Stopped,
+    Other(String),
+}
 
-/// The `finish_reason` of a turn that was stopped before it finished.
-pub const STOPPED: &str = "stopped";
+impl FinishReason {
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Stopped => "stopped",
+            FinishReason::Other(word) => word,
+        }
+    }
+
+    pub fn parse(word: &str) -> FinishReason {
+        match word {
+            "stop" => FinishReason::Stop,
+            "length" => FinishReason::Length,
+            "tool_calls" => FinishReason::ToolCalls,
+            "content_filter" => FinishReason::ContentFilter,
+            "stopped" => FinishReason::Stopped,
+            other => FinishReason::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<&str> for FinishReason {
+    fn from(word: &str) -> Self {
+        FinishReason::parse(word)
+    }
+}
+
+impl PartialEq<str> for FinishReason {
+    fn eq(&self, word: &str) -> bool {
+        self.as_str() == word
+    }
+}
+
+impl PartialEq<&str> for FinishReason {
+    fn eq(&self, word: &&str) -> bool {
+        self.as_str() == *word
+    }
+}
+
+impl std::fmt::Display for FinishReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for FinishReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for FinishReason {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(|word| FinishReason::parse(&word))
+    }
+}
 
 /// Token counts of one turn, when the upstream reports them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -468,7 +539,13 @@ impl TurnEvent {
 
     /// True for the `done` of a turn a reader stopped.
     pub fn is_stop(&self) -> bool {
-        matches!(self, TurnEvent::Done { finish_reason, .. } if finish_reason == STOPPED)
+        matches!(
+            self,
+            TurnEvent::Done {
+                finish_reason: FinishReason::Stopped,
+                ..
+            }
+        )
     }
 
     /// A convenience constructor for the error event.

@@ -9,6 +9,7 @@
 //! [`StreamRedactor`], which holds back only a tail that could be the start of a secret, so a key
 //! split across two deltas is caught too.
 
+use crate::domain::FinishReason;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -292,7 +293,9 @@ impl TurnRedactor {
             } => {
                 self.flush_all(out);
                 out.push(TurnEvent::Done {
-                    finish_reason: self.redactor.redact(&finish_reason).into_owned(),
+                    finish_reason: FinishReason::parse(
+                        &self.redactor.redact(finish_reason.as_str()),
+                    ),
                     usage,
                     thinking_chars,
                     total_ms,

@@ -11,6 +11,7 @@
 //! and cumulative usage (with `thinking_tokens` on newer models), `message_stop` ends the
 //! stream, `ping` is noise and `error` is a failure in the middle of it.
 
+use crate::domain::FinishReason;
 use std::collections::HashMap;
 
 use serde::Deserialize;
@@ -473,14 +474,13 @@ impl MessagesFrames {
 }
 
 /// Anthropic's stop reasons in the words the turn contract uses.
-fn finish_reason(reason: &str) -> String {
+fn finish_reason(reason: &str) -> FinishReason {
     match reason {
-        "end_turn" | "stop_sequence" => "stop",
-        "max_tokens" => "length",
-        "tool_use" => "tool_calls",
-        other => other,
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "max_tokens" => FinishReason::Length,
+        "tool_use" => FinishReason::ToolCalls,
+        other => FinishReason::parse(other),
     }
-    .to_string()
 }
 
 impl MessagesFrames {

@@ -8,6 +8,7 @@
 //! without showing its thoughts still gets a (redacted) block before its answer. The stream
 //! has no end marker besides `finishReason`; an in-band `{"error":…}` fails the turn.
 
+use crate::domain::FinishReason;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -215,14 +216,14 @@ impl UsageIn {
     }
 }
 
-fn finish_reason(reason: &str) -> String {
+fn finish_reason(reason: &str) -> FinishReason {
     match reason {
-        "STOP" => "stop".into(),
-        "MAX_TOKENS" => "length".into(),
+        "STOP" => FinishReason::Stop,
+        "MAX_TOKENS" => FinishReason::Length,
         "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
-            "content_filter".into()
+            FinishReason::ContentFilter
         }
-        other => other.to_ascii_lowercase(),
+        other => FinishReason::parse(&other.to_ascii_lowercase()),
     }
 }
 
@@ -400,11 +401,10 @@ impl GeminiChunks {
             if !self.answered {
                 self.show_hidden_reasoning(out);
             }
-            let reason = match finish_reason(&reason) {
-                r if r == "stop" && self.function_called => "tool_calls".to_string(),
-                r => r,
-            };
-            out.push(Piece::Finish(reason));
+            out.push(Piece::Finish(super::finished(
+                finish_reason(&reason),
+                self.function_called,
+            )));
         }
     }
 }

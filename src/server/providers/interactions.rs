@@ -11,6 +11,7 @@
 //! `summary` block. Each thought's signature goes to the turn's reasoning state and comes back
 //! the next turn as a `thought` step before the answer it preceded.
 
+use crate::domain::FinishReason;
 use std::collections::HashMap;
 
 use serde::Deserialize;
@@ -382,14 +383,13 @@ impl InteractionFrames {
 }
 
 /// The finish reason of a completed interaction's status.
-fn finish_reason(status: &str, function_called: bool) -> String {
+fn finish_reason(status: &str, function_called: bool) -> FinishReason {
     match status {
-        "requires_action" => "tool_calls",
-        "incomplete" | "budget_exceeded" => "length",
-        _ if function_called => "tool_calls",
-        _ => "stop",
+        "requires_action" => FinishReason::ToolCalls,
+        "incomplete" | "budget_exceeded" => FinishReason::Length,
+        _ if function_called => FinishReason::ToolCalls,
+        _ => FinishReason::Stop,
     }
-    .to_string()
 }
 
 /// The text of a summary: one content (`{"type":"text","text":…}`) or a list of them; images

@@ -12,6 +12,7 @@ pub mod openai;
 pub mod responses;
 pub mod think_tags;
 
+use crate::domain::FinishReason;
 use serde_json::Value;
 
 use crate::domain::{
@@ -60,7 +61,7 @@ pub enum Piece {
     /// Token counts; later values replace earlier ones field by field.
     Usage(Usage),
     /// The model stopped for this reason; usage may still follow.
-    Finish(String),
+    Finish(FinishReason),
     /// The provider's own end-of-stream marker: nothing useful follows.
     End,
     /// The provider reported a failure inside the stream.
@@ -575,6 +576,15 @@ pub(crate) fn error_piece(error: &Value) -> Piece {
 /// failed.
 pub(crate) fn unreadable_error() -> Piece {
     Piece::Error(model_error(None, true))
+}
+
+/// A `stop` after the model called a function is a stop to run it: `tool_calls`, as the
+/// Chat Completions API says it, whatever the provider said.
+pub(crate) fn finished(reason: FinishReason, called: bool) -> FinishReason {
+    match reason {
+        FinishReason::Stop if called => FinishReason::ToolCalls,
+        other => other,
+    }
 }
 
 /// The model server reported an error in its stream, with what it said (if anything).

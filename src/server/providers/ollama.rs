@@ -5,6 +5,7 @@
 //! `done: true` carries `done_reason` and the counts. An in-band `{"error": "…"}` line fails
 //! the turn with the status already 200.
 
+use crate::domain::FinishReason;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -153,13 +154,10 @@ impl LineHandler for OllamaLines {
             });
         }
         if parsed.done {
-            let reason = parsed.done_reason.unwrap_or_else(|| "stop".into());
-            let reason = if reason == "stop" && self.calls > 0 {
-                "tool_calls".to_string()
-            } else {
-                reason
-            };
-            out.push(Piece::Finish(reason));
+            let reason = parsed
+                .done_reason
+                .map_or(FinishReason::Stop, |r| FinishReason::parse(&r));
+            out.push(Piece::Finish(super::finished(reason, self.calls > 0)));
             out.push(Piece::Usage(Usage {
                 input_tokens: parsed.prompt_eval_count,
                 output_tokens: parsed.eval_count,

@@ -7,6 +7,7 @@
 //! key (OpenAI, OpenRouter — even on a chunk that also carries choices), as an `event: error`
 //! frame (Groq) or as `{"object":"error"}` (vLLM).
 
+use crate::domain::FinishReason;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -725,7 +726,7 @@ impl FrameHandler for ChatFrames {
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.flush_calls(out);
                 self.details.flush(out);
-                out.push(Piece::Finish(reason));
+                out.push(Piece::Finish(FinishReason::parse(&reason)));
             }
         }
         if let Some(u) = chunk.usage.or_else(|| chunk.x_groq.and_then(|x| x.usage)) {

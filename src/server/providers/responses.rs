@@ -20,6 +20,7 @@
 //! the next request's `input` before its answer: with `store: false` its encrypted content is
 //! the only way the model sees its earlier reasoning.
 
+use crate::domain::FinishReason;
 use std::collections::HashMap;
 
 use serde::Deserialize;
@@ -321,14 +322,11 @@ pub struct ResponsesFrames {
 /// Parser for one Responses stream.
 pub type ResponsesParser = Sse<ResponsesFrames>;
 
-fn finish_reason(incomplete: Option<&str>) -> String {
+fn finish_reason(incomplete: Option<&str>) -> FinishReason {
     match incomplete {
-        Some("max_output_tokens") => "length",
-        Some("content_filter") => "content_filter",
-        Some(other) => other,
-        None => "length",
+        Some("max_output_tokens") | None => FinishReason::Length,
+        Some(other) => FinishReason::parse(other),
     }
-    .to_string()
 }
 
 impl ResponsesFrames {
@@ -410,17 +408,17 @@ impl ResponsesFrames {
         }
     }
 
-    fn end(&mut self, response: Option<ResponseIn>, finish: Option<String>, out: &mut Vec<Piece>) {
+    fn end(
+        &mut self,
+        response: Option<ResponseIn>,
+        finish: Option<FinishReason>,
+        out: &mut Vec<Piece>,
+    ) {
         if let Some(u) = response.as_ref().and_then(|r| r.usage.as_ref()) {
             out.push(Piece::Usage(u.normalize()));
         }
         if let Some(reason) = finish {
-            let reason = if reason == "stop" && self.function_called {
-                "tool_calls".to_string()
-            } else {
-                reason
-            };
-            out.push(Piece::Finish(reason));
+            out.push(Piece::Finish(super::finished(reason, self.function_called)));
         }
         out.push(Piece::End);
         self.done = true;
@@ -529,7 +527,7 @@ impl FrameHandler for ResponsesFrames {
                 self.item_done(index, out)
             }
             "response.output_item.done" => self.item_done(index, out),
-            "response.completed" => self.end(parsed.response, Some("stop".into()), out),
+            "response.completed" => self.end(parsed.response, Some(FinishReason::Stop), out),
             "response.incomplete" => {
                 let reason = parsed
                     .response

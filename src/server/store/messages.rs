@@ -320,7 +320,7 @@ impl Scoped<'_> {
         .bind(answer.status.name())
         .bind(answer.error.as_ref().map(|e| e.message.as_str()))
         .bind(answer.error.as_ref().map(|e| i64::from(e.retryable)))
-        .bind(answer.finish_reason.as_deref())
+        .bind(answer.finish_reason.as_ref().map(|r| r.as_str()))
         .bind(answer.input_tokens.map(|n| n as i64))
         .bind(answer.output_tokens.map(|n| n as i64))
         .bind(answer.reasoning_tokens.map(|n| n as i64))

@@ -24,7 +24,7 @@ pub struct AnswerRecord {
     pub extras: Extras,
     pub status: VersionStatus,
     pub error: Option<Failure>,
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<crate::domain::FinishReason>,
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
     pub reasoning_tokens: Option<u64>,

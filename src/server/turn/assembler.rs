@@ -3,6 +3,7 @@
 
 use super::wording;
 use crate::domain::rich::{summary, TOOL_INPUT_CHARS, TOOL_OUTPUT_CHARS};
+use crate::domain::FinishReason;
 use crate::domain::{Failure, ThinkingKind, ToolStatus, TurnEvent, Usage};
 use crate::server::outcome::Outcome;
 use crate::server::providers::Piece;
@@ -37,7 +38,7 @@ pub struct TurnAssembler {
     stream_thinking: bool,
     next_block: u32,
     open: Option<OpenBlock>,
-    finish_reason: Option<String>,
+    finish_reason: Option<crate::domain::FinishReason>,
     usage: Usage,
     /// Characters of reasoning, counted even when thinking is not streamed.
     pub thinking_chars: u64,
@@ -389,8 +390,8 @@ impl TurnAssembler {
     /// Tools still under way when the turn finished never returned: each ends, failed, saying
     /// why (a call the model left to the app, or a turn that ended first).
     fn end_unrun_tools(&mut self, out: &mut Vec<TurnEvent>) {
-        let why = match self.finish_reason.as_deref() {
-            Some("tool_calls") => TOOL_NOT_RUN,
+        let why = match self.finish_reason {
+            Some(FinishReason::ToolCalls) => TOOL_NOT_RUN,
             _ => TOOL_UNFINISHED,
         };
         for (i, slot) in self.tools.iter_mut().enumerate() {
@@ -439,7 +440,7 @@ impl TurnAssembler {
         self.open = None;
         let usage = (!self.usage.is_empty()).then(|| self.usage.clone());
         out.push(TurnEvent::Done {
-            finish_reason: crate::domain::event::STOPPED.into(),
+            finish_reason: crate::domain::FinishReason::Stopped,
             usage,
             thinking_chars: self.thinking_chars,
             total_ms: now_ms,
@@ -606,7 +607,7 @@ mod tests {
         asm.push(cite("https://a.example/"), 1, &mut out);
         asm.push(cite("https://b.example/"), 2, &mut out);
         assert!(
-            matches!(out.last(), Some(TurnEvent::Done { finish_reason, .. }) if finish_reason == "length")
+            matches!(out.last(), Some(TurnEvent::Done { finish_reason, .. }) if *finish_reason == FinishReason::Length)
         );
         let cites = out.iter().filter(|e| matches!(e, TurnEvent::Cite { .. }));
         assert_eq!(cites.count(), 1);

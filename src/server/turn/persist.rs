@@ -634,7 +634,7 @@ mod tests {
                 text: "half".into(),
             },
             TurnEvent::Done {
-                finish_reason: crate::domain::event::STOPPED.into(),
+                finish_reason: crate::domain::FinishReason::Stopped,
                 usage: None,
                 thinking_chars: 4,
                 total_ms: 10,
