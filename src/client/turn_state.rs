@@ -6,14 +6,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::rich::{cite_marker, end_running_tools};
+use crate::domain::answer::Body;
+use crate::domain::rich::end_running_tools;
 use crate::domain::{
-    ErrorCode, Failure, ReasoningSettings, SourceRef, ThinkingKind, ToolStatus, ToolStep,
-    TurnEvent, Usage,
+    ErrorCode, Failure, ReasoningSettings, SourceRef, ThinkingKind, ToolStep, TurnEvent, Usage,
 };
-
-/// The most tool steps one turn shows; a higher number in an event is ignored.
-const MAX_TOOL_STEPS: usize = 1_000;
 
 /// Where a turn is in its life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -320,62 +317,26 @@ impl TurnState {
                     b.duration_ms = *duration_ms;
                 }
             }
-            TurnEvent::Delta { text } => {
-                self.phase = TurnPhase::Streaming;
-                self.answer.push_str(text);
-                for b in &mut self.blocks {
-                    b.answer_followed = true;
+            TurnEvent::Delta { .. }
+            | TurnEvent::ToolStart { .. }
+            | TurnEvent::ToolEnd { .. }
+            | TurnEvent::Source { .. }
+            | TurnEvent::Cite { .. } => {
+                if matches!(event, TurnEvent::Delta { .. }) {
+                    self.phase = TurnPhase::Streaming;
                 }
-            }
-            TurnEvent::ToolStart { tool, name, input } => {
-                let index = *tool as usize;
-                if index >= MAX_TOOL_STEPS {
-                    return;
+                if matches!(event, TurnEvent::Delta { .. } | TurnEvent::ToolStart { .. }) {
+                    for b in &mut self.blocks {
+                        b.answer_followed = true;
+                    }
                 }
-                let after_blocks = self.blocks.len() as u32;
-                for b in &mut self.blocks {
-                    b.answer_followed = true;
-                }
-                while self.tools.len() <= index {
-                    self.tools.push(ToolStep {
-                        after_blocks,
-                        ..ToolStep::default()
-                    });
-                }
-                let step = &mut self.tools[index];
-                step.name = name.clone();
-                step.input = input.clone();
-            }
-            TurnEvent::ToolEnd {
-                tool,
-                status,
-                output,
-            } => {
-                if let Some(step) = self.tools.get_mut(*tool as usize) {
-                    step.status = match status {
-                        ToolStatus::Running => ToolStatus::Finished,
-                        other => *other,
-                    };
-                    step.output = output.clone();
-                }
-            }
-            TurnEvent::Source { n, url, title } => {
-                if !self.sources.iter().any(|s| s.n == *n) {
-                    let at = self.sources.partition_point(|s| s.n < *n);
-                    self.sources.insert(
-                        at,
-                        SourceRef {
-                            n: *n,
-                            url: url.clone(),
-                            title: title.clone(),
-                        },
-                    );
-                }
-            }
-            TurnEvent::Cite { n } => {
-                if self.sources.iter().any(|s| s.n == *n) {
-                    self.answer.push_str(&cite_marker(*n));
-                }
+                let blocks = self.blocks.len();
+                let mut body = Body {
+                    text: &mut self.answer,
+                    tools: &mut self.tools,
+                    sources: &mut self.sources,
+                };
+                body.apply(event, blocks);
             }
             TurnEvent::Reclassify { block } => {
                 let moved = std::mem::take(&mut self.answer);
@@ -493,6 +454,7 @@ impl TurnState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ToolStatus;
 
     #[test]
     fn a_stored_block_whose_text_is_still_on_the_server_can_be_expanded() {

@@ -4,6 +4,7 @@
 //! tests use the very same definitions of what travels on the wire.
 
 pub mod account;
+pub mod answer;
 pub mod event;
 pub mod history;
 pub mod message;

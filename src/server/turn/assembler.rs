@@ -10,8 +10,7 @@ use crate::server::providers::Piece;
 
 /// How many sources one turn may list: a stream cannot grow the list without end.
 pub const MAX_SOURCES: usize = 200;
-/// How many tool steps one turn may show.
-pub const MAX_TOOLS: usize = 200;
+pub use crate::domain::answer::MAX_TOOLS;
 
 /// What a tool the model asked for but nobody ran says when the turn ends.
 pub const TOOL_NOT_RUN: &str =

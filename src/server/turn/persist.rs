@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::domain::answer::Body;
 use crate::domain::history::VersionStatus;
-use crate::domain::rich::cite_marker;
-use crate::domain::{Failure, SourceRef, ToolStep, TurnEvent};
+use crate::domain::{Failure, TurnEvent};
 use crate::i18n::errors::Said;
 use crate::server::store::identity::Identity;
 use crate::server::store::records::{AnswerRecord, AnswerSlot, BlockRecord};
@@ -75,46 +75,18 @@ impl AnswerBuilder {
                 b.duration_ms = duration_ms.or(Some(0));
                 b.cut_short |= *cut_short;
             }
-            TurnEvent::Delta { text } => self.record.content.push_str(text),
-            TurnEvent::ToolStart { tool, name, input } => {
-                let index = *tool as usize;
-                let after_blocks = self.record.blocks.len() as u32;
-                let tools = &mut self.record.extras.tools;
-                if index < crate::server::turn::assembler::MAX_TOOLS {
-                    while tools.len() <= index {
-                        tools.push(ToolStep {
-                            after_blocks,
-                            ..ToolStep::default()
-                        });
-                    }
-                    tools[index].name = name.clone();
-                    tools[index].input = input.clone();
-                }
-            }
-            TurnEvent::ToolEnd {
-                tool,
-                status,
-                output,
-            } => {
-                if let Some(step) = self.record.extras.tools.get_mut(*tool as usize) {
-                    step.status = *status;
-                    step.output = output.clone();
-                }
-            }
-            TurnEvent::Source { n, url, title } => {
-                let sources = &mut self.record.extras.sources;
-                if !sources.iter().any(|s| s.n == *n) {
-                    sources.push(SourceRef {
-                        n: *n,
-                        url: url.clone(),
-                        title: title.clone(),
-                    });
-                }
-            }
-            TurnEvent::Cite { n } => {
-                if self.record.extras.sources.iter().any(|s| s.n == *n) {
-                    self.record.content.push_str(&cite_marker(*n));
-                }
+            TurnEvent::Delta { .. }
+            | TurnEvent::ToolStart { .. }
+            | TurnEvent::ToolEnd { .. }
+            | TurnEvent::Source { .. }
+            | TurnEvent::Cite { .. } => {
+                let blocks = self.record.blocks.len();
+                let mut body = Body {
+                    text: &mut self.record.content,
+                    tools: &mut self.record.extras.tools,
+                    sources: &mut self.record.extras.sources,
+                };
+                body.apply(event, blocks);
             }
             TurnEvent::Reclassify { block } => {
                 let moved = std::mem::take(&mut self.record.content);
