@@ -3,6 +3,8 @@
 //! [`crate::client::turn_stream`]'s, with the controller as its [`TurnHost`].
 
 use futures::channel::oneshot;
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -14,7 +16,7 @@ use crate::client::labels;
 use crate::client::local_store;
 use crate::client::saved_chat;
 use crate::client::turn_state::TurnState;
-use crate::client::turn_stream::{self, Ended, Leave, Source, TurnHost};
+use crate::client::turn_stream::{self, Call, Ended, Leave, Source, TurnHost};
 use crate::domain::{ChatMessage, ChatRequest, ReasoningSettings, Role, TurnEvent};
 
 impl ChatController {
@@ -465,6 +467,22 @@ impl TurnHost for ChatController {
 
     fn stop_on_server(&self, id: String) {
         ChatController::stop_on_server(self, id);
+    }
+
+    fn send(&self, request: ChatRequest) -> Call {
+        crate::api::chat::chat(request).boxed_local()
+    }
+
+    fn events(&self, id: String, after: Option<u64>) -> Call {
+        crate::api::turn::turn_events(id, after).boxed_local()
+    }
+
+    fn sleep(&self, duration: std::time::Duration) -> LocalBoxFuture<'static, ()> {
+        sleep(duration)
+    }
+
+    fn on_frame(&self, then: Box<dyn FnOnce()>) {
+        request_animation_frame(then);
     }
 
     fn connection_lost(&self, lost: bool) {
