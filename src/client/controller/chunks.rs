@@ -180,3 +180,12 @@ impl ChatController {
         });
     }
 }
+
+/// The saved chats' reader without its split point, for native tests (where no chunk is
+/// fetched and no task is spawned).
+#[cfg(test)]
+pub(super) const READER: LocalChats = LocalChats {
+    load_all: local_store::load_all,
+    load: local_store::load,
+    parse_export: saved_chat::parse_export,
+};
