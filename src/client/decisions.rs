@@ -51,6 +51,14 @@ pub fn save_plan(stored: Option<u64>, ours: u64) -> SavePlan {
     }
 }
 
+/// The rule for this browser's copy of a chat the server keeps: a cache, replaced whole (the
+/// server settles conflicts), written with a count above both the stored and this tab's.
+pub fn cache_plan(stored: Option<u64>, ours: u64) -> SavePlan {
+    SavePlan::Write {
+        rev: stored.unwrap_or(0).max(ours) + 1,
+    }
+}
+
 /// This tab's version of a chat, saved beside another tab's newer one: a new id, the title
 /// marked as a copy, counting revisions afresh.
 pub fn as_copy(mut record: ConversationRecord, new_id: String) -> ConversationRecord {

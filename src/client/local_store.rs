@@ -1,10 +1,12 @@
 //! localStorage, through gloo-storage: the browser side of [`super::saved_chat`].
 //!
 //! Called only from effects and event handlers, so only after hydration. Every failure is a
-//! value: a full or disabled storage must never stop the chat.
+//! value: a full or disabled storage must never stop the chat. The functions read and write a
+//! [`Shelf`]: this browser's localStorage on the page ([`BROWSER`]), a map in the controller's
+//! native tests.
 
-use gloo_storage::errors::StorageError;
 use gloo_storage::{LocalStorage, Storage};
+use web_sys::wasm_bindgen::JsValue;
 
 use crate::domain::reasoning::NewChatModel;
 
@@ -33,55 +35,148 @@ impl SaveError {
     }
 }
 
-/// True when localStorage can be used at all. Touching it can throw (disabled storage), so
-/// this goes through `web_sys` first; gloo-storage is used only when this says yes.
-pub fn available() -> bool {
-    web_sys::window()
-        .and_then(|w| w.local_storage().ok().flatten())
-        .is_some()
+/// Where saved chats and settings are kept, key by key. A trait so that the controller's rules
+/// can be tested natively, where no browser storage exists ([`MemoryShelf`]).
+pub trait Shelf {
+    /// Whether the storage can be used at all.
+    fn available(&self) -> bool;
+    fn get(&self, key: &str) -> Option<String>;
+    fn set(&self, key: &str, value: &str) -> Result<(), SaveError>;
+    fn remove(&self, key: &str);
+    /// Every key, in the storage's order.
+    fn keys(&self) -> Vec<String>;
 }
 
-fn classify(e: StorageError) -> SaveError {
-    match e {
-        StorageError::JsError(js) => {
-            if js.name.contains("Quota") {
-                SaveError::Full
-            } else if js.name.contains("Security") {
-                SaveError::Unavailable
-            } else {
-                SaveError::Other(format!("{}: {}", js.name, js.message))
-            }
+/// This browser's localStorage.
+pub struct BrowserShelf;
+
+/// The page's shelf.
+pub static BROWSER: BrowserShelf = BrowserShelf;
+
+impl Shelf for BrowserShelf {
+    /// Touching localStorage can throw (disabled storage), so this goes through `web_sys`
+    /// first; gloo-storage is used only when this says yes.
+    fn available(&self) -> bool {
+        web_sys::window()
+            .and_then(|w| w.local_storage().ok().flatten())
+            .is_some()
+    }
+
+    fn get(&self, key: &str) -> Option<String> {
+        if !self.available() {
+            return None;
         }
-        other => SaveError::Other(other.to_string()),
+        LocalStorage::raw().get_item(key).ok().flatten()
+    }
+
+    fn set(&self, key: &str, value: &str) -> Result<(), SaveError> {
+        if !self.available() {
+            return Err(SaveError::Unavailable);
+        }
+        LocalStorage::raw().set_item(key, value).map_err(classify)
+    }
+
+    fn remove(&self, key: &str) {
+        if self.available() {
+            let _ = LocalStorage::raw().remove_item(key);
+        }
+    }
+
+    fn keys(&self) -> Vec<String> {
+        if !self.available() {
+            return Vec::new();
+        }
+        let raw = LocalStorage::raw();
+        let len = raw.length().unwrap_or(0);
+        (0..len).filter_map(|i| raw.key(i).ok().flatten()).collect()
     }
 }
 
-/// Whether this browser holds a saved chat: without one there is nothing for the saved chats'
-/// reader (the `local_chats` chunk) to read, so the page does not fetch it.
-pub fn has_chats() -> bool {
-    if !available() {
-        return false;
+/// A shelf in memory, one per thread (each native test has its own), for native tests of the
+/// code that uses one.
+#[cfg(test)]
+pub struct MemoryShelf;
+
+#[cfg(test)]
+thread_local! {
+    static MEMORY: std::cell::RefCell<std::collections::BTreeMap<String, String>> =
+        Default::default();
+    static FULL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+impl MemoryShelf {
+    /// Writes fail from now on as when the storage is full (or succeed again).
+    pub fn set_full(full: bool) {
+        FULL.set(full);
     }
-    let raw = LocalStorage::raw();
-    let len = raw.length().unwrap_or(0);
-    (0..len).any(|i| {
-        raw.key(i)
+}
+
+#[cfg(test)]
+impl Shelf for MemoryShelf {
+    fn available(&self) -> bool {
+        true
+    }
+
+    fn get(&self, key: &str) -> Option<String> {
+        MEMORY.with_borrow(|m| m.get(key).cloned())
+    }
+
+    fn set(&self, key: &str, value: &str) -> Result<(), SaveError> {
+        if FULL.get() {
+            return Err(SaveError::Full);
+        }
+        MEMORY.with_borrow_mut(|m| m.insert(key.into(), value.into()));
+        Ok(())
+    }
+
+    fn remove(&self, key: &str) {
+        MEMORY.with_borrow_mut(|m| m.remove(key));
+    }
+
+    fn keys(&self) -> Vec<String> {
+        MEMORY.with_borrow(|m| m.keys().cloned().collect())
+    }
+}
+
+fn classify(js: JsValue) -> SaveError {
+    let field = |name: &str| {
+        js_sys::Reflect::get(&js, &JsValue::from_str(name))
             .ok()
-            .flatten()
-            .is_some_and(|k| k.starts_with(CHAT_PREFIX))
-    })
+            .and_then(|v| v.as_string())
+            .unwrap_or_default()
+    };
+    let name = field("name");
+    if name.contains("Quota") {
+        SaveError::Full
+    } else if name.contains("Security") {
+        SaveError::Unavailable
+    } else {
+        SaveError::Other(format!("{name}: {}", field("message")))
+    }
+}
+
+/// True when localStorage can be used at all.
+pub fn available() -> bool {
+    BROWSER.available()
+}
+
+/// Whether `shelf` holds a saved chat: without one there is nothing for the saved chats'
+/// reader (the `local_chats` chunk) to read, so the page does not fetch it.
+pub fn has_chats(shelf: &dyn Shelf) -> bool {
+    shelf.keys().iter().any(|k| k.starts_with(CHAT_PREFIX))
 }
 
 /// The write count of a conversation as stored now, read without the rest of the record (a
 /// save compares it with its own before writing, and must not wait for the reader's chunk).
-pub fn stored_rev(id: &str) -> Option<u64> {
+pub fn stored_rev(shelf: &dyn Shelf, id: &str) -> Option<u64> {
     #[derive(serde::Deserialize)]
     struct Rev {
         id: String,
         #[serde(default)]
         rev: u64,
     }
-    let value = stored(id)?;
+    let value = shelf.get(&saved_chat::key_for(id))?;
     serde_json::from_slice::<Rev>(value.as_bytes())
         .ok()
         .filter(|r| !r.id.is_empty())
@@ -90,28 +185,24 @@ pub fn stored_rev(id: &str) -> Option<u64> {
 
 /// Every stored conversation; unreadable values are moved aside under `ponder.backup.*` and
 /// reported by key.
-pub fn load_all(now: f64) -> (Vec<ConversationRecord>, Vec<String>) {
+pub fn load_all(shelf: &dyn Shelf, now: f64) -> (Vec<ConversationRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut set_aside = Vec::new();
-    if !available() {
-        return (records, set_aside);
-    }
-    let raw = LocalStorage::raw();
-    let len = raw.length().unwrap_or(0);
-    let keys: Vec<String> = (0..len)
-        .filter_map(|i| raw.key(i).ok().flatten())
+    let keys: Vec<String> = shelf
+        .keys()
+        .into_iter()
         .filter(|k| k.starts_with(CHAT_PREFIX))
         .collect();
     for key in keys {
-        let Ok(Some(value)) = raw.get_item(&key) else {
+        let Some(value) = shelf.get(&key) else {
             continue;
         };
         match saved_chat::parse_conversation(&value) {
             Ok(record) if saved_chat::key_for(&record.id) == key => records.push(record),
             _ => {
                 let backup = format!("{BACKUP_PREFIX}{key}.{}", now as u64);
-                let _ = raw.set_item(&backup, &value);
-                let _ = raw.remove_item(&key);
+                let _ = shelf.set(&backup, &value);
+                shelf.remove(&key);
                 set_aside.push(backup);
             }
         }
@@ -119,77 +210,61 @@ pub fn load_all(now: f64) -> (Vec<ConversationRecord>, Vec<String>) {
     (records, set_aside)
 }
 
-/// The stored value of one conversation, as written.
-fn stored(id: &str) -> Option<String> {
-    if !available() {
-        return None;
-    }
-    LocalStorage::raw()
-        .get_item(&saved_chat::key_for(id))
-        .ok()
-        .flatten()
-}
-
 /// One conversation as stored now, if readable.
-pub fn load(id: &str) -> Option<ConversationRecord> {
-    let value = stored(id)?;
+pub fn load(shelf: &dyn Shelf, id: &str) -> Option<ConversationRecord> {
+    let value = shelf.get(&saved_chat::key_for(id))?;
     saved_chat::parse_conversation(&value).ok()
 }
 
-/// Writes a conversation whole.
-pub fn save(record: &ConversationRecord) -> Result<(), SaveError> {
-    if !available() {
+fn write(shelf: &dyn Shelf, key: &str, value: &impl serde::Serialize) -> Result<(), SaveError> {
+    if !shelf.available() {
         return Err(SaveError::Unavailable);
     }
-    LocalStorage::set(record.key(), record).map_err(classify)
+    let text = serde_json::to_string(value).map_err(|e| SaveError::Other(e.to_string()))?;
+    shelf.set(key, &text)
 }
 
-pub fn remove(id: &str) {
-    if available() {
-        LocalStorage::delete(saved_chat::key_for(id));
-    }
+/// Writes a conversation whole.
+pub fn save(shelf: &dyn Shelf, record: &ConversationRecord) -> Result<(), SaveError> {
+    write(shelf, &record.key(), record)
+}
+
+pub fn remove(shelf: &dyn Shelf, id: &str) {
+    shelf.remove(&saved_chat::key_for(id));
 }
 
 /// The settings, or the defaults when absent or unreadable.
-pub fn load_settings() -> Settings {
-    if !available() {
-        return Settings::default();
-    }
-    LocalStorage::raw()
-        .get_item(SETTINGS_KEY)
-        .ok()
-        .flatten()
+pub fn load_settings(shelf: &dyn Shelf) -> Settings {
+    shelf
+        .get(SETTINGS_KEY)
         .and_then(|v| serde_json::from_slice(v.as_bytes()).ok())
         .unwrap_or_default()
 }
 
-pub fn save_settings(settings: &Settings) -> Result<(), SaveError> {
-    if !available() {
-        return Err(SaveError::Unavailable);
-    }
-    LocalStorage::set(SETTINGS_KEY, settings).map_err(classify)
+pub fn save_settings(shelf: &dyn Shelf, settings: &Settings) -> Result<(), SaveError> {
+    write(shelf, SETTINGS_KEY, settings)
 }
 
 /// The model the reader picked last, for a new chat.
-pub fn last_model() -> Option<String> {
-    load_settings().last_model
+pub fn last_model(shelf: &dyn Shelf) -> Option<String> {
+    load_settings(shelf).last_model
 }
 
-pub fn set_last_model(id: &str) {
-    let mut settings = load_settings();
+pub fn set_last_model(shelf: &dyn Shelf, id: &str) {
+    let mut settings = load_settings(shelf);
     if settings.last_model.as_deref() != Some(id) {
         settings.last_model = Some(id.to_string());
-        let _ = save_settings(&settings);
+        let _ = save_settings(shelf, &settings);
     }
 }
 
 /// Which model a new chat starts with.
-pub fn new_chat_rule() -> NewChatModel {
-    load_settings().new_chat_model
+pub fn new_chat_rule(shelf: &dyn Shelf) -> NewChatModel {
+    load_settings(shelf).new_chat_model
 }
 
-pub fn set_new_chat_rule(rule: NewChatModel) {
-    let mut settings = load_settings();
+pub fn set_new_chat_rule(shelf: &dyn Shelf, rule: NewChatModel) {
+    let mut settings = load_settings(shelf);
     settings.new_chat_model = rule;
-    let _ = save_settings(&settings);
+    let _ = save_settings(shelf, &settings);
 }

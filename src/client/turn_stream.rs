@@ -14,9 +14,11 @@ use futures::{FutureExt, StreamExt};
 use leptos::prelude::*;
 use leptos::wasm_split::SplitLoaderError;
 
-use super::browser::{now_ms, sleep};
+use super::browser::now_ms;
 use super::decisions;
 use super::turn_state::TurnState;
+use crate::api::codec::TurnStream;
+use crate::api::error::ApiError;
 use crate::domain::{ChatRequest, ErrorCode, Failure, TurnEvent};
 use crate::wire::sse::TurnDecoder;
 
@@ -41,7 +43,18 @@ pub trait TurnHost: Copy + 'static {
     fn stop_on_server(&self, id: String);
     /// Says in the status line that the connection was lost (or clears it).
     fn connection_lost(&self, lost: bool);
+    /// Starts the turn `request` asks for (the chat server function).
+    fn send(&self, request: ChatRequest) -> Call;
+    /// The events of the server's turn `id` after the one numbered `after`.
+    fn events(&self, id: String, after: Option<u64>) -> Call;
+    /// Resolves after `duration`.
+    fn sleep(&self, duration: std::time::Duration) -> LocalBoxFuture<'static, ()>;
+    /// Runs `then` before the next paint.
+    fn on_frame(&self, then: Box<dyn FnOnce()>);
 }
+
+/// A request for a turn's stream.
+pub type Call = LocalBoxFuture<'static, Result<TurnStream, ApiError>>;
 
 /// Follows one turn: the host, where its events come from, the turn shown, the page's Stop,
 /// and the seconds the pre-token guard waits.
@@ -166,10 +179,10 @@ impl FrameBatch {
         self.pending.borrow_mut().append(events);
         if !self.scheduled.replace(true) {
             let this = self.clone();
-            request_animation_frame(move || {
+            chat.on_frame(Box::new(move || {
                 this.scheduled.set(false);
                 this.flush(chat, turn);
-            });
+            }));
         }
     }
 
@@ -218,19 +231,11 @@ async fn run_turn<H: TurnHost>(
     guard_secs: u64,
 ) -> Ended {
     let mut stop = stop.fuse();
-    let mut guard = sleep(std::time::Duration::from_secs(guard_secs)).fuse();
-    type Call = futures::future::Fuse<
-        futures::future::LocalBoxFuture<
-            'static,
-            Result<crate::api::codec::TurnStream, crate::api::error::ApiError>,
-        >,
-    >;
-    let (stored, mut turn_id, mut pending): (bool, Option<String>, Option<Call>) = match source {
-        Source::Send(request) => (
-            request.is_stored(),
-            None,
-            Some(crate::api::chat::chat(request).boxed_local().fuse()),
-        ),
+    let mut guard = chat
+        .sleep(std::time::Duration::from_secs(guard_secs))
+        .fuse();
+    let (stored, mut turn_id, mut pending) = match source {
+        Source::Send(request) => (request.is_stored(), None, Some(chat.send(request).fuse())),
         Source::Join(id) => (true, Some(id), None),
     };
     // A joined turn is replayed from its start: the stored copy shown meanwhile is replaced.
@@ -247,9 +252,7 @@ async fn run_turn<H: TurnHost>(
                 let Some(id) = turn_id.clone() else {
                     break;
                 };
-                crate::api::turn::turn_events(id, last_id)
-                    .boxed_local()
-                    .fuse()
+                chat.events(id, last_id).fuse()
             }
         };
         let mut call = call;
@@ -290,7 +293,7 @@ async fn run_turn<H: TurnHost>(
                 if let Some(delay) = decisions::reconnect(stored, turn_id.as_deref(), &mut attempt)
                 {
                     chat.connection_lost(true);
-                    sleep(delay).await;
+                    chat.sleep(delay).await;
                     continue;
                 }
                 chat.transition(turn, |t| t.fail(e.0, now_ms()));
@@ -380,7 +383,7 @@ async fn run_turn<H: TurnHost>(
             Some(delay) => {
                 batch.flush(chat, turn);
                 chat.connection_lost(true);
-                sleep(delay).await;
+                chat.sleep(delay).await;
             }
             None => {
                 decoder.finish(&mut events);
@@ -393,4 +396,303 @@ async fn run_turn<H: TurnHost>(
     }
     chat.transition(turn, |t| t.end_of_stream(now_ms()));
     Ended::Shown
+}
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::client::turn_state::TurnPhase;
+    use crate::wire::sse::encode_numbered_event;
+
+    /// What the scripted server does with one call.
+    enum Reply {
+        /// Sends these events (numbered from their position), then drops the connection, or
+        /// keeps it open without a word when `hold`.
+        Events(Vec<(u64, TurnEvent)>, bool),
+        Fails(Failure),
+    }
+
+    thread_local! {
+        /// The pre-token guard's time runs out once a connection waits without a word (else it
+        /// never does).
+        static GUARD_RUNS_OUT: Cell<bool> = const { Cell::new(false) };
+        /// A connection is open and silent.
+        static HELD: Cell<bool> = const { Cell::new(false) };
+        /// The guard's time ran out: a silent connection then drops.
+        static FIRED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// A connection that stays open without a word, until the guard's time runs out; then it
+    /// drops.
+    fn silence() -> impl futures::Stream<Item = bytes::Bytes> + Send {
+        futures::stream::poll_fn(|cx| {
+            if FIRED.get() {
+                return std::task::Poll::Ready(None);
+            }
+            HELD.set(true);
+            if GUARD_RUNS_OUT.get() {
+                cx.waker().wake_by_ref();
+            }
+            std::task::Poll::Pending
+        })
+    }
+
+    /// A server and a page, scripted: what each call gets, and what the follower did.
+    #[derive(Default)]
+    struct Script {
+        replies: RefCell<VecDeque<Reply>>,
+        calls: RefCell<Vec<String>>,
+        stopped_on_server: RefCell<Vec<String>>,
+        lost: RefCell<Vec<bool>>,
+        waits: RefCell<Vec<Duration>>,
+        /// The reader presses Stop once this many events were applied.
+        stop_after: Cell<Option<usize>>,
+        stop: RefCell<Option<oneshot::Sender<Leave>>>,
+        applied: Cell<usize>,
+    }
+
+    #[derive(Clone, Copy)]
+    struct Host(&'static Script);
+
+    impl Host {
+        fn reply(&self, call: String) -> Call {
+            self.0.calls.borrow_mut().push(call);
+            let reply = self.0.replies.borrow_mut().pop_front();
+            match reply {
+                Some(Reply::Events(events, hold)) => {
+                    let mut text = String::new();
+                    for (seq, e) in &events {
+                        encode_numbered_event(*seq, e, &mut text);
+                    }
+                    let frames = futures::stream::iter([bytes::Bytes::from(text)]);
+                    let stream = if hold {
+                        TurnStream::new(frames.chain(silence()))
+                    } else {
+                        TurnStream::new(frames)
+                    };
+                    futures::future::ready(Ok(stream)).boxed_local()
+                }
+                Some(Reply::Fails(f)) => futures::future::ready(Err(ApiError(f))).boxed_local(),
+                None => futures::future::pending().boxed_local(),
+            }
+        }
+    }
+
+    impl TurnHost for Host {
+        fn apply(&self, turn: RwSignal<TurnState>, events: Vec<TurnEvent>) {
+            let count = events.len();
+            turn.update(|t| events.iter().for_each(|e| t.apply(e, 1.0)));
+            self.0.applied.set(self.0.applied.get() + count);
+            if self
+                .0
+                .stop_after
+                .get()
+                .is_some_and(|n| self.0.applied.get() >= n)
+            {
+                if let Some(tx) = self.0.stop.borrow_mut().take() {
+                    let _ = tx.send(Leave::Stop);
+                }
+            }
+        }
+
+        fn transition(&self, turn: RwSignal<TurnState>, change: impl FnOnce(&mut TurnState)) {
+            turn.update(change);
+        }
+
+        fn on_stored(&self, _: RwSignal<TurnState>, _: String, _: Option<String>, _: String) {}
+
+        fn started(&self, _: RwSignal<TurnState>, _: String) {}
+
+        fn stop_on_server(&self, id: String) {
+            self.0.stopped_on_server.borrow_mut().push(id);
+        }
+
+        fn connection_lost(&self, lost: bool) {
+            self.0.lost.borrow_mut().push(lost);
+        }
+
+        fn send(&self, _: ChatRequest) -> Call {
+            self.reply("send".into())
+        }
+
+        fn events(&self, id: String, after: Option<u64>) -> Call {
+            self.reply(format!("events {id} after {after:?}"))
+        }
+
+        fn sleep(&self, duration: Duration) -> LocalBoxFuture<'static, ()> {
+            self.0.waits.borrow_mut().push(duration);
+            if duration < Duration::from_secs(GUARD) {
+                return futures::future::ready(()).boxed_local();
+            }
+            futures::future::poll_fn(|_| {
+                if GUARD_RUNS_OUT.get() && HELD.get() {
+                    FIRED.set(true);
+                    std::task::Poll::Ready(())
+                } else {
+                    std::task::Poll::Pending
+                }
+            })
+            .boxed_local()
+        }
+
+        fn on_frame(&self, then: Box<dyn FnOnce()>) {
+            then();
+        }
+    }
+
+    const GUARD: u64 = 120;
+
+    fn started(id: &str) -> TurnEvent {
+        TurnEvent::Started { turn: id.into() }
+    }
+
+    fn delta(text: &str) -> TurnEvent {
+        TurnEvent::Delta { text: text.into() }
+    }
+
+    fn done() -> TurnEvent {
+        TurnEvent::Done {
+            finish_reason: "stop".into(),
+            usage: None,
+            thinking_chars: 0,
+            total_ms: 10,
+        }
+    }
+
+    /// A request the server keeps (so a dropped stream is reconnected to).
+    fn stored() -> Source {
+        Source::Send(ChatRequest {
+            content: Some("hi".into()),
+            ..ChatRequest::stateless(Vec::new())
+        })
+    }
+
+    fn stateless() -> Source {
+        Source::Send(ChatRequest::stateless(Vec::new()))
+    }
+
+    /// Follows a turn from `source` against `replies`; the script tells what happened.
+    fn follow(
+        source: Source,
+        replies: Vec<Reply>,
+        prepare: impl FnOnce(&Script),
+    ) -> (Ended, TurnState, &'static Script) {
+        let owner = Owner::new();
+        owner.set();
+        let script: &'static Script = Box::leak(Box::default());
+        *script.replies.borrow_mut() = replies.into();
+        prepare(script);
+        let (tx, rx) = oneshot::channel();
+        *script.stop.borrow_mut() = Some(tx);
+        let turn = RwSignal::new(TurnState::started(0.0));
+        let ended = futures::executor::block_on(run_turn(Host(script), source, turn, rx, GUARD));
+        (ended, turn.get_untracked(), script)
+    }
+
+    #[test]
+    fn a_dropped_stream_of_a_kept_turn_is_followed_again_from_its_last_event() {
+        let (ended, turn, script) = follow(
+            stored(),
+            vec![
+                Reply::Events(vec![(1, started("t1")), (2, delta("Hel"))], false),
+                Reply::Events(vec![(3, delta("lo")), (4, done())], false),
+            ],
+            |_| {},
+        );
+        assert_eq!(ended, Ended::Shown);
+        assert_eq!(turn.phase, TurnPhase::Done);
+        assert_eq!(turn.answer, "Hello");
+        assert_eq!(*script.calls.borrow(), ["send", "events t1 after Some(2)"]);
+        assert_eq!(*script.lost.borrow(), [false, true, false]);
+        assert_eq!(script.waits.borrow()[1..], [Duration::ZERO]);
+    }
+
+    #[test]
+    fn a_dropped_stream_of_a_turn_nobody_keeps_ends_as_dropped_with_what_arrived() {
+        let (_, turn, script) = follow(
+            stateless(),
+            vec![Reply::Events(vec![(1, delta("Hel"))], false)],
+            |_| {},
+        );
+        assert_eq!(turn.phase, TurnPhase::Error);
+        assert_eq!(turn.answer, "Hel");
+        assert_eq!(turn.error.map(|e| e.code), Some(ErrorCode::StreamDropped));
+        assert_eq!(*script.calls.borrow(), ["send"]);
+    }
+
+    #[test]
+    fn a_kept_turn_is_retried_until_the_reconnection_budget_is_spent() {
+        let unreachable = || Reply::Fails(Failure::new("down", true));
+        let mut replies = vec![Reply::Events(vec![(1, started("t1"))], false)];
+        replies.extend((0..20).map(|_| unreachable()));
+        let (_, turn, script) = follow(stored(), replies, |_| {});
+        assert_eq!(turn.phase, TurnPhase::Error);
+        let tries = script.calls.borrow().len() - 1;
+        assert_eq!(
+            tries, 12,
+            "one try per delay, then the last failure is shown"
+        );
+        assert_eq!(script.lost.borrow().last(), Some(&true));
+    }
+
+    #[test]
+    fn stop_ends_the_turn_here_and_on_the_server() {
+        let (ended, turn, script) = follow(
+            stored(),
+            vec![Reply::Events(
+                vec![(1, started("t1")), (2, delta("Hel"))],
+                true,
+            )],
+            |s| s.stop_after.set(Some(1)),
+        );
+        assert_eq!(ended, Ended::Shown);
+        assert_eq!(turn.phase, TurnPhase::Stopped);
+        assert_eq!(turn.answer, "Hel");
+        assert_eq!(*script.stopped_on_server.borrow(), ["t1"]);
+    }
+
+    #[test]
+    fn a_silent_server_is_given_up_on_after_the_guard_and_its_turn_stopped() {
+        let (_, turn, script) = follow(
+            stored(),
+            vec![Reply::Events(vec![(1, started("t1"))], true)],
+            |_| GUARD_RUNS_OUT.set(true),
+        );
+        assert_eq!(turn.phase, TurnPhase::Error);
+        assert_eq!(turn.answer, "");
+        assert_eq!(*script.stopped_on_server.borrow(), ["t1"]);
+        assert_eq!(script.waits.borrow()[0], Duration::from_secs(GUARD));
+    }
+
+    #[test]
+    fn the_guard_does_not_end_a_turn_that_already_spoke() {
+        let (_, turn, script) = follow(
+            stored(),
+            vec![
+                Reply::Events(vec![(1, started("t1")), (2, delta("Hi"))], false),
+                Reply::Events(vec![(3, done())], false),
+            ],
+            |_| GUARD_RUNS_OUT.set(true),
+        );
+        assert_eq!(turn.phase, TurnPhase::Done);
+        assert_eq!(turn.answer, "Hi");
+        assert!(script.stopped_on_server.borrow().is_empty());
+    }
+
+    #[test]
+    fn joining_a_turn_whose_log_is_gone_hands_over_to_the_stored_copy() {
+        let (ended, _, script) = follow(
+            Source::Join("t9".into()),
+            vec![Reply::Fails(Failure::coded(
+                ErrorCode::TurnNotFound,
+                "gone",
+                false,
+            ))],
+            |_| {},
+        );
+        assert_eq!(ended, Ended::Gone);
+        assert_eq!(*script.calls.borrow(), ["events t9 after None"]);
+    }
 }

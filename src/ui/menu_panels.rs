@@ -76,7 +76,7 @@ fn NewChatModelSetting() -> impl IntoView {
     use crate::domain::reasoning::NewChatModel;
     let rule = RwSignal::new(NewChatModel::LastUsed);
     let t = crate::ui::locale::tr();
-    Effect::new(move |_| rule.set(local_store::new_chat_rule()));
+    Effect::new(move |_| rule.set(local_store::new_chat_rule(&local_store::BROWSER)));
     let choice = move |value: NewChatModel, id: &'static str, text: &'static str| {
         view! {
             <div class="radio">
@@ -84,7 +84,7 @@ fn NewChatModelSetting() -> impl IntoView {
                     prop:checked=move || rule.get() == value
                     on:change=move |_| {
                         rule.set(value);
-                        local_store::set_new_chat_rule(value);
+                        local_store::set_new_chat_rule(&local_store::BROWSER, value);
                     }
                 />
                 <label for=id>{text}</label>

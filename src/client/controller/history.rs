@@ -1,0 +1,336 @@
+//! The saved conversations: the list, opening one, rename, delete and undo, workspaces, import
+//! and export. Where they live is one [`Backend`], chosen once when the page starts: this
+//! browser's localStorage ([`super::browser_history`]) or the server
+//! ([`super::server_history`]). What both do alike is here.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::browser_history::BrowserHistory;
+use super::chunks::LocalChats;
+use super::server_history::ServerHistory;
+use super::{now_ms, ChatController, NoticeKind};
+use crate::client::decisions::SavePlan;
+use crate::client::local_store::{self, SaveError};
+use crate::client::saved_chat::{self, ConversationRecord, Settings};
+use crate::client::thinking_view::ThinkingPref;
+use crate::domain::ChatRequest;
+use crate::i18n::Locale;
+
+/// What the page does with its saved conversations that depends on where they live. Each
+/// operation is called after the part both backends share (see the methods of
+/// [`ChatController`] of the same name).
+pub(super) trait Backend: Sync {
+    /// The conversations are on the server (messages get server ids; the page's copy is a cache).
+    fn on_server(&self) -> bool;
+    /// Starts what the first load needs before this browser's copies can be read.
+    fn begin_load(&self, c: ChatController, settings: &Settings);
+    /// The first load, with this browser's copies readable: the list and the last chat shown.
+    fn load(&self, c: ChatController, local: LocalChats, settings: &Settings);
+    /// Re-reads the list.
+    fn refresh_list(&self, c: ChatController);
+    /// Shows conversation `id` (the page has left the one shown).
+    fn open(&self, c: ChatController, id: String);
+    /// Shows conversation `id` again as stored (a search result in the chat shown, or a turn
+    /// whose log is gone).
+    fn reload(&self, c: ChatController, id: String, join: bool);
+    fn rename(&self, c: ChatController, id: String, title: String);
+    /// Deletes `id` (this browser's copy is already gone, and a new chat shown if it was open).
+    fn delete(&self, c: ChatController, id: String);
+    fn undo_delete(&self, c: ChatController, id: String);
+    /// Brings in at least `count` earlier messages of the chat shown.
+    fn load_earlier(&self, c: ChatController, count: usize);
+    /// `done` gets the open chat as it should be exported.
+    fn export(&self, c: ChatController, done: Box<dyn FnOnce(ConversationRecord)>);
+    /// Keeps a chat read from an export.
+    fn import(&self, c: ChatController, local: LocalChats, record: ConversationRecord);
+    /// Sends this browser's older chats to the server.
+    fn import_local(&self, c: ChatController, records: Vec<ConversationRecord>);
+    fn refresh_workspaces(&self, c: ChatController);
+    fn load_preferences(&self, c: ChatController);
+    fn create_workspace(&self, c: ChatController, name: String);
+    fn rename_workspace(&self, c: ChatController, id: String, name: String);
+    /// Starts fetching the list's rarer actions (one is about to be used).
+    fn want_list_actions(&self);
+    /// Keeps the thinking preference beyond this browser.
+    fn keep_pref(&self, c: ChatController, pref: ThinkingPref);
+    /// Keeps the language beyond this browser, then reloads the page.
+    fn keep_locale(&self, c: ChatController, locale: Locale);
+    /// How this browser's copy of a chat is written, given the write count stored now.
+    fn save_plan(&self, stored_rev: Option<u64>, rev: u64) -> SavePlan;
+    /// The request that sends `text` after `history` (the messages before it), replacing the
+    /// message `edited` (its server id) when one is edited.
+    fn send_request(
+        &self,
+        c: ChatController,
+        text: String,
+        history: Vec<crate::domain::ChatMessage>,
+        edited: Option<String>,
+    ) -> ChatRequest;
+    /// The request that answers the message `server_id` again, after `history`.
+    fn again_request(
+        &self,
+        c: ChatController,
+        server_id: Option<String>,
+        history: Vec<crate::domain::ChatMessage>,
+    ) -> ChatRequest;
+    /// A retried answer stays as a version of its own (the server keeps the failed one).
+    fn retry_keeps_versions(&self, server_id: Option<&str>) -> bool;
+    /// Keeps which version of the message `server_id` is shown.
+    fn keep_active_version(&self, c: ChatController, server_id: Option<String>, index: usize);
+    /// A new conversation holding the history up to and including `entry`.
+    fn branch(&self, c: ChatController, entry_id: &str, server_id: Option<String>);
+    /// Keeps the reader's choice to open or close blocks `(message, version, block)`.
+    fn keep_block_choices(&self, blocks: Vec<(String, usize, usize)>, open: bool);
+    /// A turn ended and was saved.
+    fn turn_ended(&self, c: ChatController);
+}
+
+/// Where the page's conversations live, chosen once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum History {
+    Browser,
+    Server,
+}
+
+static BROWSER: BrowserHistory = BrowserHistory;
+static SERVER: ServerHistory = ServerHistory;
+
+impl History {
+    pub(super) fn chosen(server: bool) -> Self {
+        if server {
+            History::Server
+        } else {
+            History::Browser
+        }
+    }
+
+    pub(super) fn backend(self) -> &'static dyn Backend {
+        match self {
+            History::Browser => &BROWSER,
+            History::Server => &SERVER,
+        }
+    }
+
+    pub(super) fn on_server(self) -> bool {
+        self.backend().on_server()
+    }
+}
+
+impl ChatController {
+    /// Reads settings and saved chats (this browser's copies first, once they can be read), then
+    /// asks the server who is signed in and, with server-side history, takes the list and the
+    /// open chat from there. Called once, after hydration.
+    pub fn load_saved(&self) {
+        if !self.shelf.available() {
+            self.notify(
+                NoticeKind::Storage,
+                SaveError::Unavailable.notice(self.locale.catalogue()),
+            );
+        }
+        let settings = local_store::load_settings(self.shelf);
+        self.pref.set(settings.thinking);
+        self.load_models();
+        if settings.new_chat_model == crate::domain::reasoning::NewChatModel::LastUsed {
+            self.model.set(settings.last_model.clone());
+        }
+        self.backend().begin_load(*self, &settings);
+        let this = *self;
+        self.reading_local_chats(true, move |local| {
+            this.backend().load(this, local, &settings);
+            let needs_sign_in = this.me.with_untracked(|me| {
+                me.as_ref()
+                    .is_some_and(|me| me.auth == "password" && me.account.is_none())
+            });
+            if needs_sign_in {
+                // Whether this is the first visit (the form then creates the admin).
+                spawn_local(async move {
+                    if let Ok(me) = crate::api::account::who_am_i().await {
+                        this.me.set(Some(me));
+                    }
+                });
+            }
+            this.loaded.set(true);
+        });
+    }
+
+    /// Starts fetching a chat's code beside the saved chats' reader (a chat is about to be
+    /// shown).
+    pub(super) fn want_stored_chat(&self) {
+        spawn_local(async {
+            let _ = super::server_history::stored_chat::stored_chat().await;
+        });
+    }
+
+    /// Re-reads the list of saved conversations.
+    pub fn refresh_list(&self) {
+        self.backend().refresh_list(*self);
+    }
+
+    /// Opens a saved conversation. A turn running on the server goes on there; one that lives
+    /// only in this page stops.
+    pub fn open(&self, id: &str) {
+        if self.conversation_id.get_untracked() == id {
+            return;
+        }
+        self.leave();
+        self.backend().open(*self, id.to_string());
+    }
+
+    /// Opens the conversation of a search result and brings the message into view.
+    pub fn open_hit(&self, conversation: String, message: String) {
+        self.reveal.set(Some(message));
+        if self.conversation_id.get_untracked() == conversation {
+            self.backend().reload(*self, conversation, true);
+        } else {
+            self.open(&conversation);
+        }
+    }
+
+    pub fn rename(&self, id: &str, title: String) {
+        let title = title.trim().to_string();
+        if !title.is_empty() {
+            self.backend().rename(*self, id.to_string(), title);
+        }
+    }
+
+    /// Deletes a conversation. On the server it can be restored until the purge: a notice
+    /// offers Undo.
+    pub fn delete(&self, id: &str) {
+        local_store::remove(self.shelf, id);
+        if id == self.conversation_id.get_untracked() {
+            self.new_chat();
+        }
+        self.backend().delete(*self, id.to_string());
+    }
+
+    /// Undoes a delete (server-side history), and opens the conversation again.
+    pub fn undo_delete(&self, id: String) {
+        self.backend().undo_delete(*self, id);
+    }
+
+    /// Brings in at least `count` of the messages kept on the server before the first entry
+    /// (one request at a time); what the reader sees does not move.
+    pub fn load_earlier(&self, count: usize) {
+        if self.earlier.get_untracked() == 0 || self.loading_earlier.get_value() {
+            return;
+        }
+        self.backend().load_earlier(*self, count);
+    }
+
+    /// Starts fetching the list's actions when one is about to be used (a row's menu item, a
+    /// workspace form), so that it does not wait for the network.
+    pub fn want_list_actions(&self) {
+        self.backend().want_list_actions();
+    }
+
+    /// Re-reads the workspaces; the first is shown unless one is chosen.
+    pub fn refresh_workspaces(&self) {
+        self.backend().refresh_workspaces(*self);
+    }
+
+    /// Shows another workspace: its conversations, and a new chat in it.
+    pub fn switch_workspace(&self, id: String) {
+        if self.workspace.get_untracked().as_deref() == Some(id.as_str()) {
+            return;
+        }
+        self.workspace.set(Some(id));
+        self.new_chat();
+        self.refresh_list();
+        self.backend().load_preferences(*self);
+    }
+
+    /// Makes a workspace and shows it.
+    pub fn create_workspace(&self, name: String) {
+        self.backend().create_workspace(*self, name);
+    }
+
+    /// Renames the workspace shown.
+    pub fn rename_workspace(&self, name: String) {
+        if let Some(id) = self.workspace.get_untracked() {
+            self.backend().rename_workspace(*self, id, name);
+        }
+    }
+
+    /// The reader does not want this browser's older chats imported: they stay in localStorage,
+    /// untouched, and the offer is not made again in this browser.
+    pub fn decline_import(&self) {
+        self.importable.set(0);
+        let mut settings = local_store::load_settings(self.shelf);
+        settings.import_declined = true;
+        if let Err(e) = local_store::save_settings(self.shelf, &settings) {
+            self.notify(NoticeKind::Save, e.notice(self.locale.catalogue()));
+        }
+    }
+
+    /// This browser's chats that are not copies of the server's: the ones to import.
+    pub(super) fn importable_records(&self, local: LocalChats) -> Vec<ConversationRecord> {
+        local
+            .load_all(self.shelf, now_ms())
+            .0
+            .into_iter()
+            .filter(|r| !saved_chat::is_server_copy(r))
+            .collect()
+    }
+
+    /// Sends the chats saved in this browser before server-side history to the server (each
+    /// once: importing twice makes nothing new), then lists them from there.
+    pub fn import_local(&self) {
+        let this = *self;
+        self.with_local_chats(move |local| {
+            let records = this.importable_records(local);
+            if !records.is_empty() {
+                this.backend().import_local(this, records);
+            }
+        });
+    }
+
+    /// The open chat as it should be exported: the server's copy (every version, all reasoning)
+    /// when it is stored there, else this page's. `done` gets the record and a notice when the
+    /// server could not be asked and this page's copy was used instead.
+    pub fn exportable(&self, done: impl FnOnce(ConversationRecord) + 'static) {
+        self.backend().export(*self, Box::new(done));
+    }
+
+    /// Reads a JSON export back: onto the server (importing the same file twice makes nothing
+    /// new) or, with history in this browser, as a saved chat here, under a new id when one with
+    /// its id is already saved.
+    pub fn import_export(&self, raw: String) {
+        let this = *self;
+        self.with_export_reader(move |local| match local.parse_export(&raw) {
+            Ok(record) => this.backend().import(this, local, record),
+            Err(e) => this.notify(
+                NoticeKind::Server,
+                this.say(|c| c.not_an_export, &e.0.to_string()),
+            ),
+        });
+    }
+
+    /// Another tab wrote `key`: refresh the list, and adopt the other tab's version of the open
+    /// conversation when nothing runs here.
+    pub fn on_storage_changed(&self, key: Option<String>) {
+        self.refresh_list();
+        let current = saved_chat::key_for(&self.conversation_id.get_untracked());
+        if key.as_deref() != Some(current.as_str()) || self.is_running() {
+            return;
+        }
+        let id = self.conversation_id.get_untracked();
+        let this = *self;
+        self.with_local_chats(move |local| {
+            if this.conversation_id.get_untracked() != id || this.is_running() {
+                return;
+            }
+            match local.load(this.shelf, &id) {
+                Some(record) if record.rev > this.meta.with_value(|m| m.rev) => this.show(record),
+                None if this.meta.with_value(|m| m.stored) => {
+                    this.notify(
+                        NoticeKind::DeletedElsewhere,
+                        this.locale.catalogue().deleted_in_other_tab.into(),
+                    );
+                    this.meta.update_value(|m| m.stored = false);
+                }
+                _ => {}
+            }
+        });
+    }
+}

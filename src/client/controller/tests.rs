@@ -1,0 +1,229 @@
+//! The controller's rules over its signals, natively: a page with history in this browser,
+//! on a shelf in memory, under a reactive owner. The stored format has its own tests
+//! (`saved_chat`); these test what the controller does with it.
+
+use leptos::prelude::*;
+
+use super::chunks::READER;
+use super::history::History;
+use super::{ChatController, NoticeKind};
+use crate::client::local_store::{self, MemoryShelf};
+use crate::client::saved_chat::{self, ConversationRecord, MessageRecord};
+use crate::client::turn_state::TurnState;
+use crate::domain::{Role, TurnEvent};
+use crate::i18n::Locale;
+
+fn page() -> (Owner, ChatController) {
+    let owner = Owner::new();
+    owner.set();
+    let c = ChatController::with(History::Browser, &MemoryShelf, None, Locale::En);
+    c.local_chats.set_value(Some(READER));
+    (owner, c)
+}
+
+fn user(id: &str, text: &str) -> MessageRecord {
+    MessageRecord {
+        id: id.into(),
+        role: Role::User,
+        content: text.into(),
+        created_at: 1.0,
+        thinking: None,
+        status: None,
+        error: None,
+        error_code: Default::default(),
+        error_params: Default::default(),
+        active_version: None,
+        versions: Vec::new(),
+        model: None,
+        settings: Default::default(),
+        tools: Vec::new(),
+        sources: Vec::new(),
+        extra: Default::default(),
+    }
+}
+
+fn answer(id: &str, text: &str) -> MessageRecord {
+    let mut turn = TurnState::started(1.0);
+    turn.apply(&TurnEvent::Delta { text: text.into() }, 2.0);
+    turn.apply(
+        &TurnEvent::Done {
+            finish_reason: "stop".into(),
+            usage: None,
+            thinking_chars: 0,
+            total_ms: 1,
+        },
+        3.0,
+    );
+    saved_chat::assistant_record(
+        id.into(),
+        2.0,
+        vec![saved_chat::version_from_turn(&turn, 3.0)],
+        0,
+    )
+}
+
+/// A chat saved in this browser (by this tab or another).
+fn saved(id: &str, title: &str, rev: u64) -> ConversationRecord {
+    let record = ConversationRecord {
+        id: id.into(),
+        title: title.into(),
+        created_at: 1.0,
+        updated_at: 3.0,
+        rev,
+        messages: vec![
+            user(&format!("{id}-q1"), "one"),
+            answer(&format!("{id}-a1"), "first"),
+            user(&format!("{id}-q2"), "two"),
+            answer(&format!("{id}-a2"), "second"),
+        ],
+        earlier: 0,
+        extra: Default::default(),
+    };
+    assert_eq!(local_store::save(&MemoryShelf, &record), Ok(()));
+    record
+}
+
+fn kinds(c: &ChatController) -> Vec<NoticeKind> {
+    c.notices
+        .with_untracked(|n| n.iter().map(|n| n.kind).collect())
+}
+
+#[test]
+fn opening_a_saved_chat_shows_it_and_remembers_it_for_the_next_visit() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    c.open("a");
+    assert_eq!(c.conversation_id.get_untracked(), "a");
+    assert_eq!(c.title.get_untracked(), "Apples");
+    assert_eq!(c.entries.with_untracked(Vec::len), 4);
+    let settings = local_store::load_settings(&MemoryShelf);
+    assert_eq!(settings.last_conversation.as_deref(), Some("a"));
+}
+
+#[test]
+fn opening_a_chat_no_longer_saved_says_so_and_stays() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    let before = c.conversation_id.get_untracked();
+    c.open("gone");
+    assert_eq!(c.conversation_id.get_untracked(), before);
+    assert_eq!(kinds(&c), [NoticeKind::Missing]);
+    assert_eq!(c.conversations.with_untracked(Vec::len), 1);
+}
+
+#[test]
+fn renaming_another_chat_rewrites_it_and_the_list() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    saved("b", "Pears", 4);
+    c.open("a");
+    c.rename("b", "  Plums ".into());
+    let b = local_store::load(&MemoryShelf, "b");
+    assert_eq!(
+        b.as_ref().map(|r| (r.title.as_str(), r.rev)),
+        Some(("Plums", 5))
+    );
+    assert!(c
+        .conversations
+        .with_untracked(|l| l.iter().any(|s| s.title == "Plums")));
+    assert_eq!(c.title.get_untracked(), "Apples");
+    c.rename("a", "   ".into());
+    assert_eq!(
+        c.title.get_untracked(),
+        "Apples",
+        "a blank title is no title"
+    );
+}
+
+#[test]
+fn a_save_over_another_tabs_newer_write_keeps_this_tabs_version_as_a_copy() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    c.open("a");
+    saved("a", "Apples (other tab)", 7);
+    c.save();
+    let id = c.conversation_id.get_untracked();
+    assert_ne!(id, "a");
+    assert_eq!(c.title.get_untracked(), "Apples (copy)");
+    assert_eq!(kinds(&c), [NoticeKind::Conflict]);
+    let theirs = local_store::load(&MemoryShelf, "a").map(|r| r.title);
+    assert_eq!(theirs.as_deref(), Some("Apples (other tab)"));
+    assert!(local_store::load(&MemoryShelf, &id).is_some());
+}
+
+#[test]
+fn a_full_storage_is_said_once_and_the_notice_goes_when_a_save_succeeds() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    c.open("a");
+    MemoryShelf::set_full(true);
+    c.save();
+    c.save();
+    assert_eq!(kinds(&c), [NoticeKind::Save]);
+    MemoryShelf::set_full(false);
+    c.save();
+    assert!(kinds(&c).is_empty());
+    assert_eq!(local_store::stored_rev(&MemoryShelf, "a"), Some(2));
+}
+
+#[test]
+fn deleting_the_open_chat_starts_a_new_one_and_drops_it_from_the_list() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    saved("b", "Pears", 1);
+    c.open("a");
+    c.delete("a");
+    assert_ne!(c.conversation_id.get_untracked(), "a");
+    assert!(c.entries.with_untracked(Vec::is_empty));
+    assert!(local_store::load(&MemoryShelf, "a").is_none());
+    let ids: Vec<String> = c
+        .conversations
+        .with_untracked(|l| l.iter().map(|s| s.id.clone()).collect());
+    assert_eq!(ids, ["b"]);
+}
+
+#[test]
+fn a_branch_holds_the_history_up_to_the_message_and_is_shown() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    c.open("a");
+    let second = c.entries.with_untracked(|e| e[1].clone());
+    c.branch(&second);
+    let id = c.conversation_id.get_untracked();
+    assert_ne!(id, "a");
+    assert_eq!(c.entries.with_untracked(Vec::len), 2);
+    assert_eq!(
+        local_store::load(&MemoryShelf, &id).map(|r| r.messages.len()),
+        Some(2)
+    );
+    assert_eq!(
+        local_store::load(&MemoryShelf, "a").map(|r| r.messages.len()),
+        Some(4)
+    );
+}
+
+#[test]
+fn editing_puts_the_message_back_and_cancelling_clears_it() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    c.open("a");
+    let first = c.entries.with_untracked(|e| e[0].clone());
+    c.edit(&first);
+    assert_eq!(c.draft.get_untracked(), "one");
+    assert_eq!(c.editing.get_untracked().as_deref(), Some("a-q1"));
+    c.cancel_edit();
+    assert_eq!(c.draft.get_untracked(), "");
+    assert_eq!(c.editing.get_untracked(), None);
+}
+
+#[test]
+fn a_browser_history_keeps_no_version_choice_beyond_this_browser_and_exports_the_page() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    c.open("a");
+    let exported = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let into = exported.clone();
+    c.exportable(move |r| *into.borrow_mut() = Some(r.id));
+    assert_eq!(exported.borrow().as_deref(), Some("a"));
+    assert!(!c.backend().retry_keeps_versions(Some("m1")));
+}

@@ -1,0 +1,493 @@
+//! The turns of the conversation shown: send, stop, retry, regenerate, edit, branch, the
+//! versions of an answer, "Answer now" and "Think more"; following a turn's stream is
+//! [`crate::client::turn_stream`]'s, with the controller as its [`TurnHost`].
+
+use futures::channel::oneshot;
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use super::chunks::stream_code;
+use super::{now_ms, ChatController, Entry, NoticeKind};
+use crate::client::browser::sleep;
+use crate::client::decisions;
+use crate::client::labels;
+use crate::client::local_store;
+use crate::client::saved_chat;
+use crate::client::turn_state::TurnState;
+use crate::client::turn_stream::{self, Call, Ended, Leave, Source, TurnHost};
+use crate::domain::{ChatMessage, ChatRequest, ReasoningSettings, Role, TurnEvent};
+
+impl ChatController {
+    fn turn_signal(&self, turn: TurnState) -> RwSignal<TurnState> {
+        self.in_scope(|| RwSignal::new(turn))
+    }
+
+    /// "Answer now": the running turn stops thinking and answers with what it has thought.
+    pub fn answer_now(&self) {
+        let Some(turn) = self.running_turn.get_value() else {
+            return;
+        };
+        let this = *self;
+        spawn_local(async move {
+            if let Err(e) = crate::api::turn::answer_now(turn).await {
+                this.notify(
+                    NoticeKind::Server,
+                    this.say_failed(|c| c.answer_now_failed, &e.0),
+                );
+            }
+        });
+    }
+
+    /// "Think more": a new version of `entry` one effort level up from what it was asked with
+    /// (or with thinking on). The composer's own settings stay as they are.
+    pub fn think_more(&self, entry: &Entry) {
+        let asked = entry
+            .turn_untracked()
+            .map(|t| t.with_untracked(|t| t.settings))
+            .unwrap_or_default();
+        let controls = untrack(|| self.controls());
+        let more = ReasoningSettings {
+            thinking: controls.toggle.then_some(true),
+            effort: controls
+                .effort
+                .then(|| decisions::more_effort(asked.effort, controls.levels))
+                .flatten()
+                .or(asked.effort),
+        };
+        self.regenerate_with(entry, Some(more));
+    }
+
+    /// Sends the failed turn of `entry` again without reasoning settings (the model's own
+    /// default), after the upstream refused one; the composer's settings go back to default.
+    pub fn retry_without_settings(&self, entry: &Entry) {
+        self.thinking.set(None);
+        self.effort.set(None);
+        self.retry(entry);
+    }
+
+    /// The history sent upstream for `entries` (see [`decisions::history`]).
+    fn history(entries: &[Entry]) -> Vec<ChatMessage> {
+        let turns: Vec<Option<TurnState>> = entries
+            .iter()
+            .map(|e| match e.role {
+                Role::User => None,
+                Role::Assistant => e.turn_untracked().map(|t| t.get_untracked()),
+            })
+            .collect();
+        decisions::history(
+            entries
+                .iter()
+                .zip(&turns)
+                .map(|(e, turn)| match (e.role, turn) {
+                    (Role::User, _) => decisions::Said::User(&e.text),
+                    (Role::Assistant, Some(t)) => decisions::Said::Assistant {
+                        phase: t.phase,
+                        answer: &t.answer,
+                    },
+                    (Role::Assistant, None) => decisions::Said::Nothing,
+                }),
+        )
+    }
+
+    /// Sends the draft (or `text`) as a user message and streams the assistant's turn. While
+    /// editing, the edited message and everything after it are replaced.
+    pub fn send(&self, text: String) {
+        if self.is_running() || text.trim().is_empty() {
+            return;
+        }
+        let now = now_ms();
+        let turn = self.turn_signal(TurnState::started(now));
+        let (mut user, assistant) =
+            self.in_scope(|| (Entry::user(text.clone(), now), Entry::assistant(turn, now)));
+        let mut messages = Vec::new();
+        let editing = self.editing.get_untracked();
+        let mut edited_on_server = None;
+        self.entries.update(|entries| {
+            let ids = entries.iter().map(|e| e.id.as_str());
+            if let Some(pos) = decisions::cut_for_edit(ids, editing.as_deref()) {
+                let old = &entries[pos];
+                edited_on_server = old.server_id();
+                user.edits =
+                    decisions::edit_versions(&old.edits, &old.text, old.created_at, &text, now);
+                entries.truncate(pos);
+            }
+            entries.push(user);
+            messages = Self::history(entries);
+            entries.push(assistant);
+        });
+        let request = self
+            .backend()
+            .send_request(*self, text.clone(), messages, edited_on_server);
+        self.editing.set(None);
+        if self.title.get_untracked().is_empty() {
+            let title = saved_chat::title_from(&text);
+            self.title.set(title.clone());
+            self.meta.update_value(|m| {
+                m.title = title;
+                if m.created_at == 0.0 {
+                    m.created_at = now;
+                }
+            });
+        }
+        let request = self.with_settings(request, turn, None);
+        self.start(request, turn);
+    }
+
+    /// The request that answers `entry` again: on the server, a new version of its stored
+    /// message; in the browser, the history before it.
+    fn request_again(&self, entry: &Entry) -> ChatRequest {
+        self.backend()
+            .again_request(*self, entry.server_id(), self.history_before(&entry.id))
+    }
+
+    fn history_before(&self, entry_id: &str) -> Vec<ChatMessage> {
+        self.entries.with_untracked(|entries| {
+            let upto = entries
+                .iter()
+                .position(|e| e.id == entry_id)
+                .unwrap_or(entries.len());
+            Self::history(&entries[..upto])
+        })
+    }
+
+    /// Runs the turn of `entry` again in place of its failed active version.
+    pub fn retry(&self, entry: &Entry) {
+        if self.is_running() {
+            return;
+        }
+        if self
+            .backend()
+            .retry_keeps_versions(entry.server_id().as_deref())
+        {
+            // The server keeps the failed answer as a version: so does the page.
+            return self.regenerate(entry);
+        }
+        let turn = self.turn_signal(TurnState::started(now_ms()));
+        let request = self.with_settings(self.request_again(entry), turn, None);
+        let active = entry.active.get_untracked();
+        entry
+            .versions
+            .update(|v| match decisions::retry_slot(v.len(), active) {
+                decisions::Slot::Replace(i) => v[i] = turn,
+                decisions::Slot::Push(i) => {
+                    v.push(turn);
+                    entry.active.set(i);
+                }
+            });
+        self.start(request, turn);
+    }
+
+    /// A new answer for `entry`; earlier versions stay reachable.
+    pub fn regenerate(&self, entry: &Entry) {
+        self.regenerate_with(entry, None);
+    }
+
+    /// The same, asked with `settings` instead of the composer's ("Think more").
+    fn regenerate_with(&self, entry: &Entry, settings: Option<ReasoningSettings>) {
+        self.regenerate_as(entry, settings, None);
+    }
+
+    /// A new answer for `entry` after the model server refused the reasoning state sent back
+    /// with earlier answers: the earlier answers go without it this once.
+    pub fn retry_without_replay(&self, entry: &Entry) {
+        self.regenerate_as(entry, None, Some(false));
+    }
+
+    fn regenerate_as(
+        &self,
+        entry: &Entry,
+        settings: Option<ReasoningSettings>,
+        replay: Option<bool>,
+    ) {
+        if self.is_running() {
+            return;
+        }
+        let turn = self.turn_signal(TurnState::started(now_ms()));
+        let mut request = self.with_settings(self.request_again(entry), turn, settings);
+        request.replay = replay;
+        let slot = decisions::regenerate_slot(entry.versions.with_untracked(Vec::len));
+        entry.versions.update(|v| v.push(turn));
+        let (decisions::Slot::Push(shown) | decisions::Slot::Replace(shown)) = slot;
+        entry.active.set(shown);
+        self.start(request, turn);
+    }
+
+    /// Shows another version of an assistant answer.
+    pub fn show_version(&self, entry: &Entry, index: usize) {
+        let count = entry.versions.with_untracked(Vec::len);
+        if let Some(index) = decisions::switch_version(count, index, self.is_running()) {
+            entry.active.set(index);
+            self.save();
+            self.backend()
+                .keep_active_version(*self, entry.server_id(), index);
+        }
+    }
+
+    /// Puts a user message back in the composer; sending it drops the later messages.
+    pub fn edit(&self, entry: &Entry) {
+        if self.is_running() {
+            return;
+        }
+        self.draft.set(entry.text.clone());
+        self.editing.set(Some(entry.id.clone()));
+    }
+
+    pub fn cancel_edit(&self) {
+        self.editing.set(None);
+        self.draft.set(String::new());
+    }
+
+    /// A new conversation holding the history up to and including `entry`.
+    pub fn branch(&self, entry: &Entry) {
+        if self.is_running() {
+            return;
+        }
+        self.backend().branch(*self, &entry.id, entry.server_id());
+    }
+
+    /// Ends the running turn at once; what arrived stays, marked stopped. A turn the server keeps
+    /// is stopped there, for every tab and device that shows it.
+    pub fn stop(&self) {
+        self.end_part(Leave::Stop);
+    }
+
+    /// The page stops following the running turn (another chat is shown). A turn the server
+    /// keeps goes on there and can be joined again; one that lives only in this page stops.
+    pub(super) fn leave(&self) {
+        self.end_part(Leave::Detach);
+    }
+
+    fn end_part(&self, how: Leave) {
+        let Some(tx) = self.stop.try_update_value(Option::take).flatten() else {
+            return;
+        };
+        let _ = tx.send(how);
+        self.running_turn.set_value(None);
+        self.running.set(None);
+    }
+
+    /// Sets every block of the conversation open or closed, as the reader's own choice.
+    pub fn set_all_blocks(&self, open: bool) {
+        let mut stored = Vec::new();
+        self.entries.with_untracked(|entries| {
+            for e in entries {
+                e.versions.with_untracked(|versions| {
+                    for (v, t) in versions.iter().enumerate() {
+                        t.update(|t| {
+                            for (i, b) in t.blocks.iter_mut().enumerate() {
+                                b.reader_open = Some(open);
+                                if let Some(message) = e.server_id() {
+                                    stored.push((message, v, i));
+                                }
+                            }
+                        });
+                    }
+                });
+            }
+        });
+        self.save();
+        self.backend().keep_block_choices(stored, open);
+    }
+
+    /// The reader opened or closed block `index` of the turn shown in `entry`: the choice is
+    /// theirs from now on, and is kept (on the server too).
+    pub fn block_choice(&self, entry: &Entry, index: usize, open: bool) {
+        self.save();
+        if let Some(message) = entry.server_id() {
+            let version = entry.active.get_untracked();
+            self.backend()
+                .keep_block_choices(vec![(message, version, index)], open);
+        }
+    }
+
+    /// Loads the reasoning of a block stored on the server, when the reader opens it.
+    pub fn load_block_text(&self, turn: RwSignal<TurnState>, index: usize) {
+        let Some(id) = turn.with_untracked(|t| {
+            t.blocks
+                .get(index)
+                .filter(|b| b.text.is_empty())
+                .and_then(|b| b.remote.as_ref().map(|r| r.id.clone()))
+        }) else {
+            return;
+        };
+        let this = *self;
+        spawn_local(async move {
+            match crate::api::history::block_text(id).await {
+                Ok(text) => turn.update(|t| {
+                    if let Some(b) = t.blocks.get_mut(index) {
+                        b.text = text;
+                        b.remote = None;
+                    }
+                }),
+                Err(e) => this.notify(
+                    NoticeKind::Server,
+                    this.say_failed(|c| c.reasoning_not_loaded, &e.0),
+                ),
+            }
+        });
+    }
+
+    /// Marks the turn running at once (a second Enter cannot send twice), then saves and sends
+    /// in the next task: the event that sent the message only renders it. On a fresh page the
+    /// first send did all three in one task of about 50 ms, the longest of a whole turn.
+    fn start(&self, request: ChatRequest, turn: RwSignal<TurnState>) {
+        self.follow(Source::Send(request), turn, self.locale.catalogue().sending);
+    }
+
+    /// Joins the turn `id` that writes the answer shown in `turn` (a conversation opened while
+    /// its answer streams: a reload, another tab or device). The server replays it from the
+    /// start, then sends the live tail.
+    pub(super) fn join(&self, id: String, turn: RwSignal<TurnState>) {
+        if self.is_running() {
+            return;
+        }
+        self.running_turn.set_value(Some(id.clone()));
+        self.follow(Source::Join(id), turn, "");
+    }
+
+    fn follow(&self, source: Source, turn: RwSignal<TurnState>, status: &str) {
+        let (tx, rx) = oneshot::channel();
+        self.stop.set_value(Some(tx));
+        self.running.set(Some(turn));
+        self.status.set(status.into());
+        let this = *self;
+        let guard_secs = self.guard_secs.get_untracked();
+        spawn_local(async move {
+            sleep(std::time::Duration::ZERO).await;
+            this.save();
+            let left = turn_stream::follow(this, stream_code(), source, turn, rx, guard_secs).await;
+            if this.running.get_untracked() == Some(turn) {
+                this.running_turn.set_value(None);
+                this.stop.set_value(None);
+                this.running.set(None);
+            }
+            if left == Ended::Gone {
+                // The turn ended and its log is gone: the stored answer is the whole of it.
+                let id = this.conversation_id.get_untracked();
+                this.backend().reload(this, id, false);
+                return;
+            }
+            this.save();
+            this.backend().turn_ended(this);
+        });
+    }
+
+    /// Sends Stop for the server's turn `id`; a turn that already ended is no matter.
+    fn stop_on_server(&self, id: String) {
+        let this = *self;
+        spawn_local(async move {
+            if let Err(e) = crate::api::turn::stop_turn(id).await {
+                if e.0.retryable {
+                    this.notify(NoticeKind::Server, this.say_failed(|c| c.stop_failed, &e.0));
+                }
+            }
+        });
+    }
+
+    /// Applies events to `turn` in one update, then announces and saves (throttled).
+    fn apply(&self, turn: RwSignal<TurnState>, events: Vec<TurnEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        let mut heard = Vec::new();
+        turn.update(|t| {
+            let before = labels::Milestones::of(t);
+            for e in &events {
+                t.apply(e, now);
+            }
+            heard = labels::announcements(&before, t, now, self.locale);
+        });
+        self.announce(heard);
+        self.revision.update(|r| *r += 1);
+        self.save_throttled();
+    }
+
+    fn transition(&self, turn: RwSignal<TurnState>, change: impl FnOnce(&mut TurnState)) {
+        let now = now_ms();
+        let mut heard = Vec::new();
+        turn.update(|t| {
+            let before = labels::Milestones::of(t);
+            change(t);
+            heard = labels::announcements(&before, t, now, self.locale);
+        });
+        self.announce(heard);
+        self.revision.update(|r| *r += 1);
+    }
+}
+
+impl TurnHost for ChatController {
+    fn apply(&self, turn: RwSignal<TurnState>, events: Vec<TurnEvent>) {
+        ChatController::apply(self, turn, events);
+    }
+
+    fn transition(&self, turn: RwSignal<TurnState>, change: impl FnOnce(&mut TurnState)) {
+        ChatController::transition(self, turn, change);
+    }
+
+    fn on_stored(
+        &self,
+        turn: RwSignal<TurnState>,
+        conversation: String,
+        user_message: Option<String>,
+        message: String,
+    ) {
+        let old = self.meta.with_value(|m| m.id.clone());
+        self.meta.update_value(|m| {
+            m.on_server = true;
+            m.id = conversation.clone();
+        });
+        if old != conversation {
+            local_store::remove(self.shelf, &old);
+            self.conversation_id.set(conversation);
+            self.remember_current();
+        }
+        self.entries.with_untracked(|entries| {
+            let Some(pos) = entries
+                .iter()
+                .position(|e| e.versions.with_untracked(|v| v.contains(&turn)))
+            else {
+                return;
+            };
+            entries[pos].server_id.set_value(Some(message));
+            if let (Some(user), Some(prev)) = (user_message, pos.checked_sub(1)) {
+                entries[prev].server_id.set_value(Some(user));
+            }
+        });
+    }
+
+    fn started(&self, turn: RwSignal<TurnState>, id: String) {
+        // Unless the page has moved on to another turn meanwhile.
+        if self.running.get_untracked() == Some(turn) {
+            self.running_turn.set_value(Some(id));
+        }
+    }
+
+    fn stop_on_server(&self, id: String) {
+        ChatController::stop_on_server(self, id);
+    }
+
+    fn send(&self, request: ChatRequest) -> Call {
+        crate::api::chat::chat(request).boxed_local()
+    }
+
+    fn events(&self, id: String, after: Option<u64>) -> Call {
+        crate::api::turn::turn_events(id, after).boxed_local()
+    }
+
+    fn sleep(&self, duration: std::time::Duration) -> LocalBoxFuture<'static, ()> {
+        sleep(duration)
+    }
+
+    fn on_frame(&self, then: Box<dyn FnOnce()>) {
+        request_animation_frame(then);
+    }
+
+    fn connection_lost(&self, lost: bool) {
+        let words = self.locale.catalogue();
+        self.status
+            .set(if lost { words.connection_lost } else { "" }.into());
+    }
+}
