@@ -990,6 +990,14 @@ async fn a_branch_keeps_every_field_and_is_found_by_search() {
             .await
             .expect("open branch");
         assert_eq!(copy.messages.len(), 2, "{engine}: up to the answer");
+        assert_eq!(
+            ponder::domain::history::TitleMark::split(&copy.title),
+            Some((
+                original.title.as_str(),
+                ponder::domain::history::TitleMark::Branch
+            )),
+            "{engine}: the title says \"branch\" in no language; the reader's says it"
+        );
         for (a, b) in original.messages[..2].iter().zip(&copy.messages) {
             assert_ne!(a.id, b.id);
             assert_eq!((a.role, a.active), (b.role, b.active), "{engine}");

@@ -63,7 +63,7 @@ pub fn cache_plan(stored: Option<u64>, ours: u64) -> SavePlan {
 /// marked as a copy, counting revisions afresh.
 pub fn as_copy(mut record: ConversationRecord, new_id: String) -> ConversationRecord {
     record.id = new_id;
-    record.title = format!("{} (copy)", record.title);
+    record.title = crate::domain::history::TitleMark::Copy.after(&record.title);
     record.rev = 1;
     record
 }
@@ -177,14 +177,9 @@ pub fn branch(
     if let Some(pos) = messages.iter().position(|m| m.id == message_id) {
         messages.truncate(pos + 1);
     }
-    let title = if record.title.is_empty() {
-        "Chat"
-    } else {
-        record.title.as_str()
-    };
     ConversationRecord {
         id: new_id,
-        title: format!("{title} (branch)"),
+        title: crate::domain::history::TitleMark::Branch.after(&record.title),
         created_at: now,
         updated_at: now,
         rev: 1,
@@ -322,7 +317,8 @@ mod tests {
         let original = record(&["a", "b"]);
         let copy = as_copy(original.clone(), "c2".into());
         assert_eq!(copy.id, "c2");
-        assert_eq!(copy.title, "Sky (copy)");
+        let en = crate::i18n::Locale::En.catalogue();
+        assert_eq!(crate::i18n::title(en, &copy.title), "Sky (copy)");
         assert_eq!(copy.rev, 1);
         assert_eq!(copy.messages, original.messages);
     }
@@ -359,7 +355,8 @@ mod tests {
         let r = record(&["u1", "a1", "u2", "a2"]);
         let b = branch(&r, "a1", "b1".into(), 9.0);
         assert_eq!(b.id, "b1");
-        assert_eq!(b.title, "Sky (branch)");
+        let en = crate::i18n::Locale::En.catalogue();
+        assert_eq!(crate::i18n::title(en, &b.title), "Sky (branch)");
         let ids: Vec<&str> = b.messages.iter().map(|m| m.id.as_str()).collect();
         assert_eq!(ids, ["u1", "a1"]);
         assert_eq!((b.created_at, b.rev), (9.0, 1));
@@ -368,8 +365,8 @@ mod tests {
             ..r.clone()
         };
         assert_eq!(
-            branch(&untitled, "x", "b2".into(), 0.0).title,
-            "Chat (branch)"
+            crate::i18n::title(en, &branch(&untitled, "x", "b2".into(), 0.0).title),
+            "New chat (branch)"
         );
         assert_eq!(branch(&r, "missing", "b3".into(), 0.0).messages.len(), 4);
     }

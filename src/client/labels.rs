@@ -75,6 +75,16 @@ fn with_words(bare: &str, timed: &str, block: &BlockState, ms: u64, l: Locale) -
 
 /// The browser tab's title: the chat's title first, so tabs tell chats apart. Ponder's name is
 /// the same in every language.
+/// A chat's title as its header shows it: a title Ponder made in the reader's words, an
+/// untitled chat's header empty.
+pub fn shown_title(c: &crate::i18n::Catalogue, stored: &str) -> String {
+    if stored.trim().is_empty() {
+        String::new()
+    } else {
+        crate::i18n::title(c, stored)
+    }
+}
+
 pub fn tab_title(chat_title: &str) -> String {
     let title = chat_title.trim();
     if title.is_empty() {

@@ -198,7 +198,7 @@ pub fn title_from(first_user_message: &str) -> String {
         .find(|l| !l.is_empty())
         .unwrap_or("");
     if line.is_empty() {
-        return "New chat".into();
+        return String::new();
     }
     if line.chars().count() <= 60 {
         return line.to_string();
@@ -605,7 +605,7 @@ pub fn versions_of(m: &MessageRecord) -> (Vec<VersionRecord>, usize) {
 /// label when `with_thinking` is set.
 pub fn export_markdown(record: &ConversationRecord, with_thinking: bool, l: Locale) -> String {
     let c = l.catalogue();
-    let mut out = format!("# {}\n\n", record.title);
+    let mut out = format!("# {}\n\n", crate::i18n::title(c, &record.title));
     for m in &record.messages {
         let who = match m.role {
             Role::User => c.export_you,
@@ -1182,7 +1182,11 @@ mod tests {
     #[test]
     fn titles_come_from_the_first_line_and_are_cut_at_a_word() {
         assert_eq!(title_from("\n  Hello there \nmore"), "Hello there");
-        assert_eq!(title_from(""), "New chat");
+        assert_eq!(
+            title_from(""),
+            "",
+            "untitled: a new chat in the reader's words"
+        );
         let long = "word ".repeat(30);
         let t = title_from(&long);
         assert!(t.ends_with('…') && t.chars().count() <= 61, "{t}");

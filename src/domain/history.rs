@@ -31,6 +31,58 @@ pub struct ConversationSummary {
     pub deleted_at: Option<i64>,
 }
 
+/// A title Ponder made rather than the reader: a mark after the title it came from (or
+/// alone), so the title is stored in no language and read in the reader's (`i18n::title`).
+/// Private-use characters: no one types them, and a reader's own title never holds one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TitleMark {
+    /// A branch of the chat whose title comes before the mark.
+    Branch,
+    /// The copy a save conflict keeps of the chat whose title comes before the mark.
+    Copy,
+    /// An imported chat that had no title (the mark alone).
+    Imported,
+}
+
+impl TitleMark {
+    const ALL: [TitleMark; 3] = [TitleMark::Branch, TitleMark::Copy, TitleMark::Imported];
+
+    fn char(self) -> char {
+        match self {
+            TitleMark::Branch => '\u{E010}',
+            TitleMark::Copy => '\u{E011}',
+            TitleMark::Imported => '\u{E012}',
+        }
+    }
+
+    /// `title` marked: the stored title of a branch or a copy of it.
+    pub fn after(self, title: &str) -> String {
+        let mut out = title.trim_end().to_string();
+        out.push(self.char());
+        out
+    }
+
+    /// The stored title of an imported chat that had none.
+    pub fn imported() -> String {
+        TitleMark::Imported.char().to_string()
+    }
+
+    /// The outermost mark of a stored title and the title it marks; `None` for a plain one.
+    pub fn split(stored: &str) -> Option<(&str, TitleMark)> {
+        let last = stored.chars().next_back()?;
+        let mark = TitleMark::ALL.into_iter().find(|m| m.char() == last)?;
+        Some((&stored[..stored.len() - last.len_utf8()], mark))
+    }
+
+    /// A title with every mark taken out, for what reads it as text (a file name, a search).
+    pub fn strip(stored: &str) -> String {
+        stored
+            .chars()
+            .filter(|c| !TitleMark::ALL.iter().any(|m| m.char() == *c))
+            .collect()
+    }
+}
+
 /// How a stored message version ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VersionStatus {

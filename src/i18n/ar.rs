@@ -122,6 +122,9 @@ pub static AR: Catalogue = Catalogue {
 
     conversations: "المحادثات",
     new_chat: "محادثة جديدة",
+    title_branch: "{title} (فرع)",
+    title_copy: "{title} (نسخة)",
+    title_imported: "محادثة مستوردة",
     chats_in_browser: "المحادثات في هذا المتصفح",
     browser_holds_chats: Plural::six(
         "لا يحتوي هذا المتصفح على أي محادثات حُفظت قبل أن يبدأ حفظ المحادثات على الخادم.",

@@ -193,6 +193,12 @@ pub struct Catalogue {
     // ---- the sidebar ----
     pub conversations: &'static str,
     pub new_chat: &'static str,
+    /// A branched chat's title: `{title}` is the title it was branched from.
+    pub title_branch: &'static str,
+    /// The copy a save conflict keeps: `{title}` is the chat's title.
+    pub title_copy: &'static str,
+    /// The title of an imported chat that had none.
+    pub title_imported: &'static str,
     pub chats_in_browser: &'static str,
     pub browser_holds_chats: Plural,
     pub import_them: &'static str,

@@ -94,6 +94,9 @@ pub static EN: Catalogue = Catalogue {
 
     conversations: "Conversations",
     new_chat: "New chat",
+    title_branch: "{title} (branch)",
+    title_copy: "{title} (copy)",
+    title_imported: "Imported chat",
     chats_in_browser: "Chats in this browser",
     browser_holds_chats: Plural::two(
         "This browser holds 1 chat saved before chats were kept on the server.",

@@ -94,6 +94,9 @@ pub static JA: Catalogue = Catalogue {
 
     conversations: "会話一覧",
     new_chat: "新しいチャット",
+    title_branch: "{title}（分岐）",
+    title_copy: "{title}（コピー）",
+    title_imported: "インポートしたチャット",
     chats_in_browser: "このブラウザ内のチャット",
     browser_holds_chats: Plural::same(
         "このブラウザには、サーバーに保存されるようになる前のチャットが{n}件残っています。",

@@ -318,6 +318,19 @@ fn plural_category(locale: Locale, n: f64, v: usize) -> PluralCategory {
     }
 }
 
+/// A stored title in `c`'s words: a title Ponder made (`TitleMark`) is said in the reader's
+/// language, an empty one is a new chat, the reader's own is as they wrote it.
+pub fn title(c: &Catalogue, stored: &str) -> String {
+    use crate::domain::history::TitleMark;
+    match TitleMark::split(stored) {
+        Some((_, TitleMark::Imported)) => c.title_imported.to_string(),
+        Some((of, TitleMark::Branch)) => fill(c.title_branch, &[("title", &title(c, of))]),
+        Some((of, TitleMark::Copy)) => fill(c.title_copy, &[("title", &title(c, of))]),
+        None if stored.trim().is_empty() => c.new_chat.to_string(),
+        None => stored.to_string(),
+    }
+}
+
 /// Puts named values into a template: `{name}` becomes its value; an unknown name stays as
 /// written, so a catalogue's typo shows instead of vanishing.
 pub fn fill(template: &str, values: &[(&str, &str)]) -> String {

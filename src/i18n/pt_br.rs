@@ -102,6 +102,9 @@ pub static PT_BR: Catalogue = Catalogue {
 
     conversations: "Conversas",
     new_chat: "Novo chat",
+    title_branch: "{title} (ramo)",
+    title_copy: "{title} (cópia)",
+    title_imported: "Chat importado",
     chats_in_browser: "Chats neste navegador",
     browser_holds_chats: Plural::three(
         "Este navegador tem {n} chat salvo antes de os chats passarem a ficar no servidor.",

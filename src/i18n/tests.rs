@@ -229,3 +229,27 @@ fn each_language_is_named_in_itself_and_found_by_its_tag() {
         assert_eq!(Locale::from_tag(locale.tag()), Some(locale));
     }
 }
+
+#[test]
+fn a_title_ponder_made_is_read_in_the_readers_language() {
+    use crate::domain::history::TitleMark;
+    let branch_of_copy = TitleMark::Branch.after(&TitleMark::Copy.after("Sky"));
+    assert_eq!(
+        title(Locale::En.catalogue(), &branch_of_copy),
+        "Sky (copy) (branch)"
+    );
+    assert_eq!(
+        title(Locale::Ja.catalogue(), &branch_of_copy),
+        "Sky（コピー）（分岐）"
+    );
+    assert_eq!(
+        title(Locale::PtBr.catalogue(), &TitleMark::imported()),
+        "Chat importado"
+    );
+    assert_eq!(title(Locale::Ar.catalogue(), ""), "محادثة جديدة");
+    assert_eq!(
+        title(Locale::Ja.catalogue(), "Sky (branch)"),
+        "Sky (branch)"
+    );
+    assert_eq!(TitleMark::strip(&branch_of_copy), "Sky");
+}

@@ -310,7 +310,8 @@ impl Chat {
             }
         };
         let mut items = view::replay(&conversation);
-        items.insert(0, Item::Notice(format!("“{}”", conversation.title)));
+        let title = crate::i18n::title(super::locale().catalogue(), &conversation.title);
+        items.insert(0, Item::Notice(format!("“{title}”")));
         self.transcript.replace(items);
         self.conversation = Some(conversation.id.clone());
         let last = conversation

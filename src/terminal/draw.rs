@@ -99,7 +99,10 @@ impl Chat {
             let items: Vec<ListItem> = picker
                 .list
                 .iter()
-                .map(|c| ListItem::new(text::fit_start(&text::sanitize(&c.title), cols)))
+                .map(|c| {
+                    let title = crate::i18n::title(super::locale().catalogue(), &c.title);
+                    ListItem::new(text::fit_start(&text::sanitize(&title), cols))
+                })
                 .collect();
             frame.render_widget(Clear, popup);
             frame.render_stateful_widget(

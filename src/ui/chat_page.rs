@@ -37,7 +37,8 @@ pub fn ChatPage() -> impl IntoView {
     // The tab says which chat it holds.
     Effect::new(move |_| {
         let title = chat.title.get();
-        document().set_title(&crate::client::labels::tab_title(&title));
+        let shown = crate::client::labels::shown_title(crate::ui::locale::tr(), &title);
+        document().set_title(&crate::client::labels::tab_title(&shown));
     });
 
     Effect::new(move |_| {
@@ -113,7 +114,9 @@ pub fn ChatPage() -> impl IntoView {
                         {icon(Icon::Menu)}
                     </button>
                     <h1 class="brand">"Ponder"</h1>
-                    <span class="chat-title" dir="auto">{move || chat.title.get()}</span>
+                    <span class="chat-title" dir="auto">
+                        {move || crate::client::labels::shown_title(crate::ui::locale::tr(), &chat.title.get())}
+                    </span>
                     <div class="top-actions">
                         <ModelPicker/>
                         <ExportMenu/>

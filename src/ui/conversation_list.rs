@@ -63,15 +63,17 @@ enum Mode {
 fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let mode = RwSignal::new(Mode::Normal);
-    let draft = RwSignal::new(item.title.clone());
+    let t = crate::ui::locale::tr();
+    let title = crate::i18n::title(t, &item.title);
+    // The field holds the title as the reader reads it; an untitled chat starts empty.
+    let original = if item.title.is_empty() {
+        String::new()
+    } else {
+        title.clone()
+    };
+    let draft = RwSignal::new(original.clone());
     let id = StoredValue::new(item.id.clone());
     let current = move || chat.conversation_id.with(|c| id.with_value(|id| c == id));
-    let t = crate::ui::locale::tr();
-    let title = if item.title.is_empty() {
-        t.new_chat.to_string()
-    } else {
-        item.title.clone()
-    };
     let title_for_label = title.clone();
     let rename_input = NodeRef::<leptos::html::Input>::new();
     // Renaming starts in the field, its text selected; leaving it puts the focus back on the
@@ -86,7 +88,6 @@ fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl Into
             request_animation_frame(move || el.select());
         }
     });
-    let original = item.title.clone();
     let stop_renaming = move || {
         draft.set(original.clone());
         mode.set(Mode::Normal);

@@ -68,7 +68,7 @@ pub fn ExportMenu() -> impl IntoView {
         let with_thinking = with_thinking.get_untracked();
         chat.when_loaded(chat_files_code(), move |files| {
             chat.exportable(move |record| {
-                let base = export_name(&record.title);
+                let base = export_name(&crate::i18n::title(t, &record.title));
                 if json {
                     dom::download(
                         &format!("{base}.json"),

@@ -116,7 +116,7 @@ fn search_results(chat: ChatController, found: Vec<SearchHit>, close: Callback<(
                                         chat.open_hit(conversation.clone(), message.clone());
                                         close.run(());
                                     }>
-                                        <span class="search-title" dir="auto">{hit.conversation_title.clone()}</span>
+                                        <span class="search-title" dir="auto">{crate::i18n::title(crate::ui::locale::tr(), &hit.conversation_title)}</span>
                                         <span class="search-kind">{kind}</span>
                                         <span class="search-snippet" dir="auto">{snippet(&hit.snippet)}</span>
                                     </button>

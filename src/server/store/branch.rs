@@ -4,9 +4,9 @@
 
 use super::ids::new_id;
 use super::index::Entry;
-use super::scope::{role_name, title_from, Scoped};
+use super::scope::{role_name, Scoped};
 use super::{now_ms, StoreError};
-use crate::domain::history::{ConversationSummary, HitKind, VersionStatus};
+use crate::domain::history::{ConversationSummary, HitKind, TitleMark, VersionStatus};
 use crate::domain::Role;
 
 /// The columns of a version copied as they are (the id, message and running turn are the
@@ -36,7 +36,7 @@ impl Scoped<'_> {
             .ok_or(StoreError::NotFound)?;
         let user = self.user_id();
         let id = new_id();
-        let title = title_from(&format!("{} (branch)", source.title));
+        let title = TitleMark::Branch.after(&source.title);
         let now = now_ms();
         let mut tx = self.pool().begin().await?;
         let made = sqlx::query(

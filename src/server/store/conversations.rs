@@ -8,7 +8,9 @@ use super::index::{unindex, Arg};
 use super::rows::{BlockRow, ConversationRow, MessageRow, SettingsRow, SummaryRow, VersionRow};
 use super::scope::{found, title_from, Scoped};
 use super::{now_ms, StoreError};
-use crate::domain::history::{BlockHeader, Conversation, ConversationSummary, Page, Version};
+use crate::domain::history::{
+    BlockHeader, Conversation, ConversationSummary, Page, TitleMark, Version,
+};
 use crate::domain::ReasoningSettings;
 
 impl Scoped<'_> {
@@ -65,6 +67,7 @@ impl Scoped<'_> {
     }
 
     pub async fn rename_conversation(&self, id: &str, title: &str) -> Result<(), StoreError> {
+        let title = TitleMark::strip(title);
         let title = title.trim();
         if title.is_empty() {
             return Err(StoreError::Conflict("a title cannot be empty".into()));

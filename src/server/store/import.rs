@@ -11,7 +11,7 @@ use super::messages::insert_version;
 use super::records::Extras;
 use super::scope::{kind_name, role_name, words, Scoped};
 use super::{now_ms, Backend, StoreError};
-use crate::domain::history::{HitKind, Import, ImportMessage};
+use crate::domain::history::{HitKind, Import, ImportMessage, TitleMark};
 use crate::domain::Role;
 
 /// Messages one transaction of an import writes.
@@ -44,7 +44,7 @@ impl Scoped<'_> {
         let id = new_id();
         let now = now_ms();
         let title = if import.title.trim().is_empty() {
-            "Imported chat".to_string()
+            TitleMark::imported()
         } else {
             import.title.chars().take(200).collect()
         };

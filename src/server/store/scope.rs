@@ -5,6 +5,7 @@
 use super::identity::Identity;
 use super::index::{unindex, Arg};
 use super::{now_ms, Store, StoreError};
+use crate::domain::history::TitleMark;
 use crate::domain::{Role, ThinkingKind};
 
 /// The store, as one user sees it.
@@ -77,7 +78,11 @@ pub(super) fn words(text: &str) -> i64 {
     text.split_whitespace().count() as i64
 }
 
+/// A conversation's title from the reader's first message: its first line, at most 60
+/// characters; empty (a new chat, in the reader's words) when it has none. A reader's text
+/// carries no title mark.
 pub(super) fn title_from(text: &str) -> String {
+    let text = TitleMark::strip(text);
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -87,11 +92,7 @@ pub(super) fn title_from(text: &str) -> String {
     if line.chars().count() > 60 {
         title.push('…');
     }
-    if title.is_empty() {
-        "New chat".into()
-    } else {
-        title
-    }
+    title
 }
 
 impl Scoped<'_> {
