@@ -404,5 +404,7 @@ pub static AR: Catalogue = Catalogue {
         chat_not_opened: "تعذّر فتح تلك المحادثة: {detail}",
         mode_not_kept: "لم يُحفظ وضع العرض: {detail}",
         reconnecting: "انقطع الاتصال — جارٍ إعادة الاتصال…",
+        mode_now: "وضع {mode}",
+        picker_title: "المحادثات · Enter: فتح · Esc: إغلاق",
     },
 };

@@ -430,6 +430,10 @@ pub struct TerminalWords {
     pub mode_not_kept: &'static str,
     /// The status line while a running turn's broken stream is being joined again.
     pub reconnecting: &'static str,
+    /// The status line after Tab: `{mode}` the view now shown.
+    pub mode_now: &'static str,
+    /// The chat picker's frame title.
+    pub picker_title: &'static str,
 }
 
 /// The sentence for each [`crate::domain::ErrorCode`] the page may show, with the failure's

@@ -354,5 +354,7 @@ pub static EN: Catalogue = Catalogue {
         chat_not_opened: "that chat could not be opened: {detail}",
         mode_not_kept: "the mode is not kept: {detail}",
         reconnecting: "connection lost — reconnecting…",
+        mode_now: "{mode} mode",
+        picker_title: "chats · Enter: open · Esc: close",
     },
 };

@@ -345,5 +345,7 @@ pub static JA: Catalogue = Catalogue {
         chat_not_opened: "そのチャットを開けませんでした：{detail}",
         mode_not_kept: "表示モードを保存できませんでした：{detail}",
         reconnecting: "接続が切断されました。再接続しています…",
+        mode_now: "{mode}表示",
+        picker_title: "チャット · Enter: 開く · Esc: 閉じる",
     },
 };

@@ -365,5 +365,7 @@ pub static PT_BR: Catalogue = Catalogue {
         chat_not_opened: "não foi possível abrir esse chat: {detail}",
         mode_not_kept: "o modo não foi salvo: {detail}",
         reconnecting: "conexão perdida — reconectando…",
+        mode_now: "modo {mode}",
+        picker_title: "chats · Enter: abrir · Esc: fechar",
     },
 };

@@ -110,7 +110,7 @@ impl Chat {
                     .block(
                         Block::default()
                             .borders(Borders::ALL)
-                            .title(" chats · Enter: open · Esc: close "),
+                            .title(format!(" {} ", words.picker_title)),
                     )
                     .highlight_symbol("› ")
                     .highlight_style(Style::default().add_modifier(Modifier::REVERSED)),

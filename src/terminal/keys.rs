@@ -40,7 +40,7 @@ impl Chat {
             (KeyCode::Tab, _) | (KeyCode::Char('o'), true) => {
                 let mode = self.mode.toggled();
                 self.set_mode(mode);
-                self.status = format!("{} mode", mode.key());
+                self.status = crate::i18n::fill(words().mode_now, &[("mode", mode.label())]);
             }
             (KeyCode::Char('r'), true) => return self.retry(),
             (KeyCode::Char('n'), true) => return self.new_chat(),
