@@ -2657,7 +2657,7 @@ fn real_main(args: &[String]) -> Res<()> {
         .block_on(async {
             let socket = tokio::net::TcpSocket::new_v4()?;
             socket.bind("127.0.0.1:0".parse().map_err(std::io::Error::other)?)?;
-            socket.listen(ponder::server::serve::LISTEN_BACKLOG)
+            socket.listen(ponder::server::http::socket::LISTEN_BACKLOG)
         })
         .map_err(|e| e.to_string())?;
     let stub_addr = listener.local_addr().map_err(|e| e.to_string())?;

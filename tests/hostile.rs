@@ -991,8 +991,8 @@ fn rate_limiting_is_on_by_default_only_off_loopback() {
 
 #[tokio::test]
 async fn accepted_sockets_get_nodelay_and_the_backlog_is_deep() {
-    use ponder::server::serve::{self, ConnectionLimits, Shards};
-    let listener = serve::listen("127.0.0.1:0".parse().expect("addr")).expect("listen");
+    use ponder::server::http::socket::{self, ConnectionLimits, Shards};
+    let listener = socket::listen("127.0.0.1:0".parse().expect("addr")).expect("listen");
     let addr = listener.local_addr().expect("addr");
     // The kernel reports a listening socket's backlog as its Send-Q.
     let ss = std::process::Command::new("ss")
@@ -1010,7 +1010,7 @@ async fn accepted_sockets_get_nodelay_and_the_backlog_is_deep() {
         .trim()
         .parse()
         .expect("number");
-    assert_eq!(backlog, serve::LISTEN_BACKLOG.min(somaxconn));
+    assert_eq!(backlog, socket::LISTEN_BACKLOG.min(somaxconn));
     assert!(backlog > 128);
 
     let app = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));

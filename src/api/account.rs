@@ -12,9 +12,9 @@ use crate::domain::account::{Account, ApiToken, Me, NewToken};
 #[server(prefix = "/api", endpoint = "me", input = Json, output = Json)]
 pub async fn who_am_i() -> Result<Me, ApiError> {
     use crate::server::auth::Caller;
-    let state = crate::server::request::app_state()
+    let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
-    let account = match crate::server::request::page_caller() {
+    let account = match crate::server::http::request::page_caller() {
         Some(Caller::Known(who)) => Some(crate::server::accounts::account(who.user())),
         Some(Caller::Refused(failure)) => return Err(failure.into()),
         _ => None,
@@ -24,7 +24,7 @@ pub async fn who_am_i() -> Result<Me, ApiError> {
             .store
             .user_count()
             .await
-            .map_err(crate::server::request::store_error)?
+            .map_err(crate::server::http::request::store_error)?
             == 0;
     Ok(Me {
         account,
@@ -40,7 +40,7 @@ pub async fn who_am_i() -> Result<Me, ApiError> {
 /// Creates the first admin (only while no user exists) and signs them in.
 #[server(prefix = "/api", endpoint = "auth/setup", input = Json, output = Json)]
 pub async fn set_up(name: String, password: String) -> Result<Account, ApiError> {
-    let state = crate::server::request::app_state()
+    let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
     if state.config.auth != crate::server::config::AuthMode::Password {
         return Err(crate::server::accounts::refused(crate::domain::ErrorCode::NoAccounts).into());
@@ -55,12 +55,12 @@ pub async fn set_up(name: String, password: String) -> Result<Account, ApiError>
 /// Signs in with a name and password; sets the session cookie.
 #[server(prefix = "/api", endpoint = "auth/sign-in", input = Json, output = Json)]
 pub async fn sign_in(name: String, password: String) -> Result<Account, ApiError> {
-    let state = crate::server::request::app_state()
+    let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
     if state.config.auth != crate::server::config::AuthMode::Password {
         return Err(crate::server::accounts::refused(crate::domain::ErrorCode::NoAccounts).into());
     }
-    let client = crate::server::request::client_ip();
+    let client = crate::server::http::request::client_ip();
     let who =
         crate::server::accounts::sign_in(&state.store, &state.sign_in, client, &name, &password)
             .await
@@ -72,14 +72,14 @@ pub async fn sign_in(name: String, password: String) -> Result<Account, ApiError
 /// Ends this session.
 #[server(prefix = "/api", endpoint = "auth/sign-out", input = Json, output = Json)]
 pub async fn sign_out() -> Result<(), ApiError> {
-    let state = crate::server::request::app_state()
+    let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
-    if let Some(secret) = crate::server::request::session_secret() {
+    if let Some(secret) = crate::server::http::request::session_secret() {
         state
             .store
             .close_session(&secret)
             .await
-            .map_err(crate::server::request::store_error)?;
+            .map_err(crate::server::http::request::store_error)?;
     }
     crate::server::accounts::clear_cookie(&state);
     Ok(())
@@ -89,14 +89,14 @@ pub async fn sign_out() -> Result<(), ApiError> {
 /// made. Refused (403) to a request signed with a token: a token cannot lock its owner out.
 #[server(prefix = "/api", endpoint = "auth/sign-out-everywhere", input = Json, output = Json)]
 pub async fn sign_out_everywhere() -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     crate::server::accounts::not_by_token(&who)?;
     state
         .store
         .scoped(&who)
         .sign_out_everywhere()
         .await
-        .map_err(crate::server::request::store_error)?;
+        .map_err(crate::server::http::request::store_error)?;
     crate::server::accounts::clear_cookie(&state);
     Ok(())
 }
@@ -104,7 +104,7 @@ pub async fn sign_out_everywhere() -> Result<(), ApiError> {
 /// Every user (admins only).
 #[server(prefix = "/api", endpoint = "users/list", input = Json, output = Json)]
 pub async fn list_users() -> Result<Vec<Account>, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     if !who.user().is_admin {
         return Err(crate::server::accounts::refused(crate::domain::ErrorCode::AdminOnly).into());
     }
@@ -112,14 +112,14 @@ pub async fn list_users() -> Result<Vec<Account>, ApiError> {
         .store
         .list_users()
         .await
-        .map_err(crate::server::request::store_error)?;
+        .map_err(crate::server::http::request::store_error)?;
     Ok(users.iter().map(crate::server::accounts::account).collect())
 }
 
 /// Adds a user with a password (admins only).
 #[server(prefix = "/api", endpoint = "users/add", input = Json, output = Json)]
 pub async fn add_user(name: String, password: String, is_admin: bool) -> Result<Account, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     let user = crate::server::accounts::add_user(&state.store, &who, &name, &password, is_admin)
         .await
         .map_err(|e| ApiError::from(crate::server::accounts::failure(e)))?;
@@ -129,7 +129,7 @@ pub async fn add_user(name: String, password: String, is_admin: bool) -> Result<
 /// Removes a user and everything they own (admins only; not oneself).
 #[server(prefix = "/api", endpoint = "users/remove", input = Json, output = Json)]
 pub async fn remove_user(id: String) -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     if who.user().id == id {
         return Err(
             crate::server::accounts::refused(crate::domain::ErrorCode::CannotRemoveSelf).into(),
@@ -139,19 +139,19 @@ pub async fn remove_user(id: String) -> Result<(), ApiError> {
         .store
         .delete_user(&who, &id)
         .await
-        .map_err(|e| crate::server::request::store_error(e).into())
+        .map_err(|e| crate::server::http::request::store_error(e).into())
 }
 
 /// The signed-in user's API tokens.
 #[server(prefix = "/api", endpoint = "tokens/list", input = Json, output = Json)]
 pub async fn list_tokens() -> Result<Vec<ApiToken>, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     let tokens = state
         .store
         .scoped(&who)
         .tokens()
         .await
-        .map_err(crate::server::request::store_error)?;
+        .map_err(crate::server::http::request::store_error)?;
     Ok(tokens
         .into_iter()
         .map(|t| ApiToken {
@@ -168,14 +168,14 @@ pub async fn list_tokens() -> Result<Vec<ApiToken>, ApiError> {
 /// tokens one user may have (409).
 #[server(prefix = "/api", endpoint = "tokens/create", input = Json, output = Json)]
 pub async fn create_token(name: String) -> Result<NewToken, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     crate::server::accounts::not_by_token(&who)?;
     let (t, secret) = state
         .store
         .scoped(&who)
         .create_token(&name)
         .await
-        .map_err(crate::server::request::store_error)?;
+        .map_err(crate::server::http::request::store_error)?;
     Ok(NewToken {
         token: ApiToken {
             id: t.id,
@@ -190,11 +190,11 @@ pub async fn create_token(name: String) -> Result<NewToken, ApiError> {
 /// Revokes one of the signed-in user's tokens.
 #[server(prefix = "/api", endpoint = "tokens/revoke", input = Json, output = Json)]
 pub async fn revoke_token(id: String) -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     state
         .store
         .scoped(&who)
         .revoke_token(&id)
         .await
-        .map_err(|e| crate::server::request::store_error(e).into())
+        .map_err(|e| crate::server::http::request::store_error(e).into())
 }

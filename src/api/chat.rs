@@ -61,7 +61,7 @@ where
 /// conversation the caller does not have (404) gets an HTTP error, with an [`ApiError`].
 #[server(prefix = "/api", endpoint = "chat", input = ChatJson, output = EventStream)]
 pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
-    use crate::server::{request as req, turn};
+    use crate::server::{http::request as req, turn};
     let state = req::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up to stream turns", false))?;
     if let Err(failure) = request.validate() {

@@ -13,37 +13,37 @@ use crate::domain::history::{
 /// The signed-in user's workspaces, the default one first.
 #[server(prefix = "/api", endpoint = "workspaces/list", input = Json, output = Json)]
 pub async fn list_workspaces() -> Result<Vec<Workspace>, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .workspaces()
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// A new workspace.
 #[server(prefix = "/api", endpoint = "workspaces/create", input = Json, output = Json)]
 pub async fn create_workspace(name: String) -> Result<Workspace, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .create_workspace(&name)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// Renames a workspace.
 #[server(prefix = "/api", endpoint = "workspaces/rename", input = Json, output = Json)]
 pub async fn rename_workspace(id: String, name: String) -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .rename_workspace(&id, &name)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// The conversations of a workspace (the default one when none is named), newest first; with
@@ -53,13 +53,13 @@ pub async fn list_conversations(
     workspace: Option<String>,
     #[server(default)] deleted: bool,
 ) -> Result<Vec<ConversationSummary>, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .conversations(workspace.as_deref(), deleted)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// A conversation: messages, versions and block headers; reasoning text loads separately.
@@ -70,74 +70,74 @@ pub async fn get_conversation(
     id: String,
     #[server(default)] page: Page,
 ) -> Result<Conversation, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .conversation_page(&id, false, page)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// Renames a conversation.
 #[server(prefix = "/api", endpoint = "conversations/rename", input = Json, output = Json)]
 pub async fn rename_conversation(id: String, title: String) -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .rename_conversation(&id, &title)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// Deletes a conversation; it can be restored until `PONDER_DELETE_GRACE` has passed. Returns
 /// when it was deleted (ms).
 #[server(prefix = "/api", endpoint = "conversations/delete", input = Json, output = Json)]
 pub async fn delete_conversation(id: String) -> Result<i64, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .delete_conversation(&id)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// Undoes a delete.
 #[server(prefix = "/api", endpoint = "conversations/restore", input = Json, output = Json)]
 pub async fn restore_conversation(id: String) -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .restore_conversation(&id)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// The reasoning text of one block, loaded when the reader opens it.
 #[server(prefix = "/api", endpoint = "blocks/text", input = Json, output = Json)]
 pub async fn block_text(id: String) -> Result<String, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .block_text(&id)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// Keeps the reader's open/closed choice for a block.
 #[server(prefix = "/api", endpoint = "blocks/open", input = Json, output = Json)]
 pub async fn set_block_open(id: String, open: Option<bool>) -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .set_block_open(&id, open)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// Keeps the reader's choice for a block by its place: block `index` of version `version` of
@@ -149,13 +149,13 @@ pub async fn set_block_open_at(
     index: usize,
     open: Option<bool>,
 ) -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .set_block_open_at(&message, version, index, open)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// A new conversation with the history of `id` up to and including message `upto`.
@@ -164,37 +164,37 @@ pub async fn branch_conversation(
     id: String,
     upto: String,
 ) -> Result<ConversationSummary, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .branch_conversation(&id, &upto)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// A conversation with every reasoning text, for an export.
 #[server(prefix = "/api", endpoint = "conversations/export", input = Json, output = Json)]
 pub async fn export_conversation(id: String) -> Result<Conversation, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .conversation(&id, true)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// Shows another version of a message.
 #[server(prefix = "/api", endpoint = "messages/version", input = Json, output = Json)]
 pub async fn set_active_version(id: String, version: usize) -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .set_active_version(&id, version)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// The signed-in user's messages holding every word of `query`; with `thinking`, the
@@ -204,13 +204,13 @@ pub async fn search(
     query: String,
     #[server(default)] thinking: bool,
 ) -> Result<Vec<SearchHit>, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .search(&query, thinking, 50)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// Brings a conversation in (a browser's saved chat, a JSON export) into a workspace; a
@@ -220,25 +220,25 @@ pub async fn import_conversation(
     workspace: Option<String>,
     conversation: Import,
 ) -> Result<bool, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .import_conversation(workspace.as_deref(), &conversation)
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// The signed-in user's preferences for a workspace (none: the default one).
 #[server(prefix = "/api", endpoint = "preferences/get", input = Json, output = Json)]
 pub async fn get_preferences(workspace: Option<String>) -> Result<Preferences, ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     Ok(state
         .store
         .scoped(&who)
         .preferences(workspace.as_deref())
         .await
-        .map_err(crate::server::request::store_error)?)
+        .map_err(crate::server::http::request::store_error)?)
 }
 
 /// Keeps the signed-in user's preferences for a workspace (none: the default one), whole.
@@ -247,11 +247,11 @@ pub async fn set_preferences(
     workspace: Option<String>,
     preferences: Preferences,
 ) -> Result<(), ApiError> {
-    let (state, who) = crate::server::request::caller()?;
+    let (state, who) = crate::server::http::request::caller()?;
     state
         .store
         .scoped(&who)
         .set_preferences(workspace.as_deref(), &preferences)
         .await
-        .map_err(|e| crate::server::request::store_error(e).into())
+        .map_err(|e| crate::server::http::request::store_error(e).into())
 }

@@ -10,6 +10,6 @@ use crate::domain::ModelList;
 /// upstream: the list was fetched in the background (a note says when it is incomplete).
 #[server(prefix = "/api", endpoint = "models/list", input = Json, output = Json)]
 pub async fn list_models() -> Result<ModelList, ApiError> {
-    let (state, _who) = crate::server::request::caller()?;
+    let (state, _who) = crate::server::http::request::caller()?;
     Ok(state.models.list(&state.config))
 }

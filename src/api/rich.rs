@@ -13,7 +13,7 @@ use crate::domain::{CodeItem, MathItem};
 #[server(prefix = "/api", endpoint = "render/math", input = Json, output = Json)]
 pub async fn render_math(items: Vec<MathItem>) -> Result<Vec<Option<String>>, ApiError> {
     use crate::server::rich;
-    let (_state, _who) = crate::server::request::caller()?;
+    let (_state, _who) = crate::server::http::request::caller()?;
     if items.len() > rich::MAX_FORMULAS {
         return Err(
             crate::domain::Failure::of(crate::domain::ErrorCode::BadRequest, false)
@@ -35,7 +35,7 @@ pub async fn render_math(items: Vec<MathItem>) -> Result<Vec<Option<String>>, Ap
 #[server(prefix = "/api", endpoint = "render/code", input = Json, output = Json)]
 pub async fn render_code(items: Vec<CodeItem>) -> Result<Vec<Option<String>>, ApiError> {
     use crate::server::rich;
-    let (_state, who) = crate::server::request::caller()?;
+    let (_state, who) = crate::server::http::request::caller()?;
     if items.len() > rich::MAX_BLOCKS {
         return Err(
             crate::domain::Failure::of(crate::domain::ErrorCode::BadRequest, false)

@@ -16,7 +16,7 @@ use super::error::ApiError;
 /// user's turn, 404: the stored conversation holds the answer.
 #[server(prefix = "/api", endpoint = "turn/events", input = GetUrl, output = EventStream)]
 pub async fn turn_events(turn: String, after: Option<u64>) -> Result<TurnStream, ApiError> {
-    use crate::server::request as req;
+    use crate::server::http::request as req;
     use crate::server::turn::log::{follow, Follow};
     let (state, who) = req::caller()?;
     let after = after.max(req::last_event_id()).unwrap_or(0);
@@ -83,7 +83,7 @@ use crate::server::turn::control::Command;
 /// that runs it.
 #[cfg(feature = "ssr")]
 async fn command(turn: String, command: Command) -> Result<(), ApiError> {
-    use crate::server::request as req;
+    use crate::server::http::request as req;
     let (state, who) = req::caller()?;
     if state.turns.send(&who.user().id, &turn, command) {
         return Ok(());

@@ -11,8 +11,8 @@ use argon2::Argon2;
 
 use std::sync::Arc;
 
+use super::http::request;
 use super::rate_limit::{client_key, NameKey, SignInLimits};
-use super::request;
 use super::state::AppState;
 use super::store::identity::{Identity, Rank, User, MAX_NAME_CHARS};
 use super::store::{Store, StoreError};

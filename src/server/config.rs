@@ -429,7 +429,7 @@ impl Config {
         };
         let public_hosts = match get("PONDER_PUBLIC_URL") {
             None => Vec::new(),
-            Some(list) => super::host_check::public_hosts(&list).map_err(ConfigError)?,
+            Some(list) => super::http::host_check::public_hosts(&list).map_err(ConfigError)?,
         };
         let trusted_proxies = match get("PONDER_TRUSTED_PROXIES") {
             None => Vec::new(),

@@ -2,24 +2,18 @@
 //! pipeline, the built-in demo model and the HTTP application around them.
 
 pub mod accounts;
-pub mod assets;
 pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod demo_upstream;
-pub mod guard;
-pub mod host_check;
 pub mod http;
-pub mod locale;
 pub mod models;
 pub mod outcome;
 pub mod providers;
 pub mod rate_limit;
 pub mod redact;
-pub mod request;
 pub mod rich;
 pub mod rich_work;
-pub mod serve;
 pub mod state;
 pub mod store;
 pub mod telemetry;

@@ -35,8 +35,9 @@ pub async fn find(named: Option<&str>, token: Option<String>) -> Result<(Server,
 /// Starts Ponder inside this process on a free loopback port, with no sign-in (only this
 /// machine can reach it), and returns its address once it answers.
 async fn start_in_process() -> Result<String, String> {
-    let listener = crate::server::serve::listen("127.0.0.1:0".parse().map_err(|_| "address")?)
-        .map_err(|e| format!("no loopback port for the built-in Ponder: {e}"))?;
+    let listener =
+        crate::server::http::socket::listen("127.0.0.1:0".parse().map_err(|_| "address")?)
+            .map_err(|e| format!("no loopback port for the built-in Ponder: {e}"))?;
     let addr = listener
         .local_addr()
         .map_err(|e| format!("no loopback port for the built-in Ponder: {e}"))?;

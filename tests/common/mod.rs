@@ -54,7 +54,7 @@ impl TestApp {
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        tokio::spawn(ponder::server::serve::serve_in_place(
+        tokio::spawn(ponder::server::http::socket::serve_in_place(
             listener,
             app,
             header_timeout,

@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::backend::Backend;
 use super::chunks::LocalChats;
-use super::history::Backend;
 use super::{new_id, now_ms, ChatController, NoticeKind};
 use crate::client::decisions::{self, SavePlan};
 use crate::client::local_store;

@@ -28,6 +28,7 @@ use crate::domain::reasoning::NewChatModel;
 use crate::domain::{Effort, ModelList, ReasoningSettings, Role};
 use crate::i18n::Locale;
 
+mod backend;
 mod browser_history;
 mod chunks;
 mod history;

@@ -6,9 +6,9 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::backend::Backend;
 use super::browser_history::BrowserHistory;
 use super::chunks::{lazy_actions, LocalChats};
-use super::history::Backend;
 use super::{now_ms, ChatController, Meta, NoticeKind};
 use crate::client::decisions::{self, SavePlan};
 use crate::client::local_store;

@@ -350,7 +350,7 @@ pub async fn begin(
 > {
     use crate::domain::ErrorCode;
     use crate::server::config::HistoryMode;
-    use crate::server::request::store_error;
+    use crate::server::http::request::store_error;
     if state.config.history == HistoryMode::Browser {
         return Err(Failure::of(ErrorCode::NoServerHistory, false).said());
     }

@@ -20,13 +20,13 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 
-use super::config::{AuthMode, Cidr, Config};
-use super::host_check::HostRule;
-use super::rate_limit::RateLimiter;
-use super::telemetry::Metrics;
-use super::turn::wording::human_bytes;
 use crate::domain::{ErrorCode, Failure, TurnEvent};
 use crate::i18n::errors::Said;
+use crate::server::config::{AuthMode, Cidr, Config};
+use crate::server::http::host_check::HostRule;
+use crate::server::rate_limit::RateLimiter;
+use crate::server::telemetry::Metrics;
+use crate::server::turn::wording::human_bytes;
 
 /// `Strict-Transport-Security` sent when a trusted proxy says the request came over https: a
 /// year, this host only (subdomains may serve other things over http).

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use axum::http::{header, HeaderValue};
 use leptos::prelude::*;
 
-use super::auth::Caller;
-use super::state::AppState;
-use super::store::identity::Identity;
-use super::store::StoreError;
 use crate::domain::{ErrorCode, Failure};
 use crate::i18n::errors::Said;
+use crate::server::auth::Caller;
+use crate::server::state::AppState;
+use crate::server::store::identity::Identity;
+use crate::server::store::StoreError;
 
 /// The shared state, as server functions see it; `None` outside a request of the app.
 pub fn app_state() -> Option<Arc<AppState>> {
@@ -149,7 +149,7 @@ pub fn client_ip() -> Option<std::net::IpAddr> {
         .extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0.ip());
-    super::guard::client_ip(peer, &parts.headers, &state.config.trusted_proxies)
+    crate::server::http::guard::client_ip(peer, &parts.headers, &state.config.trusted_proxies)
 }
 
 /// True when a trusted proxy says the request came over https.
@@ -188,7 +188,8 @@ pub fn last_event_id() -> Option<u64> {
 /// The request's session cookie, if it has one.
 pub fn session_secret() -> Option<String> {
     let parts = use_context::<http::request::Parts>()?;
-    super::auth::cookie(&parts.headers, super::auth::SESSION_COOKIE).map(str::to_string)
+    crate::server::auth::cookie(&parts.headers, crate::server::auth::SESSION_COOKIE)
+        .map(str::to_string)
 }
 
 /// Adds a `Set-Cookie` header to the response being built.

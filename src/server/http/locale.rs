@@ -4,9 +4,9 @@
 use axum::body::Body;
 use axum::http::{header, Request};
 
-use super::auth::{cookie, Caller};
-use super::state::AppState;
 use crate::i18n::{Locale, COOKIE};
+use crate::server::auth::{cookie, Caller};
+use crate::server::state::AppState;
 
 /// The reader's language: the signed-in user's stored choice, else this browser's cookie, else
 /// the first language of `Accept-Language` Ponder speaks, else English. A database that cannot
