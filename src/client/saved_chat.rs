@@ -273,55 +273,114 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
     }
 }
 
-/// Restores a saved version as a finished, not live, turn.
+/// Restores a saved version as a finished, not live, turn: the record read as the domain's
+/// version ([`stored_version`]), then shown by the one rule for every stored answer
+/// ([`turn_from_stored`]).
 pub fn turn_from_version(v: &VersionRecord) -> TurnState {
-    let status = v.status.unwrap_or(VersionStatus::Done);
+    turn_from_stored(&stored_version(v))
+}
+
+/// A saved version as the domain's model of it: the saved-chat format is a serialization of
+/// [`crate::domain::history::Version`] (old records still read).
+pub fn stored_version(v: &VersionRecord) -> crate::domain::history::Version {
+    use crate::domain::history::{BlockHeader, Version};
+    Version {
+        id: String::new(),
+        content: v.content.clone(),
+        status: v.status.unwrap_or(VersionStatus::Done),
+        error: v.error.as_ref().map(|message| Failure {
+            message: message.clone(),
+            retryable: true,
+            code: v.error_code,
+            params: v.error_params.clone(),
+        }),
+        model: v.model.clone(),
+        settings: v.settings,
+        created_at: v.created_at as i64,
+        blocks: v
+            .thinking
+            .iter()
+            .flatten()
+            .map(|t| {
+                let remote = t.remote.as_ref().filter(|_| t.text.is_empty());
+                BlockHeader {
+                    id: remote.map(|r| r.id.clone()).unwrap_or_default(),
+                    kind: t.kind,
+                    duration_ms: t.duration_ms,
+                    words: remote.map_or(t.text.split_whitespace().count() as u64, |r| r.words),
+                    chars: t.text.chars().count() as u64,
+                    reader_open: t.open,
+                    interrupted: t.interrupted,
+                    cut_short: t.cut_short,
+                    running_ms: None,
+                    text: remote.is_none().then(|| t.text.clone()),
+                }
+            })
+            .collect(),
+        tools: v.tools.clone(),
+        sources: v.sources.clone(),
+        turn: None,
+    }
+}
+
+/// A stored answer (the server's, or this browser's saved copy) as a finished, not live, turn:
+/// what the page, the terminal and an export all show of it.
+pub fn turn_from_stored(v: &crate::domain::history::Version) -> TurnState {
+    let status = v.status;
     let blocks = v
-        .thinking
+        .blocks
         .iter()
-        .flatten()
         .enumerate()
-        .map(|(i, t)| BlockState {
+        .map(|(i, b)| BlockState {
             index: i as u32,
-            kind: t.kind,
-            text: t.text.clone(),
+            kind: b.kind,
+            text: b.text.clone().unwrap_or_default(),
             // A turn cut short interrupts only the blocks that had not ended: one that ended
             // (it has its time) keeps reading "Thought".
-            status: if t.interrupted
-                || (status == VersionStatus::Interrupted && t.duration_ms.is_none())
+            status: if b.interrupted
+                || (matches!(
+                    status,
+                    VersionStatus::Interrupted | VersionStatus::Streaming
+                ) && b.duration_ms.is_none())
             {
                 BlockStatus::Interrupted
             } else {
                 BlockStatus::Done
             },
-            duration_ms: t.duration_ms,
+            duration_ms: b.duration_ms,
             started_at: 0.0,
             ended_at: Some(0.0),
             answer_followed: true,
-            reader_open: t.open,
-            remote: t.remote.clone(),
-            cut_short: t.cut_short,
+            reader_open: b.reader_open,
+            remote: b.text.is_none().then(|| RemoteText {
+                id: b.id.clone(),
+                words: b.words,
+            }),
+            cut_short: b.cut_short,
         })
         .collect();
     let (phase, error) = match status {
         VersionStatus::Done | VersionStatus::NoAnswer => (TurnPhase::Done, None),
         VersionStatus::Stopped => (TurnPhase::Stopped, None),
-        // A record saved while its turn ran (only a damaged one says so) was cut as well.
-        VersionStatus::Error | VersionStatus::Interrupted | VersionStatus::Streaming => (
+        VersionStatus::Error => (
+            TurnPhase::Error,
+            Some(v.error.clone().map_or_else(interrupted, |f| Failure {
+                retryable: true,
+                ..f
+            })),
+        ),
+        // Cut before it finished; still being written is cut as far as a stored copy knows.
+        VersionStatus::Interrupted | VersionStatus::Streaming => (
             TurnPhase::Error,
             Some(match &v.error {
                 // Saved before errors had codes: an interrupted one still says so.
-                Some(message) if status != VersionStatus::Error && v.error_code.is_other() => {
-                    Failure {
-                        message: message.clone(),
-                        ..interrupted()
-                    }
-                }
-                Some(message) => Failure {
-                    message: message.clone(),
+                Some(f) if f.code.is_other() => Failure {
+                    message: f.message.clone(),
+                    ..interrupted()
+                },
+                Some(f) => Failure {
                     retryable: true,
-                    code: v.error_code,
-                    params: v.error_params.clone(),
+                    ..f.clone()
                 },
                 None => interrupted(),
             }),
@@ -340,7 +399,7 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         },
         error,
         saw_frame: true,
-        created_at: v.created_at,
+        created_at: v.created_at as f64,
         live: false,
         model: v.model.clone(),
         settings: v.settings,
@@ -348,6 +407,16 @@ pub fn turn_from_version(v: &VersionRecord) -> TurnState {
         sources: v.sources.clone(),
         ..TurnState::default()
     }
+}
+
+/// A stored version's failure: the one it was stored with, or for one cut without a word of
+/// why, that it was interrupted (as [`turn_from_stored`] says it).
+fn failure_of(v: &crate::domain::history::Version) -> Option<Failure> {
+    let cut = matches!(
+        v.status,
+        VersionStatus::Streaming | VersionStatus::Interrupted
+    );
+    v.error.clone().or_else(|| cut.then(interrupted))
 }
 
 /// A conversation as the server keeps it, in the saved-chat format the page works with (and
@@ -379,22 +448,9 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
             VersionStatus::Streaming => Some(VersionStatus::Interrupted),
             ended => Some(ended),
         },
-        error: match v.status {
-            VersionStatus::Streaming | VersionStatus::Interrupted => Some(INTERRUPTED.into()),
-            _ => v.error.as_ref().map(|e| e.message.clone()),
-        },
-        error_code: match v.status {
-            VersionStatus::Streaming | VersionStatus::Interrupted => ErrorCode::Interrupted,
-            _ => v.error.as_ref().map(|e| e.code).unwrap_or_default(),
-        },
-        error_params: match v.status {
-            VersionStatus::Streaming | VersionStatus::Interrupted => BTreeMap::new(),
-            _ => v
-                .error
-                .as_ref()
-                .map(|e| e.params.clone())
-                .unwrap_or_default(),
-        },
+        error: failure_of(v).map(|e| e.message),
+        error_code: failure_of(v).map(|e| e.code).unwrap_or_default(),
+        error_params: failure_of(v).map(|e| e.params).unwrap_or_default(),
         created_at: v.created_at as f64,
         model: v.model.clone(),
         settings: v.settings,

@@ -292,8 +292,6 @@ pub fn window(total: usize, height: usize, back: usize) -> (usize, usize) {
 /// A stored conversation replayed as a transcript: each turn as it finished, each block done
 /// ("Thought" with no time when none was stored).
 pub fn replay(conversation: &crate::domain::history::Conversation) -> Vec<Item> {
-    use crate::client::saved_chat;
-    let record = saved_chat::record_from_server(conversation);
     let mut items = Vec::new();
     if conversation.first > 0 {
         let l = super::locale();
@@ -302,18 +300,17 @@ pub fn replay(conversation: &crate::domain::history::Conversation) -> Vec<Item> 
             conversation.first as u64,
         )));
     }
-    for message in &record.messages {
+    for message in &conversation.messages {
+        let versions = &message.versions;
+        let Some(version) = versions.get(message.active).or(versions.last()) else {
+            continue;
+        };
         match message.role {
-            crate::domain::Role::User => items.push(Item::User(message.content.clone())),
-            crate::domain::Role::Assistant => {
-                let (versions, active) = saved_chat::versions_of(message);
-                if let Some(version) = versions.get(active).or(versions.last()) {
-                    items.push(Item::Assistant(Box::new(Turn {
-                        state: saved_chat::turn_from_version(version),
-                        bytes: 0,
-                    })));
-                }
-            }
+            crate::domain::Role::User => items.push(Item::User(version.content.clone())),
+            crate::domain::Role::Assistant => items.push(Item::Assistant(Box::new(Turn {
+                state: crate::client::saved_chat::turn_from_stored(version),
+                bytes: 0,
+            }))),
         }
     }
     items
@@ -740,5 +737,113 @@ mod tests {
         assert!(shown[sources + 1].starts_with("[1] Rust"), "{shown:?}");
         assert!(shown[sources + 1].ends_with("— rust-lang.org"), "{shown:?}");
         assert!(shown.iter().all(|l| !l.contains('\u{1b}')), "{shown:?}");
+    }
+
+    /// One stored conversation, as the page restores it (through the browser's saved copy), as
+    /// `ponder chat` replays it and as the Markdown export writes it: the same turn, to the
+    /// field, with math, a footnote citation, a tool step and a hidden-reasoning block.
+    #[test]
+    fn the_page_the_terminal_and_the_export_read_a_stored_chat_alike() {
+        use crate::client::saved_chat::{self, export_markdown, record_from_server};
+        use crate::domain::history::{BlockHeader, Conversation, Message, Version, VersionStatus};
+        use crate::domain::{SourceRef, ToolStatus, ToolStep};
+        let answer = "The area is $\\pi r^2$ [^1].";
+        let block = |kind, text: Option<&str>| BlockHeader {
+            id: format!("b-{kind:?}"),
+            kind,
+            duration_ms: Some(1200),
+            words: 3,
+            chars: 20,
+            reader_open: None,
+            interrupted: false,
+            cut_short: false,
+            running_ms: None,
+            text: text.map(str::to_string),
+        };
+        let answered = Version {
+            id: "v".into(),
+            content: answer.into(),
+            status: VersionStatus::Done,
+            error: None,
+            model: Some("demo".into()),
+            settings: Default::default(),
+            created_at: 5,
+            blocks: vec![
+                block(ThinkingKind::Raw, Some("circle area formula")),
+                block(ThinkingKind::Hidden, Some("")),
+            ],
+            tools: vec![ToolStep {
+                name: "web_search".into(),
+                input: "circle area".into(),
+                status: ToolStatus::Finished,
+                output: "1 result".into(),
+                after_blocks: 1,
+            }],
+            sources: vec![SourceRef {
+                n: 1,
+                url: "https://example.org/circle".into(),
+                title: Some("Circle".into()),
+            }],
+            turn: None,
+        };
+        let asked = Version {
+            id: "q".into(),
+            content: "Area of a circle?".into(),
+            blocks: Vec::new(),
+            tools: Vec::new(),
+            sources: Vec::new(),
+            model: None,
+            ..answered.clone()
+        };
+        let message = |id: &str, role, v: &Version| Message {
+            id: id.into(),
+            role,
+            created_at: 5,
+            active: 0,
+            versions: vec![v.clone()],
+        };
+        let conversation = Conversation {
+            id: "c".into(),
+            title: "Circles".into(),
+            workspace_id: "w".into(),
+            created_at: 1,
+            updated_at: 5,
+            rev: 1,
+            model: None,
+            settings: Default::default(),
+            first: 0,
+            messages: vec![
+                message("u", crate::domain::Role::User, &asked),
+                message("a", crate::domain::Role::Assistant, &answered),
+            ],
+        };
+        let record = record_from_server(&conversation);
+        let (versions, active) = saved_chat::versions_of(&record.messages[1]);
+        let page = saved_chat::turn_from_version(&versions[active]);
+        let terminal = match replay(&conversation).pop() {
+            Some(Item::Assistant(turn)) => turn.state,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            page, terminal,
+            "the page and the terminal restore the same turn"
+        );
+        assert_eq!(terminal.answer, answer);
+        assert_eq!(terminal.tools, answered.tools);
+        assert_eq!(terminal.sources, answered.sources);
+        assert_eq!(terminal.blocks[1].kind, ThinkingKind::Hidden);
+        let export = export_markdown(&record, true, crate::i18n::Locale::En);
+        assert!(export.starts_with("# Circles"), "{export}");
+        assert!(export.contains(answer), "the answer as stored: {export}");
+        assert!(
+            export.contains("[^1]: [Circle](<https://example.org/circle>)"),
+            "{export}"
+        );
+        assert!(export.contains("circle area formula"), "{export}");
+        assert!(export.contains("Tool `web_search` (finished)"), "{export}");
+        assert!(
+            export.contains("(reasoning hidden by the provider)"),
+            "{export}"
+        );
     }
 }
