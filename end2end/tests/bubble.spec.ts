@@ -132,11 +132,13 @@ test.describe("the message bubble", () => {
     await chat.assistantBubbles().first().getByRole("button", { name: chat.w.t("branch_from_here") }).click();
     await expect(chat.userBubbles()).toHaveCount(1);
     await expect(chat.assistantBubbles()).toHaveCount(1);
-    await expect(page.locator(".chat-title")).toContainText("(branch)");
+    // The branch's title is stored in no language and read in the reader's.
+    const branched = chat.w.t("title_branch", { title: `[no-think] ${alpha}` });
+    await expect(page.locator(".chat-title")).toHaveText(branched);
     // The list (shared with the suite's earlier chats on this server) holds the chat and its branch.
     const nav = page.getByRole("navigation", { name: chat.w.t("conversations") });
     await expect(nav.locator(".conversation-open", { hasText: alpha })).toHaveText([
-      `[no-think] ${alpha} (branch)`,
+      branched,
       `[no-think] ${alpha}`,
     ]);
   });
