@@ -44,13 +44,13 @@ async fn main() {
             match ponder::terminal::app::parse(&args) {
                 Err(usage) => {
                     eprintln!("ponder: {usage}");
-                    2
+                    usage.exit_code()
                 }
                 Ok(options) => match ponder::terminal::app::run(options).await {
                     Ok(()) => 0,
                     Err(e) => {
                         eprintln!("ponder chat: {e}");
-                        1
+                        e.exit_code()
                     }
                 },
             }
@@ -60,13 +60,13 @@ async fn main() {
             match ponder::terminal::ask::parse(&args) {
                 Err(usage) => {
                     eprintln!("ponder: {usage}");
-                    2
+                    usage.exit_code()
                 }
                 Ok(options) => match ponder::terminal::ask::run(options).await {
                     Ok(code) => code,
                     Err(e) => {
                         eprintln!("ponder ask: {e}");
-                        1
+                        e.exit_code()
                     }
                 },
             }

@@ -7,6 +7,8 @@
 //! [`Chat::on_progress`]); what needs the server comes back as [`Effect`]s, which
 //! [`Chat::apply`] carries out. So keys and drawing are tested in-process.
 
+use super::error::ClientError;
+use crate::i18n::errors::Said;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -118,13 +120,20 @@ fn history_of<'a>(items: impl Iterator<Item = &'a Item>) -> Vec<ChatMessage> {
 }
 
 /// Runs `ponder chat` until the reader quits.
-pub async fn run(options: Options) -> Result<(), String> {
+pub async fn run(options: Options) -> Result<(), ClientError> {
     let (server, in_process) = super::local::find(options.server.as_deref(), options.token).await?;
     let me = server.me().await?;
     if me.account.is_none() {
-        return Err(format!(
-            "{} needs sign-in: make a token in the account panel and pass --token (or PONDER_TOKEN)",
-            server.base()
+        return Err(ClientError::Refused(
+            crate::domain::Failure::of(crate::domain::ErrorCode::SignInRequired, false)
+                .with(
+                    "detail",
+                    format!(
+                        "{}: make a token in the account panel and pass --token (or PONDER_TOKEN)",
+                        server.base()
+                    ),
+                )
+                .said(),
         ));
     }
     let greeting = if in_process {
@@ -149,13 +158,14 @@ pub async fn run(options: Options) -> Result<(), String> {
         }
     });
 
-    let mut terminal = ratatui::try_init().map_err(|e| format!("the terminal: {e}"))?;
+    let mut terminal =
+        ratatui::try_init().map_err(|e| ClientError::Terminal(format!("the terminal: {e}")))?;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut dirty = true;
     let result = loop {
         if std::mem::take(&mut dirty) {
             if let Err(e) = terminal.draw(|f| chat.draw(f)) {
-                break Err(format!("the terminal: {e}"));
+                break Err(ClientError::Terminal(format!("the terminal: {e}")));
             }
         }
         if chat.quit {
@@ -287,7 +297,7 @@ impl Chat {
     }
 
     /// Shows the stored chats in the picker (or says why not).
-    pub(super) fn show_chats(&mut self, listed: Result<Vec<ConversationSummary>, String>) {
+    pub(super) fn show_chats(&mut self, listed: Result<Vec<ConversationSummary>, ClientError>) {
         match listed {
             Ok(list) if list.is_empty() => self.status = words().no_chats.into(),
             Ok(list) => {
@@ -301,7 +311,7 @@ impl Chat {
 
     /// Replays a stored conversation (its last 200 messages); an answer still streaming is
     /// followed live, from its first event.
-    pub(super) fn opened(&mut self, opened: Result<Conversation, String>) -> Vec<Effect> {
+    pub(super) fn opened(&mut self, opened: Result<Conversation, ClientError>) -> Vec<Effect> {
         let conversation = match opened {
             Ok(conversation) => conversation,
             Err(e) => {
@@ -563,7 +573,7 @@ async fn stop_when_started(server: Server, running: Running) {
 }
 
 /// Reads the arguments after `chat`.
-pub fn parse(args: &[String]) -> Result<Options, String> {
+pub fn parse(args: &[String]) -> Result<Options, ClientError> {
     let mut options = Options {
         token: std::env::var("PONDER_TOKEN").ok(),
         server: std::env::var("PONDER_SERVER").ok(),
@@ -571,12 +581,15 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
-        let value = it.next().cloned().ok_or(super::ask::USAGE.to_string());
+        let value = it
+            .next()
+            .cloned()
+            .ok_or(ClientError::Usage(super::ask::USAGE.into()));
         match arg.as_str() {
             "--server" => options.server = Some(value?),
             "--token" => options.token = Some(value?),
             "--conversation" => options.conversation = Some(value?),
-            _ => return Err(super::ask::USAGE.into()),
+            _ => return Err(ClientError::Usage(super::ask::USAGE.into())),
         }
     }
     Ok(options)

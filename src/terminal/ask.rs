@@ -2,6 +2,7 @@
 //! stderr (or nowhere, or inline before the answer), and the exit code says whether the turn
 //! ended in an error. `--json` prints the raw turn events, one per line.
 
+use super::error::ClientError;
 use std::io::Write;
 use std::time::Duration;
 
@@ -37,7 +38,8 @@ pub const USAGE: &str = "usage: ponder ask \"question\" [--server URL] [--token 
 [--conversation ID]";
 
 /// Reads the arguments after `ask`.
-pub fn parse(args: &[String]) -> Result<Options, String> {
+pub fn parse(args: &[String]) -> Result<Options, ClientError> {
+    let usage = || ClientError::Usage(USAGE.into());
     let mut options = Options {
         token: std::env::var("PONDER_TOKEN").ok(),
         server: std::env::var("PONDER_SERVER").ok(),
@@ -47,25 +49,27 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
-            "--server" => options.server = Some(it.next().ok_or(USAGE)?.clone()),
-            "--token" => options.token = Some(it.next().ok_or(USAGE)?.clone()),
+            "--server" => options.server = Some(it.next().ok_or_else(usage)?.clone()),
+            "--token" => options.token = Some(it.next().ok_or_else(usage)?.clone()),
             "--json" => options.json = true,
             "--thinking=off" => options.thinking = Thinking::Off,
             "--thinking=stderr" => options.thinking = Thinking::Stderr,
             "--thinking=inline" => options.thinking = Thinking::Inline,
-            flag if flag.starts_with("--") => return Err(format!("{flag}: {USAGE}")),
+            flag if flag.starts_with("--") => {
+                return Err(ClientError::Usage(format!("{flag}: {USAGE}")))
+            }
             word => words.push(word.to_string()),
         }
     }
     options.question = words.join(" ");
     if options.question.trim().is_empty() {
-        return Err(USAGE.into());
+        return Err(usage());
     }
     Ok(options)
 }
 
 /// Runs one turn; the process exit code (0 done, 1 error).
-pub async fn run(options: Options) -> Result<i32, String> {
+pub async fn run(options: Options) -> Result<i32, ClientError> {
     let (server, _) = super::local::find(options.server.as_deref(), options.token).await?;
     let request = ChatRequest::stateless(vec![ChatMessage::user(options.question)]);
     let (tx, mut progress) = mpsc::unbounded_channel();
@@ -95,7 +99,8 @@ pub async fn run(options: Options) -> Result<i32, String> {
         };
         for e in &events {
             if options.json {
-                let line = serde_json::to_string(e).map_err(|e| e.to_string())?;
+                let line =
+                    serde_json::to_string(e).map_err(|e| ClientError::Unreadable(e.to_string()))?;
                 let _ = writeln!(out, "{line}");
                 state.apply(e, now());
                 continue;
@@ -201,8 +206,18 @@ mod tests {
         assert!(o.json);
         let o = parse(&args(&["--server", "http://h:1", "q"])).expect("parse");
         assert_eq!(o.server.as_deref(), Some("http://h:1"));
-        assert!(parse(&args(&["--server"])).is_err());
-        assert!(parse(&args(&["--loud", "q"])).is_err());
-        assert!(parse(&args(&[])).is_err(), "a question is needed");
+        for bad in [&["--server"][..], &["--loud", "q"], &[]] {
+            match parse(&args(bad)) {
+                Err(e @ ClientError::Usage(_)) => assert_eq!(e.exit_code(), 2, "{bad:?}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        let loud = parse(&args(&["--loud", "q"])).err().map(|e| e.to_string());
+        assert!(loud.is_some_and(|m| m.starts_with("--loud: usage")));
+        let refused = ClientError::Refused(crate::domain::Failure::new("no", false));
+        assert_eq!(
+            (refused.exit_code(), refused.to_string().as_str()),
+            (1, "no")
+        );
     }
 }

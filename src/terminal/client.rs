@@ -2,6 +2,7 @@
 //! reqwest, named by the server functions' own paths and argument types. Following a turn's
 //! stream is [`super::follow`]'s.
 
+use super::error::ClientError;
 use std::time::Duration;
 
 use leptos::server_fn::ServerFn;
@@ -23,11 +24,11 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(base: &str, token: Option<String>) -> Result<Server, String> {
+    pub fn new(base: &str, token: Option<String>) -> Result<Server, ClientError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .build()
-            .map_err(|e| format!("the HTTP client could not start: {e}"))?;
+            .map_err(|e| ClientError::Terminal(format!("the HTTP client could not start: {e}")))?;
         Ok(Server {
             base: base.trim_end_matches('/').to_string(),
             token,
@@ -59,7 +60,7 @@ impl Server {
     }
 
     /// Calls the server function `F` with its arguments, as the page does.
-    async fn call<F>(&self, args: F) -> Result<F::Output, String>
+    async fn call<F>(&self, args: F) -> Result<F::Output, ClientError>
     where
         F: ServerFn + serde::Serialize,
         F::Output: serde::de::DeserializeOwned,
@@ -69,23 +70,22 @@ impl Server {
             .timeout(Duration::from_secs(30))
             .send()
             .await
-            .map_err(|e| unreachable_server(&self.base, &e))?;
+            .map_err(|e| ClientError::Unreachable(unreachable_server(&self.base, &e)))?;
         if !response.status().is_success() {
-            return Err(refusal(response).await.message);
+            return Err(ClientError::Refused(refusal(response).await));
         }
-        response
-            .json()
-            .await
-            .map_err(|e| format!("the server's answer could not be read ({e})"))
+        response.json().await.map_err(|e| {
+            ClientError::Unreadable(format!("the server's answer could not be read ({e})"))
+        })
     }
 
     /// Who this client is and how the server keeps chats.
-    pub async fn me(&self) -> Result<Me, String> {
+    pub async fn me(&self) -> Result<Me, ClientError> {
         self.call(WhoAmI {}).await
     }
 
     /// The user's conversations, newest first.
-    pub async fn conversations(&self) -> Result<Vec<ConversationSummary>, String> {
+    pub async fn conversations(&self) -> Result<Vec<ConversationSummary>, ClientError> {
         self.call(ListConversations {
             workspace: None,
             deleted: false,
@@ -94,7 +94,7 @@ impl Server {
     }
 
     /// The last `last` messages of a conversation.
-    pub async fn conversation(&self, id: &str, last: usize) -> Result<Conversation, String> {
+    pub async fn conversation(&self, id: &str, last: usize) -> Result<Conversation, ClientError> {
         let page = Page {
             last: Some(last),
             before: None,
@@ -107,7 +107,7 @@ impl Server {
     }
 
     /// Stops the running turn `id` on the server (for every viewer of it).
-    pub async fn stop_turn(&self, id: &str) -> Result<(), String> {
+    pub async fn stop_turn(&self, id: &str) -> Result<(), ClientError> {
         self.call(StopTurn {
             turn: id.to_string(),
         })

@@ -2,6 +2,7 @@
 //! default address, else Ponder itself started inside the client on a free loopback port (with
 //! the demo model when no upstream is configured), so `ponder chat` works on a fresh machine.
 
+use super::error::ClientError;
 use std::time::Duration;
 
 use super::client::Server;
@@ -20,7 +21,10 @@ fn default_database() -> String {
 }
 
 /// The server to talk to, and whether it runs inside this process.
-pub async fn find(named: Option<&str>, token: Option<String>) -> Result<(Server, bool), String> {
+pub async fn find(
+    named: Option<&str>,
+    token: Option<String>,
+) -> Result<(Server, bool), ClientError> {
     if let Some(url) = named {
         return Ok((Server::new(url, token)?, false));
     }
@@ -28,7 +32,7 @@ pub async fn find(named: Option<&str>, token: Option<String>) -> Result<(Server,
     if running.answers(Duration::from_millis(400)).await {
         return Ok((running, false));
     }
-    let base = start_in_process().await?;
+    let base = start_in_process().await.map_err(ClientError::Unreachable)?;
     Ok((Server::new(&base, token)?, true))
 }
 
@@ -68,7 +72,7 @@ async fn start_in_process() -> Result<String, String> {
         .await;
     });
     let base = format!("http://{addr}");
-    let probe = Server::new(&base, None)?;
+    let probe = Server::new(&base, None).map_err(|e| e.to_string())?;
     for _ in 0..100 {
         if probe.answers(Duration::from_millis(200)).await {
             return Ok(base);

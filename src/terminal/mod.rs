@@ -17,6 +17,7 @@ pub mod app;
 pub mod ask;
 pub mod client;
 mod draw;
+pub mod error;
 pub mod follow;
 mod keys;
 pub mod local;
