@@ -424,38 +424,44 @@ fn failure_of(v: &crate::domain::history::Version) -> Option<Failure> {
 /// reasoning text left on the server until a block opens.
 pub fn record_from_server(conv: &crate::domain::history::Conversation) -> ConversationRecord {
     use crate::domain::history::VersionStatus;
-    let version = |v: &crate::domain::history::Version| VersionRecord {
-        content: v.content.clone(),
-        thinking: (!v.blocks.is_empty()).then(|| {
-            v.blocks
-                .iter()
-                .map(|b| ThinkingRecord {
-                    text: b.text.clone().unwrap_or_default(),
-                    kind: b.kind,
-                    duration_ms: b.duration_ms,
-                    open: b.reader_open,
-                    interrupted: b.interrupted,
-                    cut_short: b.cut_short,
-                    remote: b.text.is_none().then(|| RemoteText {
-                        id: b.id.clone(),
-                        words: b.words,
-                    }),
-                })
-                .collect()
-        }),
-        status: match v.status {
-            VersionStatus::Done => None,
-            VersionStatus::Streaming => Some(VersionStatus::Interrupted),
-            ended => Some(ended),
-        },
-        error: failure_of(v).map(|e| e.message),
-        error_code: failure_of(v).map(|e| e.code).unwrap_or_default(),
-        error_params: failure_of(v).map(|e| e.params).unwrap_or_default(),
-        created_at: v.created_at as f64,
-        model: v.model.clone(),
-        settings: v.settings,
-        tools: v.tools.clone(),
-        sources: v.sources.clone(),
+    let version = |v: &crate::domain::history::Version| {
+        let failure = failure_of(v);
+        VersionRecord {
+            content: v.content.clone(),
+            thinking: (!v.blocks.is_empty()).then(|| {
+                v.blocks
+                    .iter()
+                    .map(|b| ThinkingRecord {
+                        text: b.text.clone().unwrap_or_default(),
+                        kind: b.kind,
+                        duration_ms: b.duration_ms,
+                        open: b.reader_open,
+                        interrupted: b.interrupted,
+                        cut_short: b.cut_short,
+                        remote: b.text.is_none().then(|| RemoteText {
+                            id: b.id.clone(),
+                            words: b.words,
+                        }),
+                    })
+                    .collect()
+            }),
+            status: match v.status {
+                VersionStatus::Done => None,
+                VersionStatus::Streaming => Some(VersionStatus::Interrupted),
+                ended => Some(ended),
+            },
+            error_code: failure.as_ref().map(|e| e.code).unwrap_or_default(),
+            error_params: failure
+                .as_ref()
+                .map(|e| e.params.clone())
+                .unwrap_or_default(),
+            error: failure.map(|e| e.message),
+            created_at: v.created_at as f64,
+            model: v.model.clone(),
+            settings: v.settings,
+            tools: v.tools.clone(),
+            sources: v.sources.clone(),
+        }
     };
     let messages = conv
         .messages
