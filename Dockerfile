@@ -13,7 +13,8 @@
 # .ci/container-smoke.sh lays out the runtime stage's COPY and ENV lines below without a
 # Docker engine and runs them as `make test` does: keep those lines one per file and variable.
 
-FROM rust:1-trixie AS build
+# The pinned release of rust-toolchain.toml; move both together.
+FROM rust:1.95.0-trixie AS build
 # Node.js and npm run wasm-opt from npm's binaryen, as `make tools` installs it.
 # hadolint ignore=DL3008
 RUN apt-get update \
@@ -21,7 +22,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # The tools get their own layer: it changes only with the Makefile or Cargo.lock.
-COPY Makefile Cargo.toml Cargo.lock ./
+COPY Makefile rust-toolchain.toml Cargo.toml Cargo.lock ./
 RUN make tools
 COPY . .
 # Symbols are only for debuggers; stripping them takes a few MB off the image.

@@ -23,9 +23,10 @@ WBG_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/{getline; gsub(/[^0-9.]/,""
 BINARYEN_VERSION := 132.0.0
 ESBUILD_VERSION := 0.28.2
 WASM_SPLIT_VERSION := 0.2.4
+RUST_CHANNEL := $(shell sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)
 ADDR ?= 127.0.0.1:3000
 
-.PHONY: help run test build site assets server screenshots size-check corpus-check bench-server bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
+.PHONY: toolchain help run test build site assets server screenshots size-check corpus-check bench-server bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
 .PHONY: tools-docs docs docs-check
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
@@ -36,7 +37,20 @@ help:
 
 ## ---------- tools (each skipped when present) ----------
 
-tools:
+# The pinned toolchain (rust-toolchain.toml). A machine whose stable toolchain is that very release
+# gets it under the pinned name (a link, no download); any other machine installs it with rustup.
+toolchain:
+	@host=$$(rustup run stable rustc -vV 2>/dev/null | sed -n 's/^host: //p'); \
+	if ! rustup toolchain list | grep -q "^$(RUST_CHANNEL)-$$host"; then \
+	  if [ "$$(rustup run stable rustc --version 2>/dev/null | cut -d' ' -f2)" = "$(RUST_CHANNEL)" ]; then \
+	    echo "the machine's stable toolchain is the pinned $(RUST_CHANNEL): using it under that name"; \
+	    ln -s "$$(rustup run stable rustc --print sysroot)" "$${RUSTUP_HOME:-$$HOME/.rustup}/toolchains/$(RUST_CHANNEL)-$$host"; \
+	  else \
+	    rustup toolchain install $(RUST_CHANNEL) --profile minimal; \
+	  fi; \
+	fi
+
+tools: toolchain
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@rustup component list --installed | grep -q '^rust-src' || rustup component add rust-src
 	@if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $(WBG_VERSION)"; then \
@@ -97,7 +111,7 @@ ifeq ($(WASM_PANIC),abort)
 WASM_RUSTFLAGS := --cfg erase_components
 endif
 
-site:
+site: toolchain
 	RUSTC_BOOTSTRAP=1 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(WASM_RUSTFLAGS)" \
 	  cargo rustc --lib --target $(WASM_TARGET) --no-default-features --features hydrate --profile wasm-release \
 	  -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size -- -Clink-args=--emit-relocs
@@ -145,7 +159,7 @@ assets:
 	  && echo "ponder.$$h" > assets.txt \
 	  && echo "assets: ponder.$$h.{js,wasm,css,split.js} and the chunks, with .br and .gz"
 
-server:
+server: toolchain
 	cargo build --bin ponder --no-default-features --features ssr --release
 
 run: build
@@ -153,7 +167,7 @@ run: build
 
 ## ---------- checks ----------
 
-fmt-check:
+fmt-check: toolchain
 	cargo fmt --check
 
 clippy: tools
@@ -165,7 +179,7 @@ tools-db:
 	  echo "installing Debian's postgresql (the store tests start their own cluster on loopback)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
-unit: tools-db
+unit: toolchain tools-db
 	cargo test --no-default-features --features ssr
 
 e2e: tools-e2e build
@@ -272,11 +286,11 @@ docs-check:
 # cargo-fuzz (libFuzzer) on the decoders, the provider parsers with the turn assembler, the
 # redactor, the markdown renderer, the formula converter, the code highlighter and the request bodies: FUZZ_SECONDS
 # each, corpora kept in fuzz/corpus/.
-# The machine's stable toolchain builds it (no sanitizer; RUSTC_BOOTSTRAP for libFuzzer's flags).
+# The pinned toolchain builds it (no sanitizer; RUSTC_BOOTSTRAP for libFuzzer's flags).
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS := sse_decoder providers redactor markdown math highlight json_body
 
-tools-fuzz:
+tools-fuzz: toolchain
 	@cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 
 fuzz: tools-fuzz
@@ -315,7 +329,7 @@ bench: bench-parsers bench-load bench-ui bench-history bench-size bench-picker b
 bench-size: tools-e2e build
 	cd end2end && node bench/first-load.mjs
 
-bench-parsers:
+bench-parsers: toolchain
 	cargo bench --no-default-features --features ssr --bench parsers
 
 bench-load: tools-bench tools-proxy server
