@@ -58,6 +58,7 @@ fn answer(content: &str, thinking: &str, status: VersionStatus) -> AnswerRecord 
         content: content.into(),
         extras: Default::default(),
         blocks: vec![BlockRecord {
+            index: 0,
             kind: ThinkingKind::Raw,
             text: thinking.into(),
             started_at: Some(1),

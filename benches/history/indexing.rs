@@ -131,6 +131,7 @@ pub async fn run(url: &str, engine: &str) -> Res<String> {
         let answer = AnswerRecord {
             content: words(t, 200),
             blocks: vec![BlockRecord {
+                index: 0,
                 kind: ThinkingKind::Raw,
                 text: words(t + 1, 2_000),
                 started_at: None,

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::answer::Body;
+use crate::domain::answer::{Answer, Body, ThinkingBlock};
 use crate::domain::rich::end_running_tools;
 use crate::domain::{
     ErrorCode, Failure, ReasoningSettings, SourceRef, ThinkingKind, ToolStep, TurnEvent, Usage,
@@ -93,6 +93,48 @@ pub struct BlockState {
 pub struct RemoteText {
     pub id: String,
     pub words: u64,
+}
+
+impl ThinkingBlock for BlockState {
+    fn begun(index: u32, at: f64) -> Self {
+        BlockState {
+            index,
+            started_at: at,
+            ..Default::default()
+        }
+    }
+
+    fn index(&self) -> u32 {
+        self.index
+    }
+
+    fn set_kind(&mut self, kind: ThinkingKind) {
+        self.kind = kind;
+    }
+
+    fn text_mut(&mut self) -> &mut String {
+        &mut self.text
+    }
+
+    fn end(&mut self, duration_ms: Option<u64>, cut_short: bool, now: f64) {
+        self.cut_short |= cut_short;
+        if self.status == BlockStatus::Streaming {
+            self.status = BlockStatus::Done;
+            self.ended_at = Some(now);
+        }
+        if duration_ms.is_some() {
+            self.duration_ms = duration_ms;
+        }
+    }
+
+    fn is_open(&self) -> bool {
+        self.status == BlockStatus::Streaming
+    }
+
+    fn interrupt(&mut self, now: f64) {
+        self.status = BlockStatus::Interrupted;
+        self.ended_at = Some(now);
+    }
 }
 
 impl BlockState {
@@ -251,29 +293,19 @@ impl TurnState {
         }
     }
 
-    fn block_mut(&mut self, index: u32, now: f64) -> &mut BlockState {
-        let pos = match self.blocks.iter().position(|b| b.index == index) {
-            Some(pos) => pos,
-            None => {
-                self.blocks.push(BlockState {
-                    index,
-                    started_at: now,
-                    ..Default::default()
-                });
-                self.blocks.len() - 1
-            }
-        };
-        &mut self.blocks[pos]
+    fn answer(&mut self) -> Answer<'_, BlockState> {
+        Answer {
+            blocks: &mut self.blocks,
+            body: Body {
+                text: &mut self.answer,
+                tools: &mut self.tools,
+                sources: &mut self.sources,
+            },
+        }
     }
 
     fn interrupt_open_blocks(&mut self, now: f64) {
-        end_running_tools(&mut self.tools);
-        for b in &mut self.blocks {
-            if b.status == BlockStatus::Streaming {
-                b.status = BlockStatus::Interrupted;
-                b.ended_at = Some(now);
-            }
-        }
+        self.answer().interrupt(now);
     }
 
     /// Applies one event. Events after the terminal one change nothing.
@@ -291,59 +323,20 @@ impl TurnState {
         }
         self.saw_frame = true;
         match event {
-            TurnEvent::ThinkingStart { block, kind, at_ms } => {
-                // A block of a turn joined late is timed from when it really began.
-                let began = at_ms
-                    .map(|at| (self.created_at + at as f64).min(now))
-                    .unwrap_or(now);
-                let b = self.block_mut(*block, began);
-                b.kind = *kind;
+            TurnEvent::Delta { .. } => self.phase = TurnPhase::Streaming,
+            TurnEvent::Reclassify { .. } => self.phase = TurnPhase::Thinking,
+            _ => {}
+        }
+        if matches!(event, TurnEvent::Delta { .. } | TurnEvent::ToolStart { .. }) {
+            for b in &mut self.blocks {
+                b.answer_followed = true;
             }
-            TurnEvent::Thinking { block, text } => {
-                self.block_mut(*block, now).text.push_str(text);
-            }
-            TurnEvent::ThinkingEnd {
-                block,
-                duration_ms,
-                cut_short,
-            } => {
-                let b = self.block_mut(*block, now);
-                b.cut_short |= *cut_short;
-                if b.status == BlockStatus::Streaming {
-                    b.status = BlockStatus::Done;
-                    b.ended_at = Some(now);
-                }
-                if duration_ms.is_some() {
-                    b.duration_ms = *duration_ms;
-                }
-            }
-            TurnEvent::Delta { .. }
-            | TurnEvent::ToolStart { .. }
-            | TurnEvent::ToolEnd { .. }
-            | TurnEvent::Source { .. }
-            | TurnEvent::Cite { .. } => {
-                if matches!(event, TurnEvent::Delta { .. }) {
-                    self.phase = TurnPhase::Streaming;
-                }
-                if matches!(event, TurnEvent::Delta { .. } | TurnEvent::ToolStart { .. }) {
-                    for b in &mut self.blocks {
-                        b.answer_followed = true;
-                    }
-                }
-                let blocks = self.blocks.len();
-                let mut body = Body {
-                    text: &mut self.answer,
-                    tools: &mut self.tools,
-                    sources: &mut self.sources,
-                };
-                body.apply(event, blocks);
-            }
-            TurnEvent::Reclassify { block } => {
-                let moved = std::mem::take(&mut self.answer);
-                let b = self.block_mut(*block, now);
-                b.text.insert_str(0, &moved);
-                self.phase = TurnPhase::Thinking;
-            }
+        }
+        let began = Some(self.created_at);
+        if self.answer().apply(event, now, began) {
+            return;
+        }
+        match event {
             TurnEvent::Done { .. } if event.is_stop() => {
                 self.interrupt_open_blocks(now);
                 self.phase = TurnPhase::Stopped;
@@ -367,12 +360,12 @@ impl TurnState {
                 self.usage = usage.clone();
                 self.total_ms = Some(*total_ms);
             }
-            TurnEvent::Turn { .. } | TurnEvent::Started { .. } | TurnEvent::Clock { .. } => {}
             TurnEvent::Error(failure) => {
                 self.interrupt_open_blocks(now);
                 self.phase = TurnPhase::Error;
                 self.error = Some(failure.clone());
             }
+            _ => {}
         }
     }
 

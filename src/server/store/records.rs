@@ -6,6 +6,8 @@ use crate::domain::{ErrorCode, Failure, ThinkingKind};
 /// One reasoning block as the turn writes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BlockRecord {
+    /// The block's number in its turn; blocks are stored in the order they began.
+    pub index: u32,
     pub kind: ThinkingKind,
     pub text: String,
     pub started_at: Option<i64>,
@@ -13,6 +15,45 @@ pub struct BlockRecord {
     pub interrupted: bool,
     /// The reader cut the reasoning short ("Answer now").
     pub cut_short: bool,
+}
+
+impl crate::domain::answer::ThinkingBlock for BlockRecord {
+    fn begun(index: u32, at: f64) -> Self {
+        BlockRecord {
+            index,
+            kind: Default::default(),
+            text: String::new(),
+            started_at: Some(at as i64),
+            duration_ms: None,
+            interrupted: false,
+            cut_short: false,
+        }
+    }
+
+    fn index(&self) -> u32 {
+        self.index
+    }
+
+    fn set_kind(&mut self, kind: ThinkingKind) {
+        self.kind = kind;
+    }
+
+    fn text_mut(&mut self) -> &mut String {
+        &mut self.text
+    }
+
+    fn end(&mut self, duration_ms: Option<u64>, cut_short: bool, _now: f64) {
+        self.duration_ms = duration_ms.or(Some(0));
+        self.cut_short |= cut_short;
+    }
+
+    fn is_open(&self) -> bool {
+        self.duration_ms.is_none()
+    }
+
+    fn interrupt(&mut self, _now: f64) {
+        self.interrupted = true;
+    }
 }
 
 /// The state of an answer being written, saved as the turn streams and at its end.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::domain::answer::Body;
+use crate::domain::answer::{Answer, Body};
 use crate::domain::history::VersionStatus;
 use crate::domain::{Failure, TurnEvent};
 use crate::i18n::errors::Said;
@@ -46,53 +46,23 @@ impl Default for AnswerBuilder {
 }
 
 impl AnswerBuilder {
-    fn block(&mut self, index: u32, now: i64) -> &mut BlockRecord {
-        let index = index as usize;
-        while self.record.blocks.len() <= index {
-            self.record.blocks.push(BlockRecord {
-                kind: Default::default(),
-                text: String::new(),
-                started_at: Some(now),
-                duration_ms: None,
-                interrupted: false,
-                cut_short: false,
-            });
+    fn answer(&mut self) -> Answer<'_, BlockRecord> {
+        Answer {
+            blocks: &mut self.record.blocks,
+            body: Body {
+                text: &mut self.record.content,
+                tools: &mut self.record.extras.tools,
+                sources: &mut self.record.extras.sources,
+            },
         }
-        &mut self.record.blocks[index]
     }
 
     /// Takes one event as the reader got it, at `now` (ms since the epoch).
     pub fn apply(&mut self, event: &TurnEvent, now: i64) {
+        if self.answer().apply(event, now as f64, None) {
+            return;
+        }
         match event {
-            TurnEvent::ThinkingStart { block, kind, .. } => self.block(*block, now).kind = *kind,
-            TurnEvent::Thinking { block, text } => self.block(*block, now).text.push_str(text),
-            TurnEvent::ThinkingEnd {
-                block,
-                duration_ms,
-                cut_short,
-            } => {
-                let b = self.block(*block, now);
-                b.duration_ms = duration_ms.or(Some(0));
-                b.cut_short |= *cut_short;
-            }
-            TurnEvent::Delta { .. }
-            | TurnEvent::ToolStart { .. }
-            | TurnEvent::ToolEnd { .. }
-            | TurnEvent::Source { .. }
-            | TurnEvent::Cite { .. } => {
-                let blocks = self.record.blocks.len();
-                let mut body = Body {
-                    text: &mut self.record.content,
-                    tools: &mut self.record.extras.tools,
-                    sources: &mut self.record.extras.sources,
-                };
-                body.apply(event, blocks);
-            }
-            TurnEvent::Reclassify { block } => {
-                let moved = std::mem::take(&mut self.record.content);
-                self.block(*block, now).text.insert_str(0, &moved);
-            }
-            TurnEvent::Turn { .. } | TurnEvent::Started { .. } | TurnEvent::Clock { .. } => {}
             TurnEvent::Done {
                 finish_reason,
                 usage,
@@ -121,6 +91,7 @@ impl AnswerBuilder {
                 self.record.error = Some(failure.clone());
                 self.interrupt_open_blocks();
             }
+            _ => {}
         }
     }
 
@@ -133,12 +104,7 @@ impl AnswerBuilder {
     }
 
     fn interrupt_open_blocks(&mut self) {
-        crate::domain::rich::end_running_tools(&mut self.record.extras.tools);
-        for b in &mut self.record.blocks {
-            if b.duration_ms.is_none() {
-                b.interrupted = true;
-            }
-        }
+        self.answer().interrupt(0.0);
     }
 
     pub fn is_final(&self) -> bool {
