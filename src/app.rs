@@ -3,8 +3,9 @@
 use leptos::prelude::*;
 
 pub use crate::client::browser::PageSettings;
-use crate::client::browser::{base_path, is_chat_path, meta_content, set_not_found};
+use crate::client::browser::{chat_missing, meta_content, page_address};
 use crate::ui::chat_page::ChatPage;
+use crate::ui::not_found::NotFound;
 
 /// The document around the app, rendered on the server only.
 pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
@@ -33,6 +34,7 @@ pub fn shell(options: LeptosOptions, page: PageSettings) -> impl IntoView {
                 <meta name="ponder-base" content=base.clone()/>
                 <meta name="ponder-guard-secs" content=page.guard_secs.to_string()/>
                 <meta name="ponder-me" content=crate::client::browser::page_me_json()/>
+                {chat_missing().then(|| view! { <meta name="ponder-missing" content="1"/> })}
                 <link rel="stylesheet" href=css/>
                 <link rel="icon" href=format!("{base}/favicon.svg") type="image/svg+xml"/>
                 <HydrationScripts options root=base.clone()/>
@@ -57,28 +59,16 @@ pub fn configure_client() {
     }
 }
 
-/// The root: the chat at the base path, the not-found page anywhere else. Ponder has one page,
-/// so it needs no router: a link elsewhere is a plain page load, and the router's code (about
-/// 17 KB of the first load) stays out of the wasm.
+/// The root: the chat at the base path and at each conversation's address (`/c/<id>`), the
+/// not-found page anywhere else. The page needs no router: the address bar follows the
+/// conversation shown (`client::controller::address`), a link elsewhere is a plain page load,
+/// and the router's code (about 17 KB of the first load) stays out of the wasm.
 #[component]
 pub fn App() -> impl IntoView {
     provide_context(crate::client::browser::page_locale());
-    if is_chat_path() {
+    if page_address().is_app() {
         view! { <ChatPage/> }.into_any()
     } else {
         view! { <NotFound/> }.into_any()
-    }
-}
-
-/// The page for any path that is not the chat.
-#[component]
-fn NotFound() -> impl IntoView {
-    set_not_found();
-    let t = crate::ui::locale::tr();
-    view! {
-        <main class="not-found">
-            <h1>{t.page_not_found}</h1>
-            <p><a href=format!("{}/", base_path())>{t.back_to_chat}</a></p>
-        </main>
     }
 }

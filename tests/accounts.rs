@@ -433,6 +433,51 @@ async fn a_trusted_proxy_names_the_user_and_nobody_else_can() {
 }
 
 #[tokio::test]
+async fn a_conversations_address_opens_it_for_its_owner_and_is_not_found_for_anyone_else() {
+    let app = TestApp::spawn(&[("PONDER_AUTH", "password")]).await;
+    let (alice, bob) = Browser::alice_and_bob(&app).await;
+    let (_, events) = alice.turn(json!({"content": "my private question"})).await;
+    let (conversation, _) = stored_at(&events);
+    let address = format!("/c/{conversation}");
+    let missing = "<meta name=\"ponder-missing\"";
+
+    let (status, html) = alice.page(&address).await;
+    assert_eq!(status, 200, "{html}");
+    assert!(!html.contains(missing) && !html.contains("class=\"not-found\""));
+    assert!(
+        html.contains("chat-page"),
+        "the chat page renders at its address"
+    );
+    assert_eq!(alice.page(&format!("{address}/")).await.0, 200);
+
+    let (status, html) = bob.page(&address).await;
+    assert_eq!(status, 404, "another user's chat");
+    assert!(html.contains(missing) && html.contains("class=\"not-found\""));
+    let (status, never) = bob.page("/c/never-made").await;
+    assert_eq!(status, 404);
+    let strip = |h: &str| h.replace(&conversation, "").replace("never-made", "");
+    assert_eq!(
+        strip(&html).len(),
+        strip(&never).len(),
+        "another user's chat reads like one never made"
+    );
+
+    alice
+        .ok("conversations/delete", json!({"id": conversation}))
+        .await;
+    assert_eq!(alice.page(&address).await.0, 404, "a deleted chat");
+    for elsewhere in ["/c/", "/c/a/b", "/c/%zz"] {
+        assert_eq!(alice.page(elsewhere).await.0, 404, "{elsewhere}");
+    }
+    let (status, html) = Browser::new(&app).page(&address).await;
+    assert_eq!(
+        status, 200,
+        "signed out, the address asks for sign-in first"
+    );
+    assert!(!html.contains(missing));
+}
+
+#[tokio::test]
 async fn another_users_rows_answer_404_with_the_body_of_a_missing_one_on_every_endpoint() {
     let app = TestApp::spawn(&[("PONDER_AUTH", "password")]).await;
     let (alice, bob) = Browser::alice_and_bob(&app).await;

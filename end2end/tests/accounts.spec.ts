@@ -166,6 +166,35 @@ test.describe.serial("built-in accounts", () => {
     expect(await again.evaluate(() => localStorage.getItem("ponder.chat.v1.legacy-2"))).not.toBeNull();
     await later.close();
   });
+
+  test("signing out leaves nothing of the chat for the next person at this computer", async ({ browser }) => {
+    const [context, page] = await device(browser, ACCOUNTS);
+    await hydrated(page, ACCOUNTS);
+    await signIn(page, ADMIN);
+    const chat = new ChatPage(page, ACCOUNTS);
+    await page.getByRole("button", { name: "New chat" }).click();
+    await chat.send("secret plans for the weekend");
+    await chat.waitForTurnEnd();
+    await expect(page).toHaveTitle(/secret plans/);
+    await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/c\//);
+    const cached = () => page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("ponder.chat.v1.")));
+    expect(await cached()).not.toEqual([]);
+
+    await page.getByText("Settings", { exact: true }).click();
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    await expect(page.getByRole("heading", { name: "Sign in to Ponder" })).toBeVisible();
+    await expect(page).toHaveTitle("Ponder");
+    expect(new URL(page.url()).pathname).toBe("/");
+    await expect.poll(cached).toEqual([]);
+    await expect(page.getByText("secret plans")).toHaveCount(0);
+
+    await signIn(page, BO);
+    await expect(conversations(page)).toHaveText(["From before accounts"]);
+    await expect(page.getByText("That chat is no longer on the server")).toHaveCount(0);
+    await expect(page.getByRole("region", { name: "Chats in this browser" })).toHaveCount(0);
+    await expect(chat.userBubbles()).toHaveCount(0);
+    await context.close();
+  });
 });
 
 test.describe("a trusted proxy names the user", () => {

@@ -6,7 +6,7 @@
 #[cfg(feature = "ssr")]
 use leptos::prelude::use_context;
 
-pub use crate::domain::page::PageSettings;
+pub use crate::domain::page::{Address, ChatMissing, PageSettings};
 
 /// The `content` of the page's `<meta name=…>` tag (none while rendering on the server).
 pub fn meta_content(name: &str) -> Option<String> {
@@ -88,16 +88,56 @@ pub fn base_path() -> String {
     }
 }
 
-/// Whether the page asked for is the chat: the base path, with or without its slash. Both sides
-/// answer from the same address (the request's path, the browser's `location`), so the server's
-/// render and the page's hydration pick the same view.
-pub fn is_chat_path() -> bool {
-    chat_path(&page_path(), &base_path())
+/// Where the page is (a new chat, a conversation, nowhere the app has anything). Both sides
+/// answer from the same address (the request's path, the browser's `location`), so the
+/// server's render and the page's hydration pick the same view; a conversation the server
+/// found missing is nowhere on both sides (`<meta name="ponder-missing">`).
+pub fn page_address() -> Address {
+    let address = Address::of(&page_path(), &base_path());
+    if chat_missing() {
+        Address::Elsewhere
+    } else {
+        address
+    }
 }
 
-fn chat_path(path: &str, base: &str) -> bool {
-    path.strip_prefix(base)
-        .is_some_and(|rest| rest.is_empty() || rest == "/")
+/// The server rendered this conversation's address as not found (another user's, deleted, never
+/// made).
+pub fn chat_missing() -> bool {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<http::request::Parts>()
+            .is_some_and(|parts| parts.extensions.get::<ChatMissing>().is_some())
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        meta_content("ponder-missing").is_some()
+    }
+}
+
+/// Shows `address` in the address bar: a new history entry (`push`), or in place of the current
+/// one. Nothing happens when the bar already shows it, or on the server.
+pub fn go_to(address: &Address, push: bool) {
+    #[cfg(feature = "hydrate")]
+    {
+        let path = address.path(&base_path());
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        if window.location().pathname().ok().as_deref() == Some(path.as_str()) {
+            return;
+        }
+        let Ok(history) = window.history() else {
+            return;
+        };
+        let _ = if push {
+            history.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&path))
+        } else {
+            history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&path))
+        };
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (address, push);
 }
 
 fn page_path() -> String {
@@ -185,6 +225,16 @@ pub fn remember_locale(locale: crate::i18n::Locale) {
     let _ = locale;
 }
 
+/// Loads the page at `address` afresh (a no-op on the server).
+pub fn load_page(address: &Address) {
+    #[cfg(feature = "hydrate")]
+    if let Some(w) = web_sys::window() {
+        let _ = w.location().assign(&address.path(&base_path()));
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = address;
+}
+
 /// Loads the page again (a no-op on the server).
 pub fn reload() {
     #[cfg(feature = "hydrate")]
@@ -224,22 +274,4 @@ pub fn sleep(
             std::future::pending::<()>().await;
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::chat_path;
-
-    #[test]
-    fn the_chat_is_the_base_path_with_or_without_its_slash() {
-        assert!(chat_path("/", ""));
-        assert!(chat_path("/ponder", "/ponder"));
-        assert!(chat_path("/ponder/", "/ponder"));
-        for other in ["/c/1", "/index.html", "//"] {
-            assert!(!chat_path(other, ""), "{other}");
-        }
-        for other in ["/ponderx", "/ponder/x", "/", "/other/ponder/"] {
-            assert!(!chat_path(other, "/ponder"), "{other}");
-        }
-    }
 }

@@ -5,6 +5,7 @@
 
 use super::saved_chat::{ConversationRecord, VersionRecord};
 use super::turn_state::TurnPhase;
+use crate::domain::page::Address;
 use crate::domain::{ChatMessage, Role};
 
 /// One message of the conversation as the history sees it.
@@ -165,6 +166,19 @@ pub fn regenerate_slot(count: usize) -> Slot {
     Slot::Push(count)
 }
 
+/// The address the page shows for conversation `shown` (a new chat's is the base path until it
+/// has something in it), and whether getting there is a step Back returns from: it is when
+/// another conversation (`before`) was shown, not when a new chat got its first message or the
+/// page its first address.
+pub fn address_for(shown: &str, has_content: bool, before: Option<&str>) -> (Address, bool) {
+    let address = if has_content {
+        Address::Chat(shown.to_string())
+    } else {
+        Address::NewChat
+    };
+    (address, before.is_some_and(|b| b != shown))
+}
+
 /// A new conversation with the history up to and including `message_id` (all of it if the
 /// message is not there), titled as a branch of `record`.
 pub fn branch(
@@ -196,6 +210,36 @@ pub fn ends_with_user(history: &[ChatMessage]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_address_follows_the_conversation_and_back_returns_to_the_one_before() {
+        use crate::domain::page::Address;
+        assert_eq!(
+            super::address_for("a", false, None),
+            (Address::NewChat, false),
+            "an empty new chat is the base path"
+        );
+        assert_eq!(
+            super::address_for("a", true, Some("a")),
+            (Address::Chat("a".into()), false),
+            "a new chat's first message names it in place"
+        );
+        assert_eq!(
+            super::address_for("b", true, Some("a")),
+            (Address::Chat("b".into()), true),
+            "another chat is a step back from"
+        );
+        assert_eq!(
+            super::address_for("c", false, Some("b")),
+            (Address::NewChat, true),
+            "so is a new chat"
+        );
+        assert_eq!(
+            super::address_for("b", true, None),
+            (Address::Chat("b".into()), false),
+            "the page's first address replaces the one it loaded at"
+        );
+    }
+
     use super::*;
     use crate::client::saved_chat::MessageRecord;
 

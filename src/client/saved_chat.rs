@@ -501,9 +501,7 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
             ),
         })
         .collect();
-    let mut extra = Map::new();
-    extra.insert(SERVER_COPY.into(), Value::Bool(true));
-    ConversationRecord {
+    let mut record = ConversationRecord {
         id: conv.id.clone(),
         title: conv.title.clone(),
         created_at: conv.created_at as f64,
@@ -511,12 +509,20 @@ pub fn record_from_server(conv: &crate::domain::history::Conversation) -> Conver
         rev: conv.rev.max(0) as u64,
         messages,
         earlier: conv.first,
-        extra,
-    }
+        extra: Map::new(),
+    };
+    mark_server_copy(&mut record);
+    record
 }
 
 /// The field that marks a record as this browser's copy of a server conversation.
 const SERVER_COPY: &str = "server_copy";
+
+/// Marks `record` as this browser's copy of a conversation kept on the server, even one begun
+/// in this page: a cache, never a chat to import.
+pub fn mark_server_copy(record: &mut ConversationRecord) {
+    record.extra.insert(SERVER_COPY.into(), Value::Bool(true));
+}
 
 /// True for this browser's copy of a conversation kept on the server (not a chat to import).
 pub fn is_server_copy(record: &ConversationRecord) -> bool {

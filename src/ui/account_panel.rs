@@ -31,9 +31,9 @@ pub fn AccountSection() -> impl IntoView {
                 crate::api::account::sign_out().await
             };
             if done.is_ok() {
-                if let Some(w) = web_sys::window() {
-                    let _ = w.location().reload();
-                }
+                // To the base path: the next person to sign in here starts on a new chat,
+                // not on the address of this one's last.
+                crate::client::browser::load_page(&crate::client::browser::Address::NewChat);
             }
         });
     };

@@ -51,6 +51,7 @@ pub fn ChatPage() -> impl IntoView {
         let storage = window_event_listener(leptos::ev::storage, move |ev| {
             chat.on_storage_changed(ev.key())
         });
+        let address = window_event_listener(leptos::ev::popstate, move |_| chat.went_to_address());
         // Menus are popovers: a press outside closes them, Escape closes the open one.
         let outside = window_event_listener(leptos::ev::pointerdown, move |ev| {
             let target = ev
@@ -76,10 +77,12 @@ pub fn ChatPage() -> impl IntoView {
                 h.clear();
             }
             storage.remove();
+            address.remove();
             outside.remove();
             escape.remove();
         });
         chat.load_saved();
+        chat.follow_address();
         hydrated.set(true);
         let owner = Owner::current();
         request_idle_callback(move || {
@@ -93,6 +96,7 @@ pub fn ChatPage() -> impl IntoView {
     provide_context(disclaimer);
 
     view! {
+        <Show when=move || !chat.lost.get() fallback=|| view! { <super::not_found::NotFound/> }>
         <div
             class="chat-page"
             class:needs-sign-in=move || sign_in_needed.get().is_some()
@@ -136,5 +140,6 @@ pub fn ChatPage() -> impl IntoView {
             </div>
             <super::message_bubble::DisclaimerExplanation explanation=disclaimer/>
         </div>
+        </Show>
     }
 }

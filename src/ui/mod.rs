@@ -17,6 +17,7 @@ pub mod menus;
 pub mod message_bubble;
 pub mod message_code;
 pub mod model_picker;
+pub mod not_found;
 pub mod notices;
 pub mod rich;
 pub mod sanitize;

@@ -296,7 +296,10 @@ pub fn ScrollingConversation() -> impl IntoView {
                         let from = from_entry.get();
                         chat.entries.with(|e| e[from.min(e.len())..].to_vec())
                     }
-                    key=|entry| entry.id.clone()
+                    // A chat shown again (the server's copy after this browser's, another
+                    // tab's write) has the same message ids but new signals: its rows are
+                    // drawn anew, not left on the signals of the copy shown before.
+                    key=|entry| (entry.id.clone(), entry.versions)
                     let:entry
                 >
                     <li class="message-row"><MessageBubble entry/></li>

@@ -91,6 +91,17 @@ impl Browser {
         }
     }
 
+    /// A page of the app as this browser loads it: its status and HTML.
+    pub async fn page(&self, path: &str) -> (u16, String) {
+        let mut req = self.http.get(format!("{}{path}", self.base));
+        if let Some(cookie) = self.session.lock().expect("lock").clone() {
+            req = req.header("cookie", cookie);
+        }
+        let response = req.send().await.expect("page");
+        let status = response.status().as_u16();
+        (status, response.text().await.expect("html"))
+    }
+
     pub async fn call(&self, endpoint: &str, args: Value) -> (u16, Value) {
         let response = self
             .request(&format!("/api/{endpoint}"), args.to_string())

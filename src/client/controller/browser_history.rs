@@ -63,12 +63,14 @@ impl Backend for BrowserHistory {
 
     fn load(&self, c: ChatController, local: LocalChats, settings: &Settings) {
         Self::list_with(c, local);
-        if let Some(record) = settings
-            .last_conversation
-            .as_ref()
-            .and_then(|id| local.load(c.shelf, id))
-        {
-            c.show(record);
+        let Some(id) = settings.last_conversation.as_ref() else {
+            return;
+        };
+        match local.load(c.shelf, id) {
+            Some(record) => c.show(record),
+            None => {
+                c.missing(id);
+            }
         }
     }
 
@@ -82,6 +84,7 @@ impl Backend for BrowserHistory {
                 c.show(record);
                 c.remember_current();
             }
+            None if c.missing(&id) => {}
             None => {
                 c.notify(
                     NoticeKind::Missing,

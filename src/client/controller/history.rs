@@ -56,7 +56,12 @@ impl ChatController {
                 SaveError::Unavailable.notice(self.locale.catalogue()),
             );
         }
-        let settings = local_store::load_settings(self.shelf);
+        let mut settings = local_store::load_settings(self.shelf);
+        // The page's address names the chat to show; the base path shows the last one.
+        if let Some(id) = self.addressed() {
+            settings.last_conversation = Some(id.clone());
+            self.arrived.set_value(Some(id));
+        }
         self.pref.set(settings.thinking);
         self.load_models();
         if settings.new_chat_model == crate::domain::reasoning::NewChatModel::LastUsed {
@@ -65,11 +70,15 @@ impl ChatController {
         self.backend().begin_load(*self, &settings);
         let this = *self;
         self.reading_local_chats(true, move |local| {
-            this.backend().load(this, local, &settings);
             let needs_sign_in = this.me.with_untracked(|me| {
                 me.as_ref()
                     .is_some_and(|me| me.auth == "password" && me.account.is_none())
             });
+            if needs_sign_in {
+                this.forget_account(local);
+            } else {
+                this.backend().load(this, local, &settings);
+            }
             if needs_sign_in {
                 // Whether this is the first visit (the form then creates the admin).
                 spawn_local(async move {
@@ -98,6 +107,11 @@ impl ChatController {
     /// Opens a saved conversation. A turn running on the server goes on there; one that lives
     /// only in this page stops.
     pub fn open(&self, id: &str) {
+        self.arrived.set_value(None);
+        self.open_saved(id);
+    }
+
+    pub(super) fn open_saved(&self, id: &str) {
         if self.conversation_id.get_untracked() == id {
             return;
         }
@@ -199,6 +213,28 @@ impl ChatController {
             .into_iter()
             .filter(|r| !saved_chat::is_server_copy(r))
             .collect()
+    }
+
+    /// Nobody is signed in: this browser forgets its copies of the last account's server chats
+    /// and which chat was open (chats saved here before server-side history stay). The sign-in
+    /// page shows no chat, and the tab is titled "Ponder".
+    fn forget_account(&self, local: LocalChats) {
+        for record in local.load_all(self.shelf, now_ms()).0 {
+            if saved_chat::is_server_copy(&record) {
+                local_store::remove(self.shelf, &record.id);
+            }
+        }
+        let mut settings = local_store::load_settings(self.shelf);
+        let gone = settings
+            .last_conversation
+            .as_deref()
+            .is_some_and(|id| local.load(self.shelf, id).is_none());
+        if gone {
+            settings.last_conversation = None;
+            if let Err(e) = local_store::save_settings(self.shelf, &settings) {
+                self.notify(NoticeKind::Save, e.notice(self.locale.catalogue()));
+            }
+        }
     }
 
     /// Sends the chats saved in this browser before server-side history to the server (each

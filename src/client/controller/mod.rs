@@ -28,6 +28,7 @@ use crate::domain::reasoning::NewChatModel;
 use crate::domain::{Effort, ModelList, ReasoningSettings, Role};
 use crate::i18n::Locale;
 
+mod address;
 mod backend;
 mod browser_history;
 mod chunks;
@@ -216,6 +217,11 @@ pub struct ChatController {
     running_turn: StoredValue<Option<String>>,
     /// The page's language: the notices and announcements are worded in it.
     pub locale: Locale,
+    /// The conversation the reader reached by its address (arriving, Back, Forward), until
+    /// another is opened from the page.
+    arrived: StoredValue<Option<String>>,
+    /// The address names no conversation of the reader's: the page shows the not-found page.
+    pub lost: RwSignal<bool>,
 }
 
 impl Default for ChatController {
@@ -295,6 +301,8 @@ impl ChatController {
             effort: RwSignal::new(None),
             running_turn: StoredValue::new(None),
             locale,
+            arrived: StoredValue::new(None),
+            lost: RwSignal::new(false),
         }
     }
 
@@ -501,6 +509,9 @@ impl ChatController {
         let now = now_ms();
         self.save_state.update_value(|s| s.last_at = now);
         let mut record = self.record(now);
+        if self.history.on_server() {
+            saved_chat::mark_server_copy(&mut record);
+        }
         let stored_rev = local_store::stored_rev(self.shelf, &record.id);
         match self.backend().save_plan(stored_rev, record.rev) {
             decisions::SavePlan::Write { rev } => record.rev = rev,

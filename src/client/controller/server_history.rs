@@ -108,7 +108,7 @@ lazy_actions! {
                 }
                 Err(e) if e.0.code == crate::domain::ErrorCode::NotFound => {
                     local_store::remove(this.shelf, &id);
-                    if this.conversation_id.get_untracked() == id {
+                    if this.conversation_id.get_untracked() == id && !this.missing(&id) {
                         this.notify(
                             NoticeKind::Missing,
                             this.locale.catalogue().chat_gone_from_server.into(),

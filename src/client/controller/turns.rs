@@ -441,6 +441,14 @@ impl TurnHost for ChatController {
         });
         if old != conversation {
             local_store::remove(self.shelf, &old);
+            // The list's entry under this page's id is now the server's chat.
+            self.conversations.update(|list| {
+                list.retain(|c| c.id != conversation);
+                if let Some(s) = list.iter_mut().find(|c| c.id == old) {
+                    s.id = conversation.clone();
+                }
+            });
+            self.stored_as(&conversation);
             self.conversation_id.set(conversation);
             self.remember_current();
         }

@@ -1,6 +1,7 @@
 //! The HTTP application: Leptos pages and server functions, health, readiness and metrics,
 //! under an optional base path; and the serve loop with graceful shutdown.
 
+mod address;
 pub mod assets;
 pub mod guard;
 pub mod host_check;
@@ -94,17 +95,14 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
     let render = leptos_axum::render_app_to_stream_with_context(context.clone(), app_fn);
     // The chat is the one page (`App` shows it at the base path); any other path reaches the
     // fallback, which renders the not-found page with a 404.
-    {
+    for path in ["/", "/c/{id}", "/c/{id}/"] {
         let render = render.clone();
         let state = state.clone();
         app = app.route(
-            "/",
+            path,
             get(move |req: Request<Body>| {
                 let (render, state) = (render.clone(), state.clone());
-                async move {
-                    render(crate::server::http::locale::attach(&state, with_full_uri(req)).await)
-                        .await
-                }
+                async move { render(page_request(&state, req).await).await }
             }),
         );
     }
@@ -121,9 +119,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
                 async move {
                     match allowed {
                         Ok(()) => {
-                            let req =
-                                crate::server::http::locale::attach(&state, with_full_uri(req))
-                                    .await;
+                            let req = page_request(&state, req).await;
                             fallback(uri, options, req).await
                         }
                         Err(()) => (StatusCode::NOT_FOUND, "not found\n").into_response(),
@@ -149,10 +145,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
             &format!("{base}/"),
             get(move |req: Request<Body>| {
                 let (render, state) = (render.clone(), state.clone());
-                async move {
-                    render(crate::server::http::locale::attach(&state, with_full_uri(req)).await)
-                        .await
-                }
+                async move { render(page_request(&state, req).await).await }
             }),
         );
     }
@@ -276,6 +269,13 @@ fn page_me(state: &AppState) -> crate::domain::account::Me {
             crate::server::config::HistoryMode::Browser => "browser".into(),
         },
     }
+}
+
+/// A page request as the render reads it: its full path, its language, and whether the
+/// conversation its address names is the caller's.
+async fn page_request(state: &AppState, req: Request<Body>) -> Request<Body> {
+    let req = locale::attach(state, with_full_uri(req)).await;
+    address::attach(state, req).await
 }
 
 /// Puts back the path the browser asked for. Axum strips a nest's prefix; the Leptos router

@@ -1,0 +1,172 @@
+import { expect, test, type Page } from "@playwright/test";
+import { SERVERS } from "../servers";
+import { ChatPage, expectNoViolations } from "../pages/chat";
+
+// Every chat has an address (`/c/<id>` under the base path): the address bar follows the chat
+// shown, Back and Forward walk the chats seen, a reload or a new tab opens the chat by its
+// address, and an address that names no chat of the reader's is the not-found page.
+
+function conversations(page: Page) {
+  return page.getByRole("navigation", { name: "Conversations" }).locator(".conversation-open");
+}
+
+function pathOf(page: Page) {
+  return new URL(page.url()).pathname;
+}
+
+async function hydrated(page: Page) {
+  await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+}
+
+/** New chat, from the drawer on a phone. */
+async function newChat(page: Page) {
+  const button = page.getByRole("button", { name: "New chat" });
+  if (!(await button.isVisible()) || (await button.boundingBox())!.x < 0) {
+    await page.locator("#drawer-toggle").click();
+  }
+  await button.click();
+}
+
+async function chatAt(chat: ChatPage, text: string): Promise<string> {
+  await chat.send(text);
+  await chat.waitForTurnEnd();
+  await expect.poll(() => pathOf(chat.page)).toMatch(/^(\/ponder)?\/c\/[^/]+$/);
+  return pathOf(chat.page);
+}
+
+for (const size of [
+  { name: "desktop", viewport: { width: 1440, height: 900 } },
+  { name: "phone", viewport: { width: 390, height: 844 }, hasTouch: true },
+]) {
+  test.describe(`addresses (${size.name})`, () => {
+    test.use({ viewport: size.viewport, hasTouch: size.hasTouch ?? false });
+
+    test("the address follows the chat; Back, Forward, reload and a new tab open it", async ({ page, context }) => {
+      const chat = new ChatPage(page);
+      await chat.goto();
+      expect(pathOf(page)).toBe("/");
+      const first = await chatAt(chat, `first by address ${size.name}`);
+      // The server's id is the address: the list names the same chat.
+      const list = await (await page.request.post("/api/conversations/list", { data: {} })).json();
+      expect(list.map((c: { id: string }) => `/c/${c.id}`)).toContain(first);
+
+      await newChat(page);
+      await expect.poll(() => pathOf(page)).toBe("/");
+      await expect(chat.userBubbles()).toHaveCount(0);
+      // Back from the empty new chat is the chat before it.
+      await page.goBack();
+      await expect.poll(() => pathOf(page)).toBe(first);
+      await expect(chat.userBubbles().first()).toContainText(`first by address ${size.name}`);
+      await page.goForward();
+      await expect.poll(() => pathOf(page)).toBe("/");
+      await expect(chat.userBubbles()).toHaveCount(0);
+      // The new chat's first message gives it its address in place: Back skips the empty chat.
+      const second = await chatAt(chat, `second by address ${size.name}`);
+      expect(second).not.toBe(first);
+      await page.goBack();
+      await expect.poll(() => pathOf(page)).toBe(first);
+      await expect(chat.userBubbles().first()).toContainText(`first by address ${size.name}`);
+      await page.goForward();
+      await expect.poll(() => pathOf(page)).toBe(second);
+      await expect(chat.userBubbles().first()).toContainText(`second by address ${size.name}`);
+
+      await page.reload();
+      await hydrated(page);
+      expect(pathOf(page)).toBe(second);
+      await expect(chat.userBubbles().first()).toContainText(`second by address ${size.name}`);
+
+      const tab = await context.newPage();
+      await tab.goto(first);
+      await hydrated(tab);
+      const other = new ChatPage(tab);
+      await expect(other.userBubbles().first()).toContainText(`first by address ${size.name}`);
+      await expect(other.answer()).not.toBeEmpty();
+      expect(pathOf(tab)).toBe(first);
+      await tab.close();
+    });
+
+    test("opening a chat from the list is a step Back returns from", async ({ page }) => {
+      const chat = new ChatPage(page);
+      await chat.goto();
+      const one = await chatAt(chat, `listed one ${size.name}`);
+      await newChat(page);
+      const two = await chatAt(chat, `listed two ${size.name}`);
+      if (size.name === "phone") {
+        await page.locator("#drawer-toggle").click();
+      }
+      await conversations(page).filter({ hasText: `listed one ${size.name}` }).click();
+      await expect.poll(() => pathOf(page)).toBe(one);
+      await expect(chat.userBubbles().first()).toContainText(`listed one ${size.name}`);
+      await page.goBack();
+      await expect.poll(() => pathOf(page)).toBe(two);
+      await expect(chat.userBubbles().first()).toContainText(`listed two ${size.name}`);
+    });
+
+    test("an address that names no chat of the reader's is the not-found page", async ({ page }) => {
+      const response = await page.goto("/c/no-such-chat");
+      expect(response?.status()).toBe(404);
+      await expect(page.getByRole("heading", { name: "Page not found" })).toBeVisible();
+      await expect(page.locator(".chat-page")).toHaveCount(0);
+      await page.getByRole("link", { name: "Back to the chat" }).click();
+      await hydrated(page);
+      expect(pathOf(page)).toBe("/");
+      for (const scheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.goto("/c/no-such-chat");
+        await expectNoViolations(page, `the not-found page, ${scheme}`);
+      }
+    });
+  });
+}
+
+test("with chats in this browser, the address opens the chat kept here; an unknown one is not found", async ({ page }) => {
+  const url = SERVERS.browserHistory.url;
+  const chat = new ChatPage(page, url);
+  await chat.goto();
+  await chat.send("kept in this browser");
+  await chat.waitForTurnEnd();
+  await expect.poll(() => pathOf(page)).toMatch(/^\/c\/[^/]+$/);
+  const address = pathOf(page);
+  await page.goto(`${url}/`);
+  await hydrated(page);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect.poll(() => pathOf(page)).toBe("/");
+  await page.goto(`${url}${address}`);
+  await hydrated(page);
+  await expect(chat.userBubbles().first()).toContainText("kept in this browser");
+  await page.goto(`${url}/c/not-in-this-browser`);
+  await expect(page.getByRole("heading", { name: "Page not found" })).toBeVisible();
+  await page.goBack();
+  await hydrated(page);
+  await expect(chat.userBubbles().first()).toContainText("kept in this browser");
+});
+
+test("under a base path the address is under it too", async ({ page }) => {
+  const url = SERVERS.basePath.url;
+  const chat = new ChatPage(page, `${url}/ponder`);
+  await chat.goto();
+  const address = await chatAt(chat, "under the base path");
+  expect(address.startsWith("/ponder/c/")).toBe(true);
+  await page.reload();
+  await hydrated(page);
+  await expect(chat.userBubbles().first()).toContainText("under the base path");
+  expect((await page.goto(`${url}/ponder/c/missing`))?.status()).toBe(404);
+});
+
+test("the Arabic page keeps its address, right to left", async ({ browser }) => {
+  const context = await browser.newContext({ locale: "ar" });
+  const page = await context.newPage();
+  await page.goto("/");
+  await hydrated(page);
+  await expect(page.locator("html")).toHaveAttribute("dir", "rtl");
+  await page.getByRole("textbox").first().fill("عنوان المحادثة");
+  await page.keyboard.press("Enter");
+  await expect.poll(() => pathOf(page), { timeout: 15_000 }).toMatch(/^\/c\/[^/]+$/);
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.goto("/c/no-such-chat");
+    await expect(page.locator("html")).toHaveAttribute("dir", "rtl");
+    await expectNoViolations(page, `the Arabic not-found page, ${scheme}`);
+  }
+  await context.close();
+});
