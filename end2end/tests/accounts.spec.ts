@@ -83,6 +83,11 @@ test.describe.serial("built-in accounts", () => {
     await page.getByRole("button", { name: "API tokens and users…" }).click();
     const panel = page.getByRole("dialog", { name: /Account/ });
     await expect(panel.getByRole("list", { name: "Users" })).toContainText("admin");
+    // A modal of its own, over a backdrop: the Settings menu it came from is closed.
+    await expect(page.locator("details.menu[open]")).toHaveCount(0);
+    await expect(page.locator(".modal-backdrop")).toBeVisible();
+    await expect(panel.locator(".account-item-note")).toHaveText("Admin");
+    await expect(panel).not.toContainText("….");
     await panel.getByRole("textbox", { name: "New user's name" }).fill(BO.name);
     await panel.getByLabel("Their password").fill(BO.password);
     await panel.getByRole("button", { name: "Add user" }).click();
@@ -280,8 +285,8 @@ test.describe("a trusted proxy names the user", () => {
     await search.press("Enter");
     await expect(results).toContainText("Nothing found.");
     await page.getByRole("search").getByRole("checkbox", { name: "Include thinking" }).check();
+    await expect(results.locator(".search-group").first()).toContainText("searchable chat");
     const hit = results.locator(".search-hit").first();
-    await expect(hit).toContainText("searchable chat");
     await expect(hit.locator("mark").first()).toBeVisible();
     await hit.click();
     await expect(chat.userBubbles().first()).toContainText("searchable chat");
@@ -290,7 +295,7 @@ test.describe("a trusted proxy names the user", () => {
 
     await search.fill("Verified answer stands");
     await search.press("Enter");
-    await expect(results.locator(".search-hit").first()).toContainText("searchable chat");
+    await expect(results.locator(".search-group").first()).toContainText("searchable chat");
     await context.close();
   });
 });

@@ -69,3 +69,151 @@ test("the browser's own copy of a server chat is never offered for import", asyn
   await new ChatPage(tab).goto();
   await expect(tab.getByRole("region", { name: "Chats in this browser" })).toHaveCount(0);
 });
+
+test("the picker reads as a control, has one panel, and a model without controls does not move the box", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  const picker = page.locator(".model-picker");
+  const chevron = await picker.locator(".model-button").evaluate((el) => getComputedStyle(el, "::after").content);
+  expect(chevron).not.toBe("none");
+  await picker.locator("summary").click();
+  await expect(picker.locator(".model-panel")).toHaveCount(1);
+  const panel = await picker.locator(".model-panel").boundingBox();
+  const search = await page.getByLabel("Search models").boundingBox();
+  expect(search!.y - panel!.y).toBeLessThan(20);
+  const before = (await page.locator(".composer-row").boundingBox())!.y;
+  await page.getByLabel("Search models").fill("mini");
+  await picker.locator(".model-option").first().click();
+  await expect(page.getByLabel("Effort")).toHaveCount(0);
+  expect((await page.locator(".composer-row").boundingBox())!.y).toBe(before);
+});
+
+test("closing a block with the reader at the top leaves no phantom room, and the next chat no Jump to latest", async ({ page }) => {
+  await page.setViewportSize({ width: 1000, height: 600 });
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("[two-blocks] room check");
+  await chat.waitForTurnEnd();
+  await chat.send("[two-blocks] and once more");
+  await chat.waitForTurnEnd();
+  const block = chat.thinkingBlocks().first();
+  await chat.summary(block).click();
+  await expect.poll(() => chat.isOpen(block)).toBe(true);
+  await page.locator("main.conversation").evaluate((el) => (el.scrollTop = 0));
+  await chat.summary(block).click();
+  await expect.poll(() => chat.isOpen(block)).toBe(false);
+  await expect.poll(() => page.locator(".scroll-spacer").evaluate((el) => el.getBoundingClientRect().height)).toBe(0);
+  await page.getByRole("button", { name: "New chat" }).click();
+  await expect(chat.userBubbles()).toHaveCount(0);
+  await expect(page.locator(".jump-latest")).toHaveCount(0);
+  expect(await page.locator(".scroll-spacer").evaluate((el) => el.getBoundingClientRect().height)).toBe(0);
+});
+
+test("a finished block opens at the start of its reasoning, before and after a reload", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("[long-think] where does it open");
+  await chat.waitForTurnEnd();
+  for (const reload of [false, true]) {
+    if (reload) {
+      await page.reload();
+      await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+    }
+    const block = chat.thinkingBlocks().first();
+    if (await chat.isOpen(block)) await chat.summary(block).click();
+    await chat.summary(block).click();
+    const scroller = block.locator(".thinking-scroll");
+    await expect(block.locator(".thinking-text")).toContainText("Step 12");
+    // Taller than its box: there is somewhere else it could have started.
+    expect(await scroller.evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
+    await page.waitForFunction(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true)))));
+    expect(await scroller.evaluate((el) => el.scrollTop)).toBe(0);
+  }
+});
+
+test.describe("on a phone", () => {
+  test.use({ viewport: { width: 390, height: 844 }, hasTouch: true });
+
+  test("the model picker opens inside the screen, and the chat's title has room", async ({ page }) => {
+    const chat = new ChatPage(page);
+    await chat.goto();
+    await chat.send("a long title about the migration of birds over the sea");
+    await chat.waitForTurnEnd();
+    const title = await page.locator(".chat-title").boundingBox();
+    expect(title!.width).toBeGreaterThanOrEqual(80);
+    await page.locator(".model-picker summary").tap();
+    const search = await page.getByLabel("Search models").boundingBox();
+    expect(search!.x).toBeGreaterThanOrEqual(0);
+    expect(search!.x + search!.width).toBeLessThanOrEqual(390);
+    const option = await page.locator(".model-picker .model-option").first().boundingBox();
+    expect(option!.x).toBeGreaterThanOrEqual(0);
+  });
+});
+
+test("no console warning about the Permissions-Policy, and no refused models request before sign-in", async ({ browser }) => {
+  const { SERVERS } = await import("../servers");
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const warnings: string[] = [];
+  const refused: string[] = [];
+  page.on("console", (m) => warnings.push(m.text()));
+  page.on("response", (r) => {
+    if (r.status() >= 400) refused.push(`${r.status()} ${new URL(r.url()).pathname}`);
+  });
+  await page.goto(`${SERVERS.accounts.url}/`);
+  await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+  await expect(page.getByRole("textbox", { name: "Name" })).toBeVisible();
+  await page.waitForLoadState("networkidle");
+  expect(warnings.filter((w) => w.includes("Permissions-Policy") || w.includes("Unrecognized feature"))).toEqual([]);
+  expect(refused.filter((r) => r.includes("/api/models"))).toEqual([]);
+
+  // A sign-in that cannot reach Ponder says so in words, not in the transport's.
+  await page.route("**/api/auth/**", (r) => r.abort());
+  await page.getByRole("textbox", { name: "Name" }).fill("someone");
+  await page.getByLabel("Password").fill("a-password-123");
+  await page.locator(".sign-in button[type=submit], .sign-in-form button[type=submit]").first().click();
+  await expect(page.locator(".sign-in-error")).toHaveText("Ponder could not be reached.");
+  await context.close();
+});
+
+test("the keyboard starts with a skip link, reaches the header before the chat list, and Regenerate keeps the focus", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  for (let i = 0; i < 3; i++) {
+    await chat.send(`chat number ${i}`);
+    await chat.waitForTurnEnd();
+    await page.getByRole("button", { name: "New chat" }).click();
+  }
+  await chat.send("the one to regenerate");
+  await chat.waitForTurnEnd();
+
+  // From the start of the page, as a keyboard reader arriving does.
+  await page.evaluate(() => {
+    document.body.tabIndex = -1;
+    document.body.focus();
+    document.body.removeAttribute("tabindex");
+  });
+  await page.keyboard.press("Tab");
+  const skip = page.getByRole("link", { name: "Skip to the message box" });
+  await expect(skip).toBeFocused();
+  await expect(skip).toBeInViewport();
+  await page.keyboard.press("Enter");
+  await expect(chat.composer()).toBeFocused();
+
+  // In tab order the header's Settings comes before the first chat of the list.
+  const order = await page.evaluate(() => {
+    const focusable = [...document.querySelectorAll<HTMLElement>("a[href], button, summary, input, textarea, select")].filter(
+      (el) => el.offsetParent !== null && el.tabIndex >= 0,
+    );
+    const settings = focusable.findIndex((el) => el.closest("details.menu") && el.textContent?.includes("Settings"));
+    const firstChat = focusable.findIndex((el) => el.classList.contains("conversation-open"));
+    return { settings, firstChat };
+  });
+  expect(order.settings).toBeGreaterThanOrEqual(0);
+  expect(order.settings).toBeLessThan(order.firstChat);
+
+  await chat.lastAssistant().getByRole("button", { name: "Regenerate" }).click();
+  await expect(chat.stopButton()).toBeFocused();
+  await chat.waitForTurnEnd();
+  expect(await page.evaluate(() => document.activeElement === document.body)).toBe(false);
+});

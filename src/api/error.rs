@@ -108,13 +108,21 @@ impl FromServerFnError for ApiError {
             ServerFnErrorErr::Request(_) | ServerFnErrorErr::Response(_)
         );
         let code = match value {
-            // The page could not reach the server at all.
-            ServerFnErrorErr::Request(_) => ErrorCode::PonderUnreachable,
+            // The page could not reach the server at all, or what answered was not Ponder (a
+            // proxy's error page).
+            ServerFnErrorErr::Request(_)
+            | ServerFnErrorErr::Response(_)
+            | ServerFnErrorErr::Deserialization(_) => ErrorCode::PonderUnreachable,
             // The server could not read what it was sent.
             ServerFnErrorErr::Args(_) | ServerFnErrorErr::MissingArg(_) => ErrorCode::BadRequest,
             _ => ErrorCode::Other,
         };
-        ApiError::coded(code, value.to_string(), retryable)
+        if code != ErrorCode::PonderUnreachable {
+            return ApiError::coded(code, value.to_string(), retryable);
+        }
+        // Said by the catalogue, in the reader's language (English included), not by the
+        // transport library's own lower-case text.
+        ApiError(Failure::of(code, retryable))
     }
 }
 

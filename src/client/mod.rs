@@ -13,6 +13,7 @@ pub mod browser;
 pub mod controller;
 pub mod date_groups;
 pub mod decisions;
+pub mod find;
 pub mod labels;
 pub mod local_store;
 pub mod saved_chat;

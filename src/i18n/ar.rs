@@ -118,6 +118,12 @@ pub static AR: Catalogue = Catalogue {
         "عرض الرسائل السابقة ({n})",
     ),
     empty_chat: "اسأل عن أي شيء. تعرض نماذج الاستدلال تفكيرها هنا مباشرةً، فوق الإجابة.",
+    skip_to_message: "انتقل إلى مربع الرسالة",
+    empty_chat_model: "يجيب {model}",
+    example_prompt_1: "هل العدد 1001 عدد أولي؟ اعرض طريقة التحقق.",
+    example_prompt_2: "خطّط لثلاثة أيام في كيوتو بميزانية صغيرة.",
+    example_prompt_3: "لماذا السماء زرقاء بينما الغروب أحمر؟",
+    try_asking: "جرّب أن تسأل",
     connection_lost: "انقطع الاتصال — جارٍ إعادة الاتصال…",
 
     conversations: "المحادثات",

@@ -188,6 +188,16 @@ pub struct Catalogue {
     pub jump_to_latest: &'static str,
     pub show_earlier_messages: Plural,
     pub empty_chat: &'static str,
+    /// The skip link, the keyboard's first stop.
+    pub skip_to_message: &'static str,
+    /// The model an empty chat will ask (`{model}`).
+    pub empty_chat_model: &'static str,
+    /// What an empty chat offers to start from: three prompts that show reasoning well.
+    pub example_prompt_1: &'static str,
+    pub example_prompt_2: &'static str,
+    pub example_prompt_3: &'static str,
+    /// The label of the example prompts' group.
+    pub try_asking: &'static str,
     pub connection_lost: &'static str,
 
     // ---- the sidebar ----

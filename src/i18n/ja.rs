@@ -90,6 +90,12 @@ pub static JA: Catalogue = Catalogue {
     jump_to_latest: "最新のメッセージへ移動",
     show_earlier_messages: Plural::same("以前のメッセージを表示（{n}件）"),
     empty_chat: "何でも質問してください。推論モデルの思考は、ここで回答の上にリアルタイムで表示されます。",
+    skip_to_message: "メッセージ入力欄へ移動",
+    empty_chat_model: "回答するモデル: {model}",
+    example_prompt_1: "1,001 は素数ですか？確かめ方も見せてください。",
+    example_prompt_2: "少ない予算で京都を3日間巡る計画を立てて。",
+    example_prompt_3: "空はなぜ青く、夕焼けはなぜ赤いの？",
+    try_asking: "質問の例",
     connection_lost: "接続が切断されました。再接続しています…",
 
     conversations: "会話一覧",

@@ -98,6 +98,12 @@ pub static PT_BR: Catalogue = Catalogue {
     jump_to_latest: "Ir para as mais recentes",
     show_earlier_messages: Plural::same("Mostrar mensagens anteriores ({n})"),
     empty_chat: "Pergunte o que quiser. Os modelos de raciocínio mostram o pensamento aqui, ao vivo, acima da resposta.",
+    skip_to_message: "Ir para a caixa de mensagem",
+    empty_chat_model: "Respondendo com {model}",
+    example_prompt_1: "1.001 é um número primo? Mostre como você verifica.",
+    example_prompt_2: "Planeje três dias em Quioto com pouco dinheiro.",
+    example_prompt_3: "Por que o céu é azul, mas o pôr do sol é vermelho?",
+    try_asking: "Experimente perguntar",
     connection_lost: "Conexão perdida — reconectando…",
 
     conversations: "Conversas",

@@ -15,7 +15,11 @@ use crate::domain::account::{Account, ApiToken};
 pub fn AccountSection() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let panel = RwSignal::new(false);
-    let open_panel = move |_| panel.set(true);
+    // The panel is a modal of its own, over a backdrop: the Settings menu it came from closes.
+    let open_panel = move |_| {
+        super::dom::close_menus_outside(None);
+        panel.set(true);
+    };
     let t = crate::ui::locale::tr();
     let signed_in = move || {
         chat.me
@@ -52,7 +56,15 @@ pub fn AccountSection() -> impl IntoView {
                         <button type="button" class="action" on:click=move |_| sign_out(true)>{t.sign_out_everywhere}</button>
                     })}
                 </fieldset>
-                {move || panel.get().then(|| view! { <AccountPanel open=panel account=for_panel.clone()/> })}
+                {move || panel.get().then(|| {
+                    let account = for_panel.clone();
+                    view! {
+                        <leptos::portal::Portal>
+                            <div class="modal-backdrop" on:click=move |_| panel.set(false)></div>
+                            <AccountPanel open=panel account=account.clone()/>
+                        </leptos::portal::Portal>
+                    }
+                })}
             }
         })
     }
@@ -160,7 +172,7 @@ fn Tokens(error: RwSignal<Option<String>>) -> impl IntoView {
     view! {
         <section class="account-section" aria-labelledby="tokens-title">
             <h3 id="tokens-title">{w.api_tokens}</h3>
-            <p class="sign-in-note">{with_code(w.token_use, "header", "Authorization: Bearer …")}</p>
+            <p class="sign-in-note">{with_code(w.token_use, "header", "Authorization: Bearer <token>")}</p>
             {move || secret.get().map(|(label, value)| {
                 let for_copy = value.clone();
                 view! {
@@ -267,7 +279,7 @@ fn Users(error: RwSignal<Option<String>>, me: String) -> impl IntoView {
                 <For each=move || users.get() key=|u| u.id.clone() let:u>
                     <li>
                         <span class="account-item-name">{u.name.clone()}</span>
-                        {u.is_admin.then(|| view! { <span class="account-item-note">"admin"</span> })}
+                        {u.is_admin.then(|| view! { <span class="account-item-note">{w.admin}</span> })}
                         {(u.id != me).then(|| {
                             let id = u.id.clone();
                             let for_confirm = u.id.clone();

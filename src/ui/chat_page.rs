@@ -103,7 +103,7 @@ pub fn ChatPage() -> impl IntoView {
             data-hydrated=move || hydrated.get().then_some("true")
         >
             {move || sign_in_needed.get().map(|setup| view! { <SignIn setup/> })}
-            <Sidebar open=drawer/>
+            <a class="skip-link" href="#composer-input">{crate::ui::locale::tr().skip_to_message}</a>
             <div class="chat-main">
                 <header class="top-bar">
                     <button
@@ -138,6 +138,9 @@ pub fn ChatPage() -> impl IntoView {
                 </div>
                 <Composer/>
             </div>
+            // After the chat in the reading and tab order (the header and the box come first);
+            // drawn at the start by the style sheet.
+            <Sidebar open=drawer/>
             <super::message_bubble::DisclaimerExplanation explanation=disclaimer/>
         </div>
         </Show>

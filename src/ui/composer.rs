@@ -27,6 +27,22 @@ pub fn Composer() -> impl IntoView {
         }
     });
     // Stop gives the place back to the composer, by mouse or keyboard alike.
+    // Stop goes when the answer ends: a focus left on nothing (it was on Stop) goes to the box,
+    // where a mouse or keyboard reader types next (a phone's keyboard is not popped up).
+    Effect::new(move |was_running: Option<bool>| {
+        let running = chat.is_running();
+        if was_running == Some(true) && !running && crate::client::browser::fine_pointer() {
+            request_animation_frame(|| {
+                let on_nothing = document()
+                    .active_element()
+                    .is_none_or(|el| el.tag_name().eq_ignore_ascii_case("body"));
+                if on_nothing {
+                    super::dom::focus_by_id("composer-input");
+                }
+            });
+        }
+        running
+    });
     let stop = move |_| {
         chat.stop();
         request_animation_frame(focus_input);
@@ -96,7 +112,15 @@ pub fn Composer() -> impl IntoView {
                         <button class="send" type="submit" aria-label=t.send disabled=move || draft.with(|d| d.trim().is_empty())>{icon(Icon::Send)}</button>
                     }
                 >
-                    <button class="stop" type="button" aria-label=t.stop_generating on:click=stop>{icon(Icon::Stop)}</button>
+                    <button
+                        class="stop"
+                        id="stop-button"
+                        type="button"
+                        aria-label=t.stop_generating
+                        on:click=stop
+                    >
+                        {icon(Icon::Stop)}
+                    </button>
                 </Show>
             </div>
             <div class="composer-tools">

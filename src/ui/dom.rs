@@ -169,3 +169,80 @@ pub fn focus_by_id(id: &str) {
         let _ = el.focus();
     }
 }
+
+/// The name of the CSS highlight search matches are painted with (`::highlight(search-hit)`).
+const SEARCH_HIT: &str = "search-hit";
+
+/// Paints every occurrence of `words` in the text under `root` with the CSS Custom Highlight
+/// API, leaving the DOM (which Leptos owns) as it is, and brings the first into view. Says how
+/// many were found; a browser without the API finds none.
+pub fn highlight_words(root: &web_sys::Element, words: &[String]) -> usize {
+    use leptos::wasm_bindgen::{JsCast, JsValue};
+    let (Some(window), Some(document)) = (
+        web_sys::window(),
+        web_sys::window().and_then(|w| w.document()),
+    ) else {
+        return 0;
+    };
+    let get = |target: &JsValue, key: &str| js_sys::Reflect::get(target, &JsValue::from_str(key));
+    let Some(highlights) = get(&window, "CSS")
+        .and_then(|css| get(&css, "highlights"))
+        .ok()
+        .filter(|h| !h.is_undefined())
+    else {
+        return 0;
+    };
+    let Ok(constructor) = get(&window, "Highlight").and_then(|c| c.dyn_into::<js_sys::Function>())
+    else {
+        return 0;
+    };
+    let ranges = js_sys::Array::new();
+    let mut first: Option<web_sys::Element> = None;
+    let mut texts = Vec::new();
+    text_nodes(root, &mut texts);
+    for node in texts {
+        let text = node.node_value().unwrap_or_default();
+        for word in words {
+            for (start, end) in crate::client::find::occurrences(&text, word, 50) {
+                let Ok(range) = document.create_range() else {
+                    continue;
+                };
+                if range.set_start(&node, start).is_ok() && range.set_end(&node, end).is_ok() {
+                    ranges.push(&range);
+                    if first.is_none() {
+                        first = node.parent_element();
+                    }
+                }
+            }
+        }
+    }
+    if ranges.length() == 0 {
+        return 0;
+    }
+    let Ok(highlight) = js_sys::Reflect::construct(&constructor, &ranges) else {
+        return 0;
+    };
+    if let Ok(set) = get(&highlights, "set").and_then(|f| f.dyn_into::<js_sys::Function>()) {
+        let _ = set.call2(&highlights, &JsValue::from_str(SEARCH_HIT), &highlight);
+    }
+    if let Some(el) = first {
+        let options = web_sys::ScrollIntoViewOptions::new();
+        options.set_block(web_sys::ScrollLogicalPosition::Center);
+        el.scroll_into_view_with_scroll_into_view_options(&options);
+    }
+    ranges.length() as usize
+}
+
+fn text_nodes(node: &web_sys::Node, out: &mut Vec<web_sys::Node>) {
+    let children = node.child_nodes();
+    for i in 0..children.length() {
+        let Some(child) = children.item(i) else {
+            continue;
+        };
+        match child.node_type() {
+            web_sys::Node::TEXT_NODE => out.push(child),
+            web_sys::Node::ELEMENT_NODE => text_nodes(&child, out),
+            _ => {}
+        }
+    }
+}

@@ -190,7 +190,7 @@ fn ModelPanel(
         })
     });
     view! {
-    <div class="menu-panel model-panel">
+    <>
         <label class="visually-hidden" for="model-search">{t.search_models}</label>
         <input
             id="model-search"
@@ -232,6 +232,6 @@ fn ModelPanel(
             }}
         </p>
         {move || chat.models.with(|m| m.note.clone()).map(|note| view! { <p class="model-note">{note}</p> })}
-    </div>
+    </>
     }
 }

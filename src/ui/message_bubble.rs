@@ -334,7 +334,11 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
     let running_here = move || chat.running.get() == Some(turn);
     let entry = StoredValue::new(entry);
     let retry = move |_: leptos::ev::MouseEvent| entry.with_value(|e| chat.retry(e));
-    let regenerate = move |_: leptos::ev::MouseEvent| entry.with_value(|e| chat.regenerate(e));
+    // The button goes while the new answer runs: the focus goes to Stop, not to the page.
+    let regenerate = move |_: leptos::ev::MouseEvent| {
+        entry.with_value(|e| chat.regenerate(e));
+        request_animation_frame(|| super::dom::focus_by_id("stop-button"));
+    };
     let branch = move |_: leptos::ev::MouseEvent| entry.with_value(|e| chat.branch(e));
     let previous_version = move |_: leptos::ev::MouseEvent| {
         entry.with_value(|e| chat.show_version(e, active.get_untracked().saturating_sub(1)))

@@ -144,7 +144,9 @@ pub fn ScrollingConversation() -> impl IntoView {
                 if at_bottom.get_untracked() {
                     scroll_to_bottom();
                 } else if height < last {
-                    set_spacer(spare + (last - height));
+                    // Only the room that keeps the reader's place reachable (none near the top).
+                    let content = main.scroll_height() - spare;
+                    set_spacer(top + main.client_height() - content);
                     main.set_scroll_top(top);
                 } else if height > last && spare > 0 {
                     set_spacer(spare - (height - last));
@@ -171,6 +173,16 @@ pub fn ScrollingConversation() -> impl IntoView {
             request_animation_frame(scroll_to_bottom);
         }
         count
+    });
+
+    // Another chat opens at its end, with no room or "Jump to latest" left from the one before.
+    Effect::new(move |previous: Option<String>| {
+        let id = chat.conversation_id.get();
+        if previous.is_some_and(|p| p != id) {
+            at_bottom.set(true);
+            scroll_to_bottom();
+        }
+        id
     });
 
     // Messages put in above the first one rendered keep the reader's place: the scroll
@@ -207,9 +219,10 @@ pub fn ScrollingConversation() -> impl IntoView {
     };
 
     Effect::new(move |_| {
-        let Some(target) = chat.reveal.get() else {
+        let Some(reveal) = chat.reveal.get() else {
             return;
         };
+        let target = reveal.message.clone();
         let Some(at) = chat.entries.with(|e| e.iter().position(|e| e.id == target)) else {
             // Not loaded yet: the rest of the conversation comes in, then this runs again.
             let on_server = chat.earlier.get();
@@ -244,6 +257,10 @@ pub fn ScrollingConversation() -> impl IntoView {
             if let Some(el) = el.dyn_ref::<web_sys::HtmlElement>() {
                 let _ = el.focus();
             }
+            if reveal.in_thinking {
+                chat.open_thinking_of(&target);
+            }
+            highlight_when_shown(el, reveal.words.clone(), reveal.in_thinking, 0);
             chat.reveal.set(None);
         });
     });
@@ -270,6 +287,11 @@ pub fn ScrollingConversation() -> impl IntoView {
                 if let Some(el) = scroller.get_untracked() {
                     let spare = keeper.with_value(|k| k.spacer);
                     keeper.update_value(|k| k.last_top = el.scroll_top());
+                    // Room kept below the content is let go as the reader scrolls up from it.
+                    let need = el.scroll_top() + el.client_height() - (el.scroll_height() - spare);
+                    if spare > 0 && need < spare {
+                        set_spacer(need);
+                    }
                     at_bottom.set(el.scroll_height() - spare - el.scroll_top() - el.client_height() <= BOTTOM_SLACK);
                     let before = hidden.get_untracked();
                     if before > 0 && el.scroll_top() < TOP_SLACK {
@@ -287,9 +309,7 @@ pub fn ScrollingConversation() -> impl IntoView {
                     </li>
                 </Show>
                 <Show when=move || chat.entries.with(Vec::is_empty)>
-                    <li class="empty-state">
-                        <p>{t.empty_chat}</p>
-                    </li>
+                    <super::conversation::EmptyChat/>
                 </Show>
                 <For
                     each=move || {
@@ -315,5 +335,55 @@ pub fn ScrollingConversation() -> impl IntoView {
                 </button>
             </Show>
         </main>
+    }
+}
+
+/// Highlights a search's words in the message revealed (in its thinking when the match is
+/// there), trying again while an opened block's text is still on its way.
+fn highlight_when_shown(
+    message: web_sys::Element,
+    words: Vec<String>,
+    in_thinking: bool,
+    tries: u32,
+) {
+    const TRIES: u32 = 12;
+    let scope = if in_thinking {
+        message
+            .query_selector(".thinking")
+            .ok()
+            .flatten()
+            .map(|_| ())
+    } else {
+        Some(())
+    };
+    let found = scope.is_some_and(|()| {
+        let roots = message
+            .query_selector_all(if in_thinking {
+                ".thinking-text"
+            } else {
+                ".markdown, .bubble-body"
+            })
+            .ok();
+        let mut count = 0;
+        if let Some(list) = roots {
+            for i in 0..list.length() {
+                if let Some(el) = list
+                    .item(i)
+                    .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+                {
+                    count += super::dom::highlight_words(&el, &words);
+                    if count > 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        count > 0
+    });
+    if !found && tries < TRIES {
+        set_timeout(
+            move || highlight_when_shown(message, words, in_thinking, tries + 1),
+            std::time::Duration::from_millis(250),
+        );
     }
 }

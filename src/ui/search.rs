@@ -7,12 +7,16 @@ use leptos::prelude::*;
 use leptos::wasm_split::SplitLoaderError;
 
 use super::chunks::prefetch;
-use crate::client::controller::ChatController;
+use crate::client::controller::{ChatController, Reveal};
 use crate::domain::history::{HitKind, SearchHit};
 
-/// Search across the user's conversations, answers by default, thinking when asked; each
-/// result shows the match in context and opens its message. The form is on the page; asking
-/// the server and showing the results are the `search` chunk, fetched when the box is focused.
+/// How long typing pauses before the search runs.
+const TYPING_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Search across the user's conversations as the reader types, answers by default, thinking
+/// when asked; results are grouped by chat, each match in context, and open their message with
+/// the match highlighted. The form is on the page; asking the server and showing the results
+/// are the `search` chunk, fetched when the box is focused.
 #[component]
 pub fn Search(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
     let chat = expect_context::<ChatController>();
@@ -20,18 +24,41 @@ pub fn Search(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView 
     let thinking = RwSignal::new(false);
     let hits = RwSignal::new(None::<Vec<SearchHit>>);
     let code = RwSignal::new(None::<SearchCode>);
+    // Each search asked has a number; only the latest one's answer is shown.
+    let asked = StoredValue::new(0u64);
+    let pause = StoredValue::new(None::<TimeoutHandle>);
     let t = crate::ui::locale::tr();
     let run = move || {
+        if let Some(h) = pause.try_update_value(Option::take).flatten() {
+            h.clear();
+        }
+        let number = asked.get_value() + 1;
+        asked.set_value(number);
         let q = query.get_untracked();
         if q.trim().is_empty() {
             hits.set(None);
             return;
         }
         let with_thinking = thinking.get_untracked();
+        let answered = Callback::new(move |found: Vec<SearchHit>| {
+            if asked.get_value() == number {
+                hits.set(Some(found));
+            }
+        });
         chat.when_loaded(search_code(), move |c| {
             code.set(Some(c));
-            (c.run)(chat, q, with_thinking, hits);
+            (c.run)(chat, q, with_thinking, answered);
         });
+    };
+    let typed = move || {
+        if let Some(h) = pause.try_update_value(Option::take).flatten() {
+            h.clear();
+        }
+        if query.get_untracked().trim().is_empty() {
+            run();
+        } else if let Ok(h) = set_timeout_with_handle(run, TYPING_PAUSE) {
+            pause.set_value(Some(h));
+        }
     };
     let close = Callback::new(move |()| close());
     view! {
@@ -44,9 +71,7 @@ pub fn Search(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView 
                 on:focus=move |_| prefetch(prefetch_search())
                 on:input=move |ev| {
                     query.set(event_target_value(&ev));
-                    if query.get_untracked().is_empty() {
-                        hits.set(None);
-                    }
+                    typed();
                 }
             />
             <label class="checkbox">
@@ -61,7 +86,7 @@ pub fn Search(close: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView 
 /// Asking for search results and showing them.
 #[derive(Clone, Copy)]
 struct SearchCode {
-    run: fn(ChatController, String, bool, RwSignal<Option<Vec<SearchHit>>>),
+    run: fn(ChatController, String, bool, Callback<Vec<SearchHit>>),
     results: fn(ChatController, Vec<SearchHit>, Callback<()>) -> AnyView,
 }
 
@@ -78,11 +103,11 @@ fn run_search(
     chat: ChatController,
     query: String,
     thinking: bool,
-    hits: RwSignal<Option<Vec<SearchHit>>>,
+    answered: Callback<Vec<SearchHit>>,
 ) {
     leptos::task::spawn_local(async move {
         match crate::api::history::search(query, thinking).await {
-            Ok(found) => hits.set(Some(found)),
+            Ok(found) => answered.run(found),
             Err(e) => chat.notify(
                 crate::client::controller::NoticeKind::Server,
                 crate::i18n::fill(
@@ -96,30 +121,22 @@ fn run_search(
 
 fn search_results(chat: ChatController, found: Vec<SearchHit>, close: Callback<()>) -> AnyView {
     let t = chat.locale.catalogue();
+    let groups = by_chat(found);
     view! {
         <section class="search-results" aria-label=t.search_results>
-            {if found.is_empty() {
+            {if groups.is_empty() {
                 view! { <p class="search-empty">{t.nothing_found}</p> }.into_any()
             } else {
                 view! {
-                    <ul>
-                        {found.into_iter().map(|hit| {
-                            let (conversation, message) = (hit.conversation_id.clone(), hit.message_id.clone());
-                            let kind = match hit.kind {
-                                HitKind::Thinking => t.hit_in_thinking,
-                                HitKind::Question => t.hit_in_message,
-                                HitKind::Answer => t.hit_in_answer,
-                            };
+                    <ul class="search-groups">
+                        {groups.into_iter().map(|hits| {
+                            let title = crate::i18n::title(crate::ui::locale::tr(), &hits[0].conversation_title);
                             view! {
-                                <li>
-                                    <button type="button" class="search-hit" on:click=move |_| {
-                                        chat.open_hit(conversation.clone(), message.clone());
-                                        close.run(());
-                                    }>
-                                        <span class="search-title" dir="auto">{crate::i18n::title(crate::ui::locale::tr(), &hit.conversation_title)}</span>
-                                        <span class="search-kind">{kind}</span>
-                                        <span class="search-snippet" dir="auto">{snippet(&hit.snippet)}</span>
-                                    </button>
+                                <li class="search-group">
+                                    <span class="search-title" dir="auto">{title.clone()}</span>
+                                    <ul>
+                                        {hits.into_iter().map(|hit| hit_button(chat, hit, title.clone(), close)).collect_view()}
+                                    </ul>
                                 </li>
                             }
                         }).collect_view()}
@@ -129,6 +146,64 @@ fn search_results(chat: ChatController, found: Vec<SearchHit>, close: Callback<(
         </section>
     }
     .into_any()
+}
+
+/// The hits of one chat after another, each chat where its best hit ranked, its hits in rank.
+fn by_chat(found: Vec<SearchHit>) -> Vec<Vec<SearchHit>> {
+    let mut groups: Vec<Vec<SearchHit>> = Vec::new();
+    for hit in found {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].conversation_id == hit.conversation_id)
+        {
+            Some(group) => group.push(hit),
+            None => groups.push(vec![hit]),
+        }
+    }
+    groups
+}
+
+fn hit_button(
+    chat: ChatController,
+    hit: SearchHit,
+    title: String,
+    close: Callback<()>,
+) -> impl IntoView {
+    let t = chat.locale.catalogue();
+    let kind = match hit.kind {
+        HitKind::Thinking => t.hit_in_thinking,
+        HitKind::Question => t.hit_in_message,
+        HitKind::Answer => t.hit_in_answer,
+    };
+    let mut words: Vec<String> = hit
+        .snippet
+        .iter()
+        .filter(|p| p.hit && !p.text.trim().is_empty())
+        .map(|p| p.text.trim().to_string())
+        .collect();
+    words.dedup();
+    let reveal = Reveal {
+        message: hit.message_id.clone(),
+        words,
+        in_thinking: hit.kind == HitKind::Thinking,
+    };
+    let conversation = hit.conversation_id.clone();
+    view! {
+        <li>
+            <button
+                type="button"
+                class="search-hit"
+                aria-label=format!("{title}, {kind}: {}", hit.snippet.iter().map(|p| p.text.as_str()).collect::<String>())
+                on:click=move |_| {
+                    chat.open_hit(conversation.clone(), reveal.clone());
+                    close.run(());
+                }
+            >
+                <span class="search-kind">{kind}</span>
+                <span class="search-snippet" dir="auto">{snippet(&hit.snippet)}</span>
+            </button>
+        </li>
+    }
 }
 
 /// A search snippet with its matched parts marked; text only, no HTML.

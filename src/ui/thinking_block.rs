@@ -73,7 +73,10 @@ pub fn ThinkingBlock(
 
     Effect::new(move |_| {
         text_len.track();
-        if open.get_untracked() && stick.get_untracked() {
+        if open.get_untracked()
+            && stick.get_untracked()
+            && status.get_untracked() == BlockStatus::Streaming
+        {
             if let Some(el) = scratch.get_untracked() {
                 request_animation_frame(move || el.set_scroll_top(el.scroll_height()));
             }
@@ -85,6 +88,12 @@ pub fn ThinkingBlock(
             return;
         };
         let now_open = el.open();
+        // A finished block opens at the start of its reasoning.
+        if now_open && status.get_untracked() != BlockStatus::Streaming {
+            if let Some(s) = scratch.get_untracked() {
+                s.set_scroll_top(0);
+            }
+        }
         if now_open != open.get_untracked() {
             open.set(now_open);
             turn.update(|t| {
@@ -137,6 +146,10 @@ pub fn ThinkingBlock(
             BlockStatus::Streaming => c.push_str(" streaming"),
             BlockStatus::Interrupted => c.push_str(" interrupted"),
             BlockStatus::Done => c.push_str(" done"),
+        }
+        // The reader's own Stop is a stop, not a failure.
+        if turn.with(|t| t.phase == crate::client::turn_state::TurnPhase::Stopped) {
+            c.push_str(" stopped");
         }
         c
     };

@@ -63,7 +63,14 @@ impl ChatController {
             self.arrived.set_value(Some(id));
         }
         self.pref.set(settings.thinking);
-        self.load_models();
+        let signed_out = self.me.with_untracked(|me| {
+            me.as_ref()
+                .is_some_and(|me| me.auth == "password" && me.account.is_none())
+        });
+        // The models are the signed-in reader's to ask for (the page reloads after sign-in).
+        if !signed_out {
+            self.load_models();
+        }
         if settings.new_chat_model == crate::domain::reasoning::NewChatModel::LastUsed {
             self.model.set(settings.last_model.clone());
         }
@@ -119,13 +126,15 @@ impl ChatController {
         self.backend().open(*self, id.to_string());
     }
 
-    /// Opens the conversation of a search result and brings the message into view.
-    pub fn open_hit(&self, conversation: String, message: String) {
-        self.reveal.set(Some(message));
+    /// Opens the conversation of a search result and brings the message into view, its thinking
+    /// open when the match is there, the match highlighted.
+    pub fn open_hit(&self, conversation: String, reveal: super::Reveal) {
+        self.arrived.set_value(None);
+        self.reveal.set(Some(reveal));
         if self.conversation_id.get_untracked() == conversation {
             self.backend().reload(*self, conversation, true);
         } else {
-            self.open(&conversation);
+            self.open_saved(&conversation);
         }
     }
 

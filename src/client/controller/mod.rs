@@ -155,6 +155,15 @@ struct Scopes {
     previous: Option<Owner>,
 }
 
+/// A search result to bring into view: its message, the words that matched (highlighted in
+/// place), and whether they are in the message's thinking (its blocks are opened).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reveal {
+    pub message: String,
+    pub words: Vec<String>,
+    pub in_thinking: bool,
+}
+
 /// The page's chat state, provided as context.
 #[derive(Clone, Copy)]
 pub struct ChatController {
@@ -201,7 +210,7 @@ pub struct ChatController {
     pub workspaces: RwSignal<Vec<Workspace>>,
     pub workspace: RwSignal<Option<String>>,
     /// A message to bring into view once its conversation is shown (a search result).
-    pub reveal: RwSignal<Option<String>>,
+    pub reveal: RwSignal<Option<Reveal>>,
     /// Chats saved in this browser before it used server-side history, offered for import.
     pub importable: RwSignal<usize>,
     /// The workspace's preferences as the server keeps them, so changing one keeps the others.

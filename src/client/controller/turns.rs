@@ -268,6 +268,24 @@ impl ChatController {
         self.running.set(None);
     }
 
+    /// Opens the thinking of message `id`'s answer shown, for this look only (a search matched
+    /// there): the reader's kept choices are not changed.
+    pub fn open_thinking_of(&self, id: &str) {
+        self.entries.with_untracked(|entries| {
+            let Some(entry) = entries.iter().find(|e| e.id == id) else {
+                return;
+            };
+            let active = entry.active.get_untracked();
+            if let Some(turn) = entry.versions.with_untracked(|v| v.get(active).copied()) {
+                turn.update(|t| {
+                    for b in &mut t.blocks {
+                        b.reader_open = Some(true);
+                    }
+                });
+            }
+        });
+    }
+
     /// Sets every block of the conversation open or closed, as the reader's own choice.
     pub fn set_all_blocks(&self, open: bool) {
         let mut stored = Vec::new();

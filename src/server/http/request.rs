@@ -56,7 +56,7 @@ pub fn content_security_policy(nonce: &str) -> String {
 
 /// Powerful browser features no part of Ponder uses, switched off for the page and anything it
 /// could embed. Clipboard writing stays allowed: Copy needs it.
-pub const PERMISSIONS_POLICY: &str = "accelerometer=(), ambient-light-sensor=(), autoplay=(), \
+pub const PERMISSIONS_POLICY: &str = "accelerometer=(), autoplay=(), \
      camera=(), display-capture=(), geolocation=(), gyroscope=(), hid=(), magnetometer=(), \
      microphone=(), midi=(), payment=(), serial=(), usb=(), xr-spatial-tracking=()";
 
