@@ -241,7 +241,7 @@ test("the workspaces and the search form come once the page has hydrated with se
   await chat.settled();
   const nav = page.getByRole("navigation", { name: chat.w.t("conversations") });
   await expect(page.locator(".notice[data-kind=server]")).toContainText(chat.w.t("part_not_loaded"));
-  await expect(nav.getByLabel(chat.w.t("workspace"))).toHaveCount(0);
+  await expect(nav.locator(".workspace-menu")).toHaveCount(0);
   await expect(nav.getByRole("searchbox", { name: chat.w.t("search_chats") })).toHaveCount(0);
   expect(chunks.filter((c) => c === SERVER_PARTS).length).toBeGreaterThan(0);
 
@@ -251,7 +251,7 @@ test("the workspaces and the search form come once the page has hydrated with se
   await chat.send("[no-think] still here");
   await chat.waitForTurnEnd();
   await expect(chat.answer()).not.toBeEmpty();
-  await expect(nav.getByLabel(chat.w.t("workspace"))).toBeVisible();
+  await expect(nav.locator(".workspace-menu")).toBeVisible();
   await expect(nav.getByRole("searchbox", { name: chat.w.t("search_chats") })).toBeVisible();
 });
 
@@ -261,7 +261,7 @@ test("a page without server-side history never fetches the workspaces and the se
   await chat.waitForTurnEnd();
   await expect(page.getByRole("navigation", { name: EN.t("conversations") }).locator(".conversation-open", { hasText: "only here" })).toHaveCount(1);
   expect(chunks).not.toContain(SERVER_PARTS);
-  await expect(page.getByLabel(EN.t("workspace"))).toHaveCount(0);
+  await expect(page.locator(".workspace-menu")).toHaveCount(0);
   await context.close();
 });
 
@@ -363,18 +363,20 @@ test("the list's actions on the server are fetched at their first use, not befor
 
   // A workspace made from the sidebar is shown, with nothing in it yet.
   const workspace = `Research ${Date.now()}`;
+  await nav.locator(".workspace-button").click();
   await nav.getByRole("button", { name: w.t("new_workspace") }).click();
   await nav.getByLabel(w.t("new_workspace_name")).fill(workspace);
   await nav.getByRole("button", { name: w.t("create") }).click();
-  await expect(nav.getByLabel(w.t("workspace"))).toHaveValue(/.+/);
-  await expect(nav.locator(".workspace-picker option:checked")).toHaveText(workspace);
+  await expect(nav.locator(".workspace-current")).toHaveText(workspace);
+  await expect(nav.locator(".workspace-menu")).not.toHaveAttribute("open");
   await expect(items).toHaveCount(0);
 
   // Kept on the server; a fresh load does not fetch the actions again.
   const fetched = chunks.filter((c) => c === "list_actions.wasm").length;
   await page.reload();
   await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
-  await expect(nav.locator(".workspace-picker option")).toContainText([workspace]);
+  await nav.locator(".workspace-button").click();
+  await expect(nav.getByRole("list", { name: w.t("workspace") }).getByRole("button")).toContainText([workspace]);
   expect(chunks.filter((c) => c === "list_actions.wasm")).toHaveLength(fetched);
 });
 

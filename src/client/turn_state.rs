@@ -214,6 +214,42 @@ pub fn step_order(blocks: usize, tools: &[ToolStep]) -> Vec<Step> {
     out
 }
 
+/// What a turn shows above its answer: a thinking block, one tool step, or a run of tool steps
+/// next to each other (`first..end` of [`TurnState::tools`]), folded into one line that opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    Block(usize),
+    Tool(usize),
+    Tools(usize, usize),
+}
+
+/// [`step_order`] with every run of two or more tool steps between the same blocks folded.
+pub fn parts(steps: &[Step]) -> Vec<Part> {
+    let mut out: Vec<Part> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let folded = match (*step, out.last()) {
+            (Step::Tool(i), Some(Part::Tools(first, end))) if *end == i => {
+                Some(Part::Tools(*first, i + 1))
+            }
+            (Step::Tool(i), Some(Part::Tool(prev))) if *prev + 1 == i => {
+                Some(Part::Tools(*prev, i + 1))
+            }
+            _ => None,
+        };
+        match folded {
+            Some(part) => {
+                out.pop();
+                out.push(part);
+            }
+            None => out.push(match *step {
+                Step::Tool(i) => Part::Tool(i),
+                Step::Block(i) => Part::Block(i),
+            }),
+        }
+    }
+    out
+}
+
 /// The whole visible state of one assistant turn.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnState {
@@ -434,6 +470,22 @@ impl TurnState {
         step_order(self.blocks.len(), &self.tools)
     }
 
+    /// [`Self::steps`] as the page shows them: runs of tool steps folded.
+    pub fn parts(&self) -> Vec<Part> {
+        parts(&self.steps())
+    }
+
+    /// Where the run of tool steps beginning at `first` ends (exclusive).
+    pub fn run_end(&self, first: usize) -> usize {
+        self.parts()
+            .into_iter()
+            .find_map(|p| match p {
+                Part::Tools(f, end) if f == first => Some(end),
+                _ => None,
+            })
+            .unwrap_or(first + 1)
+    }
+
     /// True when the bubble should offer Retry.
     pub fn wants_retry(&self) -> bool {
         match self.phase {
@@ -446,6 +498,31 @@ impl TurnState {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_run_of_tool_steps_folds_into_one_part_and_a_lone_step_stays() {
+        use super::{parts, Part, Step};
+        let steps = [
+            Step::Tool(0),
+            Step::Block(0),
+            Step::Tool(1),
+            Step::Tool(2),
+            Step::Tool(3),
+            Step::Block(1),
+            Step::Tool(4),
+        ];
+        assert_eq!(
+            parts(&steps),
+            [
+                Part::Tool(0),
+                Part::Block(0),
+                Part::Tools(1, 4),
+                Part::Block(1),
+                Part::Tool(4)
+            ]
+        );
+        assert_eq!(parts(&[]), []);
+    }
+
     use super::*;
     use crate::domain::ToolStatus;
 

@@ -57,6 +57,14 @@ pub static AR: Catalogue = Catalogue {
     tool_done: "تم",
     tool_failed: "فشل",
     tool_card: "الأداة: {tool}",
+    tool_steps: Plural::six(
+        "لا خطوات أدوات",
+        "خطوة أداة واحدة",
+        "خطوتا أداة",
+        "{n} خطوات أدوات",
+        "{n} خطوة أداة",
+        "{n} خطوة أداة",
+    ),
     tool_output: "مُخرجات الأداة",
     sources: "المصادر",
 

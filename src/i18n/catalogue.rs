@@ -134,6 +134,8 @@ pub struct Catalogue {
     pub tool_failed: &'static str,
     /// The accessible name of a tool card: `{tool}` is its label.
     pub tool_card: &'static str,
+    /// A run of tool steps folded into one line.
+    pub tool_steps: Plural,
     pub tool_output: &'static str,
     pub sources: &'static str,
 

@@ -43,6 +43,7 @@ pub static EN: Catalogue = Catalogue {
     tool_done: "Done",
     tool_failed: "Failed",
     tool_card: "Tool: {tool}",
+    tool_steps: Plural::two("{n} tool step", "{n} tool steps"),
     tool_output: "Tool output",
     sources: "Sources",
 

@@ -43,6 +43,7 @@ pub static JA: Catalogue = Catalogue {
     tool_done: "完了",
     tool_failed: "失敗",
     tool_card: "ツール：{tool}",
+    tool_steps: Plural::same("ツールの手順（{n}件）"),
     tool_output: "ツールの出力",
     sources: "出典",
 

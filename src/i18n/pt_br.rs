@@ -47,6 +47,7 @@ pub static PT_BR: Catalogue = Catalogue {
     tool_done: "Concluído",
     tool_failed: "Falhou",
     tool_card: "Ferramenta: {tool}",
+    tool_steps: Plural::three("{n} etapa de ferramenta", "{n} de etapas de ferramenta", "{n} etapas de ferramenta"),
     tool_output: "Saída da ferramenta",
     sources: "Fontes",
 

@@ -8,9 +8,9 @@ use super::icons::{icon, Icon};
 use super::markdown_view::MarkdownView;
 use super::sources::SourcesList;
 use super::thinking_block::ThinkingBlock;
-use super::tool_step::ToolStepCard;
+use super::tool_step::{ToolRun, ToolStepCard};
 use crate::client::controller::{ChatController, Entry};
-use crate::client::turn_state::{Step, TurnPhase, TurnState};
+use crate::client::turn_state::{Part, TurnPhase, TurnState};
 use crate::domain::Role;
 use crate::i18n::{fill, Catalogue, Locale};
 use crate::ui::locale::{locale, tr};
@@ -313,7 +313,7 @@ pub fn AssistantBubble(entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
 fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let copied = RwSignal::new(false);
-    let steps = Memo::new(move |_| turn.with(TurnState::steps));
+    let steps = Memo::new(move |_| turn.with(TurnState::parts));
     let phase = Memo::new(move |_| turn.with(|t| t.phase));
     let answer = move |read: &mut dyn FnMut(&str)| turn.with(|t| read(&t.answer));
     let fallback = Memo::new(move |_| turn.with(|t| t.fallback_code()));
@@ -384,9 +384,17 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
     view! {
         <div class="bubble-main">
             // Thinking blocks and tool steps in stream order; each keeps its nodes as more arrive.
-            <For each=move || steps.get() key=|step| *step let:step>
+            // A run of tool steps is keyed by where it begins: it grows in place as steps arrive.
+            <For
+                each=move || steps.get()
+                key=|part| match part {
+                    Part::Tools(first, _) => Part::Tools(*first, usize::MAX),
+                    other => *other,
+                }
+                let:step
+            >
                 {match step {
-                    Step::Block(index) => view! {
+                    Part::Block(index) => view! {
                         <ThinkingBlock
                             turn
                             index
@@ -396,7 +404,8 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
                         />
                     }
                     .into_any(),
-                    Step::Tool(index) => view! { <ToolStepCard turn index/> }.into_any(),
+                    Part::Tool(index) => view! { <ToolStepCard turn index/> }.into_any(),
+                    Part::Tools(first, _) => view! { <ToolRun turn first/> }.into_any(),
                 }}
             </For>
             <Show when=move || waiting.get()>
