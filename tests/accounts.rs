@@ -448,6 +448,12 @@ async fn a_conversations_address_opens_it_for_its_owner_and_is_not_found_for_any
         html.contains("chat-page"),
         "the chat page renders at its address"
     );
+    assert!(
+        html.contains("Opening the chat") && !html.contains("example-prompt"),
+        "no empty new chat is drawn before the chat arrives"
+    );
+    let (_, fresh) = alice.page("/").await;
+    assert!(fresh.contains("example-prompt") && !fresh.contains("Opening the chat"));
     assert_eq!(alice.page(&format!("{address}/")).await.0, 200);
 
     let (status, html) = bob.page(&address).await;

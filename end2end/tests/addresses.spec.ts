@@ -70,6 +70,10 @@ for (const size of [
       await expect.poll(() => pathOf(page)).toBe(second);
       await expect(chat.userBubbles().first()).toContainText(`second by address ${size.name}`);
 
+      // The server draws the address as a chat being opened, never as an empty new chat.
+      const served = await (await page.request.get(second)).text();
+      expect(served).toContain("Opening the chat");
+      expect(served).not.toContain("example-prompt");
       await page.reload();
       await hydrated(page);
       expect(pathOf(page)).toBe(second);

@@ -127,6 +127,7 @@ pub static AR: Catalogue = Catalogue {
     ),
     empty_chat: "اسأل عن أي شيء. تعرض نماذج الاستدلال تفكيرها هنا مباشرةً، فوق الإجابة.",
     skip_to_message: "انتقل إلى مربع الرسالة",
+    opening_chat: "جارٍ فتح المحادثة…",
     empty_chat_model: "يجيب {model}",
     example_prompt_1: "هل العدد 1001 عدد أولي؟ اعرض طريقة التحقق.",
     example_prompt_2: "خطّط لثلاثة أيام في كيوتو بميزانية صغيرة.",

@@ -190,6 +190,8 @@ pub struct Catalogue {
     pub jump_to_latest: &'static str,
     pub show_earlier_messages: Plural,
     pub empty_chat: &'static str,
+    /// What a chat's address shows until the chat is here.
+    pub opening_chat: &'static str,
     /// The skip link, the keyboard's first stop.
     pub skip_to_message: &'static str,
     /// The model an empty chat will ask (`{model}`).

@@ -92,6 +92,7 @@ pub static EN: Catalogue = Catalogue {
     show_earlier_messages: Plural::same("Show earlier messages ({n})"),
     empty_chat: "Ask anything. Reasoning models show their thinking here, live, above the answer.",
     skip_to_message: "Skip to the message box",
+    opening_chat: "Opening the chat…",
     empty_chat_model: "Answering with {model}",
     example_prompt_1: "Is 1,001 a prime number? Show how you check.",
     example_prompt_2: "Plan three days in Kyoto on a small budget.",

@@ -92,6 +92,7 @@ pub static JA: Catalogue = Catalogue {
     show_earlier_messages: Plural::same("以前のメッセージを表示（{n}件）"),
     empty_chat: "何でも質問してください。推論モデルの思考は、ここで回答の上にリアルタイムで表示されます。",
     skip_to_message: "メッセージ入力欄へ移動",
+    opening_chat: "チャットを開いています…",
     empty_chat_model: "回答するモデル: {model}",
     example_prompt_1: "1,001 は素数ですか？確かめ方も見せてください。",
     example_prompt_2: "少ない予算で京都を3日間巡る計画を立てて。",

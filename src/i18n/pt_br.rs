@@ -100,6 +100,7 @@ pub static PT_BR: Catalogue = Catalogue {
     show_earlier_messages: Plural::same("Mostrar mensagens anteriores ({n})"),
     empty_chat: "Pergunte o que quiser. Os modelos de raciocínio mostram o pensamento aqui, ao vivo, acima da resposta.",
     skip_to_message: "Ir para a caixa de mensagem",
+    opening_chat: "Abrindo a conversa…",
     empty_chat_model: "Respondendo com {model}",
     example_prompt_1: "1.001 é um número primo? Mostre como você verifica.",
     example_prompt_2: "Planeje três dias em Quioto com pouco dinheiro.",

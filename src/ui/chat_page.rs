@@ -96,10 +96,10 @@ pub fn ChatPage() -> impl IntoView {
     provide_context(disclaimer);
 
     view! {
-        <Show when=move || !chat.lost.get() fallback=|| view! { <super::not_found::NotFound/> }>
         <div
             class="chat-page"
             class:needs-sign-in=move || sign_in_needed.get().is_some()
+            class:lost=move || chat.lost.get()
             data-hydrated=move || hydrated.get().then_some("true")
         >
             {move || sign_in_needed.get().map(|setup| view! { <SignIn setup/> })}
@@ -142,7 +142,8 @@ pub fn ChatPage() -> impl IntoView {
             // drawn at the start by the style sheet.
             <Sidebar open=drawer/>
             <super::message_bubble::DisclaimerExplanation explanation=disclaimer/>
+            // An address that leads nowhere: the page says so in place of the chat.
+            {move || chat.lost.get().then(|| view! { <super::not_found::NotFound/> })}
         </div>
-        </Show>
     }
 }

@@ -115,6 +115,25 @@ fn plain_rows(chat: ChatController) -> Vec<AnyView> {
 pub fn EmptyChat() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let t = crate::ui::locale::tr();
+    move || {
+        if chat.opening.get() {
+            view! {
+                <li class="empty-state opening" aria-busy="true">
+                    <p>{t.opening_chat}</p>
+                </li>
+            }
+            .into_any()
+        } else {
+            view! { <NewChatOffer/> }.into_any()
+        }
+    }
+}
+
+/// What an empty new chat shows.
+#[component]
+fn NewChatOffer() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let t = crate::ui::locale::tr();
     let model = move || {
         let id = chat.current_model();
         chat.models

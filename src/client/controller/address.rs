@@ -76,6 +76,7 @@ impl ChatController {
     /// page says the address leads nowhere and says true; otherwise the caller tells the reader
     /// in its own way.
     pub(super) fn missing(&self, id: &str) -> bool {
+        self.opening.set(false);
         let by_address = self.arrived.with_value(|a| a.as_deref() == Some(id));
         if by_address {
             self.lost.set(true);

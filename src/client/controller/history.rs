@@ -82,6 +82,7 @@ impl ChatController {
                     .is_some_and(|me| me.auth == "password" && me.account.is_none())
             });
             if needs_sign_in {
+                this.opening.set(false);
                 this.forget_account(local);
             } else {
                 this.backend().load(this, local, &settings);

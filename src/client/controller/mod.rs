@@ -231,6 +231,9 @@ pub struct ChatController {
     arrived: StoredValue<Option<String>>,
     /// The address names no conversation of the reader's: the page shows the not-found page.
     pub lost: RwSignal<bool>,
+    /// The page was loaded at a conversation's address and has not shown it yet: the server
+    /// and the page render "opening" there, not an empty chat that then changes.
+    pub opening: RwSignal<bool>,
 }
 
 impl Default for ChatController {
@@ -312,6 +315,7 @@ impl ChatController {
             locale,
             arrived: StoredValue::new(None),
             lost: RwSignal::new(false),
+            opening: RwSignal::new(super::browser::page_address().chat().is_some()),
         }
     }
 
@@ -375,6 +379,7 @@ impl ChatController {
             last.map(|v| v.settings).unwrap_or_default(),
         );
         self.conversation_id.set(record.id);
+        self.opening.set(false);
         self.title.set(record.title);
         self.earlier.set(record.earlier);
         self.loading_earlier.set_value(false);
@@ -438,6 +443,7 @@ impl ChatController {
             ..Meta::default()
         });
         self.conversation_id.set(id);
+        self.opening.set(false);
         self.title.set(String::new());
         self.earlier.set(0);
         self.entries.set(Vec::new());

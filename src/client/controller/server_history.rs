@@ -116,10 +116,13 @@ lazy_actions! {
                         this.new_chat();
                     }
                 }
-                Err(e) => this.notify(
-                    NoticeKind::Server,
-                    this.say_failed(|c| c.chat_not_loaded, &e.0),
-                ),
+                Err(e) => {
+                    this.opening.set(false);
+                    this.notify(
+                        NoticeKind::Server,
+                        this.say_failed(|c| c.chat_not_loaded, &e.0),
+                    )
+                }
             }
         });
     }
