@@ -24,6 +24,14 @@ pub struct Me {
     pub history: String,
 }
 
+impl Me {
+    /// Built-in accounts and nobody signed in: the page is the sign-in form, and asks the
+    /// server for nothing that is a user's.
+    pub fn must_sign_in(&self) -> bool {
+        self.auth == "password" && self.account.is_none()
+    }
+}
+
 /// A personal API token as listed; the secret is shown once, in [`NewToken`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApiToken {

@@ -30,7 +30,7 @@ pub fn ChatPage() -> impl IntoView {
     let sign_in_needed = Memo::new(move |_| {
         chat.me
             .get()
-            .filter(|me| me.auth == "password" && me.account.is_none())
+            .filter(crate::domain::account::Me::must_sign_in)
             .map(|me| me.needs_setup)
     });
     let drawer = RwSignal::new(false);

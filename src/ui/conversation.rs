@@ -77,7 +77,7 @@ fn PlainConversation() -> impl IntoView {
             }
         >
             <ol class="messages">
-                {move || chat.entries.with(Vec::is_empty).then(|| view! { <EmptyChat/> })}
+                {move || chat.entries.with(Vec::is_empty).then(|| view! { <super::empty_chat::EmptyChat/> })}
                 {move || failed().then(|| plain_rows(chat))}
             </ol>
             <div class="scroll-spacer" aria-hidden="true"></div>
@@ -107,64 +107,4 @@ fn plain_rows(chat: ChatController) -> Vec<AnyView> {
             }),
         )
         .collect()
-}
-
-/// An empty chat: what it is for, the model that will answer, and a few prompts to start from
-/// (a press puts one in the box, to send or change).
-#[component]
-pub fn EmptyChat() -> impl IntoView {
-    let chat = expect_context::<ChatController>();
-    let t = crate::ui::locale::tr();
-    move || {
-        if chat.opening.get() {
-            view! {
-                <li class="empty-state opening" aria-busy="true">
-                    <p>{t.opening_chat}</p>
-                </li>
-            }
-            .into_any()
-        } else {
-            view! { <NewChatOffer/> }.into_any()
-        }
-    }
-}
-
-/// What an empty new chat shows.
-#[component]
-fn NewChatOffer() -> impl IntoView {
-    let chat = expect_context::<ChatController>();
-    let t = crate::ui::locale::tr();
-    let model = move || {
-        let id = chat.current_model();
-        chat.models
-            .with(|m| m.find(&id).map(|m| m.label().to_string()))
-            .unwrap_or(id)
-    };
-    let start_from = move |prompt: &'static str| {
-        chat.draft.set(prompt.to_string());
-        super::dom::focus_by_id("composer-input");
-    };
-    view! {
-        <li class="empty-state">
-            <p>{t.empty_chat}</p>
-            <p class="empty-model">
-                {move || {
-                    let m = model();
-                    (!m.is_empty()).then(|| crate::i18n::fill(t.empty_chat_model, &[("model", &m)]))
-                }}
-            </p>
-            <ul class="example-prompts" aria-label=t.try_asking>
-                {[t.example_prompt_1, t.example_prompt_2, t.example_prompt_3]
-                    .into_iter()
-                    .map(|prompt| view! {
-                        <li>
-                            <button type="button" class="example-prompt" dir="auto" on:click=move |_| start_from(prompt)>
-                                {prompt}
-                            </button>
-                        </li>
-                    })
-                    .collect_view()}
-            </ul>
-        </li>
-    }
 }

@@ -9,6 +9,7 @@ pub mod composer;
 pub mod conversation;
 pub mod conversation_list;
 pub mod dom;
+pub mod empty_chat;
 pub mod icons;
 pub mod locale;
 pub mod markdown_view;

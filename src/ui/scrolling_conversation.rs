@@ -309,7 +309,7 @@ pub fn ScrollingConversation() -> impl IntoView {
                     </li>
                 </Show>
                 <Show when=move || chat.entries.with(Vec::is_empty)>
-                    <super::conversation::EmptyChat/>
+                    <super::empty_chat::EmptyChat/>
                 </Show>
                 <For
                     each=move || {

@@ -140,6 +140,9 @@ pub fn ThinkingBlock(
             .map(|n| view! { <span class="thinking-origin">{n}</span> })
     };
     let text = move |read: &mut dyn FnMut(&str)| read_block(turn, index, |b| read(&b.text));
+    // Read through a memo: the turn changes with every token, the stop once.
+    let stopped =
+        Memo::new(move |_| turn.with(|t| t.phase == crate::client::turn_state::TurnPhase::Stopped));
     let classes = move || {
         let mut c = String::from("thinking");
         match status.get() {
@@ -148,7 +151,7 @@ pub fn ThinkingBlock(
             BlockStatus::Done => c.push_str(" done"),
         }
         // The reader's own Stop is a stop, not a failure.
-        if turn.with(|t| t.phase == crate::client::turn_state::TurnPhase::Stopped) {
+        if stopped.get() {
             c.push_str(" stopped");
         }
         c

@@ -13,6 +13,7 @@ use super::server_history::ServerHistory;
 use super::{now_ms, ChatController, NoticeKind};
 use crate::client::local_store::{self, SaveError};
 use crate::client::saved_chat::{self, ConversationRecord};
+use crate::domain::account::Me;
 
 /// Where the page's conversations live, chosen once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,12 +64,11 @@ impl ChatController {
             self.arrived.set_value(Some(id));
         }
         self.pref.set(settings.thinking);
-        let signed_out = self.me.with_untracked(|me| {
-            me.as_ref()
-                .is_some_and(|me| me.auth == "password" && me.account.is_none())
-        });
+        let needs_sign_in = self
+            .me
+            .with_untracked(|me| me.as_ref().is_some_and(Me::must_sign_in));
         // The models are the signed-in reader's to ask for (the page reloads after sign-in).
-        if !signed_out {
+        if !needs_sign_in {
             self.load_models();
         }
         if settings.new_chat_model == crate::domain::reasoning::NewChatModel::LastUsed {
@@ -77,23 +77,17 @@ impl ChatController {
         self.backend().begin_load(*self, &settings);
         let this = *self;
         self.reading_local_chats(true, move |local| {
-            let needs_sign_in = this.me.with_untracked(|me| {
-                me.as_ref()
-                    .is_some_and(|me| me.auth == "password" && me.account.is_none())
-            });
             if needs_sign_in {
                 this.opening.set(false);
                 this.forget_account(local);
-            } else {
-                this.backend().load(this, local, &settings);
-            }
-            if needs_sign_in {
                 // Whether this is the first visit (the form then creates the admin).
                 spawn_local(async move {
                     if let Ok(me) = crate::api::account::who_am_i().await {
                         this.me.set(Some(me));
                     }
                 });
+            } else {
+                this.backend().load(this, local, &settings);
             }
             this.loaded.set(true);
         });
