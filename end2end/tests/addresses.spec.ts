@@ -89,6 +89,44 @@ for (const size of [
       await tab.close();
     });
 
+    test("the server draws a chat's messages on its first load, from its end, and nothing in it runs", async ({ page, context }) => {
+      const chat = new ChatPage(page);
+      await chat.goto();
+      const address = await chatAt(chat, `[long] drawn first ${size.name}`);
+      await chat.send(`[xss] drawn second ${size.name}`);
+      await chat.waitForTurnEnd();
+      const served = await (await page.request.get(address)).text();
+      expect(served).toContain(`drawn first ${size.name}`);
+      expect(served).toContain(`drawn second ${size.name}`);
+      expect(served).toContain('class="thinking done"');
+
+      // The drawing alone, as a reader sees it before the page's code runs.
+      const still = await context.newPage();
+      await still.route(/\.(wasm|js)(\?.*)?$/, (route) => route.abort());
+      let dialogs = 0;
+      still.on("dialog", (dialog) => {
+        dialogs += 1;
+        void dialog.dismiss();
+      });
+      await still.goto(address);
+      const drawing = still.locator(".first-paint");
+      await expect(drawing.locator(".bubble.user")).toHaveCount(2);
+      await expect(drawing.locator(".bubble.assistant")).toHaveCount(2);
+      await expect(drawing.locator("details.thinking").first()).toBeVisible();
+      // A chat opens at its end.
+      await expect(drawing.locator(".bubble.assistant").last()).toBeInViewport();
+      await expect(drawing.locator(".bubble.user").first()).not.toBeInViewport();
+      expect(await drawing.locator("img, script, iframe, [onerror], [onclick]").count()).toBe(0);
+      expect(dialogs).toBe(0);
+      await still.close();
+
+      // The page, once it runs, shows the chat itself in place of the drawing.
+      await page.goto(address);
+      await hydrated(page);
+      await expect(chat.userBubbles().first()).toContainText(`drawn first ${size.name}`);
+      await expect(page.locator(".first-paint")).toHaveCount(0);
+    });
+
     test("opening a chat from the list is a step Back returns from", async ({ page }) => {
       const chat = new ChatPage(page);
       await chat.goto();

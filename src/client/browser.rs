@@ -115,6 +115,24 @@ pub fn chat_missing() -> bool {
     }
 }
 
+/// The conversation the server found at this page's address, to draw on the first load; only
+/// the server's render has it (the page asks for the chat once it runs).
+pub fn served_chat() -> Option<crate::domain::page::ChatFound> {
+    #[cfg(feature = "ssr")]
+    {
+        use_context::<http::request::Parts>().and_then(|parts| {
+            parts
+                .extensions
+                .get::<crate::domain::page::ChatFound>()
+                .cloned()
+        })
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        None
+    }
+}
+
 /// Shows `address` in the address bar: a new history entry (`push`), or in place of the current
 /// one. Nothing happens when the bar already shows it, or on the server.
 pub fn go_to(address: &Address, push: bool) {

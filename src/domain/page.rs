@@ -22,6 +22,18 @@ pub struct PageSettings {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChatMissing;
 
+/// Put on a page request by the server when its address names one of the caller's
+/// conversations: its last messages, which the page draws at once on its first load (the
+/// server's render, before the page can ask for them), so no empty chat flashes first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatFound(pub std::sync::Arc<crate::domain::history::Conversation>);
+
+impl ChatFound {
+    /// How many of the conversation's last messages the first load draws: enough to fill a
+    /// tall screen from the end, where a chat opens.
+    pub const MESSAGES: usize = 12;
+}
+
 /// Where a page of the app is: a new chat (the base path), one conversation (`/c/<id>` under
 /// it) or somewhere the app has nothing. The server routes by it, the page reads and writes its
 /// address by it, so both sides agree on every URL.

@@ -16,6 +16,7 @@ use crate::client::controller::{ChatController, NoticeKind};
 /// view until then (and if it cannot be had).
 #[component]
 pub fn Conversation() -> impl IntoView {
+    super::first_paint::FirstPaint::provide();
     let ready = Memo::new(move |_| matches!(message_code::state(), Fetch::Ready(_)));
     move || match (ready.get(), untrack(message_code::state)) {
         (true, Fetch::Ready(code)) => untrack(code.conversation),

@@ -1,5 +1,5 @@
 //! What an empty conversation shows: "Opening the chat…" on a chat's address until the chat is
-//! here, else the new chat's offer (the model that will answer, example prompts). Shared by the
+//! here (over the server's drawing of it, [`super::first_paint`]), else the new chat's offer (the model that will answer, example prompts). Shared by the
 //! plain view and the scrolling one.
 
 use leptos::prelude::*;
@@ -17,6 +17,7 @@ pub fn EmptyChat() -> impl IntoView {
             view! {
                 <li class="empty-state opening" aria-busy="true">
                     <p>{t.opening_chat}</p>
+                    <super::first_paint::FirstPaintView/>
                 </li>
             }
             .into_any()

@@ -10,6 +10,7 @@ pub mod conversation;
 pub mod conversation_list;
 pub mod dom;
 pub mod empty_chat;
+pub mod first_paint;
 pub mod icons;
 pub mod locale;
 pub mod markdown_view;
