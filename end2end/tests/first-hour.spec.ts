@@ -220,3 +220,51 @@ test("the keyboard starts with a skip link, reaches the header before the chat l
   await chat.waitForTurnEnd();
   expect(await page.evaluate(() => document.activeElement === document.body)).toBe(false);
 });
+
+test("the picker names what its model can do; every plain choice is the same styled control", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  const button = page.locator(".model-picker .model-button");
+  await expect(button.locator(".model-tag")).toHaveText("reasons");
+  await expect(page.getByLabel("Effort")).toBeVisible();
+  await page.getByText("Settings", { exact: true }).click();
+  await expect(page.getByLabel("Language")).toBeVisible();
+  // No native select beside the pills: each is drawn as the app's pill, with the menus' chevron.
+  const selects = page.locator("select");
+  expect(await selects.count()).toBeGreaterThanOrEqual(2);
+  for (const select of await selects.all()) {
+    const look = await select.evaluate((el) => {
+      const style = getComputedStyle(el);
+      const wrapper = el.parentElement!;
+      return {
+        appearance: style.appearance,
+        radius: style.borderTopLeftRadius,
+        chevron: getComputedStyle(wrapper, "::after").content,
+        choice: wrapper.classList.contains("choice"),
+      };
+    });
+    expect(look.choice).toBe(true);
+    expect(look.appearance).not.toBe("auto");
+    expect(look.radius).toBe("999px");
+    expect(look.chevron).not.toBe("none");
+  }
+});
+
+test("a chat's title has the row's width in the list, the menu button over its end only when wanted", async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const chat = new ChatPage(page);
+  await chat.goto();
+  const long = `A title long enough to need the whole row ${Date.now()}`;
+  await chat.send(long);
+  await chat.waitForTurnEnd();
+  await page.getByRole("button", { name: "New chat" }).click();
+  const row = conversations(page).filter({ hasText: long }).locator("xpath=..");
+  await page.mouse.move(900, 400);
+  const widths = await row.evaluate((li) => {
+    const title = li.querySelector(".conversation-open") as HTMLElement;
+    return { row: li.clientWidth, title: title.clientWidth, text: title.scrollWidth };
+  });
+  expect(widths.title).toBe(widths.row);
+  // About 30 characters of the title show in a 1280 px window (17 did before).
+  expect(widths.title).toBeGreaterThanOrEqual(250);
+});

@@ -117,7 +117,7 @@ fn LanguageSetting() -> impl IntoView {
         }
     };
     view! {
-        <label class="language-picker">
+        <label class="choice language-picker">
             {t.language}
             <select on:change=choose>
                 {crate::i18n::Locale::ALL

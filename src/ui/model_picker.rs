@@ -9,7 +9,7 @@ use super::menus::menu_toggled;
 use crate::client::controller::ChatController;
 use crate::domain::Effort;
 
-/// The picker: a menu button naming the model; its search box and list (the `menu_panels`
+/// The picker: a menu button naming the model and what it can do (it reasons); its search box and list (the `menu_panels`
 /// chunk) render once it first opens.
 #[component]
 pub fn ModelPicker() -> impl IntoView {
@@ -23,6 +23,7 @@ pub fn ModelPicker() -> impl IntoView {
             .with(|m| m.find(&id).map(|m| m.label().to_string()))
             .unwrap_or(id)
     };
+    let reasons = move || chat.controls().reasons;
     view! {
         <details class="menu model-picker" node_ref=menu on:toggle=move |ev| {
             if menu_toggled(ev) && panel.get_untracked().is_none() {
@@ -36,6 +37,7 @@ pub fn ModelPicker() -> impl IntoView {
                 on:focus=|_| prefetch(prefetch_model_panel())
             >
                 <span class="model-name">{label}</span>
+                {move || reasons().then(|| view! { <span class="model-tag" aria-hidden="true">{t.model_tag_reasons}</span> })}
             </summary>
             <div class="menu-panel model-panel">{move || panel.get().map(|code| code(menu))}</div>
         </details>
@@ -74,7 +76,7 @@ pub fn ReasoningControls() -> impl IntoView {
             let c = controls.get();
             c.effort && chat.thinking.get().filter(|_| c.toggle) != Some(false)
         }>
-            <label class="effort">
+            <label class="choice effort">
                 <span>{t.effort}</span>
                 <select
                     on:change=move |ev| chat.effort.set(Effort::parse(&event_target_value(&ev)))
