@@ -1,6 +1,7 @@
 import { expect, test, type Browser, type BrowserContext, type Page } from "@playwright/test";
 import { SERVERS } from "../servers";
-import { ChatPage } from "../pages/chat";
+import { ChatPage, expectNoViolations } from "../pages/chat";
+import { Words } from "../pages/i18n";
 
 // Accounts and server-side history, as people use them: signing in (built-in accounts, a trusted
 // proxy's header, no sign-in on loopback), the same history on a second device, nothing of it for
@@ -198,6 +199,44 @@ test.describe.serial("built-in accounts", () => {
     await expect(page.getByText("That chat is no longer on the server")).toHaveCount(0);
     await expect(page.getByRole("region", { name: "Chats in this browser" })).toHaveCount(0);
     await expect(chat.userBubbles()).toHaveCount(0);
+    await context.close();
+  });
+
+  test("on a phone, in Arabic, signing out leaves nothing behind, and the sign-in page is accessible, light and dark", async ({ browser }) => {
+    const ar = new Words("ar");
+    const context = await browser.newContext({
+      baseURL: ACCOUNTS,
+      locale: "ar",
+      viewport: { width: 390, height: 844 },
+      hasTouch: true,
+    });
+    const page = await context.newPage();
+    await hydrated(page, ACCOUNTS);
+    await expect(page.locator("html")).toHaveAttribute("dir", "rtl");
+    await page.getByRole("textbox", { name: ar.t("name") }).fill(BO.name);
+    await page.getByLabel(ar.t("password")).fill(BO.password);
+    await page.getByRole("button", { name: ar.t("sign_in"), exact: true }).click();
+    const box = page.getByRole("textbox", { name: ar.t("message") });
+    await expect(box).toBeVisible();
+    const secret = `خطط سرية ${Date.now()}`;
+    await box.fill(secret);
+    await page.keyboard.press("Enter");
+    await expect.poll(() => new URL(page.url()).pathname, { timeout: 15_000 }).toMatch(/^\/c\//);
+    await expect(page).toHaveTitle(new RegExp(secret));
+    const cached = () => page.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("ponder.chat.v1.")));
+    await expect.poll(cached).not.toEqual([]);
+
+    await page.locator("summary", { hasText: ar.t("settings") }).click();
+    await page.getByRole("button", { name: ar.t("sign_out"), exact: true }).click();
+    await expect(page.getByRole("heading", { name: ar.t("sign_in_title") })).toBeVisible();
+    await expect(page).toHaveTitle("Ponder");
+    expect(new URL(page.url()).pathname).toBe("/");
+    await expect.poll(cached).toEqual([]);
+    await expect(page.getByText(secret)).toHaveCount(0);
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await expectNoViolations(page, `the Arabic sign-in page after sign-out on a phone, ${scheme}`);
+    }
     await context.close();
   });
 });

@@ -1,5 +1,6 @@
 import { expect, test, type Page } from "@playwright/test";
 import { ChatPage, expectNoViolations } from "../pages/chat";
+import { Words } from "../pages/i18n";
 
 // Search as the reader types: no Enter needed, the latest query's results only, one entry per
 // chat with its matches, and a match in the thinking opens the block with the words highlighted.
@@ -83,3 +84,28 @@ for (const size of [
     });
   });
 }
+
+test("in Arabic, right to left, results come as the reader types and are accessible, light and dark", async ({ browser }) => {
+  const ar = new Words("ar");
+  const context = await browser.newContext({ locale: "ar" });
+  const page = await context.newPage();
+  await page.goto("/");
+  await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+  await expect(page.locator("html")).toHaveAttribute("dir", "rtl");
+  const word = `زرافة${Date.now().toString(36)}`;
+  const box = page.getByRole("textbox", { name: ar.t("message") });
+  await box.fill(`سؤال عن ${word}`);
+  await page.keyboard.press("Enter");
+  await expect.poll(() => new URL(page.url()).pathname, { timeout: 15_000 }).toMatch(/^\/c\//);
+  await expect(page.locator(".bubble.assistant[aria-busy=false]")).toHaveCount(1, { timeout: 15_000 });
+  const search = page.getByRole("searchbox", { name: ar.t("search_chats") });
+  await search.pressSequentially(word, { delay: 20 });
+  const results = page.getByRole("region", { name: ar.t("search_results") });
+  await expect(results.locator(".search-group")).toHaveCount(1);
+  await expect(results.locator(".search-hit mark").first()).toHaveText(word);
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await expectNoViolations(page, `Arabic search results, ${scheme}`);
+  }
+  await context.close();
+});
