@@ -36,6 +36,7 @@ mod history;
 mod models;
 mod notices;
 mod server_history;
+mod server_list;
 #[cfg(test)]
 mod tests;
 mod turns;

@@ -1,7 +1,7 @@
 //! Conversations kept on the server (signed in, `PONDER_HISTORY=server`), through the server
 //! functions of [`crate::api::history`]; this browser keeps a copy of what was shown, as a
 //! cache. Reading a stored chat is in the bubbles' chunk (`messages`: a chat is only read to be
-//! shown), the list's rarer actions in the `list_actions` chunk.
+//! shown), the list's rarer actions in the `list_actions` chunk ([`super::server_list`]).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -185,135 +185,6 @@ lazy_actions! {
     }
 }
 
-lazy_actions! {
-    /// The list's rarer actions on the server (rename, delete and undo, the workspaces,
-    /// importing this browser's older chats). Few visits use them, so they are a chunk of their
-    /// own; the page keeps only what decides whether one is needed.
-    mod list_actions in list_actions, preload prefetch_list_actions;
-
-    fn rename(this, id: String, title: String) {
-        spawn_local(async move {
-            match crate::api::history::rename_conversation(id.clone(), title.clone()).await {
-                Ok(()) => {
-                    if this.conversation_id.get_untracked() == id {
-                        this.title.set(title.clone());
-                        this.meta.update_value(|m| m.title = title);
-                        this.save();
-                    }
-                    this.refresh_list();
-                }
-                Err(e) => this.notify(
-                    NoticeKind::Server,
-                    this.say_failed(|c| c.chat_not_renamed, &e.0),
-                ),
-            }
-        });
-    }
-
-    /// Deletes `id` (titled `title`), with a notice that offers Undo.
-    fn delete(this, id: String, title: String) {
-        spawn_local(async move {
-            match crate::api::history::delete_conversation(id.clone()).await {
-                Ok(_) => this.notify_undoable(
-                    NoticeKind::Deleted,
-                    fill(this.locale.catalogue().deleted_chat, &[("title", &title)]),
-                    id,
-                ),
-                Err(e) => this.notify(
-                    NoticeKind::Server,
-                    this.say_failed(|c| c.chat_not_deleted, &e.0),
-                ),
-            }
-            this.refresh_list();
-        });
-    }
-
-    fn undo_delete(this, id: String) {
-        spawn_local(async move {
-            this.dismiss(NoticeKind::Deleted);
-            match crate::api::history::restore_conversation(id.clone()).await {
-                Ok(()) => {
-                    this.refresh_list();
-                    this.open(&id);
-                }
-                Err(e) => this.notify(
-                    NoticeKind::Server,
-                    this.say_failed(|c| c.chat_not_restored, &e.0),
-                ),
-            }
-        });
-    }
-
-    fn create_workspace(this, name: String) {
-        spawn_local(async move {
-            match crate::api::history::create_workspace(name).await {
-                Ok(w) => {
-                    this.workspaces.update(|l| l.push(w.clone()));
-                    this.switch_workspace(w.id);
-                }
-                Err(e) => this.notify(
-                    NoticeKind::Server,
-                    this.say_failed(|c| c.workspace_not_made, &e.0),
-                ),
-            }
-        });
-    }
-
-    fn rename_workspace(this, id: String, name: String) {
-        spawn_local(async move {
-            match crate::api::history::rename_workspace(id.clone(), name.clone()).await {
-                Ok(()) => this.workspaces.update(|l| {
-                    if let Some(w) = l.iter_mut().find(|w| w.id == id) {
-                        w.name = name;
-                    }
-                }),
-                Err(e) => this.notify(
-                    NoticeKind::Server,
-                    this.say_failed(|c| c.workspace_not_renamed, &e.0),
-                ),
-            }
-        });
-    }
-
-    /// Imports `records` one by one, stopping at the first failure; each imported one leaves
-    /// this browser.
-    fn import_local(this, records: Vec<ConversationRecord>) {
-        spawn_local(async move {
-            let workspace = this.workspace.get_untracked();
-            let mut done = 0;
-            for r in &records {
-                match crate::api::history::import_conversation(
-                    workspace.clone(),
-                    saved_chat::to_import(r),
-                )
-                .await
-                {
-                    Ok(_) => {
-                        local_store::remove(this.shelf, &r.id);
-                        done += 1;
-                    }
-                    Err(e) => {
-                        this.notify(
-                            NoticeKind::Server,
-                            this.say_failed(|c| c.some_chats_not_imported, &e.0),
-                        );
-                        break;
-                    }
-                }
-            }
-            this.importable.set(records.len() - done);
-            if done > 0 {
-                this.notify(
-                    NoticeKind::Imported,
-                    this.locale
-                        .count(&this.locale.catalogue().chats_moved_to_server, done as u64),
-                );
-            }
-            this.refresh_list();
-        });
-    }
-}
-
 impl Backend for ServerHistory {
     fn on_server(&self) -> bool {
         true
@@ -388,7 +259,7 @@ impl Backend for ServerHistory {
     }
 
     fn rename(&self, c: ChatController, id: String, title: String) {
-        list_actions::rename(c, id, title);
+        super::server_list::list_actions::rename(c, id, title);
     }
 
     fn delete(&self, c: ChatController, id: String) {
@@ -396,11 +267,11 @@ impl Backend for ServerHistory {
             .conversations
             .with_untracked(|l| l.iter().find(|s| s.id == id).map(|s| s.title.clone()))
             .unwrap_or_default();
-        list_actions::delete(c, id, title);
+        super::server_list::list_actions::delete(c, id, title);
     }
 
     fn undo_delete(&self, c: ChatController, id: String) {
-        list_actions::undo_delete(c, id);
+        super::server_list::list_actions::undo_delete(c, id);
     }
 
     fn load_earlier(&self, c: ChatController, count: usize) {
@@ -448,7 +319,7 @@ impl Backend for ServerHistory {
     }
 
     fn import_local(&self, c: ChatController, records: Vec<ConversationRecord>) {
-        list_actions::import_local(c, records);
+        super::server_list::list_actions::import_local(c, records);
     }
 
     fn refresh_workspaces(&self, c: ChatController) {
@@ -490,16 +361,16 @@ impl Backend for ServerHistory {
     }
 
     fn create_workspace(&self, c: ChatController, name: String) {
-        list_actions::create_workspace(c, name);
+        super::server_list::list_actions::create_workspace(c, name);
     }
 
     fn rename_workspace(&self, c: ChatController, id: String, name: String) {
-        list_actions::rename_workspace(c, id, name);
+        super::server_list::list_actions::rename_workspace(c, id, name);
     }
 
     fn want_list_actions(&self) {
         spawn_local(async {
-            let _ = list_actions::prefetch_list_actions().await;
+            let _ = super::server_list::list_actions::prefetch_list_actions().await;
         });
     }
 
