@@ -161,6 +161,24 @@ for (const size of [
   });
 }
 
+test("an answer still being written is drawn on the first load as thinking, never as interrupted", async ({ page, context }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await chat.send("[long-think] drawn while it runs");
+  await expect.poll(() => pathOf(page), { timeout: 15_000 }).toMatch(/^\/c\/[^/]+$/);
+  await expect(page.locator(".thinking.streaming")).toHaveCount(1);
+  const still = await context.newPage();
+  await still.route(/\.(wasm|js)(\?.*)?$/, (route) => route.abort());
+  await still.goto(pathOf(page));
+  const drawing = still.locator(".first-paint");
+  await expect(drawing.locator("details.thinking.streaming")).toHaveCount(1);
+  await expect(drawing.locator(".thinking-label")).toContainText("Thinking…");
+  await expect(drawing).not.toContainText("interrupted");
+  await expect(drawing.locator(".thinking.interrupted, .error-message")).toHaveCount(0);
+  await still.close();
+  await chat.waitForTurnEnd();
+});
+
 test("with chats in this browser, the address opens the chat kept here; an unknown one is not found", async ({ page }) => {
   const url = SERVERS.browserHistory.url;
   const chat = new ChatPage(page, url);

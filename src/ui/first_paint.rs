@@ -82,7 +82,7 @@ mod transcript {
     use crate::client::labels;
     use crate::client::saved_chat::turn_from_stored;
     use crate::client::turn_state::{BlockStatus, TurnPhase};
-    use crate::domain::history::{Conversation, Version};
+    use crate::domain::history::{Conversation, Version, VersionStatus};
     use crate::domain::message::Role;
     use crate::i18n::Locale;
 
@@ -112,23 +112,40 @@ mod transcript {
         .to_html()
     }
 
+    /// An answer as stored; one still being written draws as running (its unfinished blocks
+    /// thinking, for as long as they had been when the server answered), never as cut.
     fn assistant(v: &Version, l: Locale) -> String {
         let t = l.catalogue();
-        let turn = turn_from_stored(v);
+        let mut turn = turn_from_stored(v);
+        if v.status == VersionStatus::Streaming {
+            turn.phase = TurnPhase::Streaming;
+            turn.error = None;
+            for (block, header) in turn.blocks.iter_mut().zip(&v.blocks) {
+                if header.duration_ms.is_none() {
+                    block.status = BlockStatus::Streaming;
+                    block.ended_at = None;
+                    block.started_at = -(header.running_ms.unwrap_or(0) as f64);
+                }
+            }
+        }
         let blocks = turn
             .blocks
             .iter()
-            .filter(|b| b.has_text())
+            .filter(|b| b.has_text() || b.status == BlockStatus::Streaming)
             .map(|b| {
-                let status = match b.status {
+                let mut status = String::from(match b.status {
                     BlockStatus::Interrupted => "thinking interrupted",
-                    _ => "thinking done",
-                };
+                    BlockStatus::Streaming => "thinking streaming",
+                    BlockStatus::Done => "thinking done",
+                });
+                if turn.phase == TurnPhase::Stopped {
+                    status.push_str(" stopped");
+                }
                 view! {
                     <details class=status>
                         <summary>
                             <span class="thinking-indicator" aria-hidden="true"></span>
-                            <span class="thinking-label">{labels::restored_header(b, l)}</span>
+                            <span class="thinking-label">{labels::header(b, 0.0, l)}</span>
                         </summary>
                     </details>
                 }
@@ -251,6 +268,48 @@ mod transcript {
             assert!(!html.contains("<script"), "{html}");
             assert!(!html.contains("<img"), "{html}");
             assert!(html.find("bubble user") < html.find("bubble assistant"));
+        }
+
+        #[test]
+        fn an_answer_still_being_written_draws_as_running_not_as_cut() {
+            let block = BlockHeader {
+                id: "b1".into(),
+                kind: ThinkingKind::Raw,
+                duration_ms: None,
+                words: 0,
+                chars: 0,
+                reader_open: None,
+                interrupted: false,
+                cut_short: false,
+                running_ms: Some(3000),
+                text: None,
+            };
+            let conversation = Conversation {
+                id: "c".into(),
+                title: "t".into(),
+                workspace_id: "w".into(),
+                created_at: 0,
+                updated_at: 0,
+                rev: 0,
+                model: None,
+                settings: Default::default(),
+                messages: vec![
+                    message(
+                        Role::User,
+                        version("think long", VersionStatus::Done, vec![]),
+                    ),
+                    message(
+                        Role::Assistant,
+                        version("", VersionStatus::Streaming, vec![block]),
+                    ),
+                ],
+                first: 0,
+            };
+            let html = draw(&conversation, Locale::En);
+            assert!(html.contains(r#"class="thinking streaming""#), "{html}");
+            assert!(html.contains("Thinking… (3s)"), "{html}");
+            assert!(!html.contains("interrupted"), "{html}");
+            assert!(!html.contains("error-message"), "{html}");
         }
     }
 }

@@ -7,9 +7,9 @@ use leptos::task::spawn_local;
 
 use super::chunks::lazy_actions;
 use super::NoticeKind;
-use crate::i18n::fill;
 use crate::client::local_store;
 use crate::client::saved_chat::{self, ConversationRecord};
+use crate::i18n::fill;
 
 lazy_actions! {
     /// The list's rarer actions on the server (rename, delete and undo, the workspaces,
