@@ -167,9 +167,13 @@ test("an answer still being written is drawn on the first load as thinking, neve
   await chat.send("[long-think] drawn while it runs");
   await expect.poll(() => pathOf(page), { timeout: 15_000 }).toMatch(/^\/c\/[^/]+$/);
   await expect(page.locator(".thinking.streaming")).toHaveCount(1);
+  // The server keeps the running answer's state about once a second; the drawing follows it.
+  const address = pathOf(page);
+  const served = async () => (await page.request.get(address)).text();
+  await expect.poll(served).toContain('class="thinking streaming"');
   const still = await context.newPage();
   await still.route(/\.(wasm|js)(\?.*)?$/, (route) => route.abort());
-  await still.goto(pathOf(page));
+  await still.goto(address);
   const drawing = still.locator(".first-paint");
   await expect(drawing.locator("details.thinking.streaming")).toHaveCount(1);
   await expect(drawing.locator(".thinking-label")).toContainText("Thinking…");

@@ -151,6 +151,10 @@ mod transcript {
                 }
             })
             .collect_view();
+        let waiting = (turn.phase == TurnPhase::Streaming
+            && turn.answer.is_empty()
+            && !turn.blocks.iter().any(|b| b.status == BlockStatus::Streaming))
+        .then(|| view! { <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div> });
         let answer = crate::markdown::render(&turn.answer);
         let error = turn
             .error
@@ -164,6 +168,7 @@ mod transcript {
                 <div class="bubble-col">
                     <div class="bubble-main">
                         {blocks}
+                        {waiting}
                         <div class="markdown answer" dir="auto">
                             <div class="md-done" inner_html=answer></div>
                         </div>
