@@ -3,8 +3,9 @@
 //! cuts the conversation, what retry and regenerate do to the versions, and what a branch
 //! holds. The controller only reads its signals into these and writes the results back.
 
-use super::saved_chat::{ConversationRecord, VersionRecord};
+use super::saved_chat::SavedChat;
 use super::turn_state::TurnPhase;
+use crate::domain::history::Version;
 use crate::domain::page::Address;
 use crate::domain::{ChatMessage, Role};
 
@@ -62,10 +63,10 @@ pub fn cache_plan(stored: Option<u64>, ours: u64) -> SavePlan {
 
 /// This tab's version of a chat, saved beside another tab's newer one: a new id, the title
 /// marked as a copy, counting revisions afresh.
-pub fn as_copy(mut record: ConversationRecord, new_id: String) -> ConversationRecord {
-    record.id = new_id;
-    record.title = crate::domain::history::TitleMark::Copy.after(&record.title);
-    record.rev = 1;
+pub fn as_copy(mut record: SavedChat, new_id: String) -> SavedChat {
+    record.chat.id = new_id;
+    record.chat.title = crate::domain::history::TitleMark::Copy.after(&record.chat.title);
+    record.set_rev(1);
     record
 }
 
@@ -98,25 +99,13 @@ pub fn cut_for_edit<'a>(
 /// The versions an edited user message keeps: every earlier one (or the text it had, when it was
 /// never edited before), then the new text. An edit that changes nothing adds nothing.
 pub fn edit_versions(
-    earlier: &[VersionRecord],
+    earlier: &[Version],
     old_text: &str,
     old_at: f64,
     new_text: &str,
     now: f64,
-) -> Vec<VersionRecord> {
-    let plain = |content: &str, created_at: f64| VersionRecord {
-        content: content.to_owned(),
-        thinking: None,
-        status: None,
-        error: None,
-        error_code: Default::default(),
-        error_params: Default::default(),
-        created_at,
-        model: None,
-        settings: Default::default(),
-        tools: Vec::new(),
-        sources: Vec::new(),
-    };
+) -> Vec<Version> {
+    let plain = |content: &str, created_at: f64| Version::text(content, created_at as i64);
     let mut versions = if earlier.is_empty() {
         vec![plain(old_text, old_at)]
     } else {
@@ -181,26 +170,21 @@ pub fn address_for(shown: &str, has_content: bool, before: Option<&str>) -> (Add
 
 /// A new conversation with the history up to and including `message_id` (all of it if the
 /// message is not there), titled as a branch of `record`.
-pub fn branch(
-    record: &ConversationRecord,
-    message_id: &str,
-    new_id: String,
-    now: f64,
-) -> ConversationRecord {
-    let mut messages = record.messages.clone();
-    if let Some(pos) = messages.iter().position(|m| m.id == message_id) {
-        messages.truncate(pos + 1);
+pub fn branch(record: &SavedChat, message_id: &str, new_id: String, now: f64) -> SavedChat {
+    let mut branch = record.clone();
+    let c = &mut branch.chat;
+    if let Some(pos) = c.messages.iter().position(|m| m.id == message_id) {
+        c.messages.truncate(pos + 1);
+        branch.message_extra.truncate(pos + 1);
     }
-    ConversationRecord {
-        id: new_id,
-        title: crate::domain::history::TitleMark::Branch.after(&record.title),
-        created_at: now,
-        updated_at: now,
-        rev: 1,
-        messages,
-        earlier: 0,
-        extra: serde_json::Map::new(),
-    }
+    c.id = new_id;
+    c.title = crate::domain::history::TitleMark::Branch.after(&c.title);
+    c.created_at = now as i64;
+    c.updated_at = now as i64;
+    c.first = 0;
+    branch.extra = serde_json::Map::new();
+    branch.set_rev(1);
+    branch
 }
 
 /// True when the message list could be sent at all: it must end with the reader's message.
@@ -241,7 +225,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::client::saved_chat::MessageRecord;
+    use crate::client::saved_chat::sample;
 
     fn answer(phase: TurnPhase, text: &str) -> Said<'_> {
         Said::Assistant {
@@ -265,9 +249,9 @@ mod tests {
     #[test]
     fn an_edit_keeps_every_earlier_text_and_an_unchanged_one_adds_nothing() {
         let first = edit_versions(&[], "one", 1.0, "two", 2.0);
-        let texts = |v: &[VersionRecord]| v.iter().map(|v| v.content.clone()).collect::<Vec<_>>();
+        let texts = |v: &[Version]| v.iter().map(|v| v.content.clone()).collect::<Vec<_>>();
         assert_eq!(texts(&first), ["one", "two"]);
-        assert_eq!(first[0].created_at, 1.0);
+        assert_eq!(first[0].created_at, 1);
         let second = edit_versions(&first, "two", 2.0, "three", 3.0);
         assert_eq!(texts(&second), ["one", "two", "three"]);
         assert!(edit_versions(&[], "same", 1.0, "same", 2.0).is_empty());
@@ -323,48 +307,25 @@ mod tests {
         assert_eq!(save_plan(Some(4), 3), SavePlan::KeepAsCopy);
     }
 
-    fn record(ids: &[&str]) -> ConversationRecord {
-        ConversationRecord {
-            id: "c1".into(),
-            title: "Sky".into(),
-            created_at: 1.0,
-            updated_at: 2.0,
-            rev: 7,
-            messages: ids
-                .iter()
-                .map(|id| MessageRecord {
-                    id: id.to_string(),
-                    role: Role::User,
-                    content: format!("text {id}"),
-                    created_at: 0.0,
-                    thinking: None,
-                    status: None,
-                    error: None,
-                    error_code: Default::default(),
-                    error_params: Default::default(),
-                    versions: Vec::new(),
-                    active_version: None,
-                    model: None,
-                    settings: Default::default(),
-                    tools: Vec::new(),
-                    sources: Vec::new(),
-                    extra: serde_json::Map::new(),
-                })
-                .collect(),
-            earlier: 0,
-            extra: serde_json::Map::new(),
-        }
+    fn record(ids: &[&str]) -> SavedChat {
+        let messages = ids
+            .iter()
+            .map(|id| sample::user(id, &format!("text {id}")))
+            .collect();
+        let mut r = sample::chat("c1", "Sky", messages);
+        r.set_rev(7);
+        r
     }
 
     #[test]
     fn a_copy_keeps_every_message_under_a_new_id() {
         let original = record(&["a", "b"]);
         let copy = as_copy(original.clone(), "c2".into());
-        assert_eq!(copy.id, "c2");
+        assert_eq!(copy.chat.id, "c2");
         let en = crate::i18n::Locale::En.catalogue();
-        assert_eq!(crate::i18n::title(en, &copy.title), "Sky (copy)");
-        assert_eq!(copy.rev, 1);
-        assert_eq!(copy.messages, original.messages);
+        assert_eq!(crate::i18n::title(en, &copy.chat.title), "Sky (copy)");
+        assert_eq!(copy.rev(), 1);
+        assert_eq!(copy.chat.messages, original.chat.messages);
     }
 
     #[test]
@@ -398,21 +359,22 @@ mod tests {
     fn a_branch_holds_the_history_up_to_its_message() {
         let r = record(&["u1", "a1", "u2", "a2"]);
         let b = branch(&r, "a1", "b1".into(), 9.0);
-        assert_eq!(b.id, "b1");
+        assert_eq!(b.chat.id, "b1");
         let en = crate::i18n::Locale::En.catalogue();
-        assert_eq!(crate::i18n::title(en, &b.title), "Sky (branch)");
-        let ids: Vec<&str> = b.messages.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(crate::i18n::title(en, &b.chat.title), "Sky (branch)");
+        let ids: Vec<&str> = b.chat.messages.iter().map(|m| m.id.as_str()).collect();
         assert_eq!(ids, ["u1", "a1"]);
-        assert_eq!((b.created_at, b.rev), (9.0, 1));
-        let untitled = ConversationRecord {
-            title: String::new(),
-            ..r.clone()
-        };
+        assert_eq!((b.chat.created_at, b.rev()), (9, 1));
+        let mut untitled = r.clone();
+        untitled.chat.title = String::new();
         assert_eq!(
-            crate::i18n::title(en, &branch(&untitled, "x", "b2".into(), 0.0).title),
+            crate::i18n::title(en, &branch(&untitled, "x", "b2".into(), 0.0).chat.title),
             "New chat (branch)"
         );
-        assert_eq!(branch(&r, "missing", "b3".into(), 0.0).messages.len(), 4);
+        assert_eq!(
+            branch(&r, "missing", "b3".into(), 0.0).chat.messages.len(),
+            4
+        );
     }
 }
 

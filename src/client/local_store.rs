@@ -10,9 +10,7 @@ use web_sys::wasm_bindgen::JsValue;
 
 use crate::domain::reasoning::NewChatModel;
 
-use super::saved_chat::{
-    self, ConversationRecord, Settings, BACKUP_PREFIX, CHAT_PREFIX, SETTINGS_KEY,
-};
+use super::saved_chat::{self, SavedChat, Settings, BACKUP_PREFIX, CHAT_PREFIX, SETTINGS_KEY};
 
 /// Why a write did not happen.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,7 +183,7 @@ pub fn stored_rev(shelf: &dyn Shelf, id: &str) -> Option<u64> {
 
 /// Every stored conversation; unreadable values are moved aside under `ponder.backup.*` and
 /// reported by key.
-pub fn load_all(shelf: &dyn Shelf, now: f64) -> (Vec<ConversationRecord>, Vec<String>) {
+pub fn load_all(shelf: &dyn Shelf, now: f64) -> (Vec<SavedChat>, Vec<String>) {
     let mut records = Vec::new();
     let mut set_aside = Vec::new();
     let keys: Vec<String> = shelf
@@ -198,7 +196,7 @@ pub fn load_all(shelf: &dyn Shelf, now: f64) -> (Vec<ConversationRecord>, Vec<St
             continue;
         };
         match saved_chat::parse_conversation(&value) {
-            Ok(record) if saved_chat::key_for(&record.id) == key => records.push(record),
+            Ok(record) if saved_chat::key_for(&record.chat.id) == key => records.push(record),
             _ => {
                 let backup = format!("{BACKUP_PREFIX}{key}.{}", now as u64);
                 let _ = shelf.set(&backup, &value);
@@ -211,7 +209,7 @@ pub fn load_all(shelf: &dyn Shelf, now: f64) -> (Vec<ConversationRecord>, Vec<St
 }
 
 /// One conversation as stored now, if readable.
-pub fn load(shelf: &dyn Shelf, id: &str) -> Option<ConversationRecord> {
+pub fn load(shelf: &dyn Shelf, id: &str) -> Option<SavedChat> {
     let value = shelf.get(&saved_chat::key_for(id))?;
     saved_chat::parse_conversation(&value).ok()
 }
@@ -225,7 +223,7 @@ fn write(shelf: &dyn Shelf, key: &str, value: &impl serde::Serialize) -> Result<
 }
 
 /// Writes a conversation whole.
-pub fn save(shelf: &dyn Shelf, record: &ConversationRecord) -> Result<(), SaveError> {
+pub fn save(shelf: &dyn Shelf, record: &SavedChat) -> Result<(), SaveError> {
     write(shelf, &record.key(), record)
 }
 

@@ -172,6 +172,25 @@ pub struct Version {
     pub turn: Option<String>,
 }
 
+impl Version {
+    /// A version that is only text, finished: the reader's message or an edit of it.
+    pub fn text(content: impl Into<String>, created_at: i64) -> Version {
+        Version {
+            id: String::new(),
+            content: content.into(),
+            status: VersionStatus::Done,
+            error: None,
+            model: None,
+            settings: ReasoningSettings::default(),
+            created_at,
+            blocks: Vec::new(),
+            tools: Vec::new(),
+            sources: Vec::new(),
+            turn: None,
+        }
+    }
+}
+
 /// One message with every version; `active` is the one shown.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {

@@ -744,7 +744,7 @@ mod tests {
     /// field, with math, a footnote citation, a tool step and a hidden-reasoning block.
     #[test]
     fn the_page_the_terminal_and_the_export_read_a_stored_chat_alike() {
-        use crate::client::saved_chat::{self, export_markdown, record_from_server};
+        use crate::client::saved_chat::{self, export_markdown, SavedChat};
         use crate::domain::history::{BlockHeader, Conversation, Message, Version, VersionStatus};
         use crate::domain::{SourceRef, ToolStatus, ToolStep};
         let answer = "The area is $\\pi r^2$ [^1].";
@@ -817,9 +817,9 @@ mod tests {
                 message("a", crate::domain::Role::Assistant, &answered),
             ],
         };
-        let record = record_from_server(&conversation);
-        let (versions, active) = saved_chat::versions_of(&record.messages[1]);
-        let page = saved_chat::turn_from_version(&versions[active]);
+        let cached = serde_json::to_string(&SavedChat::server_copy(conversation.clone())).unwrap();
+        let record = saved_chat::parse_conversation(&cached).unwrap().chat;
+        let page = saved_chat::turn_from_stored(record.messages[1].shown().unwrap());
         let terminal = match replay(&conversation).pop() {
             Some(Item::Assistant(turn)) => turn.state,
             other => panic!("{other:?}"),

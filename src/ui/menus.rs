@@ -9,7 +9,8 @@ use super::dom;
 use super::icons::{icon, Icon};
 use super::menu_panels::{prefetch_settings_panel, settings_panel_code, SettingsPanelCode};
 use crate::client::controller::ChatController;
-use crate::client::saved_chat::{self, ConversationRecord};
+use crate::client::saved_chat::{self, SavedChat};
+use crate::domain::history::Conversation;
 use crate::i18n::Locale;
 
 /// The reader's settings. The panel's contents are their own chunk (`menu_panels`), fetched
@@ -68,7 +69,7 @@ pub fn ExportMenu() -> impl IntoView {
         let with_thinking = with_thinking.get_untracked();
         chat.when_loaded(chat_files_code(), move |files| {
             chat.exportable(move |record| {
-                let base = export_name(&crate::i18n::title(t, &record.title));
+                let base = export_name(&crate::i18n::title(t, &record.chat.title));
                 if json {
                     dom::download(
                         &format!("{base}.json"),
@@ -79,7 +80,7 @@ pub fn ExportMenu() -> impl IntoView {
                     dom::download(
                         &format!("{base}.md"),
                         "text/markdown",
-                        &(files.to_markdown)(&record, with_thinking, l),
+                        &(files.to_markdown)(&record.chat, with_thinking, l),
                     );
                 }
             })
@@ -127,8 +128,8 @@ pub fn ExportMenu() -> impl IntoView {
 /// Writing and reading chat files.
 #[derive(Clone, Copy)]
 struct ChatFiles {
-    to_json: fn(&ConversationRecord, bool) -> String,
-    to_markdown: fn(&ConversationRecord, bool, Locale) -> String,
+    to_json: fn(&SavedChat, bool) -> String,
+    to_markdown: fn(&Conversation, bool, Locale) -> String,
     import: fn(ChatController, String),
 }
 

@@ -13,8 +13,9 @@ use leptos::tachys::view::{Mountable, Render};
 
 use super::message_bubble::MessageBubble;
 use crate::client::controller::{now_ms, Entry};
-use crate::client::saved_chat::{self, ConversationRecord};
+use crate::client::saved_chat::{self, SavedChat};
 use crate::client::turn_state::TurnState;
+use crate::domain::history::{Conversation, Message};
 use crate::domain::{ChatMessage, ChatRequest, ThinkingKind, TurnEvent};
 
 /// The send path on a sample, when the page is idle after hydration.
@@ -85,21 +86,24 @@ fn warm_up_bubbles() {
 /// stored or sent.
 fn warm_up_sending(turn: &TurnState, now: f64) {
     let version = saved_chat::version_from_turn(turn, now);
-    let record = ConversationRecord {
+    let record = SavedChat::of(Conversation {
         id: "warm-up".into(),
         title: "Warm up".into(),
-        created_at: now,
-        updated_at: now,
+        workspace_id: String::new(),
+        created_at: now as i64,
+        updated_at: now as i64,
         rev: 1,
-        messages: vec![saved_chat::assistant_record(
-            "w".into(),
-            now,
-            vec![version],
-            0,
-        )],
-        earlier: 0,
-        extra: Default::default(),
-    };
+        model: None,
+        settings: Default::default(),
+        messages: vec![Message {
+            id: "w".into(),
+            role: crate::domain::Role::Assistant,
+            created_at: now as i64,
+            active: 0,
+            versions: vec![version],
+        }],
+        first: 0,
+    });
     let _ = serde_json::to_string(&record);
     let request = ChatRequest::stateless(vec![ChatMessage::user("Warm up")]);
     let _ = serde_json::to_vec(&request);

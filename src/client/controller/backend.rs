@@ -4,7 +4,7 @@
 use super::chunks::LocalChats;
 use super::ChatController;
 use crate::client::decisions::SavePlan;
-use crate::client::saved_chat::{ConversationRecord, Settings};
+use crate::client::saved_chat::{SavedChat, Settings};
 use crate::client::thinking_view::ThinkingPref;
 use crate::domain::ChatRequest;
 use crate::i18n::Locale;
@@ -33,11 +33,11 @@ pub(super) trait Backend: Sync {
     /// Brings in at least `count` earlier messages of the chat shown.
     fn load_earlier(&self, c: ChatController, count: usize);
     /// `done` gets the open chat as it should be exported.
-    fn export(&self, c: ChatController, done: Box<dyn FnOnce(ConversationRecord)>);
+    fn export(&self, c: ChatController, done: Box<dyn FnOnce(SavedChat)>);
     /// Keeps a chat read from an export.
-    fn import(&self, c: ChatController, local: LocalChats, record: ConversationRecord);
+    fn import(&self, c: ChatController, local: LocalChats, record: SavedChat);
     /// Sends this browser's older chats to the server.
-    fn import_local(&self, c: ChatController, records: Vec<ConversationRecord>);
+    fn import_local(&self, c: ChatController, records: Vec<SavedChat>);
     fn refresh_workspaces(&self, c: ChatController);
     fn load_preferences(&self, c: ChatController);
     fn create_workspace(&self, c: ChatController, name: String);

@@ -10,7 +10,7 @@ use super::chunks::LocalChats;
 use super::{new_id, now_ms, ChatController, NoticeKind};
 use crate::client::decisions::{self, SavePlan};
 use crate::client::local_store;
-use crate::client::saved_chat::{self, ConversationRecord, ConversationSummary, Settings};
+use crate::client::saved_chat::{self, ConversationSummary, SavedChat, Settings};
 use crate::client::thinking_view::ThinkingPref;
 use crate::domain::{ChatMessage, ChatRequest};
 use crate::i18n::{fill, Locale};
@@ -28,8 +28,7 @@ impl BrowserHistory {
                 c.say(|w| w.storage_unreadable, &set_aside.join(", ")),
             );
         }
-        let mut list: Vec<ConversationSummary> =
-            records.iter().map(ConversationRecord::summary).collect();
+        let mut list: Vec<ConversationSummary> = records.iter().map(SavedChat::summary).collect();
         saved_chat::sort_newest_first(&mut list);
         c.conversations.set(list);
     }
@@ -107,8 +106,8 @@ impl Backend for BrowserHistory {
         }
         c.with_local_chats(move |local| {
             if let Some(mut record) = local.load(c.shelf, &id) {
-                record.title = title;
-                record.rev += 1;
+                record.chat.title = title;
+                record.set_rev(record.rev() + 1);
                 if let Err(e) = local_store::save(c.shelf, &record) {
                     c.notify(NoticeKind::Save, e.notice(c.locale.catalogue()));
                 }
@@ -125,14 +124,14 @@ impl Backend for BrowserHistory {
 
     fn load_earlier(&self, _: ChatController, _: usize) {}
 
-    fn export(&self, c: ChatController, done: Box<dyn FnOnce(ConversationRecord)>) {
+    fn export(&self, c: ChatController, done: Box<dyn FnOnce(SavedChat)>) {
         done(c.record(now_ms()));
     }
 
-    fn import(&self, c: ChatController, local: LocalChats, mut record: ConversationRecord) {
-        let title = record.title.clone();
-        if local.load(c.shelf, &record.id).is_some() {
-            record.id = new_id();
+    fn import(&self, c: ChatController, local: LocalChats, mut record: SavedChat) {
+        let title = record.chat.title.clone();
+        if local.load(c.shelf, &record.chat.id).is_some() {
+            record.chat.id = new_id();
         }
         match local_store::save(c.shelf, &record) {
             Ok(()) => {
@@ -141,13 +140,13 @@ impl Backend for BrowserHistory {
                     NoticeKind::Imported,
                     fill(c.locale.catalogue().imported, &[("title", &title)]),
                 );
-                c.open(&record.id);
+                c.open(&record.chat.id);
             }
             Err(e) => c.notify(NoticeKind::Save, e.notice(c.locale.catalogue())),
         }
     }
 
-    fn import_local(&self, _: ChatController, _: Vec<ConversationRecord>) {}
+    fn import_local(&self, _: ChatController, _: Vec<SavedChat>) {}
 
     fn refresh_workspaces(&self, _: ChatController) {}
 

@@ -10,7 +10,7 @@ use leptos::wasm_split::SplitLoaderError;
 
 use super::ChatController;
 use crate::client::local_store::{self, Shelf};
-use crate::client::saved_chat::{self, ConversationRecord};
+use crate::client::saved_chat::{self, SavedChat};
 use crate::client::turn_stream::TurnCode;
 
 /// Declares actions of the controller that live in chunk `$chunk`: each `fn name(this, args)
@@ -79,7 +79,7 @@ pub fn want_stream_code() {
 }
 
 /// Every saved chat, and the keys of those set aside as unreadable.
-type Loaded = (Vec<ConversationRecord>, Vec<String>);
+type Loaded = (Vec<SavedChat>, Vec<String>);
 
 /// Reading this browser's saved chats back (the parser of the stored format, with every type a
 /// record holds): a page fetches it only when a chat is saved in this browser, or to read an
@@ -87,8 +87,8 @@ type Loaded = (Vec<ConversationRecord>, Vec<String>);
 #[derive(Clone, Copy)]
 pub struct LocalChats {
     load_all: fn(&dyn Shelf, f64) -> Loaded,
-    load: fn(&dyn Shelf, &str) -> Option<ConversationRecord>,
-    parse_export: fn(&str) -> Result<ConversationRecord, saved_chat::Unreadable>,
+    load: fn(&dyn Shelf, &str) -> Option<SavedChat>,
+    parse_export: fn(&str) -> Result<SavedChat, saved_chat::Unreadable>,
 }
 
 impl LocalChats {
@@ -105,15 +105,12 @@ impl LocalChats {
     }
 
     /// The chat `id` saved on `shelf`, if readable.
-    pub(super) fn load(&self, shelf: &dyn Shelf, id: &str) -> Option<ConversationRecord> {
+    pub(super) fn load(&self, shelf: &dyn Shelf, id: &str) -> Option<SavedChat> {
         (self.load)(shelf, id)
     }
 
     /// A JSON export read back.
-    pub(super) fn parse_export(
-        &self,
-        raw: &str,
-    ) -> Result<ConversationRecord, saved_chat::Unreadable> {
+    pub(super) fn parse_export(&self, raw: &str) -> Result<SavedChat, saved_chat::Unreadable> {
         (self.parse_export)(raw)
     }
 }

@@ -12,7 +12,7 @@ use super::chunks::LocalChats;
 use super::server_history::ServerHistory;
 use super::{now_ms, ChatController, NoticeKind};
 use crate::client::local_store::{self, SaveError};
-use crate::client::saved_chat::{self, ConversationRecord};
+use crate::client::saved_chat::{self, SavedChat};
 use crate::domain::account::Me;
 
 /// Where the page's conversations live, chosen once.
@@ -210,7 +210,7 @@ impl ChatController {
     }
 
     /// This browser's chats that are not copies of the server's: the ones to import.
-    pub(super) fn importable_records(&self, local: LocalChats) -> Vec<ConversationRecord> {
+    pub(super) fn importable_records(&self, local: LocalChats) -> Vec<SavedChat> {
         local
             .load_all(self.shelf, now_ms())
             .0
@@ -225,7 +225,7 @@ impl ChatController {
     fn forget_account(&self, local: LocalChats) {
         for record in local.load_all(self.shelf, now_ms()).0 {
             if saved_chat::is_server_copy(&record) {
-                local_store::remove(self.shelf, &record.id);
+                local_store::remove(self.shelf, &record.chat.id);
             }
         }
         let mut settings = local_store::load_settings(self.shelf);
@@ -256,7 +256,7 @@ impl ChatController {
     /// The open chat as it should be exported: the server's copy (every version, all reasoning)
     /// when it is stored there, else this page's. `done` gets the record and a notice when the
     /// server could not be asked and this page's copy was used instead.
-    pub fn exportable(&self, done: impl FnOnce(ConversationRecord) + 'static) {
+    pub fn exportable(&self, done: impl FnOnce(SavedChat) + 'static) {
         self.backend().export(*self, Box::new(done));
     }
 
@@ -289,7 +289,7 @@ impl ChatController {
                 return;
             }
             match local.load(this.shelf, &id) {
-                Some(record) if record.rev > this.meta.with_value(|m| m.rev) => this.show(record),
+                Some(record) if record.rev() > this.meta.with_value(|m| m.rev) => this.show(record),
                 None if this.meta.with_value(|m| m.stored) => {
                     this.notify(
                         NoticeKind::DeletedElsewhere,

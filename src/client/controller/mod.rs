@@ -17,12 +17,12 @@ use serde_json::{Map, Value};
 
 use super::decisions;
 use super::local_store::{self, Shelf};
-use super::saved_chat::VersionRecord;
-use super::saved_chat::{self, ConversationRecord, ConversationSummary, MessageRecord};
+use super::saved_chat::{self, ConversationSummary, SavedChat};
 use super::thinking_view::ThinkingPref;
 use super::turn_state::TurnState;
 use super::turn_stream::Leave;
 use crate::domain::account::Me;
+use crate::domain::history::{Conversation, Message, Version};
 use crate::domain::history::{Preferences, Workspace};
 use crate::domain::reasoning::NewChatModel;
 use crate::domain::{Effort, ModelList, ReasoningSettings, Role};
@@ -78,7 +78,7 @@ pub struct Entry {
     pub server_id: StoredValue<Option<String>>,
     /// Every version of an edited user message, oldest first (empty when never edited): kept so
     /// an edit loses nothing and the bubble can say it was edited.
-    pub edits: Vec<VersionRecord>,
+    pub edits: Vec<Version>,
 }
 
 impl Entry {
@@ -355,54 +355,62 @@ impl ChatController {
         }
     }
 
-    fn show(&self, record: ConversationRecord) {
+    fn show(&self, record: SavedChat) {
         self.new_scope();
-        let entries = self.entries_of(&record.messages);
+        let SavedChat {
+            chat,
+            extra,
+            message_extra,
+        } = record;
+        let entries = self.entries_of(&chat.messages, message_extra);
         self.meta.set_value(Meta {
-            id: record.id.clone(),
-            title: record.title.clone(),
-            created_at: record.created_at,
-            rev: record.rev,
-            extra: record.extra.clone(),
+            id: chat.id.clone(),
+            title: chat.title.clone(),
+            created_at: chat.created_at as f64,
+            rev: chat.rev.max(0) as u64,
+            extra,
             stored: true,
             on_server: self.history.on_server(),
         });
         // The conversation goes on with the model of its last answer (a server copy also says
         // its settings once it arrives).
-        let last = record
+        let last = chat
             .messages
             .iter()
             .rev()
             .find(|m| m.role == Role::Assistant)
-            .and_then(saved_chat::shown_version);
+            .and_then(Message::shown);
         self.take_settings(
-            last.as_ref().and_then(|v| v.model.clone()),
+            last.and_then(|v| v.model.clone()),
             last.map(|v| v.settings).unwrap_or_default(),
         );
-        self.conversation_id.set(record.id);
+        self.conversation_id.set(chat.id);
         self.opening.set(false);
-        self.title.set(record.title);
-        self.earlier.set(record.earlier);
+        self.title.set(chat.title);
+        self.earlier.set(chat.first);
         self.loading_earlier.set_value(false);
         self.entries.set(entries);
         self.editing.set(None);
     }
 
-    /// The page's entries for saved messages, made in the current conversation's scope.
-    fn entries_of(&self, messages: &[MessageRecord]) -> Vec<Entry> {
+    /// The page's entries for saved messages (and what each one's record says beyond them),
+    /// made in the current conversation's scope.
+    fn entries_of(&self, messages: &[Message], extras: Vec<Map<String, Value>>) -> Vec<Entry> {
         let on_server = self.history.on_server();
+        let mut extras = extras.into_iter();
         self.in_scope(|| {
             messages
                 .iter()
                 .map(|m| {
-                    let (versions, active) = saved_chat::versions_of(m);
                     let turns: Vec<RwSignal<TurnState>> = match m.role {
                         Role::User => Vec::new(),
-                        Role::Assistant => versions
+                        Role::Assistant => m
+                            .versions
                             .iter()
-                            .map(|v| RwSignal::new(saved_chat::turn_from_version(v)))
+                            .map(|v| RwSignal::new(saved_chat::turn_from_stored(v)))
                             .collect(),
                     };
+                    let active = m.active.min(m.versions.len().saturating_sub(1));
                     Entry {
                         id: if m.id.is_empty() {
                             new_id()
@@ -410,20 +418,19 @@ impl ChatController {
                             m.id.clone()
                         },
                         role: m.role,
-                        created_at: m.created_at,
-                        text: if m.role == Role::User {
-                            m.content.clone()
-                        } else {
-                            String::new()
+                        created_at: m.created_at as f64,
+                        text: match (m.role, m.shown()) {
+                            (Role::User, Some(v)) => v.content.clone(),
+                            _ => String::new(),
                         },
                         versions: RwSignal::new(turns),
                         active: RwSignal::new(active),
-                        extra: m.extra.clone(),
+                        extra: extras.next().unwrap_or_default(),
                         server_id: StoredValue::new(
                             (on_server && !m.id.is_empty()).then(|| m.id.clone()),
                         ),
-                        edits: if m.role == Role::User && versions.len() > 1 {
-                            versions
+                        edits: if m.role == Role::User && m.versions.len() > 1 {
+                            m.versions.clone()
                         } else {
                             Vec::new()
                         },
@@ -459,60 +466,55 @@ impl ChatController {
     }
 
     /// The conversation as saved, at `now`.
-    pub fn record(&self, now: f64) -> ConversationRecord {
+    pub fn record(&self, now: f64) -> SavedChat {
         let meta = self.meta.get_value();
-        let messages = self.entries.with_untracked(|entries| {
+        let (messages, message_extra) = self.entries.with_untracked(|entries| {
             entries
                 .iter()
-                .map(|e| match e.role {
-                    Role::User => MessageRecord {
-                        id: e.id.clone(),
-                        role: Role::User,
-                        content: e.text.clone(),
-                        created_at: e.created_at,
-                        thinking: None,
-                        status: None,
-                        error: None,
-                        error_code: Default::default(),
-                        error_params: Default::default(),
-                        active_version: (!e.edits.is_empty()).then(|| e.edits.len() - 1),
-                        versions: e.edits.clone(),
-                        model: None,
-                        settings: Default::default(),
-                        tools: Vec::new(),
-                        sources: Vec::new(),
-                        extra: e.extra.clone(),
-                    },
-                    Role::Assistant => {
-                        let versions = e.versions.with_untracked(|v| {
-                            v.iter()
-                                .map(|t| {
-                                    t.with_untracked(|t| saved_chat::version_from_turn(t, now))
-                                })
-                                .collect()
-                        });
-                        let mut m = saved_chat::assistant_record(
-                            e.id.clone(),
-                            e.created_at,
-                            versions,
+                .map(|e| {
+                    let (versions, active) = match e.role {
+                        Role::User if e.edits.is_empty() => {
+                            (vec![Version::text(e.text.clone(), e.created_at as i64)], 0)
+                        }
+                        Role::User => (e.edits.clone(), e.edits.len() - 1),
+                        Role::Assistant => (
+                            e.versions.with_untracked(|v| {
+                                v.iter()
+                                    .map(|t| {
+                                        t.with_untracked(|t| saved_chat::version_from_turn(t, now))
+                                    })
+                                    .collect()
+                            }),
                             e.active.get_untracked(),
-                        );
-                        m.extra = e.extra.clone();
-                        m
-                    }
+                        ),
+                    };
+                    let message = Message {
+                        id: e.id.clone(),
+                        role: e.role,
+                        created_at: e.created_at as i64,
+                        active,
+                        versions,
+                    };
+                    (message, e.extra.clone())
                 })
-                .collect()
+                .unzip()
         });
-        ConversationRecord {
+        let mut record = SavedChat::of(Conversation {
             id: meta.id,
             title: meta.title,
-            created_at: meta.created_at,
-            updated_at: now,
-            rev: meta.rev,
+            workspace_id: String::new(),
+            created_at: meta.created_at as i64,
+            updated_at: now as i64,
+            rev: 0,
+            model: None,
+            settings: Default::default(),
             messages,
-            earlier: self.earlier.get_untracked(),
-            extra: meta.extra,
-        }
+            first: self.earlier.get_untracked(),
+        })
+        .with_message_extra(message_extra);
+        record.extra = meta.extra;
+        record.set_rev(meta.rev);
+        record
     }
 
     /// Writes the conversation whole. If another tab wrote it since this tab last did, this
@@ -528,17 +530,17 @@ impl ChatController {
         if self.history.on_server() {
             saved_chat::mark_server_copy(&mut record);
         }
-        let stored_rev = local_store::stored_rev(self.shelf, &record.id);
-        match self.backend().save_plan(stored_rev, record.rev) {
-            decisions::SavePlan::Write { rev } => record.rev = rev,
+        let stored_rev = local_store::stored_rev(self.shelf, &record.chat.id);
+        match self.backend().save_plan(stored_rev, record.rev()) {
+            decisions::SavePlan::Write { rev } => record.set_rev(rev),
             decisions::SavePlan::KeepAsCopy => {
                 record = decisions::as_copy(record, new_id());
                 self.meta.update_value(|m| {
-                    m.id = record.id.clone();
-                    m.title = record.title.clone();
+                    m.id = record.chat.id.clone();
+                    m.title = record.chat.title.clone();
                 });
-                self.conversation_id.set(record.id.clone());
-                self.title.set(record.title.clone());
+                self.conversation_id.set(record.chat.id.clone());
+                self.title.set(record.chat.title.clone());
                 self.notify(
                     NoticeKind::Conflict,
                     self.locale.catalogue().changed_in_other_tab.into(),
@@ -549,7 +551,7 @@ impl ChatController {
             Ok(()) => {
                 let first = !self.meta.with_value(|m| m.stored);
                 self.meta.update_value(|m| {
-                    m.rev = record.rev;
+                    m.rev = record.rev();
                     m.stored = true;
                 });
                 self.dismiss(NoticeKind::Save);
@@ -557,7 +559,7 @@ impl ChatController {
                     self.remember_current();
                 }
                 self.conversations.update(|list| {
-                    list.retain(|c| c.id != record.id);
+                    list.retain(|c| c.id != record.chat.id);
                     list.push(record.summary());
                     saved_chat::sort_newest_first(list);
                 });

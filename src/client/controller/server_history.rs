@@ -12,7 +12,7 @@ use super::chunks::{lazy_actions, LocalChats};
 use super::{now_ms, ChatController, Meta, NoticeKind};
 use crate::client::decisions::{self, SavePlan};
 use crate::client::local_store;
-use crate::client::saved_chat::{self, ConversationRecord, ConversationSummary, Settings};
+use crate::client::saved_chat::{self, ConversationSummary, SavedChat, Settings};
 use crate::client::thinking_view::ThinkingPref;
 use crate::domain::history::Page;
 use crate::domain::{ChatMessage, ChatRequest, Role};
@@ -89,7 +89,7 @@ lazy_actions! {
                     if this.conversation_id.get_untracked() == id && !this.is_running() {
                         this.take_settings(conv.model.clone(), conv.settings);
                     }
-                    let record = saved_chat::record_from_server(&conv);
+                    let record = SavedChat::server_copy(conv.clone());
                     if this.conversation_id.get_untracked() == id && !this.is_running() {
                         this.show(record.clone());
                         if join {
@@ -143,8 +143,7 @@ lazy_actions! {
             this.loading_earlier.set_value(false);
             match result {
                 Ok(conv) => {
-                    let record = saved_chat::record_from_server(&conv);
-                    let mut older = this.entries_of(&record.messages);
+                    let mut older = this.entries_of(&conv.messages, Vec::new());
                     let known: std::collections::HashSet<String> = this
                         .entries
                         .with_untracked(|e| e.iter().map(|e| e.id.clone()).collect());
@@ -167,12 +166,12 @@ lazy_actions! {
     fn export(
         this,
         id: String,
-        local: ConversationRecord,
-        done: Box<dyn FnOnce(ConversationRecord)>,
+        local: SavedChat,
+        done: Box<dyn FnOnce(SavedChat)>,
     ) {
         spawn_local(async move {
             match crate::api::history::export_conversation(id).await {
-                Ok(conv) => done(saved_chat::record_from_server(&conv)),
+                Ok(conv) => done(SavedChat::server_copy(conv)),
                 Err(e) => {
                     this.notify(
                         NoticeKind::Server,
@@ -283,7 +282,7 @@ impl Backend for ServerHistory {
         stored_chat::earlier(c, c.conversation_id.get_untracked(), page, before);
     }
 
-    fn export(&self, c: ChatController, done: Box<dyn FnOnce(ConversationRecord)>) {
+    fn export(&self, c: ChatController, done: Box<dyn FnOnce(SavedChat)>) {
         let local = c.record(now_ms());
         let (on_server, id) = c.meta.with_value(|m| (m.on_server, m.id.clone()));
         if on_server {
@@ -293,8 +292,8 @@ impl Backend for ServerHistory {
         }
     }
 
-    fn import(&self, c: ChatController, _: LocalChats, record: ConversationRecord) {
-        let title = record.title.clone();
+    fn import(&self, c: ChatController, _: LocalChats, record: SavedChat) {
+        let title = record.chat.title.clone();
         spawn_local(async move {
             let workspace = c.workspace.get_untracked();
             let words = c.locale.catalogue();
@@ -318,7 +317,7 @@ impl Backend for ServerHistory {
         });
     }
 
-    fn import_local(&self, c: ChatController, records: Vec<ConversationRecord>) {
+    fn import_local(&self, c: ChatController, records: Vec<SavedChat>) {
         super::server_list::list_actions::import_local(c, records);
     }
 

@@ -8,7 +8,7 @@ use leptos::task::spawn_local;
 use super::chunks::lazy_actions;
 use super::NoticeKind;
 use crate::client::local_store;
-use crate::client::saved_chat::{self, ConversationRecord};
+use crate::client::saved_chat::{self, SavedChat};
 use crate::i18n::fill;
 
 lazy_actions! {
@@ -103,7 +103,7 @@ lazy_actions! {
 
     /// Imports `records` one by one, stopping at the first failure; each imported one leaves
     /// this browser.
-    fn import_local(this, records: Vec<ConversationRecord>) {
+    fn import_local(this, records: Vec<SavedChat>) {
         spawn_local(async move {
             let workspace = this.workspace.get_untracked();
             let mut done = 0;
@@ -115,7 +115,7 @@ lazy_actions! {
                 .await
                 {
                     Ok(_) => {
-                        local_store::remove(this.shelf, &r.id);
+                        local_store::remove(this.shelf, &r.chat.id);
                         done += 1;
                     }
                     Err(e) => {

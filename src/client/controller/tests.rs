@@ -8,8 +8,9 @@ use super::chunks::READER;
 use super::history::History;
 use super::{ChatController, NoticeKind};
 use crate::client::local_store::{self, MemoryShelf};
-use crate::client::saved_chat::{self, ConversationRecord, MessageRecord};
+use crate::client::saved_chat::{self, sample, SavedChat};
 use crate::client::turn_state::TurnState;
+use crate::domain::history::Message;
 use crate::domain::{Role, TurnEvent};
 use crate::i18n::Locale;
 
@@ -21,28 +22,7 @@ fn page() -> (Owner, ChatController) {
     (owner, c)
 }
 
-fn user(id: &str, text: &str) -> MessageRecord {
-    MessageRecord {
-        id: id.into(),
-        role: Role::User,
-        content: text.into(),
-        created_at: 1.0,
-        thinking: None,
-        status: None,
-        error: None,
-        error_code: Default::default(),
-        error_params: Default::default(),
-        active_version: None,
-        versions: Vec::new(),
-        model: None,
-        settings: Default::default(),
-        tools: Vec::new(),
-        sources: Vec::new(),
-        extra: Default::default(),
-    }
-}
-
-fn answer(id: &str, text: &str) -> MessageRecord {
+fn answer(id: &str, text: &str) -> Message {
     let mut turn = TurnState::started(1.0);
     turn.apply(&TurnEvent::Delta { text: text.into() }, 2.0);
     turn.apply(
@@ -54,31 +34,29 @@ fn answer(id: &str, text: &str) -> MessageRecord {
         },
         3.0,
     );
-    saved_chat::assistant_record(
-        id.into(),
-        2.0,
-        vec![saved_chat::version_from_turn(&turn, 3.0)],
-        0,
-    )
+    Message {
+        id: id.into(),
+        role: Role::Assistant,
+        created_at: 2,
+        active: 0,
+        versions: vec![saved_chat::version_from_turn(&turn, 3.0)],
+    }
 }
 
 /// A chat saved in this browser (by this tab or another).
-fn saved(id: &str, title: &str, rev: u64) -> ConversationRecord {
-    let record = ConversationRecord {
-        id: id.into(),
-        title: title.into(),
-        created_at: 1.0,
-        updated_at: 3.0,
-        rev,
-        messages: vec![
-            user(&format!("{id}-q1"), "one"),
+fn saved(id: &str, title: &str, rev: u64) -> SavedChat {
+    let mut record = sample::chat(
+        id,
+        title,
+        vec![
+            sample::user(&format!("{id}-q1"), "one"),
             answer(&format!("{id}-a1"), "first"),
-            user(&format!("{id}-q2"), "two"),
+            sample::user(&format!("{id}-q2"), "two"),
             answer(&format!("{id}-a2"), "second"),
         ],
-        earlier: 0,
-        extra: Default::default(),
-    };
+    );
+    record.chat.updated_at = 3;
+    record.set_rev(rev);
     assert_eq!(local_store::save(&MemoryShelf, &record), Ok(()));
     record
 }
@@ -120,7 +98,7 @@ fn renaming_another_chat_rewrites_it_and_the_list() {
     c.rename("b", "  Plums ".into());
     let b = local_store::load(&MemoryShelf, "b");
     assert_eq!(
-        b.as_ref().map(|r| (r.title.as_str(), r.rev)),
+        b.as_ref().map(|r| (r.chat.title.as_str(), r.rev())),
         Some(("Plums", 5))
     );
     assert!(c
@@ -152,7 +130,7 @@ fn a_save_over_another_tabs_newer_write_keeps_this_tabs_version_as_a_copy() {
         "Apples (copy)"
     );
     assert_eq!(kinds(&c), [NoticeKind::Conflict]);
-    let theirs = local_store::load(&MemoryShelf, "a").map(|r| r.title);
+    let theirs = local_store::load(&MemoryShelf, "a").map(|r| r.chat.title);
     assert_eq!(theirs.as_deref(), Some("Apples (other tab)"));
     assert!(local_store::load(&MemoryShelf, &id).is_some());
 }
@@ -199,11 +177,11 @@ fn a_branch_holds_the_history_up_to_the_message_and_is_shown() {
     assert_ne!(id, "a");
     assert_eq!(c.entries.with_untracked(Vec::len), 2);
     assert_eq!(
-        local_store::load(&MemoryShelf, &id).map(|r| r.messages.len()),
+        local_store::load(&MemoryShelf, &id).map(|r| r.chat.messages.len()),
         Some(2)
     );
     assert_eq!(
-        local_store::load(&MemoryShelf, "a").map(|r| r.messages.len()),
+        local_store::load(&MemoryShelf, "a").map(|r| r.chat.messages.len()),
         Some(4)
     );
 }
@@ -229,7 +207,7 @@ fn a_browser_history_keeps_no_version_choice_beyond_this_browser_and_exports_the
     c.open("a");
     let exported = std::rc::Rc::new(std::cell::RefCell::new(None));
     let into = exported.clone();
-    c.exportable(move |r| *into.borrow_mut() = Some(r.id));
+    c.exportable(move |r| *into.borrow_mut() = Some(r.chat.id));
     assert_eq!(exported.borrow().as_deref(), Some("a"));
     assert!(!c.backend().retry_keeps_versions(Some("m1")));
 }

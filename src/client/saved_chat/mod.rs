@@ -1,21 +1,23 @@
-//! The saved-chat format and its conversions, pure and tested natively.
+//! A chat as this browser saves it, and how a turn becomes a stored answer and back, pure and
+//! tested natively.
 //!
-//! Each conversation is one JSON record under its own key, `ponder.chat.v1.<id>`, written
-//! whole, so two tabs working on different conversations never overwrite each other. An
-//! assistant message may carry `thinking`; a record without it restores exactly as a plain
-//! message. Fields this version does not know are kept and written back untouched.
+//! What is saved is the domain's [`Conversation`] (the one model the server, the page and the
+//! terminal share), one JSON record under its own key, `ponder.chat.v1.<id>`, written whole, so
+//! two tabs working on different conversations never overwrite each other. The record's shape
+//! is [`v1`]'s: every record written since v1 still reads, and fields this version does not
+//! know are kept and written back untouched.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::labels;
 use super::turn_state::{BlockState, BlockStatus, RemoteText, TurnPhase, TurnState};
-use std::collections::BTreeMap;
 
-use crate::domain::history::VersionStatus;
-use crate::domain::{
-    ErrorCode, Failure, ReasoningSettings, Role, SourceRef, ThinkingKind, ToolStep,
+use crate::domain::history::{
+    BlockHeader, Conversation, Import, ImportBlock, ImportMessage, ImportVersion, Version,
+    VersionStatus,
 };
+use crate::domain::{ErrorCode, Failure, Role, ToolStep};
 use crate::i18n::{fill, Catalogue, Locale};
 
 /// Prefix of every conversation key.
@@ -33,117 +35,19 @@ pub fn interrupted() -> Failure {
     Failure::coded(ErrorCode::Interrupted, INTERRUPTED, true)
 }
 
-/// One reasoning block as saved.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ThinkingRecord {
-    pub text: String,
-    #[serde(default)]
-    pub kind: ThinkingKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_ms: Option<u64>,
-    /// The reader's own open/closed choice, remembered across reloads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open: Option<bool>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub interrupted: bool,
-    /// The reader cut this reasoning short ("Answer now").
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cut_short: bool,
-    /// A block stored on the server whose text is loaded on demand: its id and word count.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<RemoteText>,
-}
+mod v1;
 
-/// One version of an assistant answer (regenerate keeps the earlier ones).
+/// A conversation as this browser keeps it: the domain's conversation (every version, block
+/// headers, the text of the blocks it has), and what its record says beyond it. Saved as the
+/// `ponder.chat.v1` record ([`v1`]), which every earlier record still reads as.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct VersionRecord {
-    pub content: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking: Option<Vec<ThinkingRecord>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<VersionStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The code of `error`, so a restored error is said in the reader's language too.
-    #[serde(default, skip_serializing_if = "ErrorCode::is_other")]
-    pub error_code: ErrorCode,
-    /// The parameters of `error`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub error_params: BTreeMap<String, String>,
-    #[serde(default)]
-    pub created_at: f64,
-    /// The model that wrote this answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// What the answer was asked with.
-    #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
-    pub settings: ReasoningSettings,
-    /// The tools the model used, in stream order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolStep>,
-    /// The sources `[^n]` in the answer refers to.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sources: Vec<SourceRef>,
-}
-
-/// One message as saved. For an assistant message the top-level fields are its active version.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MessageRecord {
-    #[serde(default)]
-    pub id: String,
-    pub role: Role,
-    pub content: String,
-    #[serde(default)]
-    pub created_at: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking: Option<Vec<ThinkingRecord>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<VersionStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    #[serde(default, skip_serializing_if = "ErrorCode::is_other")]
-    pub error_code: ErrorCode,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub error_params: BTreeMap<String, String>,
-    /// The model that wrote the shown answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// What the shown answer was asked with.
-    #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
-    pub settings: ReasoningSettings,
-    /// Every version, when there is more than one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolStep>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sources: Vec<SourceRef>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub versions: Vec<VersionRecord>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active_version: Option<usize>,
-    #[serde(flatten)]
+#[serde(from = "v1::Record", into = "v1::Record")]
+pub struct SavedChat {
+    pub chat: Conversation,
+    /// Fields of the record this version does not know, written back untouched.
     pub extra: Map<String, Value>,
-}
-
-/// One conversation as saved under `ponder.chat.v1.<id>`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ConversationRecord {
-    pub id: String,
-    #[serde(default)]
-    pub title: String,
-    #[serde(default)]
-    pub created_at: f64,
-    #[serde(default)]
-    pub updated_at: f64,
-    /// Counts writes, so a tab can tell that another tab wrote the record since it last read it.
-    #[serde(default)]
-    pub rev: u64,
-    pub messages: Vec<MessageRecord>,
-    /// Messages kept on the server before the first one here (server-side history opens a
-    /// long conversation on its last messages).
-    #[serde(default, skip_serializing_if = "crate::domain::history::is_zero")]
-    pub earlier: usize,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    /// The same for each message, in the order of `chat.messages` (a missing one: none).
+    pub message_extra: Vec<Map<String, Value>>,
 }
 
 /// What the conversation list shows.
@@ -154,16 +58,52 @@ pub struct ConversationSummary {
     pub updated_at: f64,
 }
 
-impl ConversationRecord {
+impl SavedChat {
+    /// A conversation with nothing beyond what the domain says of it.
+    pub fn of(chat: Conversation) -> SavedChat {
+        SavedChat {
+            chat,
+            extra: Map::new(),
+            message_extra: Vec::new(),
+        }
+    }
+
+    /// The conversation as the server keeps it, as this browser's copy of it: a cache, never a
+    /// chat to import.
+    pub fn server_copy(chat: Conversation) -> SavedChat {
+        let mut saved = SavedChat::of(chat);
+        mark_server_copy(&mut saved);
+        saved
+    }
+
+    /// With each message's unknown fields, in message order (one list however it was built:
+    /// what no message has is left off the end).
+    pub fn with_message_extra(mut self, mut extras: Vec<Map<String, Value>>) -> SavedChat {
+        while extras.last().is_some_and(Map::is_empty) {
+            extras.pop();
+        }
+        self.message_extra = extras;
+        self
+    }
+
     pub fn key(&self) -> String {
-        key_for(&self.id)
+        key_for(&self.chat.id)
+    }
+
+    /// The write count, so a tab can tell that another tab wrote the record since it last read it.
+    pub fn rev(&self) -> u64 {
+        self.chat.rev.max(0) as u64
+    }
+
+    pub fn set_rev(&mut self, rev: u64) {
+        self.chat.rev = i64::try_from(rev).unwrap_or(i64::MAX);
     }
 
     pub fn summary(&self) -> ConversationSummary {
         ConversationSummary {
-            id: self.id.clone(),
-            title: self.title.clone(),
-            updated_at: self.updated_at,
+            id: self.chat.id.clone(),
+            title: self.chat.title.clone(),
+            updated_at: self.chat.updated_at as f64,
         }
     }
 }
@@ -180,10 +120,10 @@ pub struct Unreadable(pub String);
 /// Parses a stored conversation, rejecting values that are not this format (foreign data under
 /// our key, truncated writes, hand edits). Read from bytes, as every JSON the page reads is
 /// (server functions' answers too), so the browser build carries one JSON reader, not two.
-pub fn parse_conversation(raw: &str) -> Result<ConversationRecord, Unreadable> {
-    let record: ConversationRecord =
+pub fn parse_conversation(raw: &str) -> Result<SavedChat, Unreadable> {
+    let record: SavedChat =
         serde_json::from_slice(raw.as_bytes()).map_err(|e| Unreadable(e.to_string()))?;
-    if record.id.is_empty() {
+    if record.chat.id.is_empty() {
         return Err(Unreadable("the record has no id".into()));
     }
     Ok(record)
@@ -222,7 +162,7 @@ pub fn sort_newest_first(list: &mut [ConversationSummary]) {
 }
 
 /// Saves a turn as the reader sees it at `now`: a running turn is saved as interrupted.
-pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
+pub fn version_from_turn(turn: &TurnState, now: f64) -> Version {
     let status = match turn.phase {
         TurnPhase::Thinking | TurnPhase::Streaming => VersionStatus::Interrupted,
         TurnPhase::Done if turn.fallback_text().is_some() => VersionStatus::NoAnswer,
@@ -234,98 +174,49 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> VersionRecord {
         Some(fallback) => fallback.to_string(),
         None => turn.answer.clone(),
     };
-    let thinking: Vec<ThinkingRecord> = turn
+    let blocks = turn
         .blocks
         .iter()
         .map(|b| {
             let ms = b.elapsed_ms(now);
-            ThinkingRecord {
-                text: b.text.clone(),
+            let remote = b.text.is_empty().then(|| b.remote.clone()).flatten();
+            BlockHeader {
+                words: remote
+                    .as_ref()
+                    .map_or(b.text.split_whitespace().count() as u64, |r| r.words),
+                chars: b.text.chars().count() as u64,
+                text: remote.is_none().then(|| b.text.clone()),
+                id: remote.map(|r| r.id).unwrap_or_default(),
                 kind: b.kind,
                 duration_ms: (ms > 0).then_some(ms),
-                open: b.reader_open,
+                reader_open: b.reader_open,
                 interrupted: b.status != BlockStatus::Done,
                 cut_short: b.cut_short,
-                remote: b.text.is_empty().then(|| b.remote.clone()).flatten(),
+                running_ms: None,
             }
         })
         .collect();
-    let failure = match status {
-        VersionStatus::Interrupted => Some(interrupted()),
-        _ => turn.error.clone(),
-    };
-    let (error_code, error_params) = failure
-        .as_ref()
-        .map(|e| (e.code, e.params.clone()))
-        .unwrap_or_default();
-    VersionRecord {
-        content,
-        thinking: (!thinking.is_empty()).then_some(thinking),
-        status: Some(status),
-        error: failure.map(|e| e.message),
-        error_code,
-        error_params,
-        created_at: turn.created_at,
-        model: turn.model.clone(),
-        settings: turn.settings,
-        tools: turn.tools.clone(),
-        sources: turn.sources.clone(),
-    }
-}
-
-/// Restores a saved version as a finished, not live, turn: the record read as the domain's
-/// version ([`stored_version`]), then shown by the one rule for every stored answer
-/// ([`turn_from_stored`]).
-pub fn turn_from_version(v: &VersionRecord) -> TurnState {
-    turn_from_stored(&stored_version(v))
-}
-
-/// A saved version as the domain's model of it: the saved-chat format is a serialization of
-/// [`crate::domain::history::Version`] (old records still read).
-pub fn stored_version(v: &VersionRecord) -> crate::domain::history::Version {
-    use crate::domain::history::{BlockHeader, Version};
     Version {
         id: String::new(),
-        content: v.content.clone(),
-        status: v.status.unwrap_or(VersionStatus::Done),
-        error: v.error.as_ref().map(|message| Failure {
-            message: message.clone(),
-            retryable: true,
-            code: v.error_code,
-            params: v.error_params.clone(),
-        }),
-        model: v.model.clone(),
-        settings: v.settings,
-        created_at: v.created_at as i64,
-        blocks: v
-            .thinking
-            .iter()
-            .flatten()
-            .map(|t| {
-                let remote = t.remote.as_ref().filter(|_| t.text.is_empty());
-                BlockHeader {
-                    id: remote.map(|r| r.id.clone()).unwrap_or_default(),
-                    kind: t.kind,
-                    duration_ms: t.duration_ms,
-                    words: remote.map_or(t.text.split_whitespace().count() as u64, |r| r.words),
-                    chars: t.text.chars().count() as u64,
-                    reader_open: t.open,
-                    interrupted: t.interrupted,
-                    cut_short: t.cut_short,
-                    running_ms: None,
-                    text: remote.is_none().then(|| t.text.clone()),
-                }
-            })
-            .collect(),
-        tools: v.tools.clone(),
-        sources: v.sources.clone(),
+        content,
+        error: match status {
+            VersionStatus::Interrupted => Some(interrupted()),
+            _ => turn.error.clone(),
+        },
+        status,
+        created_at: turn.created_at as i64,
+        model: turn.model.clone(),
+        settings: turn.settings,
+        blocks,
+        tools: turn.tools.clone(),
+        sources: turn.sources.clone(),
         turn: None,
     }
 }
 
 /// A stored answer (the server's, or this browser's saved copy) as a finished, not live, turn:
 /// what the page, the terminal and an export all show of it.
-pub fn turn_from_stored(v: &crate::domain::history::Version) -> TurnState {
+pub fn turn_from_stored(v: &Version) -> TurnState {
     let status = v.status;
     let blocks = v
         .blocks
@@ -409,309 +300,107 @@ pub fn turn_from_stored(v: &crate::domain::history::Version) -> TurnState {
     }
 }
 
-/// A stored version's failure: the one it was stored with, or for one cut without a word of
-/// why, that it was interrupted (as [`turn_from_stored`] says it).
-fn failure_of(v: &crate::domain::history::Version) -> Option<Failure> {
-    let cut = matches!(
-        v.status,
-        VersionStatus::Streaming | VersionStatus::Interrupted
-    );
-    v.error.clone().or_else(|| cut.then(interrupted))
-}
-
-/// A conversation as the server keeps it, in the saved-chat format the page works with (and
-/// caches in localStorage): every version, block headers with their ids and word counts, the
-/// reasoning text left on the server until a block opens.
-pub fn record_from_server(conv: &crate::domain::history::Conversation) -> ConversationRecord {
-    use crate::domain::history::VersionStatus;
-    let version = |v: &crate::domain::history::Version| {
-        let failure = failure_of(v);
-        VersionRecord {
-            content: v.content.clone(),
-            thinking: (!v.blocks.is_empty()).then(|| {
-                v.blocks
-                    .iter()
-                    .map(|b| ThinkingRecord {
-                        text: b.text.clone().unwrap_or_default(),
-                        kind: b.kind,
-                        duration_ms: b.duration_ms,
-                        open: b.reader_open,
-                        interrupted: b.interrupted,
-                        cut_short: b.cut_short,
-                        remote: b.text.is_none().then(|| RemoteText {
-                            id: b.id.clone(),
-                            words: b.words,
-                        }),
-                    })
-                    .collect()
-            }),
-            status: match v.status {
-                VersionStatus::Done => None,
-                VersionStatus::Streaming => Some(VersionStatus::Interrupted),
-                ended => Some(ended),
-            },
-            error_code: failure.as_ref().map(|e| e.code).unwrap_or_default(),
-            error_params: failure
-                .as_ref()
-                .map(|e| e.params.clone())
-                .unwrap_or_default(),
-            error: failure.map(|e| e.message),
-            created_at: v.created_at as f64,
-            model: v.model.clone(),
-            settings: v.settings,
-            tools: v.tools.clone(),
-            sources: v.sources.clone(),
-        }
-    };
-    let messages = conv
-        .messages
-        .iter()
-        .map(|m| match m.role {
-            Role::User => {
-                let shown = m.shown();
-                let mut record = MessageRecord {
-                    id: m.id.clone(),
-                    role: Role::User,
-                    content: shown.map(|v| v.content.clone()).unwrap_or_default(),
-                    created_at: m.created_at as f64,
-                    thinking: None,
-                    status: None,
-                    error: None,
-                    error_code: Default::default(),
-                    error_params: Default::default(),
-                    versions: Vec::new(),
-                    active_version: None,
-                    model: None,
-                    settings: Default::default(),
-                    tools: Vec::new(),
-                    sources: Vec::new(),
-                    extra: Map::new(),
-                };
-                if m.versions.len() > 1 {
-                    record.versions = m.versions.iter().map(version).collect();
-                    record.active_version = Some(m.active.min(m.versions.len() - 1));
-                }
-                record
-            }
-            Role::Assistant => assistant_record(
-                m.id.clone(),
-                m.created_at as f64,
-                m.versions.iter().map(version).collect(),
-                m.active,
-            ),
-        })
-        .collect();
-    let mut record = ConversationRecord {
-        id: conv.id.clone(),
-        title: conv.title.clone(),
-        created_at: conv.created_at as f64,
-        updated_at: conv.updated_at as f64,
-        rev: conv.rev.max(0) as u64,
-        messages,
-        earlier: conv.first,
-        extra: Map::new(),
-    };
-    mark_server_copy(&mut record);
-    record
-}
-
 /// The field that marks a record as this browser's copy of a server conversation.
 const SERVER_COPY: &str = "server_copy";
 
 /// Marks `record` as this browser's copy of a conversation kept on the server, even one begun
 /// in this page: a cache, never a chat to import.
-pub fn mark_server_copy(record: &mut ConversationRecord) {
+pub fn mark_server_copy(record: &mut SavedChat) {
     record.extra.insert(SERVER_COPY.into(), Value::Bool(true));
 }
 
 /// True for this browser's copy of a conversation kept on the server (not a chat to import).
-pub fn is_server_copy(record: &ConversationRecord) -> bool {
+pub fn is_server_copy(record: &SavedChat) -> bool {
     record.extra.get(SERVER_COPY).and_then(Value::as_bool) == Some(true)
 }
 
 /// A saved chat (or a JSON export) as the server imports it: keyed by its id, so importing it
-/// twice makes nothing new.
-pub fn to_import(record: &ConversationRecord) -> crate::domain::history::Import {
-    use crate::domain::history::{Import, ImportBlock, ImportMessage, ImportVersion};
-    let version = |v: &VersionRecord| ImportVersion {
+/// twice makes nothing new. Every version is imported, the reader's edits too.
+pub fn to_import(record: &SavedChat) -> Import {
+    let version = |v: &Version| ImportVersion {
         content: v.content.clone(),
         status: match v.status {
-            None => VersionStatus::Done,
-            Some(VersionStatus::Streaming) => VersionStatus::Interrupted,
-            Some(ended) => ended,
+            VersionStatus::Streaming => VersionStatus::Interrupted,
+            ended => ended,
         },
-        error: v.error.clone(),
-        created_at: v.created_at as i64,
+        error: v.error.as_ref().map(|e| e.message.clone()),
+        created_at: v.created_at,
         blocks: v
-            .thinking
+            .blocks
             .iter()
-            .flatten()
-            .map(|t| ImportBlock {
-                kind: t.kind,
-                text: t.text.clone(),
-                duration_ms: t.duration_ms,
-                interrupted: t.interrupted,
+            .map(|b| ImportBlock {
+                kind: b.kind,
+                text: b.text.clone().unwrap_or_default(),
+                duration_ms: b.duration_ms,
+                interrupted: b.interrupted,
             })
             .collect(),
         tools: v.tools.clone(),
         sources: v.sources.clone(),
     };
+    let c = &record.chat;
     Import {
-        key: record.id.clone(),
-        title: record.title.clone(),
-        created_at: record.created_at as i64,
-        messages: record
+        key: c.id.clone(),
+        title: c.title.clone(),
+        created_at: c.created_at,
+        messages: c
             .messages
             .iter()
-            .map(|m| {
-                let (versions, active) = match m.role {
-                    Role::User => (
-                        vec![VersionRecord {
-                            content: m.content.clone(),
-                            thinking: None,
-                            status: None,
-                            error: None,
-                            error_code: Default::default(),
-                            error_params: Default::default(),
-                            created_at: m.created_at,
-                            model: None,
-                            settings: ReasoningSettings::default(),
-                            tools: Vec::new(),
-                            sources: Vec::new(),
-                        }],
-                        0,
-                    ),
-                    Role::Assistant => versions_of(m),
-                };
-                ImportMessage {
-                    role: m.role,
-                    created_at: m.created_at as i64,
-                    active,
-                    versions: versions.iter().map(version).collect(),
-                }
+            .map(|m| ImportMessage {
+                role: m.role,
+                created_at: m.created_at,
+                active: m.active,
+                versions: m.versions.iter().map(version).collect(),
             })
             .collect(),
     }
 }
 
-/// An assistant message record from its versions (the active one mirrored at the top level).
-pub fn assistant_record(
-    id: String,
-    created_at: f64,
-    versions: Vec<VersionRecord>,
-    active: usize,
-) -> MessageRecord {
-    let active = active.min(versions.len().saturating_sub(1));
-    let top = versions.get(active).cloned().unwrap_or(VersionRecord {
-        content: String::new(),
-        thinking: None,
-        status: None,
-        error: None,
-        error_code: Default::default(),
-        error_params: Default::default(),
-        created_at,
-        model: None,
-        settings: ReasoningSettings::default(),
-        tools: Vec::new(),
-        sources: Vec::new(),
-    });
-    let many = versions.len() > 1;
-    MessageRecord {
-        id,
-        role: Role::Assistant,
-        content: top.content,
-        created_at,
-        thinking: top.thinking,
-        status: top.status.filter(|s| *s != VersionStatus::Done),
-        error: top.error,
-        error_code: top.error_code,
-        error_params: top.error_params,
-        versions: if many { versions } else { Vec::new() },
-        active_version: many.then_some(active),
-        model: top.model,
-        settings: top.settings,
-        tools: top.tools,
-        sources: top.sources,
-        extra: Map::new(),
-    }
-}
-
-/// The shown version of a saved assistant message.
-pub fn shown_version(m: &MessageRecord) -> Option<VersionRecord> {
-    let (versions, active) = versions_of(m);
-    versions.into_iter().nth(active)
-}
-
-/// The versions of a saved assistant message and the active index. A plain record (no
-/// `versions`) is one version.
-pub fn versions_of(m: &MessageRecord) -> (Vec<VersionRecord>, usize) {
-    if m.versions.is_empty() {
-        let v = VersionRecord {
-            content: m.content.clone(),
-            thinking: m.thinking.clone(),
-            status: m.status,
-            error: m.error.clone(),
-            error_code: m.error_code,
-            error_params: m.error_params.clone(),
-            created_at: m.created_at,
-            model: m.model.clone(),
-            settings: m.settings,
-            tools: m.tools.clone(),
-            sources: m.sources.clone(),
-        };
-        (vec![v], 0)
-    } else {
-        let active = m
-            .active_version
-            .unwrap_or(m.versions.len() - 1)
-            .min(m.versions.len() - 1);
-        (m.versions.clone(), active)
-    }
-}
-
 /// Renders a conversation as Markdown, with each reasoning block as a `<details>` carrying its
 /// label when `with_thinking` is set.
-pub fn export_markdown(record: &ConversationRecord, with_thinking: bool, l: Locale) -> String {
+pub fn export_markdown(chat: &Conversation, with_thinking: bool, l: Locale) -> String {
     let c = l.catalogue();
-    let mut out = format!("# {}\n\n", crate::i18n::title(c, &record.title));
-    for m in &record.messages {
+    let mut out = format!("# {}\n\n", crate::i18n::title(c, &chat.title));
+    for m in &chat.messages {
+        let Some(v) = m.shown() else { continue };
         let who = match m.role {
             Role::User => c.export_you,
             Role::Assistant => c.export_assistant,
         };
         out.push_str(&format!("## {who}\n\n"));
         if with_thinking {
-            for t in m.thinking.iter().flatten() {
+            for b in &v.blocks {
+                let text = b.text.as_deref().unwrap_or_default();
                 let block = BlockState {
-                    text: t.text.clone(),
-                    kind: t.kind,
-                    status: if t.interrupted {
+                    text: text.to_string(),
+                    kind: b.kind,
+                    status: if b.interrupted {
                         BlockStatus::Interrupted
                     } else {
                         BlockStatus::Done
                     },
-                    duration_ms: t.duration_ms,
+                    duration_ms: b.duration_ms,
                     ended_at: Some(0.0),
                     ..BlockState::default()
                 };
                 let mut label = labels::header(&block, 0.0, l);
-                if let Some(note) = labels::origin_note(t.kind, l) {
+                if let Some(note) = labels::origin_note(b.kind, l) {
                     label.push_str(&format!(" ({note})"));
                 }
                 out.push_str(&format!(
                     "<details>\n<summary>{}</summary>\n\n{}\n\n</details>\n\n",
                     escape_html(&label),
-                    t.text.trim_end()
+                    text.trim_end()
                 ));
             }
         }
-        for t in &m.tools {
+        for t in &v.tools {
             out.push_str(&tool_line(t, c));
         }
-        if !m.tools.is_empty() {
+        if !v.tools.is_empty() {
             out.push('\n');
         }
-        out.push_str(crate::domain::rich::with_footnotes(&m.content, &m.sources).trim_end());
+        out.push_str(crate::domain::rich::with_footnotes(&v.content, &v.sources).trim_end());
         out.push_str("\n\n");
     }
     out
@@ -738,14 +427,13 @@ fn tool_line(t: &ToolStep, c: &Catalogue) -> String {
 }
 
 /// The record as JSON, without reasoning when `with_thinking` is off.
-pub fn export_json(record: &ConversationRecord, with_thinking: bool) -> String {
+pub fn export_json(record: &SavedChat, with_thinking: bool) -> String {
     let mut record = record.clone();
     record.extra.remove(SERVER_COPY);
     if !with_thinking {
-        for m in &mut record.messages {
-            m.thinking = None;
+        for m in &mut record.chat.messages {
             for v in &mut m.versions {
-                v.thinking = None;
+                v.blocks.clear();
             }
         }
     }
@@ -754,9 +442,9 @@ pub fn export_json(record: &ConversationRecord, with_thinking: bool) -> String {
 
 /// A JSON export read back: the v1 record it holds, refused when it is not one or has no
 /// messages.
-pub fn parse_export(raw: &str) -> Result<ConversationRecord, Unreadable> {
+pub fn parse_export(raw: &str) -> Result<SavedChat, Unreadable> {
     let mut record = parse_conversation(raw.trim_start_matches('\u{feff}'))?;
-    if record.messages.is_empty() {
+    if record.chat.messages.is_empty() {
         return Err(Unreadable("the export holds no messages".into()));
     }
     record.extra.remove(SERVER_COPY);
@@ -790,10 +478,50 @@ pub struct Settings {
     pub extra: Map<String, Value>,
 }
 
+/// Chats and messages for tests, built the way the page builds them.
+#[cfg(test)]
+pub(crate) mod sample {
+    use super::SavedChat;
+    use crate::domain::history::{Conversation, Message, Version};
+    use crate::domain::Role;
+
+    /// A message of one finished version holding `text`.
+    pub fn said(id: &str, role: Role, text: &str) -> Message {
+        Message {
+            id: id.into(),
+            role,
+            created_at: 1,
+            active: 0,
+            versions: vec![Version::text(text, 1)],
+        }
+    }
+
+    pub fn user(id: &str, text: &str) -> Message {
+        said(id, Role::User, text)
+    }
+
+    /// A chat kept in this browser, at revision 1.
+    pub fn chat(id: &str, title: &str, messages: Vec<Message>) -> SavedChat {
+        SavedChat::of(Conversation {
+            id: id.into(),
+            title: title.into(),
+            workspace_id: String::new(),
+            created_at: 1,
+            updated_at: 2,
+            rev: 1,
+            model: None,
+            settings: Default::default(),
+            messages,
+            first: 0,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::TurnEvent;
+    use crate::domain::history::Message;
+    use crate::domain::{SourceRef, ThinkingKind, TurnEvent};
 
     #[test]
     fn the_saved_enums_keep_their_snake_case_names() {
@@ -849,52 +577,50 @@ mod tests {
         t
     }
 
-    fn record_with(messages: Vec<MessageRecord>) -> ConversationRecord {
-        ConversationRecord {
-            id: "c1".into(),
-            title: "t".into(),
-            created_at: 1.0,
-            updated_at: 2.0,
-            rev: 1,
-            messages,
-            earlier: 0,
-            extra: Map::new(),
+    fn record_with(messages: Vec<Message>) -> SavedChat {
+        sample::chat("c1", "t", messages)
+    }
+
+    /// An answer with these versions; a message keeps one time, its shown version's.
+    fn answered(id: &str, versions: Vec<Version>, active: usize) -> Message {
+        Message {
+            id: id.into(),
+            role: Role::Assistant,
+            created_at: versions.get(active).map_or(0, |v| v.created_at),
+            active,
+            versions,
         }
+    }
+
+    fn json_of(record: &SavedChat) -> Value {
+        serde_json::to_value(record).unwrap()
+    }
+
+    fn read_back(record: &SavedChat) -> SavedChat {
+        parse_conversation(&serde_json::to_string(record).unwrap()).unwrap()
+    }
+
+    fn shown_turn(record: &SavedChat, i: usize) -> TurnState {
+        turn_from_stored(record.chat.messages[i].shown().unwrap())
     }
 
     #[test]
     fn a_conversation_round_trips_through_json() {
         let v = version_from_turn(&sample_turn(), 6000.0);
-        let user = MessageRecord {
-            id: "m1".into(),
-            role: Role::User,
-            content: "q".into(),
-            created_at: 1.0,
-            thinking: None,
-            status: None,
-            error: None,
-            error_code: Default::default(),
-            error_params: Default::default(),
-            versions: vec![],
-            active_version: None,
-            model: None,
-            settings: Default::default(),
-            tools: Vec::new(),
-            sources: Vec::new(),
-            extra: Map::new(),
-        };
-        let record = record_with(vec![
-            user,
-            assistant_record("m2".into(), 1000.0, vec![v], 0),
-        ]);
-        let json = serde_json::to_string(&record).unwrap();
-        assert_eq!(parse_conversation(&json).unwrap(), record);
-        let wire: Value = serde_json::from_str(&json).unwrap();
+        let record = record_with(vec![sample::user("m1", "q"), answered("m2", vec![v], 0)]);
+        assert_eq!(read_back(&record), record);
+        let wire = json_of(&record);
         assert_eq!(wire["messages"][1]["thinking"][0]["duration_ms"], 4200);
         assert_eq!(wire["messages"][1]["thinking"][0]["kind"], "raw");
+        assert_eq!(wire["messages"][1]["content"], "the answer");
+        assert_eq!(wire["messages"][0]["content"], "q");
         assert!(
             wire["messages"][1].get("status").is_none(),
             "done is the default and left out"
+        );
+        assert!(
+            wire["messages"][1].get("versions").is_none(),
+            "one version is the message itself"
         );
     }
 
@@ -902,12 +628,12 @@ mod tests {
     fn a_record_without_thinking_restores_as_a_plain_message() {
         let raw = r#"{"id":"c","title":"old","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#;
         let record = parse_conversation(raw).unwrap();
-        let (versions, active) = versions_of(&record.messages[1]);
-        let turn = turn_from_version(&versions[active]);
+        let turn = shown_turn(&record, 1);
         assert_eq!(turn.phase, TurnPhase::Done);
         assert_eq!(turn.answer, "hello");
         assert!(turn.blocks.is_empty());
         assert!(!turn.wants_retry());
+        assert_eq!(record.chat.messages[0].shown().unwrap().content, "hi");
     }
 
     #[test]
@@ -919,22 +645,27 @@ mod tests {
             parse_conversation(r#"{"id":"x","messages":[{"role":"robot","content":"?"}]}"#)
                 .is_err()
         );
+        assert!(
+            parse_conversation(r#"{"id":"x","messages":[{"role":"user"}]}"#).is_err(),
+            "a message without its text"
+        );
     }
 
     #[test]
     fn unknown_future_fields_are_preserved() {
-        let raw = r#"{"id":"c","messages":[{"role":"user","content":"hi","reactions":["👍"]}],"pinned":true}"#;
+        let raw = r#"{"id":"c","messages":[{"role":"user","content":"hi","reactions":["👍"]},{"role":"assistant","content":"yo"}],"pinned":true}"#;
         let record = parse_conversation(raw).unwrap();
-        let again: Value = serde_json::from_str(&serde_json::to_string(&record).unwrap()).unwrap();
+        let again = json_of(&record);
         assert_eq!(again["pinned"], true);
         assert_eq!(again["messages"][0]["reactions"][0], "👍");
+        assert!(again["messages"][1].get("reactions").is_none());
     }
 
     #[test]
     fn restored_thinking_is_finished_collapsed_and_keeps_the_readers_choice() {
         let mut turn = sample_turn();
         turn.blocks[0].reader_open = Some(true);
-        let back = turn_from_version(&version_from_turn(&turn, 9000.0));
+        let back = turn_from_stored(&version_from_turn(&turn, 9000.0));
         assert!(!back.live);
         assert_eq!(back.blocks[0].status, BlockStatus::Done);
         assert_eq!(back.blocks[0].reader_open, Some(true));
@@ -945,8 +676,8 @@ mod tests {
     }
 
     #[test]
-    fn a_server_conversation_becomes_a_record_with_lazy_blocks_and_versions() {
-        use crate::domain::history::{BlockHeader, Conversation, Message, Version, VersionStatus};
+    fn a_server_conversation_is_cached_with_lazy_blocks_and_every_version() {
+        use crate::domain::history::BlockHeader;
         let version = |content: &str, status, blocks: Vec<BlockHeader>| Version {
             id: format!("v-{content}"),
             content: content.into(),
@@ -967,7 +698,7 @@ mod tests {
             created_at: 1,
             updated_at: 2,
             rev: 3,
-            model: None,
+            model: Some("m".into()),
             settings: Default::default(),
             messages: vec![
                 Message {
@@ -983,7 +714,7 @@ mod tests {
                 Message {
                     id: "a1".into(),
                     role: Role::Assistant,
-                    created_at: 2,
+                    created_at: 5,
                     active: 0,
                     versions: vec![version(
                         "answer",
@@ -1005,18 +736,29 @@ mod tests {
             ],
             first: 960,
         };
-        let record = record_from_server(&conv);
-        assert_eq!((record.id.as_str(), record.rev), ("c1", 3));
+        let cached = SavedChat::server_copy(conv.clone());
+        assert!(is_server_copy(&cached));
+        let wire = json_of(&cached);
         assert_eq!(
-            record.earlier, 960,
+            wire["earlier"], 960,
             "the messages before this page stay on the server"
         );
         assert_eq!(
-            record.messages[0].content, "second",
+            wire["messages"][0]["content"], "second",
             "the shown version of the question"
         );
-        assert_eq!(record.messages[0].versions.len(), 2);
-        let turn = turn_from_version(&versions_of(&record.messages[1]).0[0]);
+        assert_eq!(
+            wire["messages"][0]["versions"].as_array().map(Vec::len),
+            Some(2)
+        );
+        assert_eq!(wire["messages"][1]["thinking"][0]["remote"]["id"], "b1");
+        assert_eq!(wire["messages"][1]["thinking"][0]["text"], "");
+        let back = read_back(&cached);
+        assert_eq!(
+            back, cached,
+            "the cache is the server's conversation, to the field"
+        );
+        let turn = shown_turn(&back, 1);
         assert_eq!(turn.answer, "answer");
         let block = &turn.blocks[0];
         assert!(block.text.is_empty());
@@ -1025,37 +767,35 @@ mod tests {
             labels::header(block, 0.0, Locale::En),
             "Thought for 4.2s · 234 words"
         );
-        // Saved again as this browser's copy, the block keeps what it needs to load its text.
-        let json = serde_json::to_string(&record).unwrap();
-        let back = parse_conversation(&json).unwrap();
-        assert_eq!(back, record);
+    }
+
+    #[test]
+    fn a_record_from_before_versions_had_ids_or_remote_sizes_still_reads() {
+        let raw = r#"{"id":"c","rev":4,"server_copy":true,"messages":[
+            {"id":"a","role":"assistant","content":"two","created_at":9,
+             "thinking":[{"text":"","kind":"raw","remote":{"id":"b9","words":12}}],
+             "versions":[{"content":"one","created_at":3},{"content":"two","created_at":9,
+               "thinking":[{"text":"","kind":"raw","remote":{"id":"b9","words":12}}]}],
+             "active_version":1}]}"#;
+        let record = parse_conversation(raw).unwrap();
+        assert!(is_server_copy(&record));
+        assert_eq!(record.rev(), 4);
+        let m = &record.chat.messages[0];
+        assert_eq!((m.active, m.versions.len()), (1, 2));
+        assert_eq!(m.versions[0].content, "one");
+        let block = &m.versions[1].blocks[0];
+        assert_eq!(
+            (block.id.as_str(), block.words, block.text.as_deref()),
+            ("b9", 12, None)
+        );
     }
 
     #[test]
     fn a_block_saved_without_time_says_thought() {
-        let v = VersionRecord {
-            content: "a".into(),
-            thinking: Some(vec![ThinkingRecord {
-                text: "x y".into(),
-                kind: ThinkingKind::Raw,
-                duration_ms: None,
-                open: None,
-                cut_short: false,
-                interrupted: false,
-                remote: None,
-            }]),
-            status: None,
-            error: None,
-            error_code: Default::default(),
-            error_params: Default::default(),
-            model: None,
-            settings: Default::default(),
-            tools: Vec::new(),
-            sources: Vec::new(),
-            created_at: 0.0,
-        };
+        let raw = r#"{"id":"c","messages":[{"role":"assistant","content":"a","thinking":[{"text":"x y"}]}]}"#;
+        let record = parse_conversation(raw).unwrap();
         assert_eq!(
-            labels::header(&turn_from_version(&v).blocks[0], 0.0, Locale::En),
+            labels::header(&shown_turn(&record, 0).blocks[0], 0.0, Locale::En),
             "Thought · 2 words"
         );
     }
@@ -1079,8 +819,8 @@ mod tests {
             10.0,
         );
         let v = version_from_turn(&t, 2500.0);
-        assert_eq!(v.status, Some(VersionStatus::Interrupted));
-        let back = turn_from_version(&v);
+        assert_eq!(v.status, VersionStatus::Interrupted);
+        let back = shown_turn(&read_back(&record_with(vec![answered("a", vec![v], 0)])), 0);
         assert_eq!(back.phase, TurnPhase::Error);
         assert_eq!(back.blocks[0].status, BlockStatus::Interrupted);
         assert_eq!(back.blocks[0].text, "partial");
@@ -1100,34 +840,28 @@ mod tests {
             ),
             10.0,
         );
-        let v = version_from_turn(&t, 20.0);
-        let json = serde_json::to_value(&v).unwrap();
-        assert_eq!(json["error"], "went silent for 2 s");
-        assert_eq!(json["error_code"], "silent");
-        assert_eq!(json["error_params"]["seconds"], "2");
-        let back = turn_from_version(&serde_json::from_value(json).unwrap());
+        let record = record_with(vec![answered("a", vec![version_from_turn(&t, 20.0)], 0)]);
+        let json = json_of(&record);
+        let saved = &json["messages"][0];
+        assert_eq!(saved["error"], "went silent for 2 s");
+        assert_eq!(saved["error_code"], "silent");
+        assert_eq!(saved["error_params"]["seconds"], "2");
+        let back = shown_turn(&read_back(&record), 0);
         let error = back.error.expect("the error");
         assert_eq!(error.code, ErrorCode::Silent);
         assert_eq!(error.param("seconds"), "2");
         assert_eq!(error.message, "went silent for 2 s");
         // A record saved before errors had codes: its error reads as `other`, or as
         // `interrupted` when the turn was cut.
-        let old: VersionRecord = serde_json::from_value(serde_json::json!({
-            "content": "", "status": "error", "error": "boom"
-        }))
-        .unwrap();
-        assert_eq!(
-            turn_from_version(&old).error.unwrap().code,
-            ErrorCode::Other
-        );
-        let old: VersionRecord = serde_json::from_value(serde_json::json!({
-            "content": "", "status": "interrupted", "error": INTERRUPTED
-        }))
-        .unwrap();
-        assert_eq!(
-            turn_from_version(&old).error.unwrap().code,
-            ErrorCode::Interrupted
-        );
+        let old = |status: &str, error: &str| {
+            let raw = serde_json::json!({"id": "c", "messages": [
+                {"role": "assistant", "content": "", "status": status, "error": error}
+            ]});
+            let record = parse_conversation(&raw.to_string()).unwrap();
+            shown_turn(&record, 0).error.unwrap().code
+        };
+        assert_eq!(old("error", "boom"), ErrorCode::Other);
+        assert_eq!(old("interrupted", INTERRUPTED), ErrorCode::Interrupted);
         // An answer without an error saves no code.
         let mut t = TurnState::started(0.0);
         t.apply(&TurnEvent::Delta { text: "ok".into() }, 1.0);
@@ -1140,7 +874,12 @@ mod tests {
             },
             2.0,
         );
-        let done = serde_json::to_value(version_from_turn(&t, 3.0)).unwrap();
+        let done = json_of(&record_with(vec![answered(
+            "a",
+            vec![version_from_turn(&t, 3.0)],
+            0,
+        )]));
+        let done = &done["messages"][0];
         assert!(done.get("error_code").is_none(), "{done}");
         assert!(done.get("error_params").is_none(), "{done}");
     }
@@ -1182,8 +921,8 @@ mod tests {
             t.apply(&e, at);
         }
         let v = version_from_turn(&t, 2500.0);
-        assert_eq!(v.status, Some(VersionStatus::Interrupted));
-        let back = turn_from_version(&v);
+        assert_eq!(v.status, VersionStatus::Interrupted);
+        let back = turn_from_stored(&v);
         assert_eq!(back.blocks[0].status, BlockStatus::Done);
         assert_eq!(
             labels::header(&back.blocks[0], 0.0, Locale::En),
@@ -1191,19 +930,15 @@ mod tests {
         );
         // The same turn as the server keeps it: the block has its time, the version is cut.
         let mut stored = v.clone();
-        if let Some(blocks) = stored.thinking.as_mut() {
-            blocks[0].interrupted = false;
-        }
+        stored.blocks[0].interrupted = false;
         assert_eq!(
-            turn_from_version(&stored).blocks[0].status,
+            turn_from_stored(&stored).blocks[0].status,
             BlockStatus::Done
         );
         // A block still open when the turn was cut has no time of its own: interrupted.
-        if let Some(blocks) = stored.thinking.as_mut() {
-            blocks[0].duration_ms = None;
-        }
+        stored.blocks[0].duration_ms = None;
         assert_eq!(
-            turn_from_version(&stored).blocks[0].status,
+            turn_from_stored(&stored).blocks[0].status,
             BlockStatus::Interrupted
         );
     }
@@ -1229,8 +964,8 @@ mod tests {
         );
         let v = version_from_turn(&t, 1.0);
         assert_eq!(v.content, super::super::turn_state::THOUGHT_NO_ANSWER);
-        assert_eq!(v.status, Some(VersionStatus::NoAnswer));
-        let back = turn_from_version(&v);
+        assert_eq!(v.status, VersionStatus::NoAnswer);
+        let back = turn_from_stored(&v);
         assert_eq!(
             back.fallback_text(),
             Some(super::super::turn_state::THOUGHT_NO_ANSWER)
@@ -1242,9 +977,12 @@ mod tests {
         let a = version_from_turn(&sample_turn(), 1.0);
         let mut b = a.clone();
         b.content = "second".into();
-        let m = assistant_record("m".into(), 0.0, vec![a.clone(), b.clone()], 0);
-        assert_eq!(m.content, a.content);
-        assert_eq!(versions_of(&m), (vec![a, b], 0));
+        b.created_at = 7;
+        let record = record_with(vec![answered("m", vec![a.clone(), b], 0)]);
+        let wire = json_of(&record);
+        assert_eq!(wire["messages"][0]["content"], a.content);
+        assert_eq!(wire["messages"][0]["active_version"], 0);
+        assert_eq!(read_back(&record), record);
     }
 
     #[test]
@@ -1263,14 +1001,14 @@ mod tests {
     #[test]
     fn exports_include_thinking_only_when_asked() {
         let v = version_from_turn(&sample_turn(), 6000.0);
-        let record = record_with(vec![assistant_record("m".into(), 0.0, vec![v], 0)]);
-        let with = export_markdown(&record, true, Locale::En);
+        let record = record_with(vec![answered("m", vec![v], 0)]);
+        let with = export_markdown(&record.chat, true, Locale::En);
         assert!(
             with.contains("<details>\n<summary>Thought for 4.2s · 3 words</summary>"),
             "{with}"
         );
         assert!(with.contains("let me see"));
-        let without = export_markdown(&record, false, Locale::En);
+        let without = export_markdown(&record.chat, false, Locale::En);
         assert!(!without.contains("let me see") && without.contains("the answer"));
         assert!(export_json(&record, true).contains("let me see"));
         assert!(!export_json(&record, false).contains("let me see"));
@@ -1293,13 +1031,13 @@ mod tests {
             title: Some("Rust".into()),
         }];
         let v = version_from_turn(&turn, 6000.0);
-        let back = turn_from_version(&v);
+        let record = record_with(vec![answered("m", vec![v], 0)]);
+        let back = shown_turn(&read_back(&record), 0);
         assert_eq!(
             (back.tools.clone(), back.sources.clone()),
             (turn.tools.clone(), turn.sources.clone())
         );
-        let record = record_with(vec![assistant_record("m".into(), 0.0, vec![v], 0)]);
-        let md = export_markdown(&record, false, Locale::En);
+        let md = export_markdown(&record.chat, false, Locale::En);
         assert!(
             md.contains("> Tool `web_search` (finished): rust\n"),
             "{md}"
@@ -1309,7 +1047,7 @@ mod tests {
             "{md}"
         );
         let json = parse_export(&export_json(&record, false)).unwrap();
-        assert_eq!(json.messages[0].sources, turn.sources);
+        assert_eq!(json.chat.messages[0].versions[0].sources, turn.sources);
         let import = to_import(&record);
         assert_eq!(import.messages[0].versions[0].tools, turn.tools);
         assert_eq!(import.messages[0].versions[0].sources, turn.sources);
@@ -1318,7 +1056,7 @@ mod tests {
     #[test]
     fn a_json_export_reads_back_as_the_same_record() {
         let v = version_from_turn(&sample_turn(), 6000.0);
-        let mut record = record_with(vec![assistant_record("m".into(), 0.0, vec![v], 0)]);
+        let mut record = record_with(vec![answered("m", vec![v], 0)]);
         record.extra.insert(SERVER_COPY.into(), Value::Bool(true));
         let back = parse_export(&format!("\u{feff}{}", export_json(&record, true))).unwrap();
         assert!(!is_server_copy(&back));
