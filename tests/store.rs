@@ -1212,3 +1212,86 @@ async fn import_discard_position_and_preferences_at_the_store() {
         assert_eq!(me.preferences(None).await.expect("get"), prefs, "{engine}");
     }
 }
+
+#[tokio::test]
+async fn attachments_are_kept_once_per_content_and_reached_only_by_their_owner() {
+    use ponder::domain::attachment::{sniff, Kind, Limits};
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\x02\x80\0\0\x01\xe0\x08\x06\0\0\0".to_vec();
+    png.extend([7u8; 200]);
+    let sniffed = sniff("shot.png", &png, &Limits::default()).expect("a PNG");
+    for (engine, url) in engine_urls().await {
+        let store = Store::open(&url).await.expect(engine);
+        let (alice, bob) = two_users(&store).await;
+        let a = store.scoped(&alice);
+        let first = a
+            .put_attachment("shot.png", &sniffed, &png, 1_000)
+            .await
+            .expect("kept");
+        assert_eq!(
+            (first.kind, first.mime.as_str(), first.size, first.pixels),
+            (Kind::Image, "image/png", png.len() as u64, Some((640, 480))),
+            "{engine}"
+        );
+        let again = a
+            .put_attachment("same bytes.png", &sniffed, &png, 1_000)
+            .await
+            .expect("kept again");
+        assert_ne!(again.id, first.id, "{engine}: each attachment is its own");
+        assert_eq!(again.sha256, first.sha256);
+        assert_eq!(again.name, "same bytes.png");
+        assert_eq!(
+            a.attachment_bytes().await.expect("used"),
+            png.len() as u64,
+            "{engine}: the same bytes are kept once"
+        );
+        let (info, bytes) = a.attachment(&first.id).await.expect("read back");
+        assert_eq!((info, bytes), (first.clone(), png.clone()), "{engine}");
+        // Another user: not found, and their own quota.
+        let b = store.scoped(&bob);
+        assert!(
+            matches!(b.attachment(&first.id).await, Err(StoreError::NotFound)),
+            "{engine}"
+        );
+        assert!(matches!(
+            b.attachment_info(&first.id).await,
+            Err(StoreError::NotFound)
+        ));
+        let mut other = png.clone();
+        other.push(1);
+        match a.put_attachment("more.png", &sniffed, &other, 300).await {
+            Err(StoreError::Refused(f)) => {
+                assert_eq!(f.code, ErrorCode::AttachmentQuota, "{engine}");
+                assert_eq!(
+                    (f.param("name"), f.param("limit")),
+                    ("more.png", "300 bytes")
+                );
+            }
+            other => panic!("{engine}: {other:?}"),
+        }
+        assert_eq!(
+            a.attachment_bytes().await.expect("used"),
+            png.len() as u64,
+            "{engine}: a refused file leaves nothing behind"
+        );
+        b.put_attachment("shot.png", &sniffed, &png, 1_000)
+            .await
+            .expect("bob keeps his own copy");
+        // A deleted user's files go with them.
+        store
+            .delete_user(&alice, &bob.user().id)
+            .await
+            .expect("delete");
+        let mut side = side_connection(&url).await;
+        let (blobs, rows): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM attachment_blobs), (SELECT COUNT(*) FROM attachments)",
+        )
+        .fetch_one(&mut side)
+        .await
+        .expect("count");
+        assert_eq!(
+            (blobs, rows),
+            (1, 2),
+            "{engine}: alice's one content, two names"
+        );
+    }
+}

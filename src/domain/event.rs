@@ -370,6 +370,28 @@ pub enum ErrorCode {
     Conflict = "conflict",
     /// The history database is unavailable. No params.
     DatabaseUnavailable = "database_unavailable",
+    /// An attached file is over `PONDER_MAX_ATTACHMENT_BYTES`: `413`. Params: `name` (the
+    /// file's), `limit` (as people read it: `20 MiB`).
+    AttachmentTooLarge = "attachment_too_large",
+    /// An attached file has no bytes. Params: `name`.
+    AttachmentEmpty = "attachment_empty",
+    /// An attached file is none of the kinds Ponder sends (images, PDFs, text files): `415`.
+    /// Params: `name`.
+    AttachmentUnsupported = "attachment_unsupported",
+    /// An attached file's contents are not what its name says (an HTML page named `.png`, a
+    /// text file not in UTF-8): `415`. Params: `name`.
+    AttachmentMisnamed = "attachment_misnamed",
+    /// An attached file is a HEIC/HEIF (or AVIF) photo, which models do not read: `415`.
+    /// Params: `name`.
+    AttachmentHeic = "attachment_heic",
+    /// The user's files would take more than `PONDER_MAX_USER_ATTACHMENT_BYTES`: `413`.
+    /// Params: `name` (the file refused), `limit`.
+    AttachmentQuota = "attachment_quota",
+    /// An attached image's header cannot be read (cut short, or broken). Params: `name`.
+    AttachmentDamaged = "attachment_damaged",
+    /// An attached image is larger on a side than Ponder decodes. Params: `name`, `width`,
+    /// `height`, `limit` (pixels).
+    ImageTooLarge = "image_too_large",
     /// The server has no room for this work now (its converters are all busy): try again in a
     /// moment. No params.
     ServerBusy = "server_busy",
@@ -561,9 +583,8 @@ impl ErrorCode {
         use ErrorCode::*;
         Some(match self {
             BadRequest | EmptyMessage | TooManyMessages | ConversationTooLong | MessageTooLong
-            | UnknownModel | NoServerHistory | BodyUnreadable | PasswordTooShort | ProxyBadUser => {
-                400
-            }
+            | UnknownModel | NoServerHistory | BodyUnreadable | PasswordTooShort | ProxyBadUser
+            | AttachmentEmpty | AttachmentDamaged | ImageTooLarge => 400,
             SignInRequired | SessionEnded | InvalidToken | ProxyRequired | ProxyNoUser
             | WrongCredentials => 401,
             CrossOrigin | AdminOnly | AlreadySetUp | NoAccounts | CannotRemoveSelf
@@ -571,8 +592,10 @@ impl ErrorCode {
             NotFound | TurnNotFound => 404,
             BodyTimeout => 408,
             Conflict => 409,
-            TooLarge => 413,
-            UnsupportedMediaType => 415,
+            TooLarge | AttachmentTooLarge | AttachmentQuota => 413,
+            UnsupportedMediaType | AttachmentUnsupported | AttachmentMisnamed | AttachmentHeic => {
+                415
+            }
             UnknownHost => 421,
             RateLimited | TooManyAttempts => 429,
             DatabaseUnavailable | ServerBusy => 503,

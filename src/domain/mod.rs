@@ -5,6 +5,7 @@
 
 pub mod account;
 pub mod answer;
+pub mod attachment;
 pub mod event;
 pub mod history;
 pub mod message;

@@ -58,6 +58,14 @@ fn sentence(f: &Failure, l: Locale) -> Option<String> {
         ErrorCode::PromptRefused => e.prompt_refused,
         ErrorCode::NotSaved => e.not_saved,
         ErrorCode::BadRequest => e.bad_request,
+        ErrorCode::AttachmentTooLarge => e.attachment_too_large,
+        ErrorCode::AttachmentEmpty => e.attachment_empty,
+        ErrorCode::AttachmentQuota => e.attachment_quota,
+        ErrorCode::AttachmentUnsupported => e.attachment_unsupported,
+        ErrorCode::AttachmentMisnamed => e.attachment_misnamed,
+        ErrorCode::AttachmentHeic => e.attachment_heic,
+        ErrorCode::AttachmentDamaged => e.attachment_damaged,
+        ErrorCode::ImageTooLarge => e.image_too_large,
         ErrorCode::UnsupportedMediaType => e.unsupported_media_type,
         ErrorCode::CrossOrigin => e.cross_origin,
         ErrorCode::TooLarge => e.too_large,
@@ -102,7 +110,10 @@ fn sentence(f: &Failure, l: Locale) -> Option<String> {
     let values: Vec<(&str, String)> = f
         .params
         .iter()
-        .map(|(k, v)| (k.as_str(), number(v, l)))
+        .map(|(k, v)| match k.as_str() {
+            "name" => (k.as_str(), v.clone()),
+            _ => (k.as_str(), number(v, l)),
+        })
         .collect();
     let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut out = fill(template, &pairs);

@@ -50,6 +50,7 @@ impl From<StoreError> for AccountError {
         AccountError::Store(match e {
             StoreError::NotFound => StoreErrorKind::NotFound,
             StoreError::Conflict(why) => StoreErrorKind::Conflict(why),
+            StoreError::Refused(failure) => StoreErrorKind::Conflict(failure.message),
             StoreError::Unavailable(detail) => {
                 tracing::error!(error = %detail, "the history database failed");
                 StoreErrorKind::Unavailable

@@ -132,6 +132,8 @@ pub struct Config {
     /// Where Ponder listens (`LEPTOS_SITE_ADDR`); loopback decides some safe defaults.
     pub listen: SocketAddr,
     pub limits: Limits,
+    /// How large attached files may be (`PONDER_MAX_ATTACHMENT_BYTES` and its friends).
+    pub attachments: crate::domain::attachment::Limits,
     /// Origins besides the server's own that may send requests that change something.
     pub allowed_origins: Vec<String>,
     /// Host names people reach Ponder by (`PONDER_PUBLIC_URL`): with `PONDER_AUTH=none` the
@@ -584,6 +586,7 @@ impl Config {
             },
             listen,
             limits,
+            attachments: attachment_limits(&get)?,
             allowed_origins,
             public_hosts,
             trusted_proxies,
@@ -758,6 +761,44 @@ fn parse_bool(
             "{name}={other:?} must be true or false (or 1/0)"
         ))),
     }
+}
+
+/// The attachment limits: bytes per file, per message and per user, and an image's longest side.
+fn attachment_limits(
+    get: &impl Fn(&str) -> Option<String>,
+) -> Result<crate::domain::attachment::Limits, ConfigError> {
+    let d = crate::domain::attachment::Limits::default();
+    let bytes = |name: &str, default: u64| -> Result<u64, ConfigError> {
+        match get(name) {
+            None => Ok(default),
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(n) if (1024..=1 << 40).contains(&n) => Ok(n),
+                _ => Err(ConfigError(format!(
+                    "{name}={v:?} must be a whole number of bytes from 1024 to {}",
+                    1u64 << 40
+                ))),
+            },
+        }
+    };
+    let file_bytes = bytes("PONDER_MAX_ATTACHMENT_BYTES", d.file_bytes)?;
+    let limits = crate::domain::attachment::Limits {
+        file_bytes,
+        message_bytes: bytes(
+            "PONDER_MAX_MESSAGE_ATTACHMENT_BYTES",
+            d.message_bytes.max(file_bytes),
+        )?,
+        user_bytes: bytes(
+            "PONDER_MAX_USER_ATTACHMENT_BYTES",
+            d.user_bytes.max(file_bytes),
+        )?,
+        image_side: parse_num(get, "PONDER_MAX_IMAGE_SIDE", d.image_side, 16, 65_535)?,
+    };
+    if limits.message_bytes < file_bytes || limits.user_bytes < file_bytes {
+        return Err(ConfigError(
+            "PONDER_MAX_MESSAGE_ATTACHMENT_BYTES and PONDER_MAX_USER_ATTACHMENT_BYTES must be at least PONDER_MAX_ATTACHMENT_BYTES".into(),
+        ));
+    }
+    Ok(limits)
 }
 
 fn parse_num(

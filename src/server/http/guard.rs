@@ -3,7 +3,9 @@
 //!
 //! A request that changes something (any method but GET, HEAD and OPTIONS) under `/api/` must
 //! come from this server's own origin (or one in `PONDER_ALLOWED_ORIGINS`), be JSON, and bring a
-//! body of at most `PONDER_MAX_REQUEST_BYTES` within `PONDER_BODY_TIMEOUT`; `/api/chat` is also
+//! body of at most `PONDER_MAX_REQUEST_BYTES` within `PONDER_BODY_TIMEOUT` (an attachment's upload:
+//! `application/octet-stream`, a type no form can send either, of at most
+//! `PONDER_MAX_ATTACHMENT_BYTES`); `/api/chat` is also
 //! rate-limited per client when a limit is set. A browser cannot send a cross-origin JSON POST
 //! without a CORS preflight, which Ponder never grants, and a `text/plain` form post is refused
 //! by its type: so no web page a user visits can spend the operator's key. Refusals answer with
@@ -38,6 +40,8 @@ pub struct Guard {
     allowed_origins: Vec<String>,
     trusted_proxies: Vec<Cidr>,
     max_body: usize,
+    /// The upload route's own limit: one attached file.
+    max_file: usize,
     body_timeout: Duration,
     rate: Option<RateLimiter>,
     /// With `PONDER_AUTH=none`, the `Host` names answered (DNS rebinding).
@@ -52,6 +56,7 @@ impl Guard {
             allowed_origins: config.allowed_origins.clone(),
             trusted_proxies: config.trusted_proxies.clone(),
             max_body: config.limits.max_request_bytes,
+            max_file: usize::try_from(config.attachments.file_bytes).unwrap_or(usize::MAX),
             body_timeout: config.limits.body_timeout,
             rate: config.rate_limit.map(RateLimiter::new),
             hosts: (config.auth == AuthMode::None)
@@ -92,18 +97,40 @@ impl Guard {
                 );
             }
         }
-        if matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH)
-            && !is_json(header_str(headers, "content-type"))
-        {
+        let upload = req.uri().path()
+            == format!(
+                "{}{}",
+                self.base_path,
+                crate::server::http::attachments::UPLOAD_PATH
+            );
+        let content_type = header_str(headers, "content-type");
+        let typed = if upload {
+            content_type.is_some_and(|t| {
+                t.split(';')
+                    .next()
+                    .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/octet-stream"))
+            })
+        } else {
+            is_json(content_type)
+        };
+        if matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH) && !typed {
             return self.refuse(
                 "content_type",
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 Failure::of(ErrorCode::UnsupportedMediaType, false).said(),
             );
         }
+        let max_body = if upload { self.max_file } else { self.max_body };
+        let too_large = || {
+            if upload {
+                self.file_too_large(req.uri().query())
+            } else {
+                self.too_large()
+            }
+        };
         let declared = header_str(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > self.max_body as u64) {
-            return self.too_large();
+        if declared.is_some_and(|n| n > max_body as u64) {
+            return too_large();
         }
         if let Some(rate) = &self.rate {
             if req.uri().path() == format!("{}/api/chat", self.base_path) {
@@ -115,10 +142,11 @@ impl Guard {
                 }
             }
         }
+        let file_too_large = upload.then(|| self.file_too_large(req.uri().query()));
         let (parts, body) = req.into_parts();
         let collected = tokio::time::timeout(
             self.body_timeout,
-            http_body_util::Limited::new(body, self.max_body).collect(),
+            http_body_util::Limited::new(body, max_body).collect(),
         )
         .await;
         let bytes = match collected {
@@ -132,7 +160,9 @@ impl Guard {
                         .said(),
                 );
             }
-            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return self.too_large(),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+                return file_too_large.unwrap_or_else(|| self.too_large())
+            }
             Ok(Err(_)) => {
                 return self.refuse(
                     "body_broken",
@@ -178,6 +208,18 @@ impl Guard {
             StatusCode::PAYLOAD_TOO_LARGE,
             Failure::of(ErrorCode::TooLarge, false)
                 .with("limit", limit)
+                .said(),
+        )
+    }
+
+    /// An upload over `PONDER_MAX_ATTACHMENT_BYTES`, naming the file.
+    fn file_too_large(&self, query: Option<&str>) -> Response {
+        self.refuse(
+            "too_large",
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Failure::of(ErrorCode::AttachmentTooLarge, false)
+                .with("name", crate::server::http::attachments::file_name(query))
+                .with("limit", human_bytes(self.max_file))
                 .said(),
         )
     }

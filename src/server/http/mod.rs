@@ -3,6 +3,7 @@
 
 mod address;
 pub mod assets;
+pub mod attachments;
 pub mod guard;
 pub mod host_check;
 mod lifecycle;
@@ -105,6 +106,27 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
                 async move { render(page_request(&state, req).await).await }
             }),
         );
+    }
+    {
+        let (up, down) = (state.clone(), state.clone());
+        app = app
+            .route(
+                attachments::UPLOAD_PATH,
+                axum::routing::post(move |req: Request<Body>| {
+                    let state = up.clone();
+                    async move { attachments::upload(&state, req).await }
+                }),
+            )
+            .route(
+                &format!("{}/{{id}}", attachments::UPLOAD_PATH),
+                get(
+                    move |axum::extract::Path(id): axum::extract::Path<String>,
+                          req: Request<Body>| {
+                        let state = down.clone();
+                        async move { attachments::download(&state, &id, req).await }
+                    },
+                ),
+            );
     }
     let fallback = leptos_axum::file_and_error_handler_with_context(context, move |options| {
         shell(options, page.clone())

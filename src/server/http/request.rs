@@ -117,6 +117,7 @@ pub fn store_error(e: StoreError) -> Failure {
     match e {
         StoreError::NotFound => not_found(),
         StoreError::Conflict(why) => conflict(&why),
+        StoreError::Refused(failure) => failure.said(),
         StoreError::Unavailable(detail) => {
             tracing::error!(error = %detail, "the history database failed");
             database_unavailable()

@@ -28,6 +28,11 @@ pub fn digest(secret: &str) -> String {
     hex(&Sha256::digest(secret.as_bytes()))
 }
 
+/// The SHA-256 of a file's bytes, as hex: what a stored file is known by.
+pub fn content_digest(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
 fn fill(buf: &mut [u8]) {
     if getrandom::fill(buf).is_err() {
         // The OS gave no randomness (it never does on Linux): fall back to the clock and a

@@ -6,6 +6,7 @@
 //! asking; everything a user owns is reached through a [`scope::Scoped`], which can only be
 //! made from a signed-in identity, so a query that is not scoped to its user does not compile.
 
+pub mod attachments;
 mod branch;
 mod conversations;
 pub mod identity;
@@ -27,6 +28,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+
+use crate::domain::Failure;
 use sqlx::{AnyPool, ConnectOptions, Executor};
 
 /// Which engine the pool speaks; the few statements that differ branch on it.
@@ -46,6 +49,8 @@ pub enum StoreError {
     NotFound,
     /// The request conflicts with what is stored (a name taken, a stale revision).
     Conflict(String),
+    /// The store will not keep this, for a reason the reader is told (a quota full).
+    Refused(Failure),
 }
 
 impl std::fmt::Display for StoreError {
@@ -54,6 +59,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Unavailable(detail) => write!(f, "the history database failed: {detail}"),
             StoreError::NotFound => f.write_str("not found"),
             StoreError::Conflict(why) => f.write_str(why),
+            StoreError::Refused(failure) => f.write_str(&failure.message),
         }
     }
 }

@@ -1,0 +1,189 @@
+//! The attachment routes: `POST /api/attachments?name=…` keeps the file in the request body
+//! (`Content-Type: application/octet-stream`, at most `PONDER_MAX_ATTACHMENT_BYTES`, judged by
+//! its bytes) and answers what it is; `GET /api/attachments/<id>` gives it back to its owner
+//! only (anyone else: 404), as a download that no browser renders or runs in Ponder's origin.
+
+use axum::body::Body;
+use axum::http::{header, HeaderValue, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use crate::domain::attachment::sniff;
+use crate::domain::{ErrorCode, Failure};
+use crate::i18n::errors::Said;
+use crate::server::auth::Caller;
+use crate::server::config::HistoryMode;
+use crate::server::http::guard::refusal;
+use crate::server::http::request::store_error;
+use crate::server::state::AppState;
+use crate::server::store::identity::Identity;
+
+/// The path of the upload route, below the base path.
+pub const UPLOAD_PATH: &str = "/api/attachments";
+
+/// The longest file name kept, in characters.
+const MAX_NAME_CHARS: usize = 255;
+
+/// A refusal with the status its code carries.
+fn refused(failure: Failure) -> Response {
+    let status = failure
+        .code
+        .http_status()
+        .and_then(|s| StatusCode::from_u16(s).ok())
+        .unwrap_or(StatusCode::BAD_REQUEST);
+    refusal(status, failure)
+}
+
+/// The signed-in caller, or why a request without one is refused.
+fn owner(state: &AppState, req: &Request<Body>) -> Result<std::sync::Arc<Identity>, Failure> {
+    if state.config.history != HistoryMode::Server {
+        return Err(Failure::of(ErrorCode::NoServerHistory, false).said());
+    }
+    match req.extensions().get::<Caller>() {
+        Some(Caller::Known(who)) => Ok(who.clone()),
+        Some(Caller::Refused(failure)) => Err(failure.clone()),
+        Some(Caller::StoreDown) => Err(Failure::of(ErrorCode::DatabaseUnavailable, true).said()),
+        Some(Caller::Unknown(code)) => Err(Failure::of(*code, false).said()),
+        None => Err(Failure::of(ErrorCode::SignInRequired, false).said()),
+    }
+}
+
+/// The name a file was sent under (`?name=`), as it is kept: its last path segment, without
+/// control characters, at most [`MAX_NAME_CHARS`]; `file` when nothing is left.
+pub fn file_name(query: Option<&str>) -> String {
+    let raw = query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(k, _)| *k == "name")
+        .map(|(_, v)| crate::server::config::percent_decode(&v.replace('+', " ")))
+        .unwrap_or_default();
+    let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
+    let name: String = last
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_NAME_CHARS)
+        .collect();
+    match name.trim() {
+        "" | "." | ".." => "file".into(),
+        kept => kept.to_string(),
+    }
+}
+
+/// `POST /api/attachments?name=…`: the body judged, kept, and described (`201`).
+pub async fn upload(state: &AppState, req: Request<Body>) -> Response {
+    let who = match owner(state, &req) {
+        Ok(who) => who,
+        Err(failure) => return refused(failure),
+    };
+    let name = file_name(req.uri().query());
+    let limits = state.config.attachments;
+    let bytes = match axum::body::to_bytes(req.into_body(), limits.file_bytes as usize).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return refused(
+                Failure::of(ErrorCode::AttachmentTooLarge, false)
+                    .with("name", &name)
+                    .with(
+                        "limit",
+                        crate::domain::attachment::readable_bytes(limits.file_bytes),
+                    )
+                    .said(),
+            )
+        }
+    };
+    let sniffed = match sniff(&name, &bytes, &limits) {
+        Ok(sniffed) => sniffed,
+        Err(failure) => return refused(failure.said()),
+    };
+    match state
+        .store
+        .scoped(&who)
+        .put_attachment(&name, &sniffed, &bytes, limits.user_bytes)
+        .await
+    {
+        Ok(info) => (StatusCode::CREATED, axum::Json(info)).into_response(),
+        Err(e) => refused(store_error(e)),
+    }
+}
+
+/// `GET /api/attachments/<id>`: the file to its owner, as a download; 404 to anyone else.
+pub async fn download(state: &AppState, id: &str, req: Request<Body>) -> Response {
+    let who = match owner(state, &req) {
+        Ok(who) => who,
+        Err(failure) => return refused(failure),
+    };
+    let (info, bytes) = match state.store.scoped(&who).attachment(id).await {
+        Ok(found) => found,
+        Err(e) => return refused(store_error(e)),
+    };
+    let mut response = Response::new(Body::from(bytes));
+    let headers = response.headers_mut();
+    let mut set = |name: header::HeaderName, value: &str| {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            headers.insert(name, value);
+        }
+    };
+    set(header::CONTENT_TYPE, &info.mime);
+    set(header::CONTENT_DISPOSITION, &disposition(&info.name));
+    set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'none'; sandbox",
+    );
+    set(
+        header::CACHE_CONTROL,
+        "private, max-age=31536000, immutable",
+    );
+    set(
+        header::HeaderName::from_static("cross-origin-resource-policy"),
+        "same-origin",
+    );
+    response
+}
+
+/// `Content-Disposition: attachment` with the name as sent (RFC 6266 `filename*`) and a plain
+/// ASCII one for old clients.
+pub fn disposition(name: &str) -> String {
+    let ascii: String = name
+        .chars()
+        .map(|c| match c {
+            ' '..='~' if c != '"' && c != '\\' => c,
+            _ => '_',
+        })
+        .collect();
+    let mut encoded = String::new();
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"!#$&+-.^_`|~".contains(&b) {
+            encoded.push(b as char);
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_keeps_its_last_segment_without_control_characters() {
+        assert_eq!(file_name(Some("name=report%20Q3.pdf")), "report Q3.pdf");
+        assert_eq!(file_name(Some("x=1&name=..%2F..%2Fetc%2Fpasswd")), "passwd");
+        assert_eq!(file_name(Some("name=a%0Ab%00.txt")), "ab.txt");
+        assert_eq!(file_name(Some("name=..")), "file");
+        assert_eq!(file_name(None), "file");
+        assert_eq!(
+            file_name(Some(&format!("name={}", "x".repeat(400)))).len(),
+            MAX_NAME_CHARS
+        );
+    }
+
+    #[test]
+    fn the_download_name_is_quoted_safely_both_ways() {
+        assert_eq!(
+            disposition("naïve \"plan\".md"),
+            "attachment; filename=\"na_ve _plan_.md\"; filename*=UTF-8''na%C3%AFve%20%22plan%22.md"
+        );
+    }
+}

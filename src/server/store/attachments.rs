@@ -1,0 +1,162 @@
+//! The files a user attached, kept once per content: a second upload of the same bytes by the
+//! same user stores nothing new (another name for them, at most), and a user's files count
+//! against their own quota only.
+
+use super::ids::{content_digest, new_id};
+use super::scope::Scoped;
+use super::{now_ms, StoreError};
+use crate::domain::attachment::{readable_bytes, Kind, Sniffed};
+use crate::domain::wire::WireName;
+use crate::domain::{ErrorCode, Failure};
+
+/// A stored attachment as its owner's page and the turn read it (not its bytes).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AttachmentInfo {
+    pub id: String,
+    pub name: String,
+    pub kind: Kind,
+    pub mime: String,
+    pub size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pixels: Option<(u32, u32)>,
+    /// The SHA-256 of its bytes, as hex.
+    pub sha256: String,
+    pub created_at: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: String,
+    name: String,
+    kind: String,
+    mime: String,
+    size: i64,
+    width: Option<i64>,
+    height: Option<i64>,
+    sha256: String,
+    created_at: i64,
+}
+
+impl Row {
+    fn info(self) -> AttachmentInfo {
+        let side = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok());
+        AttachmentInfo {
+            kind: Kind::from_wire_name(&self.kind).unwrap_or(Kind::Text),
+            pixels: side(self.width).zip(side(self.height)),
+            size: self.size.max(0) as u64,
+            id: self.id,
+            name: self.name,
+            mime: self.mime,
+            sha256: self.sha256,
+            created_at: self.created_at,
+        }
+    }
+}
+
+const COLUMNS: &str = "id, name, kind, mime, size, width, height, sha256, created_at";
+
+impl Scoped<'_> {
+    /// Keeps `bytes` (already judged: `sniffed`) as an attachment named `name`, refused when the
+    /// user's files would then take more than `user_limit` bytes. Bytes the user already keeps
+    /// are not stored again and cost nothing more.
+    pub async fn put_attachment(
+        &self,
+        name: &str,
+        sniffed: &Sniffed,
+        bytes: &[u8],
+        user_limit: u64,
+    ) -> Result<AttachmentInfo, StoreError> {
+        let sha256 = content_digest(bytes);
+        let size = bytes.len() as i64;
+        let now = now_ms();
+        let mut tx = self.pool().begin().await?;
+        let known: Option<(i64,)> =
+            sqlx::query_as("SELECT size FROM attachment_blobs WHERE user_id = $1 AND sha256 = $2")
+                .bind(self.user_id())
+                .bind(&sha256)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if known.is_none() {
+            let (used,): (i64,) = sqlx::query_as(
+                "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM attachment_blobs WHERE user_id = $1",
+            )
+            .bind(self.user_id())
+            .fetch_one(&mut *tx)
+            .await?;
+            if used.max(0) as u64 + bytes.len() as u64 > user_limit {
+                return Err(StoreError::Refused(
+                    Failure::of(ErrorCode::AttachmentQuota, false)
+                        .with("name", name)
+                        .with("limit", readable_bytes(user_limit)),
+                ));
+            }
+            sqlx::query(
+                "INSERT INTO attachment_blobs (user_id, sha256, size, bytes, created_at) VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(self.user_id())
+            .bind(&sha256)
+            .bind(size)
+            .bind(bytes.to_vec())
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let (width, height) = sniffed.pixels.map_or((None, None), |(w, h)| {
+            (Some(i64::from(w)), Some(i64::from(h)))
+        });
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO attachments (id, user_id, sha256, name, kind, mime, size, width, height, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(&id)
+        .bind(self.user_id())
+        .bind(&sha256)
+        .bind(name)
+        .bind(sniffed.kind.wire_name())
+        .bind(sniffed.mime)
+        .bind(size)
+        .bind(width)
+        .bind(height)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.attachment_info(&id).await
+    }
+
+    /// An attachment of the user's (another user's answers not found).
+    pub async fn attachment_info(&self, id: &str) -> Result<AttachmentInfo, StoreError> {
+        let row: Row = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM attachments WHERE id = $1 AND user_id = $2"
+        ))
+        .bind(id)
+        .bind(self.user_id())
+        .fetch_one(self.pool())
+        .await?;
+        Ok(row.info())
+    }
+
+    /// An attachment of the user's with its bytes.
+    pub async fn attachment(&self, id: &str) -> Result<(AttachmentInfo, Vec<u8>), StoreError> {
+        let info = self.attachment_info(id).await?;
+        let (bytes,): (Vec<u8>,) =
+            sqlx::query_as("SELECT bytes FROM attachment_blobs WHERE user_id = $1 AND sha256 = $2")
+                .bind(self.user_id())
+                .bind(&info.sha256)
+                .fetch_one(self.pool())
+                .await?;
+        Ok((info, bytes))
+    }
+
+    /// How many bytes the user's files take, each content counted once.
+    pub async fn attachment_bytes(&self) -> Result<u64, StoreError> {
+        let (used,): (i64,) = sqlx::query_as(
+            "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM attachment_blobs WHERE user_id = $1",
+        )
+        .bind(self.user_id())
+        .fetch_one(self.pool())
+        .await?;
+        Ok(used.max(0) as u64)
+    }
+}
