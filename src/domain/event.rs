@@ -387,6 +387,10 @@ pub enum ErrorCode {
     /// The user's files would take more than `PONDER_MAX_USER_ATTACHMENT_BYTES`: `413`.
     /// Params: `name` (the file refused), `limit`.
     AttachmentQuota = "attachment_quota",
+    /// The model asked for cannot read this attached file (an image to a model that does not
+    /// see, a PDF to one that reads no documents), said before the turn starts. Params: `name`,
+    /// `model`.
+    AttachmentNotTaken = "attachment_not_taken",
     /// An attached image's header cannot be read (cut short, or broken). Params: `name`.
     AttachmentDamaged = "attachment_damaged",
     /// An attached image is larger on a side than Ponder decodes. Params: `name`, `width`,
@@ -584,7 +588,7 @@ impl ErrorCode {
         Some(match self {
             BadRequest | EmptyMessage | TooManyMessages | ConversationTooLong | MessageTooLong
             | UnknownModel | NoServerHistory | BodyUnreadable | PasswordTooShort | ProxyBadUser
-            | AttachmentEmpty | AttachmentDamaged | ImageTooLarge => 400,
+            | AttachmentEmpty | AttachmentDamaged | ImageTooLarge | AttachmentNotTaken => 400,
             SignInRequired | SessionEnded | InvalidToken | ProxyRequired | ProxyNoUser
             | WrongCredentials => 401,
             CrossOrigin | AdminOnly | AlreadySetUp | NoAccounts | CannotRemoveSelf

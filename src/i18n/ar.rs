@@ -387,6 +387,7 @@ pub static AR: Catalogue = Catalogue {
         attachment_unsupported: "لا يستطيع Ponder إرسال {name}: فهو يرسل الصور (PNG وJPEG وWebP وGIF) وملفات PDF والملفات النصية.",
         attachment_misnamed: "محتوى {name} لا يطابق ما يدل عليه اسمه: يقرأ Ponder الملف من محتواه (ويجب أن يكون الملف النصي بترميز UTF-8).",
         attachment_heic: "{name} صورة HEIC/HEIF لا تستطيع النماذج قراءتها: احفظها بصيغة JPEG أو PNG ثم أرفقها.",
+        attachment_not_taken: "لا يستطيع {model} قراءة {name}: اختر نموذجًا يقرأ الصور أو المستندات، أو أزل الملف.",
         attachment_damaged: "الملف {name} تالف: تعذّرت قراءة ترويسة الصورة.",
         image_too_large: "أبعاد {name} هي {width}×{height} بكسل؛ يقبل Ponder صورًا لا يتجاوز ضلعها {limit} بكسل.",
         server_busy: "الخادم مشغول: حاول مرة أخرى بعد قليل.",

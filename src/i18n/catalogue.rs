@@ -517,6 +517,7 @@ pub struct ErrorWords {
     pub attachment_unsupported: &'static str,
     pub attachment_misnamed: &'static str,
     pub attachment_heic: &'static str,
+    pub attachment_not_taken: &'static str,
     pub attachment_damaged: &'static str,
     pub image_too_large: &'static str,
     pub server_busy: &'static str,

@@ -338,6 +338,7 @@ pub static EN: Catalogue = Catalogue {
         attachment_unsupported: "Ponder cannot send {name}: it sends images (PNG, JPEG, WebP, GIF), PDFs and text files.",
         attachment_misnamed: "{name} does not hold what its name says: Ponder reads a file by its contents (a text file must be UTF-8).",
         attachment_heic: "{name} is a HEIC/HEIF photo, which models cannot read: save it as JPEG or PNG and attach that.",
+        attachment_not_taken: "{model} cannot read {name}: pick a model that reads images or documents, or remove the file.",
         attachment_damaged: "{name} is damaged: its image header cannot be read.",
         image_too_large: "{name} is {width}×{height} pixels; Ponder takes images up to {limit} pixels on a side.",
         server_busy: "The server is busy: try again in a moment.",

@@ -64,6 +64,7 @@ fn sentence(f: &Failure, l: Locale) -> Option<String> {
         ErrorCode::AttachmentUnsupported => e.attachment_unsupported,
         ErrorCode::AttachmentMisnamed => e.attachment_misnamed,
         ErrorCode::AttachmentHeic => e.attachment_heic,
+        ErrorCode::AttachmentNotTaken => e.attachment_not_taken,
         ErrorCode::AttachmentDamaged => e.attachment_damaged,
         ErrorCode::ImageTooLarge => e.image_too_large,
         ErrorCode::UnsupportedMediaType => e.unsupported_media_type,

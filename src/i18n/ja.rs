@@ -335,6 +335,7 @@ pub static JA: Catalogue = Catalogue {
         attachment_unsupported: "{name} は送信できません。送信できるのは画像（PNG、JPEG、WebP、GIF）、PDF、テキストファイルです。",
         attachment_misnamed: "{name} の内容が名前と一致しません。Ponder はファイルを内容で判定します（テキストファイルは UTF-8 である必要があります）。",
         attachment_heic: "{name} は HEIC/HEIF 写真のため、モデルは読み取れません。JPEG か PNG で保存してから添付してください。",
+        attachment_not_taken: "{model} は {name} を読み取れません。画像や文書を読めるモデルを選ぶか、ファイルを外してください。",
         attachment_damaged: "{name} は破損しています。画像のヘッダーを読み取れません。",
         image_too_large: "{name} は {width}×{height} ピクセルです。Ponder が受け付ける画像は一辺 {limit} ピクセルまでです。",
         server_busy: "サーバーが混み合っています。しばらくしてからもう一度お試しください。",

@@ -347,6 +347,7 @@ pub static PT_BR: Catalogue = Catalogue {
         attachment_unsupported: "O Ponder não pode enviar {name}: ele envia imagens (PNG, JPEG, WebP, GIF), PDFs e arquivos de texto.",
         attachment_misnamed: "{name} não contém o que o nome diz: o Ponder lê o arquivo pelo conteúdo (um arquivo de texto deve ser UTF-8).",
         attachment_heic: "{name} é uma foto HEIC/HEIF, que os modelos não conseguem ler: salve-a como JPEG ou PNG e anexe essa.",
+        attachment_not_taken: "{model} não consegue ler {name}: escolha um modelo que leia imagens ou documentos, ou remova o arquivo.",
         attachment_damaged: "{name} está danificado: o cabeçalho da imagem não pode ser lido.",
         image_too_large: "{name} tem {width}×{height} pixels; o Ponder aceita imagens de até {limit} pixels de lado.",
         server_busy: "O servidor está ocupado: tente novamente daqui a pouco.",

@@ -5,6 +5,7 @@
 //! turns their pieces into the turn contract, the same way for every provider.
 
 pub mod anthropic;
+pub mod files;
 pub mod gemini;
 pub mod interactions;
 pub mod ollama;

@@ -1,0 +1,301 @@
+//! Attached files as each wire format takes them, beside the reader's text: images as images
+//! to a model that sees, a PDF as the provider's own document input where it has one, text files
+//! as text with their name. Which way each file goes is decided before the turn starts
+//! ([`plan`]), so a model that can take none of it is refused with a clear word, not an
+//! upstream 400.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::domain::attachment::Kind;
+use crate::domain::{ErrorCode, Failure};
+use crate::server::config::ProviderKind;
+
+/// A file going upstream with a reader's message, read from the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attached {
+    pub name: String,
+    pub kind: Kind,
+    pub mime: String,
+    pub bytes: Arc<[u8]>,
+}
+
+/// How one file goes to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendAs {
+    Image,
+    /// The provider's own document input (Anthropic `document`, Gemini `inline_data`,
+    /// Responses `input_file`, Chat Completions `file`).
+    Document,
+    /// Its text, in a block that names the file.
+    Text,
+}
+
+/// What the model can read besides text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Takes {
+    pub images: bool,
+    pub documents: bool,
+}
+
+/// Whether a wire format has a document input at all (Ollama's has none).
+fn has_document_input(wire: ProviderKind) -> bool {
+    !matches!(wire, ProviderKind::Ollama)
+}
+
+/// How each file goes to `model` over `wire`, or why it cannot: an image to a model that does
+/// not see, a PDF to one that reads no documents (its text is not extracted yet).
+pub fn plan(
+    files: &[Attached],
+    wire: ProviderKind,
+    takes: Takes,
+    model: &str,
+) -> Result<Vec<SendAs>, Failure> {
+    files
+        .iter()
+        .map(|f| match f.kind {
+            Kind::Text => Ok(SendAs::Text),
+            Kind::Image if takes.images => Ok(SendAs::Image),
+            Kind::Pdf if takes.documents && has_document_input(wire) => Ok(SendAs::Document),
+            Kind::Image | Kind::Pdf => Err(Failure::of(ErrorCode::AttachmentNotTaken, false)
+                .with("name", &f.name)
+                .with("model", model)),
+        })
+        .collect()
+}
+
+fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn data_url(f: &Attached) -> String {
+    format!("data:{};base64,{}", f.mime, base64(&f.bytes))
+}
+
+/// A text file as the model reads it: between tags that name it, so several files and the
+/// reader's words stay apart.
+pub fn text_block(f: &Attached) -> String {
+    let name = f.name.replace(['"', '<', '>'], "_");
+    let text = String::from_utf8_lossy(&f.bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    format!("<file name=\"{name}\">\n{}\n</file>", text.trim_end())
+}
+
+/// The content of a reader's message with its files, in `wire`'s shape: the files first, then
+/// the reader's text (the order the providers recommend for images and documents).
+pub fn user_content(wire: ProviderKind, text: &str, files: &[(Attached, SendAs)]) -> Value {
+    let mut parts: Vec<Value> = files.iter().map(|(f, how)| part(wire, f, *how)).collect();
+    parts.push(match wire {
+        ProviderKind::Responses => json!({"type": "input_text", "text": text}),
+        ProviderKind::Gemini => json!({"text": text}),
+        _ => json!({"type": "text", "text": text}),
+    });
+    Value::Array(parts)
+}
+
+fn part(wire: ProviderKind, f: &Attached, how: SendAs) -> Value {
+    use ProviderKind as W;
+    match (wire, how) {
+        (W::Responses, SendAs::Text) => json!({"type": "input_text", "text": text_block(f)}),
+        (W::Gemini, SendAs::Text) => json!({"text": text_block(f)}),
+        (_, SendAs::Text) => json!({"type": "text", "text": text_block(f)}),
+        (W::Gemini, _) => json!({"inline_data": {"mime_type": f.mime, "data": base64(&f.bytes)}}),
+        (W::Interactions, SendAs::Image) => {
+            json!({"type": "image", "mime_type": f.mime, "data": base64(&f.bytes)})
+        }
+        (W::Interactions, SendAs::Document) => {
+            json!({"type": "document", "mime_type": f.mime, "data": base64(&f.bytes)})
+        }
+        (W::Anthropic, SendAs::Image) => json!({"type": "image", "source":
+            {"type": "base64", "media_type": f.mime, "data": base64(&f.bytes)}}),
+        (W::Anthropic, SendAs::Document) => json!({"type": "document", "title": f.name, "source":
+            {"type": "base64", "media_type": f.mime, "data": base64(&f.bytes)}}),
+        (W::Responses, SendAs::Image) => json!({"type": "input_image", "image_url": data_url(f)}),
+        (W::Responses, SendAs::Document) => {
+            json!({"type": "input_file", "filename": f.name, "file_data": data_url(f)})
+        }
+        (_, SendAs::Image) => json!({"type": "image_url", "image_url": {"url": data_url(f)}}),
+        (_, SendAs::Document) => {
+            json!({"type": "file", "file": {"filename": f.name, "file_data": data_url(f)}})
+        }
+    }
+}
+
+/// Ollama's native message takes text and a list of base64 images beside it: the text files
+/// join the text, the images the list.
+pub fn ollama_message(text: &str, files: &[(Attached, SendAs)]) -> (String, Vec<String>) {
+    let mut content: Vec<String> = files
+        .iter()
+        .filter(|(_, how)| *how == SendAs::Text)
+        .map(|(f, _)| text_block(f))
+        .collect();
+    content.push(text.to_string());
+    let images = files
+        .iter()
+        .filter(|(_, how)| *how == SendAs::Image)
+        .map(|(f, _)| base64(&f.bytes))
+        .collect();
+    (content.join("\n\n"), images)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, kind: Kind, mime: &str, bytes: &[u8]) -> Attached {
+        Attached {
+            name: name.into(),
+            kind,
+            mime: mime.into(),
+            bytes: Arc::from(bytes),
+        }
+    }
+
+    fn sample() -> Vec<Attached> {
+        vec![
+            file("shot.png", Kind::Image, "image/png", b"\x89PNG"),
+            file("paper.pdf", Kind::Pdf, "application/pdf", b"%PDF-1.7"),
+            file(
+                "notes \"v2\".md",
+                Kind::Text,
+                "text/markdown",
+                "\u{feff}# Hi\n\n".as_bytes(),
+            ),
+        ]
+    }
+
+    fn planned(wire: ProviderKind) -> Vec<(Attached, SendAs)> {
+        let files = sample();
+        let how = plan(
+            &files,
+            wire,
+            Takes {
+                images: true,
+                documents: true,
+            },
+            "m",
+        )
+        .unwrap();
+        files.into_iter().zip(how).collect()
+    }
+
+    #[test]
+    fn each_wire_format_gets_its_own_parts_and_the_text_last() {
+        let png = "iVBORw=="; // base64 of \x89PNG
+        let pdf = "JVBERi0xLjc="; // base64 of %PDF-1.7
+        let text = "<file name=\"notes _v2_.md\">\n# Hi\n</file>";
+        let cases = [
+            (
+                ProviderKind::OpenAi,
+                json!([
+                    {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}")}},
+                    {"type": "file", "file": {"filename": "paper.pdf", "file_data": format!("data:application/pdf;base64,{pdf}")}},
+                    {"type": "text", "text": text},
+                    {"type": "text", "text": "What is this?"},
+                ]),
+            ),
+            (
+                ProviderKind::Responses,
+                json!([
+                    {"type": "input_image", "image_url": format!("data:image/png;base64,{png}")},
+                    {"type": "input_file", "filename": "paper.pdf", "file_data": format!("data:application/pdf;base64,{pdf}")},
+                    {"type": "input_text", "text": text},
+                    {"type": "input_text", "text": "What is this?"},
+                ]),
+            ),
+            (
+                ProviderKind::Anthropic,
+                json!([
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+                    {"type": "document", "title": "paper.pdf", "source": {"type": "base64", "media_type": "application/pdf", "data": pdf}},
+                    {"type": "text", "text": text},
+                    {"type": "text", "text": "What is this?"},
+                ]),
+            ),
+            (
+                ProviderKind::Gemini,
+                json!([
+                    {"inline_data": {"mime_type": "image/png", "data": png}},
+                    {"inline_data": {"mime_type": "application/pdf", "data": pdf}},
+                    {"text": text},
+                    {"text": "What is this?"},
+                ]),
+            ),
+            (
+                ProviderKind::Interactions,
+                json!([
+                    {"type": "image", "mime_type": "image/png", "data": png},
+                    {"type": "document", "mime_type": "application/pdf", "data": pdf},
+                    {"type": "text", "text": text},
+                    {"type": "text", "text": "What is this?"},
+                ]),
+            ),
+        ];
+        for (wire, expected) in cases {
+            assert_eq!(
+                user_content(wire, "What is this?", &planned(wire)),
+                expected,
+                "{wire:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ollama_takes_images_beside_the_text_and_no_documents() {
+        let files = sample();
+        let takes = Takes {
+            images: true,
+            documents: true,
+        };
+        let refused = plan(&files, ProviderKind::Ollama, takes, "qwen3-vl").unwrap_err();
+        assert_eq!(refused.code, ErrorCode::AttachmentNotTaken);
+        assert_eq!(
+            (refused.param("name"), refused.param("model")),
+            ("paper.pdf", "qwen3-vl")
+        );
+        let no_pdf: Vec<Attached> = files.into_iter().filter(|f| f.kind != Kind::Pdf).collect();
+        let how = plan(&no_pdf, ProviderKind::Ollama, takes, "qwen3-vl").unwrap();
+        let (content, images) = ollama_message(
+            "Describe.",
+            &no_pdf.into_iter().zip(how).collect::<Vec<_>>(),
+        );
+        assert_eq!(
+            content,
+            "<file name=\"notes _v2_.md\">\n# Hi\n</file>\n\nDescribe."
+        );
+        assert_eq!(images, ["iVBORw=="]);
+    }
+
+    #[test]
+    fn a_model_that_cannot_read_a_file_refuses_it_by_name_before_the_turn() {
+        let files = sample();
+        let blind = plan(
+            &files,
+            ProviderKind::OpenAi,
+            Takes::default(),
+            "deepseek-r1",
+        )
+        .unwrap_err();
+        assert_eq!(blind.param("name"), "shot.png");
+        let text_only = [files[2].clone()];
+        assert_eq!(
+            plan(
+                &text_only,
+                ProviderKind::OpenAi,
+                Takes::default(),
+                "deepseek-r1"
+            )
+            .unwrap(),
+            [SendAs::Text],
+            "a text file goes to any model"
+        );
+        let sees = Takes {
+            images: true,
+            documents: false,
+        };
+        let pdf = plan(&files[..2], ProviderKind::Anthropic, sees, "m").unwrap_err();
+        assert_eq!(pdf.param("name"), "paper.pdf");
+    }
+}
