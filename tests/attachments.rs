@@ -262,3 +262,154 @@ async fn an_upload_must_come_from_ponders_page_as_raw_bytes() {
         (400, Some("no_server_history"))
     );
 }
+
+/// A JSON request to one of the API's endpoints, as `user`.
+async fn api(app: &TestApp, user: &str, path: &str, body: Value) -> reqwest::Response {
+    app.http
+        .post(app.url(path))
+        .header("Remote-User", user)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect(path)
+}
+
+async fn chat(app: &TestApp, user: &str, body: Value) -> (u16, Vec<ponder::domain::TurnEvent>) {
+    let response = api(app, user, "/api/chat", body).await;
+    let status = response.status().as_u16();
+    (status, common::read_events(response).await)
+}
+
+#[tokio::test]
+async fn the_files_reach_the_model_in_every_wire_format() {
+    let pdf = b"%PDF-1.7\n1 0 obj << >> endobj\n%%EOF\n".to_vec();
+    let notes = "# Plan\n\nShip the attachments first.\n"
+        .as_bytes()
+        .to_vec();
+    for provider in [
+        "openai",
+        "anthropic",
+        "responses",
+        "gemini",
+        "gemini-interactions",
+        "ollama",
+    ] {
+        let app = app(&[("PONDER_PROVIDER", provider)]).await;
+        let mut ids = Vec::new();
+        let mut files = vec![("shot.png", png(640, 480, 9)), ("plan.md", notes.clone())];
+        if provider != "ollama" {
+            files.push(("paper.pdf", pdf.clone()));
+        }
+        for (name, bytes) in files {
+            let kept: Value = upload(&app, "alice", name, bytes)
+                .await
+                .json()
+                .await
+                .expect("json");
+            ids.push(kept["id"].as_str().expect("id").to_string());
+        }
+        let (status, events) = chat(
+            &app,
+            "alice",
+            serde_json::json!({"content": "What did I send?", "attachments": ids}),
+        )
+        .await;
+        assert_eq!(status, 200, "{provider}");
+        let answer = common::answer_text(&events);
+        assert!(
+            answer.contains("image/png, 640×480 pixels, 129 bytes"),
+            "{provider}: {answer}"
+        );
+        assert!(
+            answer.contains("text \"plan.md\": \"# Plan Ship the attachments first.\""),
+            "{provider}: {answer}"
+        );
+        if provider != "ollama" {
+            assert!(
+                answer.contains("application/pdf")
+                    && answer.contains(&format!("{} bytes", pdf.len())),
+                "{provider}: {answer}"
+            );
+        }
+        // The next turn of the conversation sends them again, from the store.
+        let conversation = events
+            .iter()
+            .find_map(|e| match e {
+                ponder::domain::TurnEvent::Turn { conversation, .. } => Some(conversation.clone()),
+                _ => None,
+            })
+            .expect("stored");
+        let (_, again) = chat(
+            &app,
+            "alice",
+            serde_json::json!({"conversation": conversation, "content": "And now?"}),
+        )
+        .await;
+        let answer = common::answer_text(&again);
+        assert!(
+            answer.contains("I received"),
+            "{provider}: the history keeps its files: {answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_message_takes_only_its_senders_files_within_its_limit() {
+    let app = app(&[
+        ("PONDER_MAX_ATTACHMENT_BYTES", "2048"),
+        ("PONDER_MAX_MESSAGE_ATTACHMENT_BYTES", "3000"),
+    ])
+    .await;
+    let kept = |v: Value| v["id"].as_str().expect("id").to_string();
+    let bobs = kept(
+        upload(&app, "bob", "b.png", png(8, 8, 1))
+            .await
+            .json()
+            .await
+            .expect("json"),
+    );
+    let (status, _) = chat(
+        &app,
+        "alice",
+        serde_json::json!({"content": "mine?", "attachments": [bobs]}),
+    )
+    .await;
+    assert_eq!(status, 404, "another user's file is not found");
+    let a = kept(
+        upload(&app, "alice", "a.txt", vec![b'a'; 2000])
+            .await
+            .json()
+            .await
+            .expect("json"),
+    );
+    let b = kept(
+        upload(&app, "alice", "b.txt", vec![b'b'; 2000])
+            .await
+            .json()
+            .await
+            .expect("json"),
+    );
+    let both = serde_json::json!({"content": "both", "attachments": [a, b]});
+    let (status, body) = refusal(api(&app, "alice", "/api/chat", both).await).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (413, Some("attachments_too_large")),
+        "{body}"
+    );
+    let list: Value = api(
+        &app,
+        "alice",
+        "/api/conversations/list",
+        serde_json::json!({}),
+    )
+    .await
+    .json()
+    .await
+    .expect("json");
+    assert_eq!(
+        list,
+        serde_json::json!([]),
+        "a refused turn leaves no chat behind"
+    );
+}

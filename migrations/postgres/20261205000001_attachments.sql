@@ -23,3 +23,11 @@ CREATE TABLE attachments (
     FOREIGN KEY (user_id, sha256) REFERENCES attachment_blobs (user_id, sha256) ON DELETE CASCADE
 );
 CREATE INDEX attachments_by_user ON attachments (user_id, created_at);
+-- The files sent with a reader's message version, in the order they were attached.
+CREATE TABLE version_attachments (
+    version_id TEXT NOT NULL REFERENCES message_versions (id) ON DELETE CASCADE,
+    position BIGINT NOT NULL,
+    attachment_id TEXT NOT NULL REFERENCES attachments (id) ON DELETE CASCADE,
+    PRIMARY KEY (version_id, position)
+);
+CREATE INDEX version_attachments_by_attachment ON version_attachments (attachment_id);

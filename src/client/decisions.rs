@@ -24,7 +24,7 @@ pub enum Said<'a> {
 /// counts as finished when it is done, or stopped with text kept.
 pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage> {
     crate::domain::message::history(said.into_iter().filter_map(|s| match s {
-        Said::User(text) => Some(crate::domain::message::Said::User(text)),
+        Said::User(text) => Some(crate::domain::message::Said::User(text, &[])),
         Said::Assistant { phase, answer } => Some(crate::domain::message::Said::Answer {
             finished: matches!(phase, TurnPhase::Done | TurnPhase::Stopped),
             text: answer,

@@ -5,6 +5,35 @@
 
 use super::event::{ErrorCode, Failure};
 
+/// The path of the upload route, below the base path (`GET` it with `/<id>` for the file).
+pub const UPLOAD_PATH: &str = "/api/attachments";
+
+/// The longest file name kept, in characters.
+pub const MAX_NAME_CHARS: usize = 255;
+
+/// The name a file was sent under (`?name=` of the upload's query), as it is kept: its last
+/// path segment, without control characters or the direction overrides that make
+/// `photo\u{202e}gnp.exe` read as `photoexe.png`, at most [`MAX_NAME_CHARS`]; `file` when
+/// nothing is left.
+pub fn file_name(query: Option<&str>) -> String {
+    let raw = url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .find(|(k, _)| k == "name")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
+    let name: String = last
+        .chars()
+        .filter(|c| {
+            !c.is_control() && !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .take(MAX_NAME_CHARS)
+        .collect();
+    match name.trim() {
+        "" | "." | ".." => "file".into(),
+        kept => kept.to_string(),
+    }
+}
+
 /// The kinds Ponder sends to a model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -20,6 +49,28 @@ crate::domain::wire::wire_names!(Kind {
     Pdf = "pdf",
     Text = "text",
 });
+
+/// How one file goes to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendAs {
+    Image,
+    /// The provider's own document input (Anthropic `document`, Gemini `inline_data`,
+    /// Responses `input_file`, Chat Completions `file`).
+    Document,
+    /// Its text, in a block that names the file.
+    Text,
+}
+
+/// A file going upstream with a reader's message, read from the store, and how it goes (decided
+/// for the model before the turn starts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attached {
+    pub name: String,
+    pub kind: Kind,
+    pub mime: String,
+    pub bytes: std::sync::Arc<[u8]>,
+    pub how: SendAs,
+}
 
 /// A file judged by its bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -541,6 +592,24 @@ mod tests {
                 ),
             }
         }
+    }
+
+    #[test]
+    fn a_file_keeps_its_last_segment_without_control_characters() {
+        assert_eq!(file_name(Some("name=report%20Q3.pdf")), "report Q3.pdf");
+        assert_eq!(file_name(Some("name=a+b.txt")), "a b.txt");
+        assert_eq!(file_name(Some("x=1&name=..%2F..%2Fetc%2Fpasswd")), "passwd");
+        assert_eq!(file_name(Some("name=a%0Ab%00.txt")), "ab.txt");
+        assert_eq!(
+            file_name(Some("name=photo%E2%80%AEgnp.exe")),
+            "photognp.exe"
+        );
+        assert_eq!(file_name(Some("name=..")), "file");
+        assert_eq!(file_name(None), "file");
+        assert_eq!(
+            file_name(Some(&format!("name={}", "x".repeat(400)))).len(),
+            MAX_NAME_CHARS
+        );
     }
 
     #[test]

@@ -391,6 +391,9 @@ pub enum ErrorCode {
     /// see, a PDF to one that reads no documents), said before the turn starts. Params: `name`,
     /// `model`.
     AttachmentNotTaken = "attachment_not_taken",
+    /// The files attached to one message are over `PONDER_MAX_MESSAGE_ATTACHMENT_BYTES`
+    /// together: `413`. Params: `limit`.
+    AttachmentsTooLarge = "attachments_too_large",
     /// An attached image's header cannot be read (cut short, or broken). Params: `name`.
     AttachmentDamaged = "attachment_damaged",
     /// An attached image is larger on a side than Ponder decodes. Params: `name`, `width`,
@@ -596,7 +599,7 @@ impl ErrorCode {
             NotFound | TurnNotFound => 404,
             BodyTimeout => 408,
             Conflict => 409,
-            TooLarge | AttachmentTooLarge | AttachmentQuota => 413,
+            TooLarge | AttachmentTooLarge | AttachmentQuota | AttachmentsTooLarge => 413,
             UnsupportedMediaType | AttachmentUnsupported | AttachmentMisnamed | AttachmentHeic => {
                 415
             }

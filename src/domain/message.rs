@@ -27,6 +27,10 @@ pub struct ChatMessage {
     /// to any response, so no browser, terminal or export ever holds it.
     #[serde(skip)]
     pub replay: Vec<serde_json::Value>,
+    /// The files the reader attached to this message. Only the server fills it, from its store,
+    /// as it does `replay`.
+    #[serde(skip)]
+    pub files: Vec<super::attachment::Attached>,
 }
 
 impl ChatMessage {
@@ -35,6 +39,7 @@ impl ChatMessage {
             role: Role::User,
             content: content.into(),
             replay: Vec::new(),
+            files: Vec::new(),
         }
     }
 
@@ -43,6 +48,7 @@ impl ChatMessage {
             role: Role::Assistant,
             content: content.into(),
             replay: Vec::new(),
+            files: Vec::new(),
         }
     }
 }
@@ -50,8 +56,8 @@ impl ChatMessage {
 /// One message of a conversation as the history sent upstream sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Said<'a> {
-    /// What the reader wrote.
-    User(&'a str),
+    /// What the reader wrote, and the files they attached.
+    User(&'a str, &'a [super::attachment::Attached]),
     /// An answer; `finished` when it ended normally or was stopped with some text kept;
     /// `replay`, the opaque reasoning state to send back with it (empty in the browser).
     Answer {
@@ -70,7 +76,10 @@ pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage>
     let mut out: Vec<ChatMessage> = Vec::new();
     for s in said {
         let message = match s {
-            Said::User(text) => ChatMessage::user(text),
+            Said::User(text, files) => ChatMessage {
+                files: files.to_vec(),
+                ..ChatMessage::user(text)
+            },
             Said::Answer {
                 finished: true,
                 text,
@@ -86,6 +95,7 @@ pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage>
                 last.replay.clear();
                 last.content.push_str("\n\n");
                 last.content.push_str(&message.content);
+                last.files.extend(message.files);
             }
             _ => out.push(message),
         }
@@ -134,6 +144,10 @@ pub struct ChatRequest {
     /// beside them (after the provider refused it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<bool>,
+    /// With `content`: the files the reader attached to it, by the ids
+    /// `POST /api/attachments` gave them, in order (at most [`MAX_ATTACHMENTS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<String>,
 }
 
 impl ChatRequest {
@@ -150,6 +164,7 @@ impl ChatRequest {
             thinking: None,
             effort: None,
             replay: None,
+            attachments: Vec::new(),
         }
     }
 
@@ -204,6 +219,9 @@ pub const MAX_REQUEST_CHARS: usize = 1_000_000;
 /// hundred exchanges, longer than any model's context.
 pub const MAX_MESSAGES: usize = 1_000;
 
+/// Upper bound on the files of one message.
+pub const MAX_ATTACHMENTS: usize = 20;
+
 impl ChatRequest {
     /// Checks what serde cannot: a turn needs a last message from the user, and the history has
     /// a size limit. The failure is told to whoever sent the request.
@@ -216,6 +234,11 @@ impl ChatRequest {
         let Some(last) = self.messages.last() else {
             return bad("`messages` is empty: send at least one user message");
         };
+        if !self.attachments.is_empty() {
+            return bad(
+                "`attachments` go with a stored turn's `content`: files are kept on the server",
+            );
+        }
         if last.role != Role::User {
             return bad("the last message must have role \"user\"");
         }
@@ -239,6 +262,12 @@ impl ChatRequest {
             |detail: &str| Err(Failure::of(ErrorCode::BadRequest, false).with("detail", detail));
         if !self.messages.is_empty() {
             return bad("a stored turn sends `content` (or `regenerate`), not `messages`: the server keeps the history");
+        }
+        if !self.attachments.is_empty() && self.content.is_none() {
+            return bad("`attachments` go with `content`");
+        }
+        if self.attachments.len() > MAX_ATTACHMENTS {
+            return bad("more than 20 `attachments` for one message");
         }
         match (&self.content, &self.regenerate) {
             (Some(_), Some(_)) => bad("send either `content` or `regenerate`, not both"),

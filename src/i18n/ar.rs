@@ -384,6 +384,7 @@ pub static AR: Catalogue = Catalogue {
         attachment_too_large: "حجم {name} أكبر من {limit}، وهو الحد الأقصى للملف الواحد.",
         attachment_empty: "الملف {name} فارغ.",
         attachment_quota: "لا يتسع المكان لـ {name}: ملفاتك تشغل بالفعل ما يقارب {limit}، وهو كل ما يحفظه هذا الخادم للمستخدم الواحد.",
+        attachments_too_large: "يمكن أن تبلغ ملفات الرسالة الواحدة {limit} مجتمعةً: أرسل بعضها في رسالة أخرى.",
         attachment_unsupported: "لا يستطيع Ponder إرسال {name}: فهو يرسل الصور (PNG وJPEG وWebP وGIF) وملفات PDF والملفات النصية.",
         attachment_misnamed: "محتوى {name} لا يطابق ما يدل عليه اسمه: يقرأ Ponder الملف من محتواه (ويجب أن يكون الملف النصي بترميز UTF-8).",
         attachment_heic: "{name} صورة HEIC/HEIF لا تستطيع النماذج قراءتها: احفظها بصيغة JPEG أو PNG ثم أرفقها.",

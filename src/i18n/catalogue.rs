@@ -514,6 +514,7 @@ pub struct ErrorWords {
     pub attachment_too_large: &'static str,
     pub attachment_empty: &'static str,
     pub attachment_quota: &'static str,
+    pub attachments_too_large: &'static str,
     pub attachment_unsupported: &'static str,
     pub attachment_misnamed: &'static str,
     pub attachment_heic: &'static str,

@@ -335,6 +335,7 @@ pub static EN: Catalogue = Catalogue {
         attachment_too_large: "{name} is larger than {limit}, the most one file may be (PONDER_MAX_ATTACHMENT_BYTES).",
         attachment_empty: "{name} is empty.",
         attachment_quota: "{name} does not fit: your files already take nearly {limit}, all this server keeps for one user (PONDER_MAX_USER_ATTACHMENT_BYTES).",
+        attachments_too_large: "The files of one message may take {limit} together (PONDER_MAX_MESSAGE_ATTACHMENT_BYTES): send some of them with another message.",
         attachment_unsupported: "Ponder cannot send {name}: it sends images (PNG, JPEG, WebP, GIF), PDFs and text files.",
         attachment_misnamed: "{name} does not hold what its name says: Ponder reads a file by its contents (a text file must be UTF-8).",
         attachment_heic: "{name} is a HEIC/HEIF photo, which models cannot read: save it as JPEG or PNG and attach that.",

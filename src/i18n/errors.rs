@@ -61,6 +61,7 @@ fn sentence(f: &Failure, l: Locale) -> Option<String> {
         ErrorCode::AttachmentTooLarge => e.attachment_too_large,
         ErrorCode::AttachmentEmpty => e.attachment_empty,
         ErrorCode::AttachmentQuota => e.attachment_quota,
+        ErrorCode::AttachmentsTooLarge => e.attachments_too_large,
         ErrorCode::AttachmentUnsupported => e.attachment_unsupported,
         ErrorCode::AttachmentMisnamed => e.attachment_misnamed,
         ErrorCode::AttachmentHeic => e.attachment_heic,

@@ -332,6 +332,7 @@ pub static JA: Catalogue = Catalogue {
         attachment_too_large: "{name} は 1 ファイルの上限（{limit}）を超えています。",
         attachment_empty: "{name} は空です。",
         attachment_quota: "{name} は保存できません。あなたのファイルはすでに、このサーバーが 1 ユーザーに保存できる上限（{limit}）近くに達しています。",
+        attachments_too_large: "1 つのメッセージに添付できるファイルは合計 {limit} までです。一部を別のメッセージで送ってください。",
         attachment_unsupported: "{name} は送信できません。送信できるのは画像（PNG、JPEG、WebP、GIF）、PDF、テキストファイルです。",
         attachment_misnamed: "{name} の内容が名前と一致しません。Ponder はファイルを内容で判定します（テキストファイルは UTF-8 である必要があります）。",
         attachment_heic: "{name} は HEIC/HEIF 写真のため、モデルは読み取れません。JPEG か PNG で保存してから添付してください。",

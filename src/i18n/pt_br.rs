@@ -344,6 +344,7 @@ pub static PT_BR: Catalogue = Catalogue {
         attachment_too_large: "{name} tem mais de {limit}, o máximo por arquivo.",
         attachment_empty: "{name} está vazio.",
         attachment_quota: "{name} não cabe: seus arquivos já ocupam quase {limit}, tudo o que este servidor guarda por usuário.",
+        attachments_too_large: "Os arquivos de uma mensagem podem somar até {limit}: envie alguns deles em outra mensagem.",
         attachment_unsupported: "O Ponder não pode enviar {name}: ele envia imagens (PNG, JPEG, WebP, GIF), PDFs e arquivos de texto.",
         attachment_misnamed: "{name} não contém o que o nome diz: o Ponder lê o arquivo pelo conteúdo (um arquivo de texto deve ser UTF-8).",
         attachment_heic: "{name} é uma foto HEIC/HEIF, que os modelos não conseguem ler: salve-a como JPEG ou PNG e anexe essa.",

@@ -9,7 +9,8 @@
 //! OpenAI Responses (`/v1/responses`), Gemini (`/v1beta/models/{model}:streamGenerateContent`,
 //! SSE with `alt=sse`, a JSON array without) and Ollama (`/api/chat`, NDJSON). Like the real
 //! servers, each endpoint refuses a request missing what it requires with a 400, and reasoning
-//! state sent back to another model than made it (see [`replay`]).
+//! state sent back to another model than made it (see [`replay`]). A message with files gets an
+//! answer that says what arrived ([`received`]).
 
 //!
 //! The parts: [`scenarios`] (what each tag plays), [`framing`] (a script in each wire format),
@@ -32,6 +33,7 @@ pub mod pacer;
 #[cfg(feature = "bench-corpus")]
 mod perf;
 pub mod reasoning;
+mod received;
 pub mod replay;
 pub mod scenarios;
 

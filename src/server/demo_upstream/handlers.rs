@@ -221,13 +221,25 @@ fn reply(
         let error = error_body(provider, 400, &message, "invalid_request_error");
         return json_response(StatusCode::BAD_REQUEST, &error);
     }
-    let script = match reasoning::apply(scenario.script(), &asked) {
+    let mut script = match reasoning::apply(scenario.script(), &asked) {
         Ok(script) => script,
         Err(message) => {
             let error = error_body(provider, 400, &message, "invalid_request_error");
             return json_response(StatusCode::BAD_REQUEST, &error);
         }
     };
+    if let Some(report) = super::received::report(provider, &request) {
+        let mut first = true;
+        script.steps.retain_mut(|step| match step {
+            super::scenarios::Step::Answer(text) if first => {
+                first = false;
+                *text = report.clone();
+                true
+            }
+            super::scenarios::Step::Answer(_) => false,
+            _ => true,
+        });
+    }
     if script.status != 200 {
         let status =
             StatusCode::from_u16(script.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

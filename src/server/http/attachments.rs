@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{header, HeaderValue, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::domain::attachment::sniff;
+use crate::domain::attachment::{file_name, sniff};
 use crate::domain::{ErrorCode, Failure};
 use crate::i18n::errors::Said;
 use crate::server::auth::Caller;
@@ -16,12 +16,6 @@ use crate::server::http::guard::refusal;
 use crate::server::http::request::store_error;
 use crate::server::state::AppState;
 use crate::server::store::identity::Identity;
-
-/// The path of the upload route, below the base path.
-pub const UPLOAD_PATH: &str = "/api/attachments";
-
-/// The longest file name kept, in characters.
-const MAX_NAME_CHARS: usize = 255;
 
 /// A refusal with the status its code carries.
 fn refused(failure: Failure) -> Response {
@@ -44,28 +38,6 @@ fn owner(state: &AppState, req: &Request<Body>) -> Result<std::sync::Arc<Identit
         Some(Caller::StoreDown) => Err(Failure::of(ErrorCode::DatabaseUnavailable, true).said()),
         Some(Caller::Unknown(code)) => Err(Failure::of(*code, false).said()),
         None => Err(Failure::of(ErrorCode::SignInRequired, false).said()),
-    }
-}
-
-/// The name a file was sent under (`?name=`), as it is kept: its last path segment, without
-/// control characters, at most [`MAX_NAME_CHARS`]; `file` when nothing is left.
-pub fn file_name(query: Option<&str>) -> String {
-    let raw = query
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(k, _)| *k == "name")
-        .map(|(_, v)| crate::server::config::percent_decode(&v.replace('+', " ")))
-        .unwrap_or_default();
-    let last = raw.rsplit(['/', '\\']).next().unwrap_or("");
-    let name: String = last
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_NAME_CHARS)
-        .collect();
-    match name.trim() {
-        "" | "." | ".." => "file".into(),
-        kept => kept.to_string(),
     }
 }
 
@@ -165,19 +137,6 @@ pub fn disposition(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_file_keeps_its_last_segment_without_control_characters() {
-        assert_eq!(file_name(Some("name=report%20Q3.pdf")), "report Q3.pdf");
-        assert_eq!(file_name(Some("x=1&name=..%2F..%2Fetc%2Fpasswd")), "passwd");
-        assert_eq!(file_name(Some("name=a%0Ab%00.txt")), "ab.txt");
-        assert_eq!(file_name(Some("name=..")), "file");
-        assert_eq!(file_name(None), "file");
-        assert_eq!(
-            file_name(Some(&format!("name={}", "x".repeat(400)))).len(),
-            MAX_NAME_CHARS
-        );
-    }
 
     #[test]
     fn the_download_name_is_quoted_safely_both_ways() {

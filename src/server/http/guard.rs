@@ -101,7 +101,7 @@ impl Guard {
             == format!(
                 "{}{}",
                 self.base_path,
-                crate::server::http::attachments::UPLOAD_PATH
+                crate::domain::attachment::UPLOAD_PATH
             );
         let content_type = header_str(headers, "content-type");
         let typed = if upload {
@@ -218,7 +218,7 @@ impl Guard {
             "too_large",
             StatusCode::PAYLOAD_TOO_LARGE,
             Failure::of(ErrorCode::AttachmentTooLarge, false)
-                .with("name", crate::server::http::attachments::file_name(query))
+                .with("name", crate::domain::attachment::file_name(query))
                 .with("limit", human_bytes(self.max_file))
                 .said(),
         )

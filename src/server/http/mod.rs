@@ -111,14 +111,14 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
         let (up, down) = (state.clone(), state.clone());
         app = app
             .route(
-                attachments::UPLOAD_PATH,
+                crate::domain::attachment::UPLOAD_PATH,
                 axum::routing::post(move |req: Request<Body>| {
                     let state = up.clone();
                     async move { attachments::upload(&state, req).await }
                 }),
             )
             .route(
-                &format!("{}/{{id}}", attachments::UPLOAD_PATH),
+                &format!("{}/{{id}}", crate::domain::attachment::UPLOAD_PATH),
                 get(
                     move |axum::extract::Path(id): axum::extract::Path<String>,
                           req: Request<Body>| {

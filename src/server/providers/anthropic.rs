@@ -12,6 +12,7 @@
 //! stream, `ping` is noise and `error` is a failure in the middle of it.
 
 use crate::domain::FinishReason;
+use crate::server::config::ProviderKind;
 use std::collections::HashMap;
 
 use serde::Deserialize;
@@ -164,7 +165,7 @@ pub fn request(
 /// The messages, each answer that has reasoning state to send back given as content blocks:
 /// its thinking blocks as they came, then its text.
 fn with_replay(messages: &[ChatMessage]) -> Vec<Value> {
-    let mut list = super::openai::role_content(messages);
+    let mut list = super::openai::role_content(ProviderKind::Anthropic, messages);
     for (sent, message) in list.iter_mut().zip(messages) {
         if !message.replay.is_empty() {
             let mut content = message.replay.clone();

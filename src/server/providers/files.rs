@@ -4,34 +4,12 @@
 //! ([`plan`]), so a model that can take none of it is refused with a clear word, not an
 //! upstream 400.
 
-use std::sync::Arc;
-
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::domain::attachment::Kind;
+use crate::domain::attachment::{Attached, Kind, SendAs};
 use crate::domain::{ErrorCode, Failure};
-use crate::server::config::ProviderKind;
-
-/// A file going upstream with a reader's message, read from the store.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attached {
-    pub name: String,
-    pub kind: Kind,
-    pub mime: String,
-    pub bytes: Arc<[u8]>,
-}
-
-/// How one file goes to the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SendAs {
-    Image,
-    /// The provider's own document input (Anthropic `document`, Gemini `inline_data`,
-    /// Responses `input_file`, Chat Completions `file`).
-    Document,
-    /// Its text, in a block that names the file.
-    Text,
-}
+use crate::server::config::{Config, ProviderKind};
 
 /// What the model can read besides text.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,30 +18,81 @@ pub struct Takes {
     pub documents: bool,
 }
 
+/// Model families known to read images (their names as the providers and Ollama give them).
+const SEES: &[&str] = &[
+    "gpt-4o",
+    "gpt-4.1",
+    "gpt-5",
+    "claude",
+    "gemini",
+    "gemma3",
+    "gemma-3",
+    "-vl",
+    "llava",
+    "vision",
+    "pixtral",
+    "mistral-small-3",
+    "mistral-medium",
+    "llama4",
+    "llama-4",
+    "minicpm-v",
+    "internvl",
+    "kimi-k2.5",
+    "glm-4.5v",
+    "glm-4.6v",
+];
+
+/// Model families known to read PDFs as documents.
+const READS_DOCUMENTS: &[&str] = &["gpt-4o", "gpt-4.1", "gpt-5", "claude", "gemini"];
+
+/// OpenAI's o-series, by the start of the model's own name (`o3`, `openai/o4-mini`).
+const O_SERIES: &[&str] = &["o3", "o4"];
+
+/// What `model` can read besides text: the built-in demo model reads everything (and says
+/// what it received), any other model by its family's name.
+pub fn takes(config: &Config, model: &str) -> Takes {
+    if config.uses_demo() {
+        return Takes {
+            images: true,
+            documents: true,
+        };
+    }
+    let name = model.to_ascii_lowercase();
+    let own = name.rsplit('/').next().unwrap_or(&name);
+    let o_series = O_SERIES.iter().any(|o| own.starts_with(o));
+    let any = |list: &[&str]| list.iter().any(|family| name.contains(family));
+    Takes {
+        images: o_series || any(SEES),
+        documents: o_series || any(READS_DOCUMENTS),
+    }
+}
+
 /// Whether a wire format has a document input at all (Ollama's has none).
 fn has_document_input(wire: ProviderKind) -> bool {
     !matches!(wire, ProviderKind::Ollama)
 }
 
-/// How each file goes to `model` over `wire`, or why it cannot: an image to a model that does
-/// not see, a PDF to one that reads no documents (its text is not extracted yet).
+/// Decides how each file goes to `model` over `wire`, or why one cannot: an image to a model
+/// that does not see, a PDF to one that reads no documents (its text is not extracted yet).
 pub fn plan(
-    files: &[Attached],
+    files: &mut [Attached],
     wire: ProviderKind,
     takes: Takes,
     model: &str,
-) -> Result<Vec<SendAs>, Failure> {
-    files
-        .iter()
-        .map(|f| match f.kind {
-            Kind::Text => Ok(SendAs::Text),
-            Kind::Image if takes.images => Ok(SendAs::Image),
-            Kind::Pdf if takes.documents && has_document_input(wire) => Ok(SendAs::Document),
-            Kind::Image | Kind::Pdf => Err(Failure::of(ErrorCode::AttachmentNotTaken, false)
-                .with("name", &f.name)
-                .with("model", model)),
-        })
-        .collect()
+) -> Result<(), Failure> {
+    for f in files {
+        f.how = match f.kind {
+            Kind::Text => SendAs::Text,
+            Kind::Image if takes.images => SendAs::Image,
+            Kind::Pdf if takes.documents && has_document_input(wire) => SendAs::Document,
+            Kind::Image | Kind::Pdf => {
+                return Err(Failure::of(ErrorCode::AttachmentNotTaken, false)
+                    .with("name", &f.name)
+                    .with("model", model))
+            }
+        };
+    }
+    Ok(())
 }
 
 fn base64(bytes: &[u8]) -> String {
@@ -85,8 +114,8 @@ pub fn text_block(f: &Attached) -> String {
 
 /// The content of a reader's message with its files, in `wire`'s shape: the files first, then
 /// the reader's text (the order the providers recommend for images and documents).
-pub fn user_content(wire: ProviderKind, text: &str, files: &[(Attached, SendAs)]) -> Value {
-    let mut parts: Vec<Value> = files.iter().map(|(f, how)| part(wire, f, *how)).collect();
+pub fn user_content(wire: ProviderKind, text: &str, files: &[Attached]) -> Value {
+    let mut parts: Vec<Value> = files.iter().map(|f| part(wire, f, f.how)).collect();
     parts.push(match wire {
         ProviderKind::Responses => json!({"type": "input_text", "text": text}),
         ProviderKind::Gemini => json!({"text": text}),
@@ -125,17 +154,17 @@ fn part(wire: ProviderKind, f: &Attached, how: SendAs) -> Value {
 
 /// Ollama's native message takes text and a list of base64 images beside it: the text files
 /// join the text, the images the list.
-pub fn ollama_message(text: &str, files: &[(Attached, SendAs)]) -> (String, Vec<String>) {
+pub fn ollama_message(text: &str, files: &[Attached]) -> (String, Vec<String>) {
     let mut content: Vec<String> = files
         .iter()
-        .filter(|(_, how)| *how == SendAs::Text)
-        .map(|(f, _)| text_block(f))
+        .filter(|f| f.how == SendAs::Text)
+        .map(text_block)
         .collect();
     content.push(text.to_string());
     let images = files
         .iter()
-        .filter(|(_, how)| *how == SendAs::Image)
-        .map(|(f, _)| base64(&f.bytes))
+        .filter(|f| f.how == SendAs::Image)
+        .map(|f| base64(&f.bytes))
         .collect();
     (content.join("\n\n"), images)
 }
@@ -149,7 +178,8 @@ mod tests {
             name: name.into(),
             kind,
             mime: mime.into(),
-            bytes: Arc::from(bytes),
+            bytes: std::sync::Arc::from(bytes),
+            how: SendAs::Text,
         }
     }
 
@@ -166,19 +196,14 @@ mod tests {
         ]
     }
 
-    fn planned(wire: ProviderKind) -> Vec<(Attached, SendAs)> {
-        let files = sample();
-        let how = plan(
-            &files,
-            wire,
-            Takes {
-                images: true,
-                documents: true,
-            },
-            "m",
-        )
-        .unwrap();
-        files.into_iter().zip(how).collect()
+    fn planned(wire: ProviderKind) -> Vec<Attached> {
+        let mut files = sample();
+        let all = Takes {
+            images: true,
+            documents: true,
+        };
+        plan(&mut files, wire, all, "m").unwrap();
+        files
     }
 
     #[test]
@@ -244,23 +269,20 @@ mod tests {
 
     #[test]
     fn ollama_takes_images_beside_the_text_and_no_documents() {
-        let files = sample();
+        let mut files = sample();
         let takes = Takes {
             images: true,
             documents: true,
         };
-        let refused = plan(&files, ProviderKind::Ollama, takes, "qwen3-vl").unwrap_err();
+        let refused = plan(&mut files, ProviderKind::Ollama, takes, "qwen3-vl").unwrap_err();
         assert_eq!(refused.code, ErrorCode::AttachmentNotTaken);
         assert_eq!(
             (refused.param("name"), refused.param("model")),
             ("paper.pdf", "qwen3-vl")
         );
-        let no_pdf: Vec<Attached> = files.into_iter().filter(|f| f.kind != Kind::Pdf).collect();
-        let how = plan(&no_pdf, ProviderKind::Ollama, takes, "qwen3-vl").unwrap();
-        let (content, images) = ollama_message(
-            "Describe.",
-            &no_pdf.into_iter().zip(how).collect::<Vec<_>>(),
-        );
+        let mut no_pdf: Vec<Attached> = files.into_iter().filter(|f| f.kind != Kind::Pdf).collect();
+        plan(&mut no_pdf, ProviderKind::Ollama, takes, "qwen3-vl").unwrap();
+        let (content, images) = ollama_message("Describe.", &no_pdf);
         assert_eq!(
             content,
             "<file name=\"notes _v2_.md\">\n# Hi\n</file>\n\nDescribe."
@@ -269,33 +291,78 @@ mod tests {
     }
 
     #[test]
+    fn what_a_model_reads_comes_from_its_family() {
+        let config = crate::server::config::Config::from_lookup(|name| {
+            (name == "PONDER_UPSTREAM_URL").then(|| "http://127.0.0.1:9/v1".to_string())
+        })
+        .unwrap();
+        let t = |model: &str| takes(&config, model);
+        assert_eq!(
+            t("qwen3-vl:8b"),
+            Takes {
+                images: true,
+                documents: false
+            }
+        );
+        assert_eq!(
+            t("claude-opus-4-7"),
+            Takes {
+                images: true,
+                documents: true
+            }
+        );
+        assert_eq!(
+            t("openai/o4-mini"),
+            Takes {
+                images: true,
+                documents: true
+            }
+        );
+        assert_eq!(t("deepseek-r1:32b"), Takes::default());
+        assert_eq!(
+            t("olmo3:7b"),
+            Takes::default(),
+            "o3 only at the start of a name"
+        );
+        let demo = crate::server::config::Config::from_lookup(|_| None).unwrap();
+        assert_eq!(
+            takes(&demo, "anything"),
+            Takes {
+                images: true,
+                documents: true
+            }
+        );
+    }
+
+    #[test]
     fn a_model_that_cannot_read_a_file_refuses_it_by_name_before_the_turn() {
-        let files = sample();
+        let mut files = sample();
         let blind = plan(
-            &files,
+            &mut files,
+            ProviderKind::OpenAi,
+            Takes::default(),
+            "deepseek-r1",
+        );
+        assert_eq!(blind.unwrap_err().param("name"), "shot.png");
+        let mut text_only = [files[2].clone()];
+        text_only[0].how = SendAs::Image;
+        plan(
+            &mut text_only,
             ProviderKind::OpenAi,
             Takes::default(),
             "deepseek-r1",
         )
-        .unwrap_err();
-        assert_eq!(blind.param("name"), "shot.png");
-        let text_only = [files[2].clone()];
+        .unwrap();
         assert_eq!(
-            plan(
-                &text_only,
-                ProviderKind::OpenAi,
-                Takes::default(),
-                "deepseek-r1"
-            )
-            .unwrap(),
-            [SendAs::Text],
+            text_only[0].how,
+            SendAs::Text,
             "a text file goes to any model"
         );
         let sees = Takes {
             images: true,
             documents: false,
         };
-        let pdf = plan(&files[..2], ProviderKind::Anthropic, sees, "m").unwrap_err();
+        let pdf = plan(&mut files[..2], ProviderKind::Anthropic, sees, "m").unwrap_err();
         assert_eq!(pdf.param("name"), "paper.pdf");
     }
 }

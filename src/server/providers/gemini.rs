@@ -68,6 +68,11 @@ fn parts_with_replay(message: &ChatMessage) -> Value {
         .filter_map(|item| item.get("thoughtSignature"))
         .collect();
     match signatures.split_last() {
+        None if !message.files.is_empty() => super::files::user_content(
+            crate::server::config::ProviderKind::Gemini,
+            &message.content,
+            &message.files,
+        ),
         None => json!([{"text": message.content}]),
         Some((last, earlier)) => {
             let mut parts: Vec<Value> = earlier

@@ -12,6 +12,7 @@
 //! the next turn as a `thought` step before the answer it preceded.
 
 use crate::domain::FinishReason;
+use crate::server::config::ProviderKind;
 use std::collections::HashMap;
 
 use serde::Deserialize;
@@ -54,7 +55,12 @@ pub fn request(
                 Role::User => "user_input",
                 Role::Assistant => "model_output",
             };
-            json!({"type": kind, "content": [{"type": "text", "text": m.content}]})
+            let content = if m.files.is_empty() {
+                json!([{"type": "text", "text": m.content}])
+            } else {
+                super::files::user_content(ProviderKind::Interactions, &m.content, &m.files)
+            };
+            json!({"type": kind, "content": content})
         })
         .zip(messages)
         .flat_map(|(step, m)| m.replay.iter().cloned().chain([step]))

@@ -6,6 +6,7 @@
 //! the turn with the status already 200.
 
 use crate::domain::FinishReason;
+use crate::server::config::ProviderKind;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -29,7 +30,7 @@ pub fn request(
     if let Some(key) = &config.api_key {
         headers.push(("authorization", format!("Bearer {key}")));
     }
-    let mut list = super::openai::role_content(messages);
+    let mut list = super::openai::role_content(ProviderKind::Ollama, messages);
     let mut body = json!({
         "model": options.model,
         "stream": true,

@@ -8,6 +8,7 @@
 //! frame (Groq) or as `{"object":"error"}` (vLLM).
 
 use crate::domain::FinishReason;
+use crate::server::config::ProviderKind;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -33,7 +34,7 @@ pub fn request(
     if let Some(key) = &config.api_key {
         headers.push(("authorization", format!("Bearer {key}")));
     }
-    let mut list = role_content(messages);
+    let mut list = role_content(ProviderKind::OpenAi, messages);
     for (sent, message) in list.iter_mut().zip(messages) {
         if !message.replay.is_empty() {
             sent["reasoning_details"] = Value::Array(message.replay.clone());
@@ -153,15 +154,27 @@ pub fn reasoning_fields(
     fields
 }
 
-/// `[{"role": "user"|"assistant", "content": "…"}]`, the shape most providers share.
-pub(crate) fn role_content(messages: &[ChatMessage]) -> Vec<Value> {
+/// `[{"role": "user"|"assistant", "content": "…"}]`, the shape most providers share; a reader's
+/// message with files carries them as `wire`'s content parts (Ollama: an `images` list).
+pub(crate) fn role_content(wire: ProviderKind, messages: &[ChatMessage]) -> Vec<Value> {
     messages
         .iter()
         .map(|m| {
-            json!({
-                "role": match m.role { Role::User => "user", Role::Assistant => "assistant" },
-                "content": m.content,
-            })
+            let role = match m.role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            match (wire, m.files.is_empty()) {
+                (_, true) => json!({"role": role, "content": m.content}),
+                (ProviderKind::Ollama, false) => {
+                    let (content, images) = super::files::ollama_message(&m.content, &m.files);
+                    json!({"role": role, "content": content, "images": images})
+                }
+                (_, false) => json!({
+                    "role": role,
+                    "content": super::files::user_content(wire, &m.content, &m.files),
+                }),
+            }
         })
         .collect()
 }

@@ -21,6 +21,7 @@
 //! the only way the model sees its earlier reasoning.
 
 use crate::domain::FinishReason;
+use crate::server::config::ProviderKind;
 use std::collections::HashMap;
 
 use serde::Deserialize;
@@ -91,7 +92,7 @@ pub fn request(
 /// The input items: each answer with reasoning state to send back is preceded by its reasoning
 /// items as they came (with `store: false` they carry their encrypted content).
 fn input_with_replay(messages: &[ChatMessage]) -> Vec<Value> {
-    let list = super::openai::role_content(messages);
+    let list = super::openai::role_content(ProviderKind::Responses, messages);
     let mut input = Vec::with_capacity(list.len());
     for (item, message) in list.into_iter().zip(messages) {
         input.extend(message.replay.iter().cloned());

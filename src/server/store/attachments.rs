@@ -2,10 +2,12 @@
 //! same user stores nothing new (another name for them, at most), and a user's files count
 //! against their own quota only.
 
+use std::collections::HashMap;
+
 use super::ids::{content_digest, new_id};
 use super::scope::Scoped;
 use super::{now_ms, StoreError};
-use crate::domain::attachment::{readable_bytes, Kind, Sniffed};
+use crate::domain::attachment::{readable_bytes, Attached, Kind, SendAs, Sniffed};
 use crate::domain::wire::WireName;
 use crate::domain::{ErrorCode, Failure};
 
@@ -158,5 +160,86 @@ impl Scoped<'_> {
         .fetch_one(self.pool())
         .await?;
         Ok(used.max(0) as u64)
+    }
+
+    /// Checks, before anything is written, that the files `ids` are the user's (any other is
+    /// not found) and together at most `max_bytes`.
+    pub(super) async fn check_attachments(
+        &self,
+        ids: &[String],
+        max_bytes: u64,
+    ) -> Result<(), StoreError> {
+        let mut total: u64 = 0;
+        for id in ids {
+            let (size,): (i64,) =
+                sqlx::query_as("SELECT size FROM attachments WHERE id = $1 AND user_id = $2")
+                    .bind(id)
+                    .bind(self.user_id())
+                    .fetch_one(self.pool())
+                    .await?;
+            total = total.saturating_add(size.max(0) as u64);
+        }
+        if total > max_bytes {
+            return Err(StoreError::Refused(
+                Failure::of(ErrorCode::AttachmentsTooLarge, false)
+                    .with("limit", readable_bytes(max_bytes)),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Links the files `ids` (checked by [`Self::check_attachments`]), in order, to the message
+    /// version `version`.
+    pub(super) async fn attach(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        version: &str,
+        ids: &[String],
+    ) -> Result<(), StoreError> {
+        for (position, id) in ids.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO version_attachments (version_id, position, attachment_id) \
+                 SELECT $1, $2, id FROM attachments WHERE id = $3 AND user_id = $4",
+            )
+            .bind(version)
+            .bind(position as i64)
+            .bind(id)
+            .bind(self.user_id())
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The files of every message version of `conversation`, with their bytes, by version id,
+    /// in the order they were attached (each goes as text until the turn decides).
+    pub async fn files_of(
+        &self,
+        conversation: &str,
+    ) -> Result<HashMap<String, Vec<Attached>>, StoreError> {
+        let rows: Vec<(String, String, String, String, Vec<u8>)> = sqlx::query_as(
+            "SELECT va.version_id, a.name, a.kind, a.mime, b.bytes FROM version_attachments va \
+             JOIN message_versions v ON v.id = va.version_id \
+             JOIN messages m ON m.id = v.message_id \
+             JOIN attachments a ON a.id = va.attachment_id \
+             JOIN attachment_blobs b ON b.user_id = a.user_id AND b.sha256 = a.sha256 \
+             WHERE m.conversation_id = $1 AND m.user_id = $2 AND a.user_id = $2 \
+             ORDER BY va.version_id, va.position",
+        )
+        .bind(conversation)
+        .bind(self.user_id())
+        .fetch_all(self.pool())
+        .await?;
+        let mut out: HashMap<String, Vec<Attached>> = HashMap::new();
+        for (version, name, kind, mime, bytes) in rows {
+            out.entry(version).or_default().push(Attached {
+                name,
+                kind: Kind::from_wire_name(&kind).unwrap_or(Kind::Text),
+                mime,
+                bytes: bytes.into(),
+                how: SendAs::Text,
+            });
+        }
+        Ok(out)
     }
 }

@@ -139,7 +139,22 @@ impl Scoped<'_> {
         content: &str,
         edit_of: Option<&str>,
     ) -> Result<String, StoreError> {
+        self.add_user_message_with(conversation, content, edit_of, &[], u64::MAX)
+            .await
+    }
+
+    /// [`Self::add_user_message`] with the files the reader attached (the user's own, by id; any
+    /// other id is not found), at most `max_bytes` together.
+    pub async fn add_user_message_with(
+        &self,
+        conversation: &str,
+        content: &str,
+        edit_of: Option<&str>,
+        attachments: &[String],
+        max_bytes: u64,
+    ) -> Result<String, StoreError> {
         self.owns_conversation(conversation).await?;
+        self.check_attachments(attachments, max_bytes).await?;
         let now = now_ms();
         let mut tx = self.pool().begin().await?;
         lock_conversation(&mut tx, conversation).await?;
@@ -152,7 +167,7 @@ impl Scoped<'_> {
                     ));
                 }
                 let next = next_version(&mut tx, message).await?;
-                insert_version(
+                let version = insert_version(
                     &mut tx,
                     message,
                     self.user_id(),
@@ -162,6 +177,7 @@ impl Scoped<'_> {
                     now,
                 )
                 .await?;
+                self.attach(&mut tx, &version, attachments).await?;
                 sqlx::query("UPDATE messages SET active_version = $1 WHERE id = $2")
                     .bind(next)
                     .bind(message)
@@ -185,7 +201,7 @@ impl Scoped<'_> {
             None => {
                 let id = new_id();
                 insert_message(&mut tx, conversation, self.user_id(), &id, Role::User, now).await?;
-                insert_version(
+                let version = insert_version(
                     &mut tx,
                     &id,
                     self.user_id(),
@@ -195,6 +211,7 @@ impl Scoped<'_> {
                     now,
                 )
                 .await?;
+                self.attach(&mut tx, &version, attachments).await?;
                 id
             }
         };

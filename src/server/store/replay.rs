@@ -60,13 +60,17 @@ impl Scoped<'_> {
                 (role_of(&role), id, content, VersionStatus::parse(&status))
             })
             .collect();
+        let files = self.files_of(conversation).await?;
         let states = match replay {
             Some(from) => self.reasoning_states(conversation, from).await?,
             None => HashMap::new(),
         };
         Ok(history(said.iter().map(
             |(role, id, content, status)| match role {
-                Role::User => Said::User(content),
+                Role::User => Said::User(
+                    content,
+                    files.get(id).map(Vec::as_slice).unwrap_or_default(),
+                ),
                 Role::Assistant => Said::Answer {
                     finished: matches!(status, VersionStatus::Done | VersionStatus::Stopped),
                     text: content,

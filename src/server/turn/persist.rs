@@ -359,7 +359,13 @@ pub async fn begin(
         let user_message = match &request.content {
             Some(content) => {
                 let id = me
-                    .add_user_message(&conversation, content, request.edit.as_deref())
+                    .add_user_message_with(
+                        &conversation,
+                        content,
+                        request.edit.as_deref(),
+                        &request.attachments,
+                        state.config.attachments.message_bytes,
+                    )
                     .await?;
                 if request.edit.is_none() {
                     added.push(id.clone());
@@ -384,9 +390,19 @@ pub async fn begin(
             .as_ref()
             .map(|k| &k.provenance)
             .filter(|_| request.replay != Some(false));
-        let history = me
+        let mut history = me
             .history_before(&conversation, &slot.message_id, replay)
             .await?;
+        let takes = crate::server::providers::files::takes(&state.config, &options.model);
+        for message in &mut history {
+            crate::server::providers::files::plan(
+                &mut message.files,
+                state.config.provider,
+                takes,
+                &options.model,
+            )
+            .map_err(|f| crate::server::store::StoreError::Refused(f.said()))?;
+        }
         Ok::<_, crate::server::store::StoreError>((user_message, slot, history))
     }
     .await;
