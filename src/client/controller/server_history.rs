@@ -200,7 +200,8 @@ impl Backend for ServerHistory {
 
     fn load(&self, c: ChatController, local: LocalChats, settings: &Settings) {
         let last = settings.last_conversation.clone();
-        if let Some(record) = last.as_ref().and_then(|id| local.load(c.shelf, id)) {
+        let cached = last.as_ref().and_then(|id| local.load(c.shelf, id));
+        if let Some(record) = cached.filter(|r| !saved_chat::ends_unfinished(r)) {
             c.show(record);
         }
         c.meta.update_value(|m| m.on_server = m.stored);
@@ -240,11 +241,12 @@ impl Backend for ServerHistory {
 
     fn open(&self, c: ChatController, id: String) {
         // This browser's copy at once (when its reader is here: it is fetched with the page
-        // when a copy is kept), then the server's.
+        // when a copy is kept, and unless its answer was still running), then the server's.
         match c
             .local_chats
             .get_value()
             .and_then(|local| local.load(c.shelf, &id))
+            .filter(|r| !saved_chat::ends_unfinished(r))
         {
             Some(record) => c.show(record),
             None => c.await_server_copy(&id),

@@ -309,6 +309,25 @@ pub fn mark_server_copy(record: &mut SavedChat) {
     record.extra.insert(SERVER_COPY.into(), Value::Bool(true));
 }
 
+/// True when the record's last answer was saved unfinished (this page left while it was being
+/// written): a copy of a server chat that says so may be out of date, its answer still running
+/// on the server, and is not shown before the server's own (it would read as cut, then jump back
+/// to live).
+pub fn ends_unfinished(record: &SavedChat) -> bool {
+    record
+        .chat
+        .messages
+        .last()
+        .filter(|m| m.role == Role::Assistant)
+        .and_then(|m| m.shown())
+        .is_some_and(|v| {
+            matches!(
+                v.status,
+                VersionStatus::Interrupted | VersionStatus::Streaming
+            )
+        })
+}
+
 /// True for this browser's copy of a conversation kept on the server (not a chat to import).
 pub fn is_server_copy(record: &SavedChat) -> bool {
     record.extra.get(SERVER_COPY).and_then(Value::as_bool) == Some(true)
@@ -970,6 +989,28 @@ mod tests {
             back.fallback_text(),
             Some(super::super::turn_state::THOUGHT_NO_ANSWER)
         );
+    }
+
+    #[test]
+    fn a_copy_saved_while_its_answer_ran_says_so() {
+        let mut running = TurnState::started(0.0);
+        running.apply(
+            &TurnEvent::Delta {
+                text: "so far".into(),
+            },
+            1.0,
+        );
+        let cut = record_with(vec![
+            sample::user("q", "?"),
+            answered("a", vec![version_from_turn(&running, 2.0)], 0),
+        ]);
+        assert!(ends_unfinished(&cut));
+        let done = record_with(vec![
+            sample::user("q", "?"),
+            answered("a", vec![version_from_turn(&sample_turn(), 6000.0)], 0),
+        ]);
+        assert!(!ends_unfinished(&done));
+        assert!(!ends_unfinished(&record_with(vec![sample::user("q", "?")])));
     }
 
     #[test]
