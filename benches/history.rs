@@ -78,6 +78,7 @@ fn big_conversation() -> Import {
                 blocks: Vec::new(),
                 tools: Vec::new(),
                 sources: Vec::new(),
+                files: Vec::new(),
             }],
         });
         messages.push(ImportMessage {
@@ -100,6 +101,7 @@ fn big_conversation() -> Import {
                 }],
                 tools: Vec::new(),
                 sources: Vec::new(),
+                files: Vec::new(),
             }],
         });
     }

@@ -38,6 +38,8 @@ export const SERVERS = {
   responses: server(3102, { PONDER_PROVIDER: "responses" }),
   /** Gemini streamGenerateContent (SSE), through the gemini adapter. */
   gemini: server(3103, { PONDER_PROVIDER: "gemini" }),
+  /** Google's Interactions API, through the interactions adapter. */
+  interactions: server(3107, { PONDER_PROVIDER: "gemini-interactions" }),
   /** Ollama's native NDJSON /api/chat, through the ollama adapter. */
   ollama: server(3104, { PONDER_PROVIDER: "ollama" }),
   /** OpenAI framing for a model whose chat template opens <think> itself. */

@@ -33,7 +33,7 @@ async fn every_page_has_a_csp_whose_nonce_is_the_bootstrap_scripts() {
             "object-src 'none'",
             "base-uri 'none'",
             "frame-ancestors 'none'",
-            "img-src 'self' data:",
+            "img-src 'self' data: blob:;",
         ] {
             assert!(csp.contains(directive), "{directive} missing from {csp}");
         }

@@ -1099,6 +1099,7 @@ async fn import_discard_position_and_preferences_at_the_store() {
             blocks,
             tools: Vec::new(),
             sources: Vec::new(),
+            files: Vec::new(),
         };
         let import = Import {
             key: "browser:abc".into(),
@@ -1293,5 +1294,165 @@ async fn attachments_are_kept_once_per_content_and_reached_only_by_their_owner()
             (1, 2),
             "{engine}: alice's one content, two names"
         );
+    }
+}
+
+#[tokio::test]
+async fn a_message_s_files_show_with_it_go_with_a_branch_and_leave_with_the_purge() {
+    use ponder::domain::attachment::{sniff, Kind, Limits, SendAs};
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x03\0\0\0\x02\x08\x06\0\0\0".to_vec();
+    let text = b"some notes".to_vec();
+    for (engine, url) in engine_urls().await {
+        let store = Store::open(&url).await.expect(engine);
+        let (alice, bob) = two_users(&store).await;
+        let a = store.scoped(&alice);
+        let image = a
+            .put_attachment(
+                "shot.png",
+                &sniff("shot.png", &png, &Limits::default()).expect("png"),
+                &png,
+                1 << 20,
+            )
+            .await
+            .expect("kept");
+        let notes = a
+            .put_attachment(
+                "notes.md",
+                &sniff("notes.md", &text, &Limits::default()).expect("text"),
+                &text,
+                1 << 20,
+            )
+            .await
+            .expect("kept");
+        let never_sent = a
+            .put_attachment(
+                "draft.md",
+                &sniff("draft.md", b"later", &Limits::default()).expect("text"),
+                b"later",
+                1 << 20,
+            )
+            .await
+            .expect("kept");
+        let conv = a.create_conversation(None, "files").await.expect("conv");
+        let ids = vec![image.id.clone(), notes.id.clone()];
+        // Another user's file is not found, and nothing is written.
+        let b = store.scoped(&bob);
+        let bobs = b.create_conversation(None, "bob").await.expect("conv");
+        assert!(
+            matches!(
+                b.add_user_message_with(&bobs.id, "mine?", None, &ids, 1 << 20)
+                    .await,
+                Err(StoreError::NotFound)
+            ),
+            "{engine}"
+        );
+        let message = a
+            .add_user_message_with(&conv.id, "look", None, &ids, 1 << 20)
+            .await
+            .expect("message");
+        a.record_sent_as(&message, &[SendAs::Image, SendAs::Text])
+            .await
+            .expect("sent as");
+        let shown = a.conversation(&conv.id, false).await.expect("get");
+        let files = &shown.messages[0].versions[0].files;
+        let seen: Vec<_> = files
+            .iter()
+            .map(|f| {
+                (
+                    f.id.as_str(),
+                    f.name.as_str(),
+                    f.kind,
+                    f.size,
+                    f.pixels,
+                    f.sent_as,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (
+                    image.id.as_str(),
+                    "shot.png",
+                    Kind::Image,
+                    png.len() as u64,
+                    Some((3, 2)),
+                    Some(SendAs::Image)
+                ),
+                (
+                    notes.id.as_str(),
+                    "notes.md",
+                    Kind::Text,
+                    text.len() as u64,
+                    None,
+                    Some(SendAs::Text)
+                ),
+            ],
+            "{engine}"
+        );
+        let branch = a
+            .branch_conversation(&conv.id, &message)
+            .await
+            .expect("branch");
+        let copied = a.conversation(&branch.id, false).await.expect("get");
+        assert_eq!(&copied.messages[0].versions[0].files, files, "{engine}");
+        // Both deleted and purged: the files no message keeps are gone, bytes and all.
+        a.delete_conversation(&conv.id).await.expect("delete");
+        store.purge_deleted(i64::MAX).await.expect("purge");
+        assert!(
+            a.attachment_info(&image.id).await.is_ok(),
+            "{engine}: the branch keeps it"
+        );
+        a.delete_conversation(&branch.id).await.expect("delete");
+        store.purge_deleted(i64::MAX).await.expect("purge");
+        for id in [&image.id, &notes.id] {
+            assert!(
+                matches!(a.attachment_info(id).await, Err(StoreError::NotFound)),
+                "{engine}"
+            );
+        }
+        // An upload not sent yet (a file in someone's tray) stays a day, whatever the grace.
+        assert!(a.attachment_info(&never_sent.id).await.is_ok(), "{engine}");
+        assert_eq!(a.attachment_bytes().await.expect("used"), 5, "{engine}");
+    }
+}
+
+#[tokio::test]
+async fn uploads_at_the_same_time_all_land_and_the_quota_still_holds() {
+    use ponder::domain::attachment::{sniff, Limits};
+    for (engine, url) in engine_urls().await {
+        let store = Store::open(&url).await.expect(engine);
+        let (alice, _) = two_users(&store).await;
+        let files: Vec<Vec<u8>> = (0..8)
+            .map(|i| format!("file number {i}").into_bytes())
+            .collect();
+        let a = store.scoped(&alice);
+        let each = |bytes: &Vec<u8>, limit: u64| {
+            let a = &a;
+            let bytes = bytes.clone();
+            async move {
+                let sniffed = sniff("f.txt", &bytes, &Limits::default()).expect("text");
+                a.put_attachment("f.txt", &sniffed, &bytes, limit).await
+            }
+        };
+        let all = futures::future::join_all(files.iter().map(|f| each(f, 1 << 20))).await;
+        assert!(all.iter().all(Result::is_ok), "{engine}: {all:?}");
+        // Three more distinct files of 14 bytes against room for two: two land, one is refused.
+        let used = a.attachment_bytes().await.expect("used");
+        let more: Vec<Vec<u8>> = (0..3)
+            .map(|i| format!("more bytes {i:03}").into_bytes())
+            .collect();
+        let limit = used + 2 * more[0].len() as u64;
+        let tried = futures::future::join_all(more.iter().map(|f| each(f, limit))).await;
+        let refused = tried
+            .iter()
+            .filter(|r| matches!(r, Err(StoreError::Refused(f)) if f.code == ErrorCode::AttachmentQuota))
+            .count();
+        assert_eq!(
+            (tried.len() - refused, refused),
+            (2, 1),
+            "{engine}: {tried:?}"
+        );
+        assert_eq!(a.attachment_bytes().await.expect("used"), limit, "{engine}");
     }
 }

@@ -677,3 +677,76 @@ async fn a_turn_whose_connection_breaks_is_rejoined_after_its_last_event_and_arr
     assert_eq!(got.len(), whole.len(), "nothing missed or doubled");
     assert_eq!(got, whole);
 }
+
+#[tokio::test]
+async fn attach_in_the_chat_sends_the_file_and_shows_how_it_went_and_ask_takes_files() {
+    let app = TestApp::spawn(&[("PONDER_DEMO_DELAY_MS", "1")]).await;
+    let dir = std::env::temp_dir().join(format!("ponder-attach-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let notes = dir.join("meeting-notes.md");
+    std::fs::write(&notes, "Agenda: ship the attachments today").expect("file");
+    std::fs::write(dir.join("page.png"), "<html>not an image</html>").expect("file");
+
+    let mut s = Screen::on(&app);
+    // Tab completes the path; Enter uploads it; the status line lists it.
+    for c in format!("/attach {}/meet", dir.display()).chars() {
+        s.key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+            .await;
+    }
+    s.key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)).await;
+    s.key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+        .await;
+    let shown = s.text();
+    assert!(
+        shown.contains("attached meeting-notes.md · 34 bytes · Text"),
+        "{shown}"
+    );
+    // A file that is not what its name says is refused with the server's reason.
+    s.type_line(&format!("/attach {}", dir.join("page.png").display()))
+        .await;
+    let shown = s.text();
+    assert!(shown.contains("not attached: page.png"), "{shown}");
+
+    s.type_line("What is on it?").await;
+    s.wait_for("I received 1 file(s)", Duration::from_secs(30))
+        .await;
+    s.wait_idle(Duration::from_secs(10)).await;
+    let shown = s.text();
+    assert!(
+        shown.contains(r#"text "meeting-notes.md": "Agenda: ship the attachments today""#),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("+ meeting-notes.md · 34 bytes · Text · sent as text"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("files: "),
+        "nothing waits any more: {shown}"
+    );
+
+    // ponder ask --file: the file goes with the question; the chip is on stderr.
+    let url = app.url("");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_ponder"))
+            .args(["ask", "--thinking=off", "--server", &url, "--file"])
+            .arg(&notes)
+            .arg("summarise")
+            .env_remove("PONDER_SERVER")
+            .output()
+            .expect("ponder ask runs")
+    })
+    .await
+    .expect("joined");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout} {stderr}");
+    assert!(
+        stderr.contains("+ meeting-notes.md · 34 bytes · Text"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("I received 1 file(s)"), "{stdout}");
+    std::fs::remove_dir_all(&dir).expect("clean");
+}

@@ -69,6 +69,7 @@ fn filler(n: usize) -> Import {
                     },
                     tools: Vec::new(),
                     sources: Vec::new(),
+                    files: Vec::new(),
                 }],
             }
         })

@@ -293,3 +293,103 @@ pub fn sleep(
         }
     })
 }
+
+/// What an upload came to: the server's status and body, or `None` when no answer came (the
+/// connection was lost, or the upload was cancelled).
+pub type Uploaded = Option<(u16, String)>;
+
+#[cfg(feature = "hydrate")]
+thread_local! {
+    static UPLOADS: std::cell::RefCell<std::collections::HashMap<u32, web_sys::XmlHttpRequest>> =
+        Default::default();
+}
+
+/// Sends `file` as the body of a `POST` to `url` (an upload known as `key`), telling
+/// `progress` how many of its bytes have left, then `done` what came of it. A request, not a
+/// `fetch`: only it tells how far the body has gone. On the server, `done` hears nothing came.
+pub fn upload(
+    key: u32,
+    url: &str,
+    file: &web_sys::File,
+    progress: impl Fn(u64) + 'static,
+    done: impl FnOnce(Uploaded) + 'static,
+) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::closure::Closure;
+        use wasm_bindgen::JsCast;
+        let Ok(xhr) = web_sys::XmlHttpRequest::new() else {
+            return done(None);
+        };
+        if xhr.open("POST", url).is_err()
+            || xhr
+                .set_request_header("Content-Type", "application/octet-stream")
+                .is_err()
+        {
+            return done(None);
+        }
+        let on_progress =
+            Closure::<dyn Fn(web_sys::ProgressEvent)>::new(move |e: web_sys::ProgressEvent| {
+                progress(e.loaded() as u64)
+            });
+        let upload = xhr.upload().ok();
+        if let Some(u) = &upload {
+            u.set_onprogress(Some(on_progress.as_ref().unchecked_ref()));
+        }
+        let ended = xhr.clone();
+        let on_end = Closure::once_into_js(move || {
+            if let Some(u) = upload {
+                u.set_onprogress(None);
+            }
+            drop(on_progress);
+            UPLOADS.with(|u| u.borrow_mut().remove(&key));
+            let status = ended.status().unwrap_or(0);
+            let body = ended.response_text().ok().flatten().unwrap_or_default();
+            done((status != 0).then_some((status, body)));
+        });
+        xhr.set_onloadend(Some(on_end.unchecked_ref()));
+        if xhr.send_with_opt_blob(Some(file)).is_ok() {
+            UPLOADS.with(|u| u.borrow_mut().insert(key, xhr));
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (key, url, file, progress);
+        done(None)
+    }
+}
+
+/// Stops the upload `key` if it still runs (its `done` hears nothing came).
+pub fn cancel_upload(key: u32) {
+    #[cfg(feature = "hydrate")]
+    if let Some(xhr) = UPLOADS.with(|u| u.borrow_mut().remove(&key)) {
+        let _ = xhr.abort();
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = key;
+}
+
+/// A URL the page can draw the reader's own copy of `file` from, for an image (the server
+/// judges what it really is); [`let_go`] frees it.
+pub fn picture_of(file: &web_sys::File) -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        file.type_()
+            .starts_with("image/")
+            .then(|| web_sys::Url::create_object_url_with_blob(file).ok())
+            .flatten()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = file;
+        None
+    }
+}
+
+/// Frees a URL made by [`picture_of`].
+pub fn let_go(url: &str) {
+    #[cfg(feature = "hydrate")]
+    let _ = web_sys::Url::revoke_object_url(url);
+    #[cfg(not(feature = "hydrate"))]
+    let _ = url;
+}

@@ -96,29 +96,26 @@ pub fn cut_for_edit<'a>(
     ids.into_iter().position(|id| id == editing)
 }
 
-/// The versions an edited user message keeps: every earlier one (or the text it had, when it was
-/// never edited before), then the new text. An edit that changes nothing adds nothing.
-pub fn edit_versions(
-    earlier: &[Version],
-    old_text: &str,
-    old_at: f64,
-    new_text: &str,
-    now: f64,
-) -> Vec<Version> {
-    let plain = |content: &str, created_at: f64| Version::text(content, created_at as i64);
+/// The versions an edited user message keeps: every earlier one (or the one it had, when it
+/// was never edited before), then the new one. An edit that changes nothing (the same text,
+/// the same files) adds nothing.
+pub fn edit_versions(earlier: &[Version], old: Version, new: Version) -> Vec<Version> {
     let mut versions = if earlier.is_empty() {
-        vec![plain(old_text, old_at)]
+        vec![old]
     } else {
         earlier.to_vec()
     };
-    if versions.last().is_some_and(|v| v.content == new_text) {
+    if versions
+        .last()
+        .is_some_and(|v| v.content == new.content && v.files == new.files)
+    {
         return if versions.len() > 1 {
             versions
         } else {
             Vec::new()
         };
     }
-    versions.push(plain(new_text, now));
+    versions.push(new);
     versions
 }
 
@@ -248,17 +245,38 @@ mod tests {
 
     #[test]
     fn an_edit_keeps_every_earlier_text_and_an_unchanged_one_adds_nothing() {
-        let first = edit_versions(&[], "one", 1.0, "two", 2.0);
+        let v = |text: &str, at: i64| Version::text(text, at);
+        let first = edit_versions(&[], v("one", 1), v("two", 2));
         let texts = |v: &[Version]| v.iter().map(|v| v.content.clone()).collect::<Vec<_>>();
         assert_eq!(texts(&first), ["one", "two"]);
         assert_eq!(first[0].created_at, 1);
-        let second = edit_versions(&first, "two", 2.0, "three", 3.0);
+        let second = edit_versions(&first, v("two", 2), v("three", 3));
         assert_eq!(texts(&second), ["one", "two", "three"]);
-        assert!(edit_versions(&[], "same", 1.0, "same", 2.0).is_empty());
+        assert!(edit_versions(&[], v("same", 1), v("same", 2)).is_empty());
         assert_eq!(
-            texts(&edit_versions(&second, "three", 3.0, "three", 4.0)).len(),
+            texts(&edit_versions(&second, v("three", 3), v("three", 4))).len(),
             3
         );
+    }
+
+    #[test]
+    fn an_edit_that_changes_only_the_files_is_an_edit() {
+        let file = crate::domain::attachment::FileRef {
+            id: "f".into(),
+            name: "a.txt".into(),
+            kind: crate::domain::attachment::Kind::Text,
+            size: 3,
+            pixels: None,
+            sent_as: None,
+        };
+        let with_file = Version {
+            files: vec![file],
+            ..Version::text("same", 2)
+        };
+        let edited = edit_versions(&[], Version::text("same", 1), with_file.clone());
+        assert_eq!(edited.len(), 2);
+        assert_eq!(edited[1], with_file);
+        assert!(edited[0].files.is_empty());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The words a thinking block shows, derived from its state. Pure, so every label is tested.
 
 use super::turn_state::{BlockState, BlockStatus, TurnPhase, TurnState};
+use crate::domain::attachment::readable_bytes;
+use crate::domain::file_ref::{Kind, SendAs};
 use crate::domain::{Failure, ThinkingKind, ToolStatus};
 use crate::i18n::{fill, Locale};
 
@@ -232,6 +234,30 @@ pub fn fallback_words(code: crate::domain::ErrorCode, l: Locale) -> &'static str
 /// build has no words for shows its English message.
 pub fn failure_text(f: &Failure, l: Locale) -> String {
     crate::i18n::errors::text(f, l).unwrap_or_else(|| f.message.clone())
+}
+
+/// What a file's chip says after its name: its size, its kind once known, and how it went to
+/// the model once the server has said (`2 KiB · Image · sent as image`).
+pub fn file_about(size: u64, kind: Option<Kind>, sent: Option<SendAs>, l: Locale) -> String {
+    let t = l.catalogue();
+    let mut about = readable_bytes(size);
+    if let Some(kind) = kind {
+        about.push_str(" · ");
+        about.push_str(match kind {
+            Kind::Image => t.kind_image,
+            Kind::Pdf => t.kind_pdf,
+            Kind::Text => t.kind_text,
+        });
+    }
+    if let Some(how) = sent {
+        about.push_str(" · ");
+        about.push_str(match how {
+            SendAs::Image => t.sent_as_image,
+            SendAs::Document => t.sent_as_document,
+            SendAs::Text => t.sent_as_text,
+        });
+    }
+    about
 }
 
 #[cfg(test)]
@@ -498,5 +524,23 @@ mod tests {
             Locale::Ja.catalogue().tool_web_search
         );
         assert_eq!(tool_label("my_tool", Locale::Ar), "my_tool");
+    }
+
+    #[test]
+    fn a_file_chip_says_size_kind_and_how_it_went_in_the_readers_words() {
+        assert_eq!(file_about(900, None, None, EN), "900 bytes");
+        assert_eq!(
+            file_about(2048, Some(Kind::Image), Some(SendAs::Image), EN),
+            "2 KiB · Image · sent as image"
+        );
+        assert_eq!(
+            file_about(
+                3 << 20,
+                Some(Kind::Pdf),
+                Some(SendAs::Document),
+                Locale::PtBr
+            ),
+            "3 MiB · PDF · enviado como documento"
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! - [`saved_chat`]: the saved-chat format; [`local_store`] its localStorage shell.
 //! - [`controller`]: binds the server function, the reducer and storage to signals;
 //!   [`turn_stream`] follows a turn's stream (a chunk of its own in the browser).
+//! - [`tray`]: the files attached to the message being written.
 //! - [`browser`]: the one place the browser and server builds differ (DOM, clock, request).
 
 pub mod browser;
@@ -18,5 +19,6 @@ pub mod labels;
 pub mod local_store;
 pub mod saved_chat;
 pub mod thinking_view;
+pub mod tray;
 pub mod turn_state;
 pub mod turn_stream;

@@ -29,13 +29,15 @@ pub trait TurnHost: Copy + 'static {
     fn apply(&self, turn: RwSignal<TurnState>, events: Vec<TurnEvent>);
     /// Moves `turn` by a step of its own (Stop, a failure, the end of the stream).
     fn transition(&self, turn: RwSignal<TurnState>, change: impl FnOnce(&mut TurnState));
-    /// The server stored the turn: the ids of its conversation and messages.
+    /// The server stored the turn: the ids of its conversation and messages, and how the files
+    /// of the reader's message went.
     fn on_stored(
         &self,
         turn: RwSignal<TurnState>,
         conversation: String,
         user_message: Option<String>,
         message: String,
+        sent_as: Vec<crate::domain::attachment::SendAs>,
     );
     /// The server's id of `turn` (for "Answer now" and Stop), once it has one.
     fn started(&self, turn: RwSignal<TurnState>, id: String);
@@ -317,8 +319,8 @@ async fn run_turn<H: TurnHost>(
                         }
                         let mut started = None;
                         events.retain(|e| match e {
-                            TurnEvent::Turn { conversation, user_message, message, .. } => {
-                                chat.on_stored(turn, conversation.clone(), user_message.clone(), message.clone());
+                            TurnEvent::Turn { conversation, user_message, message, sent_as, .. } => {
+                                chat.on_stored(turn, conversation.clone(), user_message.clone(), message.clone(), sent_as.clone());
                                 false
                             }
                             TurnEvent::Started { turn } => {
@@ -501,7 +503,15 @@ mod tests {
             turn.update(change);
         }
 
-        fn on_stored(&self, _: RwSignal<TurnState>, _: String, _: Option<String>, _: String) {}
+        fn on_stored(
+            &self,
+            _: RwSignal<TurnState>,
+            _: String,
+            _: Option<String>,
+            _: String,
+            _: Vec<crate::domain::attachment::SendAs>,
+        ) {
+        }
 
         fn started(&self, _: RwSignal<TurnState>, _: String) {}
 

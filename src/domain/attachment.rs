@@ -34,32 +34,7 @@ pub fn file_name(query: Option<&str>) -> String {
     }
 }
 
-/// The kinds Ponder sends to a model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// PNG, JPEG, WebP or GIF (its first frame).
-    Image,
-    Pdf,
-    /// Plain text, Markdown, CSV, JSON, source code: sent as text with its name.
-    Text,
-}
-
-crate::domain::wire::wire_names!(Kind {
-    Image = "image",
-    Pdf = "pdf",
-    Text = "text",
-});
-
-/// How one file goes to the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SendAs {
-    Image,
-    /// The provider's own document input (Anthropic `document`, Gemini `inline_data`,
-    /// Responses `input_file`, Chat Completions `file`).
-    Document,
-    /// Its text, in a block that names the file.
-    Text,
-}
+pub use super::file_ref::{FileRef, Kind, SendAs};
 
 /// A file going upstream with a reader's message, read from the store, and how it goes (decided
 /// for the model before the turn starts).

@@ -539,6 +539,9 @@ pub enum TurnEvent {
         user_message: Option<String>,
         message: String,
         version: usize,
+        /// How each file of the reader's message went to the model, in the order attached.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        sent_as: Vec<crate::domain::file_ref::SendAs>,
     },
     /// How long the turn had been running when this response began (ms, the server's clock):
     /// the first frame of a response that joins a running turn (`GET /api/turn/events`), so
@@ -730,6 +733,7 @@ mod tests {
                 user_message: Some("m1".into()),
                 message: "m2".into(),
                 version: 0,
+                sent_as: Vec::new(),
             },
             json!({"type":"turn","conversation":"c1","user_message":"m1","message":"m2","version":0}),
         );

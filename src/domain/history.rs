@@ -166,6 +166,9 @@ pub struct Version {
     /// The sources `[^n]` in the answer refers to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceRef>,
+    /// The files sent with a reader's message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::domain::attachment::FileRef>,
     /// While the answer streams: the turn writing it, which a viewer joins with
     /// `GET /api/turn/events`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,6 +189,7 @@ impl Version {
             blocks: Vec::new(),
             tools: Vec::new(),
             sources: Vec::new(),
+            files: Vec::new(),
             turn: None,
         }
     }
@@ -367,6 +371,10 @@ pub struct ImportVersion {
     pub tools: Vec<ToolStep>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceRef>,
+    /// The files of a reader's message: kept with it when they are the importing user's own
+    /// (the export of a chat on this server); any other is left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::domain::attachment::FileRef>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

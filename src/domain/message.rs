@@ -278,7 +278,7 @@ impl ChatRequest {
             (None, Some(_)) if self.edit.is_some() => {
                 bad("`edit` goes with `content`, not `regenerate`")
             }
-            (Some(content), None) if content.trim().is_empty() => {
+            (Some(content), None) if content.trim().is_empty() && self.attachments.is_empty() => {
                 Err(Failure::of(ErrorCode::EmptyMessage, false))
             }
             (Some(content), None) if content.len() > MAX_REQUEST_CHARS => {

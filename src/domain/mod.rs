@@ -7,6 +7,7 @@ pub mod account;
 pub mod answer;
 pub mod attachment;
 pub mod event;
+pub mod file_ref;
 pub mod history;
 pub mod message;
 pub mod page;

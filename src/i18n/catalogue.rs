@@ -156,6 +156,30 @@ pub struct Catalogue {
     pub copy_message: &'static str,
     pub edit_message: &'static str,
     pub branch_from_here: &'static str,
+    /// The composer's button that picks files to send.
+    pub attach_files: &'static str,
+    /// The tray of files going with the message being written.
+    pub attached_files: &'static str,
+    pub drop_to_attach: &'static str,
+    /// `{name}`: the file taken out of the tray.
+    pub remove_file: &'static str,
+    /// `{percent}`: how much of a file has been uploaded.
+    pub uploading: &'static str,
+    /// A file whose upload got no answer.
+    pub upload_failed: &'static str,
+    /// `{n}`: the most files one message carries.
+    pub too_many_files: &'static str,
+    /// The kinds of attached files, on their chips.
+    pub kind_image: &'static str,
+    pub kind_pdf: &'static str,
+    pub kind_text: &'static str,
+    /// How a file went to the model, on its chip under the sent message.
+    pub sent_as_image: &'static str,
+    pub sent_as_document: &'static str,
+    pub sent_as_text: &'static str,
+    /// `{name}`: an image shown large.
+    pub open_image: &'static str,
+    pub download_file: &'static str,
     pub stopped: &'static str,
     pub retry: &'static str,
     pub send_without_setting: &'static str,
@@ -448,6 +472,12 @@ pub struct TerminalWords {
     pub mode_now: &'static str,
     /// The chat picker's frame title.
     pub picker_title: &'static str,
+    /// The status line while files wait for the next message: `{files}` their chips.
+    pub files_attached: &'static str,
+    pub file_attached: &'static str,
+    pub file_not_attached: &'static str,
+    pub files_dropped: &'static str,
+    pub files_need_server: &'static str,
 }
 
 /// The sentence for each [`crate::domain::ErrorCode`] the page may show, with the failure's

@@ -81,6 +81,7 @@ fn other_languages_are_translated() {
         " · ",
         "{label}",
         "API",
+        "PDF",
     ];
     let english = all_strings(Locale::En.catalogue());
     for locale in [Locale::Ja, Locale::Ar] {
@@ -102,7 +103,7 @@ fn other_languages_are_translated() {
                 .filter(|w| {
                     ![
                         "Ponder", "JSON", "Markdown", "Enter", "Shift", "Google", "Bearer", "Ctrl",
-                        "HEIC", "HEIF", "JPEG", "WebP",
+                        "HEIC", "HEIF", "JPEG", "WebP", "detach",
                     ]
                     .contains(w)
                 })

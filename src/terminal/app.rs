@@ -16,12 +16,14 @@ use ratatui::crossterm::event::{self, Event, KeyEventKind};
 use ratatui::widgets::ListState;
 use tokio::sync::mpsc;
 
+use super::attach;
 use super::client::Server;
 use super::follow::{self, Progress, Source};
 use super::settings;
 use super::transcript::{Layout, Transcript};
 use super::view::{self, Item, Mode, Turn};
 use crate::client::turn_state::TurnState;
+use crate::domain::attachment::FileRef;
 use crate::domain::history::{Conversation, ConversationSummary};
 use crate::domain::{ChatMessage, ChatRequest, TurnEvent};
 
@@ -77,6 +79,8 @@ pub enum Effect {
     ListChats,
     /// Open a stored conversation (and follow its answer if it still streams).
     Open(String),
+    /// Upload a file to go with the next message.
+    Attach(std::path::PathBuf),
 }
 
 /// The chat shown: its transcript, the input line, the turn being followed.
@@ -97,6 +101,8 @@ pub struct Chat {
     /// The stored answer of the last turn, for Ctrl-R on the server.
     last_answer: Option<String>,
     pub(super) status: String,
+    /// Files uploaded to go with the next message (`/attach`).
+    pub(super) attached: Vec<FileRef>,
     /// The running turn's stream broke and it is being joined again.
     pub(super) reconnecting: bool,
     pub(super) quit_armed: Option<Instant>,
@@ -110,7 +116,7 @@ pub struct Chat {
 fn history_of<'a>(items: impl Iterator<Item = &'a Item>) -> Vec<ChatMessage> {
     use crate::client::decisions::{history, Said};
     history(items.filter_map(|i| match i {
-        Item::User(t) => Some(Said::User(t)),
+        Item::User(t, _) => Some(Said::User(t)),
         Item::Assistant(t) => Some(Said::Assistant {
             phase: t.state.phase,
             answer: &t.state.answer,
@@ -221,6 +227,7 @@ impl Chat {
             conversation: None,
             last_answer: None,
             status: note.unwrap_or_else(|| status.to_string()),
+            attached: Vec::new(),
             reconnecting: false,
             quit_armed: None,
             picker: None,
@@ -292,6 +299,10 @@ impl Chat {
                     let opened = self.server.conversation(&id, 200).await;
                     queue.extend(self.opened(opened));
                 }
+                Effect::Attach(path) => {
+                    let uploaded = self.server.upload(&path).await;
+                    self.attached_file(uploaded);
+                }
             }
         }
     }
@@ -339,22 +350,63 @@ impl Chat {
 
     pub(super) fn send(&mut self) -> Vec<Effect> {
         let question: String = self.input.iter().collect();
-        if self.is_running() || question.trim().is_empty() {
+        if let Some(command) = attach::command(&question) {
+            self.input.clear();
+            self.cursor = 0;
+            return self.run_command(command);
+        }
+        if self.is_running() || (question.trim().is_empty() && self.attached.is_empty()) {
             return Vec::new();
         }
         self.input.clear();
         self.cursor = 0;
-        self.transcript.push(Item::User(question.clone()));
+        let files = std::mem::take(&mut self.attached);
+        self.transcript
+            .push(Item::User(question.clone(), files.clone()));
         let request = if self.stored {
             ChatRequest {
                 conversation: self.conversation.clone(),
                 content: Some(question),
+                attachments: files.into_iter().map(|f| f.id).collect(),
                 ..ChatRequest::stateless(Vec::new())
             }
         } else {
             ChatRequest::stateless(history_of(self.transcript.items()))
         };
         self.start(request)
+    }
+
+    fn run_command(&mut self, command: attach::Command) -> Vec<Effect> {
+        match command {
+            attach::Command::Attach(_) if !self.stored => {
+                self.status = words().files_need_server.into();
+                Vec::new()
+            }
+            attach::Command::Attach(path) => vec![Effect::Attach(path)],
+            attach::Command::Detach => {
+                self.attached.clear();
+                self.status = words().files_dropped.into();
+                Vec::new()
+            }
+        }
+    }
+
+    /// What came of an `/attach`: the file waits for the next message, or the status line
+    /// says why it does not.
+    pub(super) fn attached_file(&mut self, uploaded: Result<FileRef, ClientError>) {
+        self.status = match uploaded {
+            Ok(file) => {
+                let said =
+                    crate::i18n::fill(words().file_attached, &[("file", &attach::chip(&file))]);
+                self.attached.push(file);
+                said
+            }
+            Err(ClientError::Refused(failure)) => say(
+                words().file_not_attached,
+                &crate::client::labels::failure_text(&failure, super::locale()),
+            ),
+            Err(e) => say(words().file_not_attached, &e),
+        };
     }
 
     /// Answers the last question again: a new version on the server, else the same history.
@@ -469,6 +521,7 @@ impl Chat {
         let now = self.now();
         let mut ended = false;
         let mut stored = None;
+        let mut sent = Vec::new();
         let mut started = None;
         match progress {
             Progress::Lost => {
@@ -506,10 +559,12 @@ impl Chat {
                         if let TurnEvent::Turn {
                             conversation,
                             message,
+                            sent_as,
                             ..
                         } = e
                         {
                             stored = Some((conversation.clone(), message.clone()));
+                            sent = sent_as.clone();
                         }
                         turn.state.apply(e, now);
                         ended |= e.is_terminal();
@@ -524,6 +579,13 @@ impl Chat {
                     ended = true;
                 }
                 Progress::Lost | Progress::Back | Progress::Gone => {}
+            }
+        }
+        if !sent.is_empty() {
+            if let Some(files) = self.transcript.question_files_mut() {
+                for (f, how) in files.iter_mut().zip(sent) {
+                    f.sent_as = Some(how);
+                }
             }
         }
         if let Some((conversation, message)) = stored {
@@ -683,6 +745,7 @@ pub(super) mod testing {
             user_message: Some(format!("{message}-q")),
             message: message.into(),
             version: 0,
+            sent_as: Vec::new(),
         }
     }
 }

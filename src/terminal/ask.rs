@@ -31,10 +31,12 @@ pub struct Options {
     pub question: String,
     pub thinking: Thinking,
     pub json: bool,
+    /// Files sent with the question (`--file PATH`, again for more).
+    pub files: Vec<std::path::PathBuf>,
 }
 
 pub const USAGE: &str = "usage: ponder ask \"question\" [--server URL] [--token T] \
-[--thinking=off|stderr|inline] [--json]   |   ponder chat [--server URL] [--token T] \
+[--thinking=off|stderr|inline] [--json] [--file PATH]…   |   ponder chat [--server URL] [--token T] \
 [--conversation ID]";
 
 /// Reads the arguments after `ask`.
@@ -52,6 +54,7 @@ pub fn parse(args: &[String]) -> Result<Options, ClientError> {
             "--server" => options.server = Some(it.next().ok_or_else(usage)?.clone()),
             "--token" => options.token = Some(it.next().ok_or_else(usage)?.clone()),
             "--json" => options.json = true,
+            "--file" => options.files.push(it.next().ok_or_else(usage)?.into()),
             "--thinking=off" => options.thinking = Thinking::Off,
             "--thinking=stderr" => options.thinking = Thinking::Stderr,
             "--thinking=inline" => options.thinking = Thinking::Inline,
@@ -62,7 +65,7 @@ pub fn parse(args: &[String]) -> Result<Options, ClientError> {
         }
     }
     options.question = words.join(" ");
-    if options.question.trim().is_empty() {
+    if options.question.trim().is_empty() && options.files.is_empty() {
         return Err(usage());
     }
     Ok(options)
@@ -71,7 +74,24 @@ pub fn parse(args: &[String]) -> Result<Options, ClientError> {
 /// Runs one turn; the process exit code (0 done, 1 error).
 pub async fn run(options: Options) -> Result<i32, ClientError> {
     let (server, _) = super::local::find(options.server.as_deref(), options.token).await?;
-    let request = ChatRequest::stateless(vec![ChatMessage::user(options.question)]);
+    let request = if options.files.is_empty() {
+        ChatRequest::stateless(vec![ChatMessage::user(options.question)])
+    } else {
+        let mut ids = Vec::new();
+        for path in &options.files {
+            let file = server.upload(path).await?;
+            if !options.json {
+                let chip = super::attach::chip(&file);
+                let _ = writeln!(std::io::stderr(), "+ {}", text::sanitize(&chip));
+            }
+            ids.push(file.id);
+        }
+        ChatRequest {
+            content: Some(options.question),
+            attachments: ids,
+            ..ChatRequest::stateless(Vec::new())
+        }
+    };
     let (tx, mut progress) = mpsc::unbounded_channel();
     let task = {
         let server = server.clone();
@@ -206,7 +226,15 @@ mod tests {
         assert!(o.json);
         let o = parse(&args(&["--server", "http://h:1", "q"])).expect("parse");
         assert_eq!(o.server.as_deref(), Some("http://h:1"));
-        for bad in [&["--server"][..], &["--loud", "q"], &[]] {
+        let o = parse(&args(&["--file", "a.png", "what is it", "--file", "b.md"])).expect("parse");
+        assert_eq!(
+            o.files,
+            vec![std::path::PathBuf::from("a.png"), "b.md".into()]
+        );
+        assert_eq!(o.question, "what is it");
+        let o = parse(&args(&["--file", "shot.png"])).expect("a file alone is a question");
+        assert_eq!((o.question.as_str(), o.files.len()), ("", 1));
+        for bad in [&["--server"][..], &["--loud", "q"], &[], &["q", "--file"]] {
             match parse(&args(bad)) {
                 Err(e @ ClientError::Usage(_)) => assert_eq!(e.exit_code(), 2, "{bad:?}"),
                 other => panic!("{bad:?}: {other:?}"),

@@ -40,6 +40,14 @@ impl Server {
         &self.base
     }
 
+    pub(super) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    pub(super) fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
     /// A POST to the endpoint at `path` (a server function's own [`ServerFn::PATH`]).
     fn post(&self, path: &str, body: &impl serde::Serialize) -> reqwest::RequestBuilder {
         let request = self.http.post(format!("{}{path}", self.base)).json(body);

@@ -49,6 +49,11 @@ impl Chat {
         if back > 0 {
             hints = format!("{} · {hints}", l.count(&words.lines_up, back as u64));
         }
+        if !self.attached.is_empty() {
+            let chips: Vec<String> = self.attached.iter().map(super::attach::chip).collect();
+            let files = crate::i18n::fill(words.files_attached, &[("files", &chips.join(", "))]);
+            hints = format!("{files} · {hints}");
+        }
         if !self.status.is_empty() {
             hints = format!("{} · {hints}", self.status);
         }
@@ -376,5 +381,25 @@ mod tests {
         screen(&mut chat, 60, 12);
         assert_eq!(chat.layout.counts.laid, idle.laid);
         assert_eq!(chat.layout.counts.live, idle.live);
+    }
+
+    #[test]
+    fn the_files_waiting_for_the_next_message_are_on_the_status_line() {
+        let mut chat = chat(true);
+        chat.attached.push(crate::domain::attachment::FileRef {
+            id: "f".into(),
+            name: "notes.md".into(),
+            kind: crate::domain::attachment::Kind::Text,
+            size: 900,
+            pixels: None,
+            sent_as: None,
+        });
+        let (rows, _) = screen(&mut chat, 120, 12);
+        assert!(
+            rows[8]
+                .starts_with("files: notes.md · 900 bytes · Text (/detach drops them) · overview"),
+            "{:?}",
+            rows[8]
+        );
     }
 }

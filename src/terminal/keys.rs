@@ -37,6 +37,13 @@ impl Chat {
                 self.cursor = 0;
             }
             (KeyCode::Enter, _) => return self.send(),
+            (KeyCode::Tab, false) if self.input_starts(super::attach::ATTACH) => {
+                let typed: String = self.input.iter().collect();
+                if let Some(done) = super::attach::complete(&typed, super::attach::entries) {
+                    self.input = done.chars().collect();
+                    self.cursor = self.input.len();
+                }
+            }
             (KeyCode::Tab, _) | (KeyCode::Char('o'), true) => {
                 let mode = self.mode.toggled();
                 self.set_mode(mode);
@@ -104,6 +111,12 @@ impl Chat {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Whether the input line begins with `word` and a space (a command being typed).
+    fn input_starts(&self, word: &str) -> bool {
+        let typed: String = self.input.iter().take(word.chars().count() + 1).collect();
+        typed.strip_prefix(word) == Some(" ")
     }
 }
 
@@ -390,5 +403,88 @@ mod tests {
             "{effects:?}"
         );
         assert!(!chat.reconnecting && !chat.is_running());
+    }
+
+    #[test]
+    fn attach_uploads_on_the_server_tab_completes_and_the_files_go_with_the_next_message() {
+        let dir = std::env::temp_dir().join(format!("ponder-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("photo-of-the-cat.png"), b"x").expect("file");
+        let mut chat = chat(true);
+        type_text(&mut chat, &format!("/attach {}/pho", dir.display()));
+        assert!(chat.on_key(key(KeyCode::Tab)).is_empty());
+        let typed: String = chat.input.iter().collect();
+        assert_eq!(
+            typed,
+            format!("/attach {}/photo-of-the-cat.png", dir.display())
+        );
+        assert_eq!(
+            chat.mode,
+            Mode::default(),
+            "Tab completed, it did not switch the view"
+        );
+        let effects = chat.on_key(key(KeyCode::Enter));
+        assert!(
+            matches!(effects.as_slice(), [Effect::Attach(p)] if *p == dir.join("photo-of-the-cat.png")),
+            "{effects:?}"
+        );
+        assert!(chat.input.is_empty());
+        assert!(chat.transcript.is_empty(), "a command is not a message");
+        std::fs::remove_dir_all(&dir).expect("clean");
+
+        let file = crate::domain::attachment::FileRef {
+            id: "f1".into(),
+            name: "photo-of-the-cat.png".into(),
+            kind: crate::domain::attachment::Kind::Image,
+            size: 2048,
+            pixels: Some((4, 3)),
+            sent_as: None,
+        };
+        chat.attached_file(Ok(file.clone()));
+        assert_eq!(chat.status, "attached photo-of-the-cat.png · 2 KiB · Image");
+        chat.attached_file(Err(crate::terminal::error::ClientError::Refused(
+            Failure::of(crate::domain::ErrorCode::AttachmentHeic, false).with("name", "x.heic"),
+        )));
+        assert!(
+            chat.status.starts_with("not attached: x.heic"),
+            "{}",
+            chat.status
+        );
+        let (source, _tx) = ask(&mut chat, "what is it?");
+        let Source::Send(request) = source else {
+            panic!("a turn")
+        };
+        assert_eq!(request.attachments, vec!["f1".to_string()]);
+        assert_eq!(request.content.as_deref(), Some("what is it?"));
+        assert!(chat.attached.is_empty(), "the files went with that message");
+        assert!(matches!(
+            chat.transcript.items().next(),
+            Some(Item::User(q, files)) if q == "what is it?" && *files == vec![file.clone()]
+        ));
+    }
+
+    #[test]
+    fn a_chat_kept_in_the_browser_attaches_nothing_and_detach_drops_the_files() {
+        let mut chat = chat(false);
+        type_text(&mut chat, "/attach notes.md");
+        assert!(chat.on_key(key(KeyCode::Enter)).is_empty());
+        assert_eq!(chat.status, words_of().files_need_server);
+        let mut chat = super::super::app::testing::chat(true);
+        chat.attached_file(Ok(crate::domain::attachment::FileRef {
+            id: "f".into(),
+            name: "a.md".into(),
+            kind: crate::domain::attachment::Kind::Text,
+            size: 3,
+            pixels: None,
+            sent_as: None,
+        }));
+        type_text(&mut chat, "/detach");
+        assert!(chat.on_key(key(KeyCode::Enter)).is_empty());
+        assert!(chat.attached.is_empty());
+        assert_eq!(chat.status, words_of().files_dropped);
+    }
+
+    fn words_of() -> &'static crate::i18n::TerminalWords {
+        &crate::i18n::Locale::En.catalogue().terminal
     }
 }

@@ -11,10 +11,11 @@
 //!   [`local`]: which server, or one started in-process.
 //! - [`transcript`]: the items shown, and their lines laid out once.
 //! - [`app`]: the `ponder chat` shell (ratatui), its keys (`keys`) and painting (`draw`);
-//!   [`ask`]: `ponder ask` for scripts.
+//!   [`ask`]: `ponder ask` for scripts; [`attach`]: files sent with a message.
 
 pub mod app;
 pub mod ask;
+pub mod attach;
 pub mod client;
 mod draw;
 pub mod error;

@@ -63,6 +63,21 @@ impl Transcript {
         Some(item)
     }
 
+    /// The files of the newest reader's message, to change them.
+    pub fn question_files_mut(&mut self) -> Option<&mut Vec<crate::domain::attachment::FileRef>> {
+        let version = self.version();
+        self.entries
+            .iter_mut()
+            .rev()
+            .find_map(|(v, item)| match item {
+                Item::User(_, files) => {
+                    *v = version;
+                    Some(files)
+                }
+                _ => None,
+            })
+    }
+
     /// The newest assistant turn, to change it.
     pub fn turn_mut(&mut self) -> Option<&mut Turn> {
         let version = self.version();
@@ -233,12 +248,12 @@ mod tests {
     fn chat() -> Transcript {
         transcript(vec![
             Item::Notice("“a chat”".into()),
-            Item::User("**first** question".into()),
+            Item::User("**first** question".into(), Vec::new()),
             turn(
                 "# An answer\n\nwith *markdown* that wraps over the width",
                 true,
             ),
-            Item::User("second".into()),
+            Item::User("second".into(), Vec::new()),
             turn("streaming so far", false),
         ])
     }

@@ -7,6 +7,7 @@ use super::markdown::{self, Piece, StyledLine, Tone};
 use super::text;
 use crate::client::labels;
 use crate::client::turn_state::{BlockState, BlockStatus, Step, TurnState};
+use crate::domain::attachment::FileRef;
 use crate::domain::{ThinkingKind, ToolStatus, ToolStep};
 
 /// How finished thinking blocks are shown. Running blocks always show their header and the
@@ -64,7 +65,8 @@ pub struct Turn {
 /// One thing in the transcript.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
-    User(String),
+    /// The reader's message and the files sent with it.
+    User(String, Vec<FileRef>),
     Assistant(Box<Turn>),
     /// A line from the client itself (a replayed conversation's title, a failure to connect).
     Notice(String),
@@ -97,7 +99,7 @@ pub fn item_lines(item: &Item, mode: Mode, now: f64, cols: usize) -> Vec<StyledL
     let cols = cols.max(8);
     let mut out = Vec::new();
     match item {
-        Item::User(question) => {
+        Item::User(question, files) => {
             for (i, row) in text::wrap(&text::sanitize(question), cols - 2)
                 .into_iter()
                 .enumerate()
@@ -107,6 +109,15 @@ pub fn item_lines(item: &Item, mode: Mode, now: f64, cols: usize) -> Vec<StyledL
                     piece(marker, Tone::Marker),
                     piece(&row, Tone::Strong),
                 ]));
+            }
+            for f in files {
+                let chip = text::sanitize(&super::attach::chip(f));
+                for row in text::wrap(&chip, cols.saturating_sub(4).max(4)) {
+                    out.push(line(vec![
+                        piece("  + ", Tone::Marker),
+                        piece(&row, Tone::Quote),
+                    ]));
+                }
             }
         }
         Item::Notice(note) => {
@@ -306,7 +317,9 @@ pub fn replay(conversation: &crate::domain::history::Conversation) -> Vec<Item> 
             continue;
         };
         match message.role {
-            crate::domain::Role::User => items.push(Item::User(version.content.clone())),
+            crate::domain::Role::User => {
+                items.push(Item::User(version.content.clone(), version.files.clone()))
+            }
             crate::domain::Role::Assistant => items.push(Item::Assistant(Box::new(Turn {
                 state: crate::client::saved_chat::turn_from_stored(version),
                 bytes: 0,
@@ -358,7 +371,7 @@ mod tests {
             0.0,
         );
         let items = [
-            Item::User("Prove it".into()),
+            Item::User("Prove it".into(), Vec::new()),
             Item::Assistant(Box::new(turn)),
         ];
         let shown = texts(&lines(&items, Mode::Overview, 10_400.0, 40));
@@ -557,7 +570,7 @@ mod tests {
             0.0,
         );
         let items = [
-            Item::User("\u{1b}[1A up".into()),
+            Item::User("\u{1b}[1A up".into(), Vec::new()),
             Item::Assistant(Box::new(turn)),
         ];
         for mode in [Mode::Overview, Mode::Detail] {
@@ -607,6 +620,7 @@ mod tests {
             blocks,
             tools: Vec::new(),
             sources: Vec::new(),
+            files: Vec::new(),
             turn: None,
         };
         let block = |id: &str, duration_ms| BlockHeader {
@@ -784,6 +798,7 @@ mod tests {
                 url: "https://example.org/circle".into(),
                 title: Some("Circle".into()),
             }],
+            files: Vec::new(),
             turn: None,
         };
         let asked = Version {

@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use super::attachments::{files_of, AttachButton, Tray};
 use super::icons::{icon, Icon};
 use super::model_picker::ReasoningControls;
 use crate::client::controller::ChatController;
@@ -56,30 +57,54 @@ pub fn Composer() -> impl IntoView {
             })
         })
     };
+    let has_files = move || chat.tray.with(|t| !t.ready().is_empty());
+    let waiting = move || chat.tray.with(|t| t.busy());
     let send = move || {
         let text = draft.get_untracked();
-        if text.trim().is_empty() || chat.is_running() {
+        let nothing = text.trim().is_empty() && chat.tray.with_untracked(|t| t.ready().is_empty());
+        if nothing || chat.is_running() || chat.tray.with_untracked(|t| t.busy()) {
             return;
         }
         draft.set(String::new());
         chat.send(text);
     };
+    let dragging = RwSignal::new(false);
 
     view! {
         <form
             class="composer"
+            class:dragging=move || dragging.get()
             on:submit=move |ev| {
                 ev.prevent_default();
                 send();
             }
+            on:dragover=move |ev| {
+                if chat.can_attach() {
+                    ev.prevent_default();
+                    dragging.set(true);
+                }
+            }
+            on:dragleave=move |_| dragging.set(false)
+            on:drop=move |ev| {
+                dragging.set(false);
+                if chat.can_attach() {
+                    ev.prevent_default();
+                    chat.attach(files_of(ev.data_transfer().and_then(|d| d.files())));
+                }
+            }
         >
+            <Show when=move || dragging.get()>
+                <p class="drop-hint" aria-hidden="true">{t.drop_to_attach}</p>
+            </Show>
             <Show when=move || chat.editing.with(Option::is_some)>
                 <div class="editing-banner" role="status">
                     <span>{t.editing_notice}</span>
                     <button type="button" class="action" on:click=move |_| chat.cancel_edit()>{t.cancel_edit}</button>
                 </div>
             </Show>
+            <Tray/>
             <div class="composer-row">
+                <AttachButton/>
                 <label class="visually-hidden" for="composer-input">{t.message}</label>
                 <textarea
                     node_ref=input
@@ -97,6 +122,13 @@ pub fn Composer() -> impl IntoView {
                         crate::client::controller::want_stream_code();
                         draft.set(event_target_value(&ev))
                     }
+                    on:paste=move |ev| {
+                        let files = files_of(ev.clipboard_data().and_then(|d| d.files()));
+                        if !files.is_empty() && chat.can_attach() {
+                            ev.prevent_default();
+                            chat.attach(files);
+                        }
+                    }
                     on:keydown=move |ev| {
                         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
                             ev.prevent_default();
@@ -109,7 +141,7 @@ pub fn Composer() -> impl IntoView {
                 <Show
                     when=move || chat.is_running()
                     fallback=move || view! {
-                        <button class="send" type="submit" aria-label=t.send disabled=move || draft.with(|d| d.trim().is_empty())>{icon(Icon::Send)}</button>
+                        <button class="send" type="submit" aria-label=t.send disabled=move || waiting() || (draft.with(|d| d.trim().is_empty()) && !has_files())>{icon(Icon::Send)}</button>
                     }
                 >
                     <button

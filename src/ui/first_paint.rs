@@ -105,6 +105,13 @@ mod transcript {
         view! {
             <article class="bubble user" aria-label=t.message_from_you>
                 <div class="bubble-col">
+                    {(!v.files.is_empty()).then(|| view! {
+                        <ul class="sent-files">
+                            {v.files.iter().map(|f| view! {
+                                <li class="sent-file file-chip"><span class="file-name" dir="auto">{f.name.clone()}</span></li>
+                            }).collect_view()}
+                        </ul>
+                    })}
                     <div class="bubble-body" dir="auto">{v.content.clone()}</div>
                 </div>
             </article>
@@ -201,6 +208,7 @@ mod transcript {
                 blocks,
                 tools: Vec::new(),
                 sources: Vec::new(),
+                files: Vec::new(),
                 turn: None,
             }
         }

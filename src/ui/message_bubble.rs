@@ -171,7 +171,8 @@ fn UserBubble(entry: Entry) -> impl IntoView {
             aria-label=label
         >
             <div class="bubble-col">
-                <div class="bubble-body" dir="auto">{entry.text.clone()}</div>
+                <super::attachments::SentFiles files=entry.files/>
+                {(!entry.text.is_empty()).then(|| view! { <div class="bubble-body" dir="auto">{entry.text.clone()}</div> })}
                 {(!earlier.is_empty()).then(|| {
                     let count = earlier.len();
                     view! {

@@ -2,6 +2,7 @@
 //! beyond what the DOM needs (focus, scrolling, open/closed, clipboard, downloads).
 
 pub mod account_panel;
+pub mod attachments;
 pub mod chat_page;
 pub mod chunks;
 pub mod clock;

@@ -22,6 +22,7 @@ use super::thinking_view::ThinkingPref;
 use super::turn_state::TurnState;
 use super::turn_stream::Leave;
 use crate::domain::account::Me;
+use crate::domain::attachment::FileRef;
 use crate::domain::history::{Conversation, Message, Version};
 use crate::domain::history::{Preferences, Workspace};
 use crate::domain::reasoning::NewChatModel;
@@ -29,6 +30,7 @@ use crate::domain::{Effort, ModelList, ReasoningSettings, Role};
 use crate::i18n::Locale;
 
 mod address;
+mod attachments;
 mod backend;
 mod browser_history;
 mod chunks;
@@ -79,6 +81,8 @@ pub struct Entry {
     /// Every version of an edited user message, oldest first (empty when never edited): kept so
     /// an edit loses nothing and the bubble can say it was edited.
     pub edits: Vec<Version>,
+    /// The files sent with the user's message (its shown version).
+    pub files: RwSignal<Vec<FileRef>>,
 }
 
 impl Entry {
@@ -93,6 +97,7 @@ impl Entry {
             extra: Map::new(),
             server_id: StoredValue::new(None),
             edits: Vec::new(),
+            files: RwSignal::new(Vec::new()),
         }
     }
 
@@ -107,6 +112,7 @@ impl Entry {
             extra: Map::new(),
             server_id: StoredValue::new(None),
             edits: Vec::new(),
+            files: RwSignal::new(Vec::new()),
         }
     }
 
@@ -192,6 +198,8 @@ pub struct ChatController {
     pub guard_secs: RwSignal<u64>,
     pub pref: RwSignal<ThinkingPref>,
     pub draft: RwSignal<String>,
+    /// The files attached to the draft.
+    pub tray: RwSignal<super::tray::Tray>,
     /// The user message being edited: sending replaces it and drops what follows.
     pub editing: RwSignal<Option<String>>,
     pub conversations: RwSignal<Vec<ConversationSummary>>,
@@ -295,6 +303,7 @@ impl ChatController {
             guard_secs: RwSignal::new(120),
             pref: RwSignal::new(ThinkingPref::default()),
             draft: RwSignal::new(String::new()),
+            tray: RwSignal::new(Default::default()),
             editing: RwSignal::new(None),
             conversations: RwSignal::new(Vec::new()),
             notices: RwSignal::new(Vec::new()),
@@ -434,6 +443,10 @@ impl ChatController {
                         } else {
                             Vec::new()
                         },
+                        files: RwSignal::new(match (m.role, m.shown()) {
+                            (Role::User, Some(v)) => v.files.clone(),
+                            _ => Vec::new(),
+                        }),
                     }
                 })
                 .collect::<Vec<_>>()
@@ -457,6 +470,7 @@ impl ChatController {
         self.entries.set(Vec::new());
         self.editing.set(None);
         self.draft.set(String::new());
+        self.clear_tray();
         let model = match local_store::new_chat_rule(self.shelf) {
             NewChatModel::LastUsed => local_store::last_model(self.shelf),
             NewChatModel::Default => None,
@@ -473,9 +487,13 @@ impl ChatController {
                 .iter()
                 .map(|e| {
                     let (versions, active) = match e.role {
-                        Role::User if e.edits.is_empty() => {
-                            (vec![Version::text(e.text.clone(), e.created_at as i64)], 0)
-                        }
+                        Role::User if e.edits.is_empty() => (
+                            vec![Version {
+                                files: e.files.get_untracked(),
+                                ..Version::text(e.text.clone(), e.created_at as i64)
+                            }],
+                            0,
+                        ),
                         Role::User => (e.edits.clone(), e.edits.len() - 1),
                         Role::Assistant => (
                             e.versions.with_untracked(|v| {

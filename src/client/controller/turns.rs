@@ -17,6 +17,8 @@ use crate::client::local_store;
 use crate::client::saved_chat;
 use crate::client::turn_state::TurnState;
 use crate::client::turn_stream::{self, Call, Ended, Leave, Source, TurnHost};
+use crate::domain::attachment::SendAs;
+use crate::domain::history::Version;
 use crate::domain::{ChatMessage, ChatRequest, ReasoningSettings, Role, TurnEvent};
 
 impl ChatController {
@@ -94,13 +96,19 @@ impl ChatController {
     /// Sends the draft (or `text`) as a user message and streams the assistant's turn. While
     /// editing, the edited message and everything after it are replaced.
     pub fn send(&self, text: String) {
-        if self.is_running() || text.trim().is_empty() {
+        let files = self.tray.with_untracked(|t| (!t.busy()).then(|| t.ready()));
+        let Some(files) = files else {
+            return;
+        };
+        if self.is_running() || (text.trim().is_empty() && files.is_empty()) {
             return;
         }
         let now = now_ms();
         let turn = self.turn_signal(TurnState::started(now));
-        let (mut user, assistant) =
+        let (user, assistant) =
             self.in_scope(|| (Entry::user(text.clone(), now), Entry::assistant(turn, now)));
+        let mut user = user;
+        user.files.set(files.clone());
         let mut messages = Vec::new();
         let editing = self.editing.get_untracked();
         let mut edited_on_server = None;
@@ -109,20 +117,36 @@ impl ChatController {
             if let Some(pos) = decisions::cut_for_edit(ids, editing.as_deref()) {
                 let old = &entries[pos];
                 edited_on_server = old.server_id();
-                user.edits =
-                    decisions::edit_versions(&old.edits, &old.text, old.created_at, &text, now);
+                user.edits = decisions::edit_versions(
+                    &old.edits,
+                    Version {
+                        files: old.files.get_untracked(),
+                        ..Version::text(old.text.clone(), old.created_at as i64)
+                    },
+                    Version {
+                        files: files.clone(),
+                        ..Version::text(text.clone(), now as i64)
+                    },
+                );
                 entries.truncate(pos);
             }
             entries.push(user);
             messages = Self::history(entries);
             entries.push(assistant);
         });
-        let request = self
-            .backend()
-            .send_request(*self, text.clone(), messages, edited_on_server);
+        let mut request =
+            self.backend()
+                .send_request(*self, text.clone(), messages, edited_on_server);
+        if request.content.is_some() {
+            request.attachments = files.iter().map(|f| f.id.clone()).collect();
+        }
+        self.clear_tray();
         self.editing.set(None);
         if self.title.get_untracked().is_empty() {
-            let title = saved_chat::title_from(&text);
+            let title = saved_chat::title_from(match files.first() {
+                Some(f) if text.trim().is_empty() => &f.name,
+                _ => &text,
+            });
             self.title.set(title.clone());
             self.meta.update_value(|m| {
                 m.title = title;
@@ -231,12 +255,16 @@ impl ChatController {
             return;
         }
         self.draft.set(entry.text.clone());
+        self.clear_tray();
+        let files = entry.files.get_untracked();
+        self.tray.update(|t| t.keep(&files));
         self.editing.set(Some(entry.id.clone()));
     }
 
     pub fn cancel_edit(&self) {
         self.editing.set(None);
         self.draft.set(String::new());
+        self.clear_tray();
     }
 
     /// A new conversation holding the history up to and including `entry`.
@@ -451,6 +479,7 @@ impl TurnHost for ChatController {
         conversation: String,
         user_message: Option<String>,
         message: String,
+        sent_as: Vec<SendAs>,
     ) {
         let old = self.meta.with_value(|m| m.id.clone());
         self.meta.update_value(|m| {
@@ -480,6 +509,13 @@ impl TurnHost for ChatController {
             entries[pos].server_id.set_value(Some(message));
             if let (Some(user), Some(prev)) = (user_message, pos.checked_sub(1)) {
                 entries[prev].server_id.set_value(Some(user));
+                if !sent_as.is_empty() {
+                    entries[prev].files.update(|files| {
+                        for (f, how) in files.iter_mut().zip(sent_as) {
+                            f.sent_as = Some(how);
+                        }
+                    });
+                }
             }
         });
     }

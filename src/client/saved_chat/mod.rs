@@ -210,6 +210,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> Version {
         blocks,
         tools: turn.tools.clone(),
         sources: turn.sources.clone(),
+        files: Vec::new(),
         turn: None,
     }
 }
@@ -356,6 +357,7 @@ pub fn to_import(record: &SavedChat) -> Import {
             .collect(),
         tools: v.tools.clone(),
         sources: v.sources.clone(),
+        files: v.files.clone(),
     };
     let c = &record.chat;
     Import {
@@ -708,6 +710,7 @@ mod tests {
             blocks,
             tools: Vec::new(),
             sources: Vec::new(),
+            files: Vec::new(),
             turn: None,
         };
         let conv = Conversation {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::SavedChat;
+use crate::domain::attachment::FileRef;
 use crate::domain::history::{BlockHeader, Conversation, Message, Version, VersionStatus};
 use crate::domain::{
     ErrorCode, Failure, ReasoningSettings, Role, SourceRef, ThinkingKind, ToolStep,
@@ -76,6 +77,8 @@ pub(super) struct Saved {
     tools: Vec<ToolStep>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     sources: Vec<SourceRef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    files: Vec<FileRef>,
 }
 
 /// One message as saved: its shown version at the top level.
@@ -143,6 +146,7 @@ fn read_version(v: Saved) -> Version {
         blocks: v.thinking.into_iter().flatten().map(read_block).collect(),
         tools: v.tools,
         sources: v.sources,
+        files: v.files,
         content: v.content,
         turn: None,
     }
@@ -206,6 +210,7 @@ fn write_version(v: &Version) -> Saved {
         settings: v.settings,
         tools: v.tools.clone(),
         sources: v.sources.clone(),
+        files: v.files.clone(),
     }
 }
 

@@ -44,12 +44,13 @@ pub fn set_turn_header(id: &str) {
 
 /// The Content-Security-Policy of every page: scripts only from this origin plus the one inline
 /// hydration bootstrap (by its per-request nonce) and WebAssembly compilation; no plugins, no
-/// base-URL or framing tricks; images only from this origin or `data:`. Model output is already
+/// base-URL or framing tricks; images only from this origin, `data:`, or `blob:` (the reader's
+/// own files, drawn in the composer's tray before they are sent). Model output is already
 /// sanitized; this is the second wall.
 pub fn content_security_policy(nonce: &str) -> String {
     format!(
         "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
-         img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; \
+         img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; \
          frame-ancestors 'none'; form-action 'self'"
     )
 }

@@ -116,6 +116,9 @@ pub fn text_block(f: &Attached) -> String {
 /// the reader's text (the order the providers recommend for images and documents).
 pub fn user_content(wire: ProviderKind, text: &str, files: &[Attached]) -> Value {
     let mut parts: Vec<Value> = files.iter().map(|f| part(wire, f, f.how)).collect();
+    if text.trim().is_empty() && !parts.is_empty() {
+        return Value::Array(parts);
+    }
     parts.push(match wire {
         ProviderKind::Responses => json!({"type": "input_text", "text": text}),
         ProviderKind::Gemini => json!({"text": text}),

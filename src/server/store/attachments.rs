@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::ids::{content_digest, new_id};
 use super::scope::Scoped;
 use super::{now_ms, StoreError};
-use crate::domain::attachment::{readable_bytes, Attached, Kind, SendAs, Sniffed};
+use crate::domain::attachment::{readable_bytes, Attached, FileRef, Kind, SendAs, Sniffed};
 use crate::domain::wire::WireName;
 use crate::domain::{ErrorCode, Failure};
 
@@ -72,6 +72,12 @@ impl Scoped<'_> {
         let size = bytes.len() as i64;
         let now = now_ms();
         let mut tx = self.pool().begin().await?;
+        // One user's uploads one at a time: the quota holds, and SQLite's write lock is taken
+        // before anything is read (two readers both upgrading would fail one of them).
+        sqlx::query("UPDATE users SET created_at = created_at WHERE id = $1")
+            .bind(self.user_id())
+            .execute(&mut *tx)
+            .await?;
         let known: Option<(i64,)> =
             sqlx::query_as("SELECT size FROM attachment_blobs WHERE user_id = $1 AND sha256 = $2")
                 .bind(self.user_id())
@@ -208,6 +214,116 @@ impl Scoped<'_> {
             .execute(&mut **tx)
             .await?;
         }
+        Ok(())
+    }
+
+    /// Links the files `files` of an imported version, in order, where they are the user's own
+    /// (any other is left out), with how each went.
+    pub(super) async fn attach_kept(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        version: &str,
+        files: &[FileRef],
+    ) -> Result<(), StoreError> {
+        for (position, f) in files.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO version_attachments (version_id, position, attachment_id, sent_as) \
+                 SELECT $1, $2, id, $3 FROM attachments WHERE id = $4 AND user_id = $5",
+            )
+            .bind(version)
+            .bind(position as i64)
+            .bind(f.sent_as.map(SendAs::wire_name))
+            .bind(&f.id)
+            .bind(self.user_id())
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Keeps how each file of the reader's message `message` (its shown version) went to the
+    /// model, in the order attached.
+    pub async fn record_sent_as(&self, message: &str, sent: &[SendAs]) -> Result<(), StoreError> {
+        for (position, how) in sent.iter().enumerate() {
+            sqlx::query(
+                "UPDATE version_attachments SET sent_as = $1 WHERE position = $2 AND version_id = \
+                 (SELECT v.id FROM message_versions v JOIN messages m ON m.id = v.message_id \
+                  WHERE m.id = $3 AND m.user_id = $4 AND v.idx = m.active_version)",
+            )
+            .bind(how.wire_name())
+            .bind(position as i64)
+            .bind(message)
+            .bind(self.user_id())
+            .execute(self.pool())
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The files of the message versions of `conversation` between the positions `low` and
+    /// `high`, as the page shows them, by version id, in the order attached.
+    pub(super) async fn files_shown(
+        &self,
+        conversation: &str,
+        (low, high): (i64, i64),
+    ) -> Result<HashMap<String, Vec<FileRef>>, StoreError> {
+        type ShownRow = (
+            String,
+            String,
+            String,
+            String,
+            i64,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
+        );
+        let rows: Vec<ShownRow> = sqlx::query_as(
+            "SELECT va.version_id, a.id, a.name, a.kind, a.size, a.width, a.height, va.sent_as \
+             FROM version_attachments va \
+             JOIN message_versions v ON v.id = va.version_id \
+             JOIN messages m ON m.id = v.message_id \
+             JOIN attachments a ON a.id = va.attachment_id \
+             WHERE m.conversation_id = $1 AND m.user_id = $2 AND a.user_id = $2 \
+             AND m.position BETWEEN $3 AND $4 ORDER BY va.version_id, va.position",
+        )
+        .bind(conversation)
+        .bind(self.user_id())
+        .bind(low)
+        .bind(high)
+        .fetch_all(self.pool())
+        .await?;
+        let side = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok());
+        let mut out: HashMap<String, Vec<FileRef>> = HashMap::new();
+        for (version, id, name, kind, size, width, height, sent_as) in rows {
+            out.entry(version).or_default().push(FileRef {
+                id,
+                name,
+                kind: Kind::from_wire_name(&kind).unwrap_or(Kind::Text),
+                size: size.max(0) as u64,
+                pixels: side(width).zip(side(height)),
+                sent_as: sent_as.as_deref().and_then(SendAs::from_wire_name),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Copies the files of the version `from` to the version `to` (a branch's copy).
+    pub(super) async fn copy_files(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        from: &str,
+        to: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO version_attachments (version_id, position, attachment_id, sent_as) \
+             SELECT $1, va.position, va.attachment_id, va.sent_as FROM version_attachments va \
+             JOIN attachments a ON a.id = va.attachment_id WHERE va.version_id = $2 AND a.user_id = $3",
+        )
+        .bind(to)
+        .bind(from)
+        .bind(self.user_id())
+        .execute(&mut **tx)
+        .await?;
         Ok(())
     }
 

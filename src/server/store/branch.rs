@@ -120,6 +120,7 @@ impl Scoped<'_> {
                         text,
                     });
                 }
+                self.copy_files(&mut tx, &v.id, &version).await?;
                 sqlx::query(
                     "INSERT INTO reasoning_states (version_id, conversation_id, user_id, provider, model, upstream, bytes, created_at, items) \
                      SELECT $1, $2, user_id, provider, model, upstream, bytes, created_at, items FROM reasoning_states \

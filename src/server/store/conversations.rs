@@ -186,13 +186,18 @@ impl Scoped<'_> {
                 .or_default()
                 .push(block.header(now));
         }
+        let mut files = self.files_shown(id, (low, high)).await?;
         let mut by_message: HashMap<String, Vec<Version>> = HashMap::new();
         for version in versions {
             let blocks = by_version.remove(version.id()).unwrap_or_default();
+            let files = files.remove(version.id()).unwrap_or_default();
             by_message
                 .entry(version.message_id.clone())
                 .or_default()
-                .push(version.with(blocks));
+                .push(Version {
+                    files,
+                    ..version.with(blocks)
+                });
         }
         let messages = messages
             .into_iter()

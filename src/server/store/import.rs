@@ -150,6 +150,7 @@ impl Scoped<'_> {
                 v.created_at,
             )
             .await?;
+            self.attach_kept(tx, &version, &v.files).await?;
             let extras = Extras {
                 tools: v.tools.clone(),
                 sources: v.sources.clone(),

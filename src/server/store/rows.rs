@@ -168,6 +168,7 @@ impl VersionRow {
             blocks,
             tools: extras.tools,
             sources: extras.sources,
+            files: Vec::new(),
             content: self.content,
             turn: self.turn_id.filter(|_| streaming),
             status,

@@ -14,6 +14,14 @@ pub struct Scoped<'s> {
     user: &'s str,
 }
 
+/// How long a file uploaded and never sent is kept (it may be in a reader's tray).
+pub const UNSENT_FILE_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// The attachments linked to the messages of conversations (`va`, `c`), to be narrowed.
+const KEPT_BY: &str = "SELECT va.attachment_id FROM version_attachments va \
+     JOIN message_versions v ON v.id = va.version_id JOIN messages m ON m.id = v.message_id \
+     JOIN conversations c ON c.id = m.conversation_id";
+
 impl Store {
     /// The store as `who` sees it.
     pub fn scoped<'s>(&'s self, who: &'s Identity) -> Scoped<'s> {
@@ -24,7 +32,8 @@ impl Store {
     }
 
     /// Removes for good the conversations deleted before `before` (ms), with their messages,
-    /// versions, thinking and search entries. Run by the background purge.
+    /// versions, thinking and search entries, and the files no other message keeps (a file
+    /// uploaded and never sent goes after [`UNSENT_FILE_MS`]). Run by the background purge.
     pub async fn purge_deleted(&self, before: i64) -> Result<u64, StoreError> {
         let mut tx = self.pool().begin().await?;
         unindex(
@@ -35,10 +44,31 @@ impl Store {
             &[Arg::Int(before)],
         )
         .await?;
+        sqlx::query(&format!(
+            "DELETE FROM attachments WHERE id IN ({KEPT_BY} WHERE c.deleted_at < $1) \
+             AND NOT EXISTS ({KEPT_BY} WHERE va.attachment_id = attachments.id \
+             AND (c.deleted_at IS NULL OR c.deleted_at >= $1))"
+        ))
+        .bind(before)
+        .execute(&mut *tx)
+        .await?;
         let done = sqlx::query(
             "DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at < $1",
         )
         .bind(before)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "DELETE FROM attachments WHERE created_at < $1 AND NOT EXISTS \
+             (SELECT 1 FROM version_attachments va WHERE va.attachment_id = attachments.id)",
+        )
+        .bind(now_ms() - UNSENT_FILE_MS)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "DELETE FROM attachment_blobs WHERE NOT EXISTS (SELECT 1 FROM attachments a \
+             WHERE a.user_id = attachment_blobs.user_id AND a.sha256 = attachment_blobs.sha256)",
+        )
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use crate::domain::answer::{Answer, Body};
+use crate::domain::attachment::SendAs;
 use crate::domain::history::VersionStatus;
 use crate::domain::{Failure, TurnEvent};
 use crate::i18n::errors::Said;
@@ -347,8 +348,13 @@ pub async fn begin(
     let conversation = match &request.conversation {
         Some(id) => id.clone(),
         None => {
-            let title = request.content.as_deref().unwrap_or_default();
-            me.create_conversation(request.workspace.as_deref(), title)
+            let mut title = request.content.clone().unwrap_or_default();
+            if let (true, Some(first)) = (title.trim().is_empty(), request.attachments.first()) {
+                if let Ok(file) = me.attachment_info(first).await {
+                    title = file.name;
+                }
+            }
+            me.create_conversation(request.workspace.as_deref(), &title)
                 .await
                 .map_err(store_error)?
                 .id
@@ -403,10 +409,18 @@ pub async fn begin(
             )
             .map_err(|f| crate::server::store::StoreError::Refused(f.said()))?;
         }
-        Ok::<_, crate::server::store::StoreError>((user_message, slot, history))
+        let sent_as: Vec<SendAs> = match (&user_message, history.last()) {
+            (Some(message), Some(asked)) if !asked.files.is_empty() => {
+                let sent: Vec<SendAs> = asked.files.iter().map(|f| f.how).collect();
+                me.record_sent_as(message, &sent).await?;
+                sent
+            }
+            _ => Vec::new(),
+        };
+        Ok::<_, crate::server::store::StoreError>((user_message, slot, history, sent_as))
     }
     .await;
-    let (user_message, slot, history) = match opened {
+    let (user_message, slot, history, sent_as) = match opened {
         Ok(opened) => opened,
         Err(e) => {
             let undone = if made_here {
@@ -426,6 +440,7 @@ pub async fn begin(
         user_message,
         message: slot.message_id.clone(),
         version: slot.version,
+        sent_as,
     };
     Ok((
         history,

@@ -1,0 +1,220 @@
+//! Files on the page: the composer's paper clip and its tray of chips (name, size, kind, a
+//! picture of an image, the upload's progress, remove), and the files under a sent message
+//! (images as pictures that open large, other files as chips that download), each saying how
+//! it went to the model.
+
+use leptos::prelude::*;
+
+use super::icons::{icon, Icon};
+use super::locale::{locale, tr};
+use crate::client::controller::ChatController;
+use crate::client::labels::file_about;
+use crate::client::tray::Upload;
+use crate::domain::attachment::{FileRef, Kind, UPLOAD_PATH};
+use crate::i18n::fill;
+
+/// The files of a picker, a drop or a paste.
+pub fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
+    list.map(|l| (0..l.length()).filter_map(|i| l.get(i)).collect())
+        .unwrap_or_default()
+}
+
+/// Where the owner's page reads a kept file.
+pub fn file_url(id: &str) -> String {
+    format!("{}{UPLOAD_PATH}/{id}", crate::client::browser::base_path())
+}
+
+/// The paper clip: it opens the browser's file picker (several files at once).
+#[component]
+pub fn AttachButton() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let t = tr();
+    let input = NodeRef::<leptos::html::Input>::new();
+    view! {
+        <Show when=move || chat.can_attach()>
+            <input
+                node_ref=input
+                id="attach-input"
+                class="visually-hidden"
+                type="file"
+                multiple=true
+                tabindex="-1"
+                aria-hidden="true"
+                on:change=move |_| {
+                    if let Some(el) = input.get_untracked() {
+                        chat.attach(files_of(el.files()));
+                        el.set_value("");
+                    }
+                }
+            />
+            <button
+                type="button"
+                class="icon-button attach"
+                aria-label=t.attach_files
+                title=t.attach_files
+                on:click=move |_| {
+                    if let Some(el) = input.get_untracked() {
+                        el.click();
+                    }
+                }
+            >
+                {icon(Icon::Attach)}
+            </button>
+        </Show>
+    }
+}
+
+/// The files going with the message being written.
+#[component]
+pub fn Tray() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let t = tr();
+    view! {
+        <Show when=move || chat.tray.with(|t| !t.files.is_empty())>
+            <ul class="tray" aria-label=t.attached_files>
+                <For
+                    each=move || chat.tray.with(|t| t.files.iter().map(|f| f.key).collect::<Vec<_>>())
+                    key=|k| *k
+                    let:key
+                >
+                    <TrayChip key/>
+                </For>
+            </ul>
+        </Show>
+    }
+}
+
+#[component]
+fn TrayChip(key: u32) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let t = tr();
+    let file = move || {
+        chat.tray
+            .with(|tray| tray.files.iter().find(|f| f.key == key).cloned())
+    };
+    let Some(first) = file() else {
+        return ().into_any();
+    };
+    let name = first.name.clone();
+    let upload = move || file().map(|f| f.upload);
+    let percent = move || file().map_or(100, |f| f.percent());
+    let sending = move || matches!(upload(), Some(Upload::Sending { .. }));
+    let kept_kind = move || match upload() {
+        Some(Upload::Ready(r)) => Some(r.kind),
+        _ => None,
+    };
+    let failed = move || match upload() {
+        Some(Upload::Failed(why)) => Some(why),
+        _ => None,
+    };
+    let size = first.size;
+    view! {
+        <li class="file-chip" class:failed=move || failed().is_some() aria-busy=move || sending().to_string()>
+            {first.preview.map(|src| view! {
+                <Show when=move || failed().is_none()>
+                    <img class="file-picture" src=src.clone() alt=""/>
+                </Show>
+            })}
+            <span class="file-text">
+                <span class="file-name" dir="auto">{name.clone()}</span>
+                <span class="file-about">{move || file_about(size, kept_kind(), None, locale())}</span>
+                <Show when=sending>
+                    <progress
+                        class="file-progress"
+                        max="100"
+                        value=move || percent().to_string()
+                        aria-label=move || fill(t.uploading, &[("percent", &percent().to_string())])
+                    ></progress>
+                </Show>
+                {move || failed().map(|why| view! { <span class="file-error" role="alert">{why}</span> })}
+            </span>
+            <button
+                type="button"
+                class="icon-button file-remove"
+                aria-label=fill(t.remove_file, &[("name", &name)])
+                on:click=move |_| {
+                    chat.detach(key);
+                    super::dom::focus_by_id("composer-input");
+                }
+            >
+                {icon(Icon::Close)}
+            </button>
+        </li>
+    }
+    .into_any()
+}
+
+/// The files sent with a message: images as pictures that open large, other files as chips
+/// that download; each says how it went to the model once the server has said.
+#[component]
+pub fn SentFiles(files: RwSignal<Vec<FileRef>>) -> impl IntoView {
+    let t = tr();
+    let large = RwSignal::new(None::<FileRef>);
+    let dialog = NodeRef::<leptos::html::Dialog>::new();
+    let open = move |f: FileRef| {
+        large.set(Some(f));
+        if let Some(d) = dialog.get_untracked() {
+            let _ = d.show_modal();
+        }
+    };
+    let close = move || {
+        if let Some(d) = dialog.get_untracked() {
+            d.close();
+        }
+    };
+    let chip = move |f: FileRef| {
+        let url = file_url(&f.id);
+        let about = file_about(f.size, Some(f.kind), f.sent_as, locale());
+        if f.kind == Kind::Image {
+            let (width, height) = f.pixels.unwrap_or_default();
+            let label = fill(t.open_image, &[("name", &f.name)]);
+            let name = f.name.clone();
+            view! {
+                <li class="sent-file image">
+                    <button type="button" class="file-thumb" aria-label=label on:click=move |_| open(f.clone())>
+                        <img src=url alt=name loading="lazy" width=width height=height/>
+                    </button>
+                    <span class="file-about">{about}</span>
+                </li>
+            }
+            .into_any()
+        } else {
+            let label = fill(t.download_file, &[("name", &f.name)]);
+            view! {
+                <li class="sent-file file-chip">
+                    <a class="file-text" href=url download=f.name.clone() aria-label=label>
+                        <span class="file-name" dir="auto">{f.name.clone()}</span>
+                        <span class="file-about">{about}</span>
+                    </a>
+                </li>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <Show when=move || files.with(|f| !f.is_empty())>
+            <ul class="sent-files">
+                {move || files.get().into_iter().map(chip).collect_view()}
+            </ul>
+        <dialog
+            node_ref=dialog
+            class="lightbox"
+            on:click=move |ev| {
+                let on_backdrop = event_target::<web_sys::Element>(&ev).tag_name().eq_ignore_ascii_case("dialog");
+                if on_backdrop {
+                    close();
+                }
+            }
+            on:close=move |_| large.set(None)
+        >
+            {move || large.get().map(|f| view! {
+                <img src=file_url(&f.id) alt=f.name.clone()/>
+                <p class="lightbox-name" dir="auto">{f.name.clone()}</p>
+            })}
+            <button type="button" class="icon-button lightbox-close" aria-label=t.close on:click=move |_| close()>
+                {icon(Icon::Close)}
+            </button>
+        </dialog>
+        </Show>
+    }
+}
