@@ -1,7 +1,8 @@
 //! Ponder's server: reads the configuration, serves the app (and the demo model when no
 //! upstream is configured). `ponder healthcheck` probes a running server, for container images
 //! that ship no HTTP client; `ponder user` makes and resets accounts from a shell; `ponder chat`
-//! and `ponder ask` are the terminal client.
+//! and `ponder ask` are the terminal client; `ponder extract-pdf` and `ponder shrink-image` are
+//! the server's own child processes that read a reader's files.
 
 /// The main thread accepts connections, runs the demo model and handles signals; the serving
 /// threads (`PONDER_THREADS`, one per core) each run a runtime of their own.
@@ -15,6 +16,13 @@ async fn main() {
                 2
             }
         },
+        Some(
+            command @ (ponder::server::extract::PDF_COMMAND
+            | ponder::server::extract::IMAGE_COMMAND),
+        ) => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            ponder::server::extract::child_main(command, &args)
+        }
         Some("healthcheck") => match ponder::server::http::healthcheck().await {
             Ok(()) => 0,
             Err(e) => {

@@ -283,7 +283,7 @@ async fn chat(app: &TestApp, user: &str, body: Value) -> (u16, Vec<ponder::domai
 
 #[tokio::test]
 async fn the_files_reach_the_model_in_every_wire_format() {
-    let pdf = b"%PDF-1.7\n1 0 obj << >> endobj\n%%EOF\n".to_vec();
+    let pdf = common::pdf(&["Hello from page one", "And a second page"]);
     let notes = "# Plan\n\nShip the attachments first.\n"
         .as_bytes()
         .to_vec();
@@ -297,10 +297,11 @@ async fn the_files_reach_the_model_in_every_wire_format() {
     ] {
         let app = app(&[("PONDER_PROVIDER", provider)]).await;
         let mut ids = Vec::new();
-        let mut files = vec![("shot.png", png(640, 480, 9)), ("plan.md", notes.clone())];
-        if provider != "ollama" {
-            files.push(("paper.pdf", pdf.clone()));
-        }
+        let files = vec![
+            ("shot.png", png(640, 480, 9)),
+            ("plan.md", notes.clone()),
+            ("paper.pdf", pdf.clone()),
+        ];
         for (name, bytes) in files {
             let kept: Value = upload(&app, "alice", name, bytes)
                 .await
@@ -325,7 +326,13 @@ async fn the_files_reach_the_model_in_every_wire_format() {
             answer.contains("text \"plan.md\": \"# Plan Ship the attachments first.\""),
             "{provider}: {answer}"
         );
-        if provider != "ollama" {
+        if provider == "ollama" {
+            // No document input: the PDF goes as the text read from it on upload.
+            assert!(
+                answer.contains("text \"paper.pdf\": \"Hello from page one And a\""),
+                "{provider}: {answer}"
+            );
+        } else {
             assert!(
                 answer.contains("application/pdf")
                     && answer.contains(&format!("{} bytes", pdf.len())),
@@ -412,4 +419,210 @@ async fn a_message_takes_only_its_senders_files_within_its_limit() {
         serde_json::json!([]),
         "a refused turn leaves no chat behind"
     );
+}
+
+/// A real PNG `side`×`side` of transparent pixels: half a megabyte that decodes to
+/// `side² × 4` bytes.
+fn bomb_png(side: u32) -> Vec<u8> {
+    use std::io::Write;
+    fn chunk(out: &mut Vec<u8>, kind: &[u8], data: &[u8]) {
+        out.extend((data.len() as u32).to_be_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend(kind);
+        out.extend(data);
+        out.extend(crc.sum().to_be_bytes());
+    }
+    let mut ihdr = side.to_be_bytes().to_vec();
+    ihdr.extend(side.to_be_bytes());
+    ihdr.extend([8, 6, 0, 0, 0]);
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    let row = vec![0u8; 1 + side as usize * 4];
+    for _ in 0..side {
+        z.write_all(&row).unwrap();
+    }
+    let idat = z.finish().unwrap();
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut out, b"IHDR", &ihdr);
+    chunk(&mut out, b"IDAT", &idat);
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+/// A PDF whose page tree is its own child and claims a billion pages.
+fn looped_pdf() -> Vec<u8> {
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [2 0 R 2 0 R] /Count 1000000000 >>",
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend(format!("{} 0 obj\n{body}\nendobj\n", i + 1).into_bytes());
+    }
+    let xref = out.len();
+    out.extend(b"xref\n0 3\n0000000000 65535 f \n");
+    for o in offsets {
+        out.extend(format!("{o:010} 00000 n \n").into_bytes());
+    }
+    out.extend(
+        format!("trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n").into_bytes(),
+    );
+    out
+}
+
+/// This process's resident memory, in KiB (the in-process server's; a child's is its own).
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn hostile_files_are_refused_in_bounded_memory_while_a_turn_beside_them_completes() {
+    let app = app(&[("PONDER_DEMO_DELAY_MS", "20")]).await;
+    let bomb = bomb_png(12_000);
+    assert!(bomb.len() < 4 << 20, "{} bytes", bomb.len());
+    let (looped, wide) = (looped_pdf(), png(60_000, 10, 0));
+    let before = rss_kib();
+    let started = std::time::Instant::now();
+    let (turn, bombed, looping, too_wide) = tokio::join!(
+        chat(
+            &app,
+            "alice",
+            serde_json::json!({"content": "[two-blocks] a healthy question"})
+        ),
+        upload(&app, "bob", "bomb.png", bomb),
+        upload(&app, "bob", "looped.pdf", looped),
+        upload(&app, "bob", "wide.png", wide),
+    );
+    let (status, events) = turn;
+    assert_eq!(status, 200);
+    assert!(
+        matches!(events.last(), Some(ponder::domain::TurnEvent::Done { .. })),
+        "{events:?}"
+    );
+    for (response, code) in [
+        (bombed, "attachment_unreadable"),
+        (looping, "attachment_unreadable"),
+        (too_wide, "image_too_large"),
+    ] {
+        let (status, body) = refusal(response).await;
+        assert_eq!((status, body["code"].as_str()), (400, Some(code)), "{body}");
+    }
+    let grown = rss_kib().saturating_sub(before);
+    assert!(grown < 64 * 1024, "the server grew by {grown} KiB");
+    assert!(started.elapsed() < std::time::Duration::from_secs(40));
+    // Nothing was kept.
+    let response = api(
+        &app,
+        "bob",
+        "/api/conversations/list",
+        serde_json::json!({}),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+}
+
+#[tokio::test]
+async fn a_large_image_is_kept_smaller_and_served_inline_a_gif_as_its_first_frame() {
+    let app = app(&[("PONDER_RESIZE_IMAGES_ABOVE", "64")]).await;
+    let big = {
+        let img = image::RgbImage::from_fn(300, 150, |x, y| image::Rgb([x as u8, y as u8, 7]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+        out.into_inner()
+    };
+    let kept: Value = upload(&app, "alice", "wide.png", big.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(kept["pixels"], serde_json::json!([64, 32]), "{kept}");
+    assert_eq!(kept["mime"], "image/png");
+    let served = app
+        .http
+        .get(app.url(&format!(
+            "/api/attachments/{}",
+            kept["id"].as_str().unwrap()
+        )))
+        .header("Remote-User", "alice")
+        .send()
+        .await
+        .unwrap();
+    assert!(served.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .starts_with("inline"));
+    assert_eq!(
+        served.headers()["content-security-policy"],
+        "default-src 'none'; sandbox"
+    );
+    let bytes = served.bytes().await.unwrap();
+    assert!(bytes.len() < big.len());
+    let decoded = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (64, 32));
+
+    let gif = {
+        let frame = image::RgbaImage::from_pixel(20, 10, image::Rgba([200, 10, 10, 255]));
+        let mut out = Vec::new();
+        let mut encoder = image::codecs::gif::GifEncoder::new(&mut out);
+        encoder
+            .encode_frame(image::Frame::new(frame.clone()))
+            .unwrap();
+        encoder.encode_frame(image::Frame::new(frame)).unwrap();
+        drop(encoder);
+        out
+    };
+    let kept: Value = upload(&app, "alice", "moving.gif", gif)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (kept["mime"].as_str(), &kept["pixels"]),
+        (Some("image/png"), &serde_json::json!([20, 10])),
+        "{kept}"
+    );
+    // A small PNG stays as it came, and is a download.
+    let small: Value = upload(&app, "alice", "small.png", png(40, 30, 1))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(small["pixels"], serde_json::json!([40, 30]));
+    assert!(small.get("reencoded").is_none(), "{small}");
+}
+
+#[tokio::test]
+async fn a_pdf_s_pages_are_counted_and_a_damaged_one_is_refused() {
+    let app = app(&[]).await;
+    let kept: Value = upload(
+        &app,
+        "alice",
+        "paper.pdf",
+        common::pdf(&["one", "two", "three"]),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        (kept["kind"].as_str(), &kept["pages"]),
+        (Some("pdf"), &serde_json::json!(3)),
+        "{kept}"
+    );
+    let damaged = b"%PDF-1.7\n1 0 obj << >> endobj\n%%EOF\n".to_vec();
+    let (status, body) = refusal(upload(&app, "alice", "broken.pdf", damaged).await).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("attachment_unreadable")),
+        "{body}"
+    );
+    assert_eq!(body["params"]["name"], "broken.pdf");
 }

@@ -267,6 +267,7 @@ mod tests {
             kind: crate::domain::attachment::Kind::Text,
             size: 3,
             pixels: None,
+            pages: None,
             sent_as: None,
         };
         let with_file = Version {

@@ -236,9 +236,16 @@ pub fn failure_text(f: &Failure, l: Locale) -> String {
     crate::i18n::errors::text(f, l).unwrap_or_else(|| f.message.clone())
 }
 
-/// What a file's chip says after its name: its size, its kind once known, and how it went to
-/// the model once the server has said (`2 KiB · Image · sent as image`).
-pub fn file_about(size: u64, kind: Option<Kind>, sent: Option<SendAs>, l: Locale) -> String {
+/// What a file's chip says after its name: its size, its kind once known (a PDF's pages when
+/// they were counted), and how it went to the model once the server has said
+/// (`2 KiB · Image · sent as image`, `1.2 MiB · PDF, 12 pages · sent as text`).
+pub fn file_about(
+    size: u64,
+    kind: Option<Kind>,
+    pages: Option<u32>,
+    sent: Option<SendAs>,
+    l: Locale,
+) -> String {
     let t = l.catalogue();
     let mut about = readable_bytes(size);
     if let Some(kind) = kind {
@@ -248,6 +255,10 @@ pub fn file_about(size: u64, kind: Option<Kind>, sent: Option<SendAs>, l: Locale
             Kind::Pdf => t.kind_pdf,
             Kind::Text => t.kind_text,
         });
+    }
+    if let (Some(Kind::Pdf), Some(n)) = (kind, pages) {
+        about.push_str(", ");
+        about.push_str(&l.count(&t.pdf_pages, u64::from(n)));
     }
     if let Some(how) = sent {
         about.push_str(" · ");
@@ -528,19 +539,25 @@ mod tests {
 
     #[test]
     fn a_file_chip_says_size_kind_and_how_it_went_in_the_readers_words() {
-        assert_eq!(file_about(900, None, None, EN), "900 bytes");
+        assert_eq!(file_about(900, None, None, None, EN), "900 bytes");
         assert_eq!(
-            file_about(2048, Some(Kind::Image), Some(SendAs::Image), EN),
+            file_about(2048, Some(Kind::Image), None, Some(SendAs::Image), EN),
             "2 KiB · Image · sent as image"
         );
+        assert_eq!(
+            file_about(3 << 20, Some(Kind::Pdf), Some(12), Some(SendAs::Text), EN),
+            "3 MiB · PDF, 12 pages · sent as text"
+        );
+        let pt = Locale::PtBr;
         assert_eq!(
             file_about(
                 3 << 20,
                 Some(Kind::Pdf),
+                Some(1),
                 Some(SendAs::Document),
-                Locale::PtBr
+                pt
             ),
-            "3 MiB · PDF · enviado como documento"
+            "3 MiB · PDF, 1 página · enviado como documento"
         );
     }
 }

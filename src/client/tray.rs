@@ -4,7 +4,7 @@
 
 use crate::domain::attachment::FileRef;
 use crate::domain::message::MAX_ATTACHMENTS;
-use crate::domain::TurnEvent;
+use crate::domain::Failure;
 use crate::i18n::{fill, Locale};
 
 /// Where one file of the tray is.
@@ -128,11 +128,11 @@ pub fn outcome(answer: Option<(u16, String)>, name: &str, locale: Locale) -> Upl
     if (200..300).contains(&status) {
         return serde_json::from_str::<FileRef>(&body).map_or_else(|_| lost(), Upload::Ready);
     }
-    match serde_json::from_str::<TurnEvent>(&body) {
-        Ok(TurnEvent::Error(failure)) => {
-            Upload::Failed(crate::client::labels::failure_text(&failure, locale))
-        }
-        _ => lost(),
+    // A refusal is the stream's `error` event; read as a failure alone (its `type` ignored), so
+    // the page's first download does not carry the whole event decoder.
+    match serde_json::from_str::<Failure>(&body) {
+        Ok(failure) => Upload::Failed(crate::client::labels::failure_text(&failure, locale)),
+        Err(_) => lost(),
     }
 }
 
@@ -140,6 +140,7 @@ pub fn outcome(answer: Option<(u16, String)>, name: &str, locale: Locale) -> Upl
 mod tests {
     use super::*;
     use crate::domain::attachment::Kind;
+    use crate::domain::TurnEvent;
 
     fn kept(id: &str) -> FileRef {
         FileRef {
@@ -148,6 +149,7 @@ mod tests {
             kind: Kind::Image,
             size: 10,
             pixels: Some((2, 3)),
+            pages: None,
             sent_as: None,
         }
     }

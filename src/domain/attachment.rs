@@ -44,6 +44,8 @@ pub struct Attached {
     pub kind: Kind,
     pub mime: String,
     pub bytes: std::sync::Arc<[u8]>,
+    /// A PDF's text, read on upload: what goes when the model reads no documents.
+    pub text: Option<std::sync::Arc<str>>,
     pub how: SendAs,
 }
 
@@ -69,6 +71,9 @@ pub struct Limits {
     pub user_bytes: u64,
     /// An image's longer side, in pixels: a larger one is refused before anything decodes it.
     pub image_side: u32,
+    /// An image whose longer side is above this is written again at this size on upload (a
+    /// GIF always, as its first frame): what a model is sent and the page shows.
+    pub resize_side: u32,
 }
 
 impl Default for Limits {
@@ -78,6 +83,7 @@ impl Default for Limits {
             message_bytes: 50 * MIB,
             user_bytes: 1024 * MIB,
             image_side: 16_384,
+            resize_side: 2_048,
         }
     }
 }

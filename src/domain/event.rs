@@ -396,6 +396,9 @@ pub enum ErrorCode {
     AttachmentsTooLarge = "attachments_too_large",
     /// An attached image's header cannot be read (cut short, or broken). Params: `name`.
     AttachmentDamaged = "attachment_damaged",
+    /// An attached PDF or large image could not be read within Ponder's bounds (damaged, a
+    /// decompression bomb, a page tree that does not end, too slow). Params: `name`.
+    AttachmentUnreadable = "attachment_unreadable",
     /// An attached image is larger on a side than Ponder decodes. Params: `name`, `width`,
     /// `height`, `limit` (pixels).
     ImageTooLarge = "image_too_large",
@@ -594,7 +597,8 @@ impl ErrorCode {
         Some(match self {
             BadRequest | EmptyMessage | TooManyMessages | ConversationTooLong | MessageTooLong
             | UnknownModel | NoServerHistory | BodyUnreadable | PasswordTooShort | ProxyBadUser
-            | AttachmentEmpty | AttachmentDamaged | ImageTooLarge | AttachmentNotTaken => 400,
+            | AttachmentEmpty | AttachmentDamaged | AttachmentUnreadable | ImageTooLarge
+            | AttachmentNotTaken => 400,
             SignInRequired | SessionEnded | InvalidToken | ProxyRequired | ProxyNoUser
             | WrongCredentials => 401,
             CrossOrigin | AdminOnly | AlreadySetUp | NoAccounts | CannotRemoveSelf

@@ -47,6 +47,9 @@ pub struct FileRef {
     /// An image's width and height.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pixels: Option<(u32, u32)>,
+    /// A PDF's page count, when its text could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<u32>,
     /// How it went to the model the first time the message was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_as: Option<SendAs>,

@@ -173,6 +173,8 @@ pub struct Catalogue {
     pub kind_image: &'static str,
     pub kind_pdf: &'static str,
     pub kind_text: &'static str,
+    /// A PDF's page count, on its chip.
+    pub pdf_pages: Plural,
     /// How a file went to the model, on its chip under the sent message.
     pub sent_as_image: &'static str,
     pub sent_as_document: &'static str,
@@ -550,6 +552,7 @@ pub struct ErrorWords {
     pub attachment_heic: &'static str,
     pub attachment_not_taken: &'static str,
     pub attachment_damaged: &'static str,
+    pub attachment_unreadable: &'static str,
     pub image_too_large: &'static str,
     pub server_busy: &'static str,
     pub ponder_unreachable: &'static str,

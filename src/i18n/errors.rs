@@ -67,6 +67,7 @@ fn sentence(f: &Failure, l: Locale) -> Option<String> {
         ErrorCode::AttachmentHeic => e.attachment_heic,
         ErrorCode::AttachmentNotTaken => e.attachment_not_taken,
         ErrorCode::AttachmentDamaged => e.attachment_damaged,
+        ErrorCode::AttachmentUnreadable => e.attachment_unreadable,
         ErrorCode::ImageTooLarge => e.image_too_large,
         ErrorCode::UnsupportedMediaType => e.unsupported_media_type,
         ErrorCode::CrossOrigin => e.cross_origin,

@@ -134,6 +134,10 @@ pub struct Config {
     pub limits: Limits,
     /// How large attached files may be (`PONDER_MAX_ATTACHMENT_BYTES` and its friends).
     pub attachments: crate::domain::attachment::Limits,
+    /// The program that reads PDFs and large images in a child process of its own: this
+    /// binary (`ponder extract-pdf`, `ponder shrink-image`); `PONDER_FILE_READER` names
+    /// another (a test harness names the built `ponder`).
+    pub file_reader: std::path::PathBuf,
     /// Origins besides the server's own that may send requests that change something.
     pub allowed_origins: Vec<String>,
     /// Host names people reach Ponder by (`PONDER_PUBLIC_URL`): with `PONDER_AUTH=none` the
@@ -587,6 +591,10 @@ impl Config {
             listen,
             limits,
             attachments: attachment_limits(&get)?,
+            file_reader: get("PONDER_FILE_READER")
+                .map(std::path::PathBuf::from)
+                .or_else(|| std::env::current_exe().ok())
+                .unwrap_or_else(|| "ponder".into()),
             allowed_origins,
             public_hosts,
             trusted_proxies,
@@ -792,6 +800,7 @@ fn attachment_limits(
             d.user_bytes.max(file_bytes),
         )?,
         image_side: parse_num(get, "PONDER_MAX_IMAGE_SIDE", d.image_side, 16, 65_535)?,
+        resize_side: parse_num(get, "PONDER_RESIZE_IMAGES_ABOVE", d.resize_side, 16, 65_535)?,
     };
     if limits.message_bytes < file_bytes || limits.user_bytes < file_bytes {
         return Err(ConfigError(

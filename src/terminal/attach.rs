@@ -97,7 +97,13 @@ pub fn entries(folder: &Path) -> Vec<(String, bool)> {
 
 /// A file as its chip says it: `photo.png · 2 KiB · Image`, and how it went once known.
 pub fn chip(f: &FileRef) -> String {
-    let about = crate::client::labels::file_about(f.size, Some(f.kind), f.sent_as, super::locale());
+    let about = crate::client::labels::file_about(
+        f.size,
+        Some(f.kind),
+        f.pages,
+        f.sent_as,
+        super::locale(),
+    );
     format!("{} · {about}", f.name)
 }
 
@@ -231,6 +237,7 @@ mod tests {
             kind: Kind::Image,
             size: 2048,
             pixels: Some((3, 2)),
+            pages: None,
             sent_as: None,
         };
         assert_eq!(chip(&f), "photo.png · 2 KiB · Image");

@@ -392,6 +392,7 @@ mod tests {
             kind: crate::domain::attachment::Kind::Text,
             size: 900,
             pixels: None,
+            pages: None,
             sent_as: None,
         });
         let (rows, _) = screen(&mut chat, 120, 12);

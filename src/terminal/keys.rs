@@ -438,6 +438,7 @@ mod tests {
             kind: crate::domain::attachment::Kind::Image,
             size: 2048,
             pixels: Some((4, 3)),
+            pages: None,
             sent_as: None,
         };
         chat.attached_file(Ok(file.clone()));
@@ -476,6 +477,7 @@ mod tests {
             kind: crate::domain::attachment::Kind::Text,
             size: 3,
             pixels: None,
+            pages: None,
             sent_as: None,
         }));
         type_text(&mut chat, "/detach");

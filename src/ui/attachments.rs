@@ -4,6 +4,7 @@
 //! it went to the model.
 
 use leptos::prelude::*;
+use leptos::wasm_split::SplitLoaderError;
 
 use super::icons::{icon, Icon};
 use super::locale::{locale, tr};
@@ -24,10 +25,74 @@ pub fn file_url(id: &str) -> String {
     format!("{}{UPLOAD_PATH}/{id}", crate::client::browser::base_path())
 }
 
+/// What the attachments chunk gives the composer: the tray, and the upload of picked files.
+#[derive(Clone, Copy)]
+pub struct AttachCode {
+    pub tray: fn() -> AnyView,
+    pub attach: fn(ChatController, Vec<web_sys::File>),
+}
+
+/// The tray and the upload in a chunk of their own, fetched when the reader first reaches for
+/// the paper clip, drags a file over the composer, pastes one, or edits a message with files.
+#[leptos::wasm_split::wasm_split(attachments, wasm_split_path = leptos::wasm_split, fallible, preload(prefetch_attachments))]
+fn attachments_code() -> Result<AttachCode, SplitLoaderError> {
+    Ok(AttachCode {
+        tray: || view! { <Tray/> }.into_any(),
+        attach: |chat, files| chat.attach(files),
+    })
+}
+
+/// The attachments chunk, once fetched; given to the composer as context by [`provide_attach`].
+#[derive(Clone, Copy)]
+pub struct Attach(RwSignal<Option<AttachCode>>);
+
+impl Attach {
+    /// Attaches `files` once the chunk is here.
+    pub fn files(self, files: Vec<web_sys::File>) {
+        if files.is_empty() {
+            return;
+        }
+        let chat = expect_context::<ChatController>();
+        let slot = self.0;
+        chat.when_loaded(attachments_code(), move |code| {
+            slot.set(Some(code));
+            (code.attach)(chat, files);
+        });
+    }
+
+    /// Starts fetching the chunk ahead of its first use.
+    pub fn prefetch(self) {
+        if self.0.with_untracked(Option::is_none) {
+            super::chunks::prefetch(prefetch_attachments());
+        }
+    }
+
+    /// The tray, once the chunk is here.
+    pub fn tray(self) -> impl IntoView {
+        move || self.0.get().map(|code| (code.tray)())
+    }
+}
+
+/// Gives the composer its [`Attach`]; the chunk is fetched as soon as the tray has files some
+/// other way (a message being edited brings its files back).
+pub fn provide_attach() -> Attach {
+    let chat = expect_context::<ChatController>();
+    let slot = RwSignal::new(None::<AttachCode>);
+    Effect::new(move |_| {
+        if chat.tray.with(|t| !t.files.is_empty()) && slot.with_untracked(Option::is_none) {
+            chat.when_loaded(attachments_code(), move |code| slot.set(Some(code)));
+        }
+    });
+    let attach = Attach(slot);
+    provide_context(attach);
+    attach
+}
+
 /// The paper clip: it opens the browser's file picker (several files at once).
 #[component]
 pub fn AttachButton() -> impl IntoView {
     let chat = expect_context::<ChatController>();
+    let attach = expect_context::<Attach>();
     let t = tr();
     let input = NodeRef::<leptos::html::Input>::new();
     view! {
@@ -42,7 +107,7 @@ pub fn AttachButton() -> impl IntoView {
                 aria-hidden="true"
                 on:change=move |_| {
                     if let Some(el) = input.get_untracked() {
-                        chat.attach(files_of(el.files()));
+                        attach.files(files_of(el.files()));
                         el.set_value("");
                     }
                 }
@@ -52,6 +117,8 @@ pub fn AttachButton() -> impl IntoView {
                 class="icon-button attach"
                 aria-label=t.attach_files
                 title=t.attach_files
+                on:pointerenter=move |_| attach.prefetch()
+                on:focus=move |_| attach.prefetch()
                 on:click=move |_| {
                     if let Some(el) = input.get_untracked() {
                         el.click();
@@ -66,7 +133,7 @@ pub fn AttachButton() -> impl IntoView {
 
 /// The files going with the message being written.
 #[component]
-pub fn Tray() -> impl IntoView {
+fn Tray() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let t = tr();
     view! {
@@ -117,7 +184,7 @@ fn TrayChip(key: u32) -> impl IntoView {
             })}
             <span class="file-text">
                 <span class="file-name" dir="auto">{name.clone()}</span>
-                <span class="file-about">{move || file_about(size, kept_kind(), None, locale())}</span>
+                <span class="file-about">{move || file_about(size, kept_kind(), None, None, locale())}</span>
                 <Show when=sending>
                     <progress
                         class="file-progress"
@@ -164,7 +231,7 @@ pub fn SentFiles(files: RwSignal<Vec<FileRef>>) -> impl IntoView {
     };
     let chip = move |f: FileRef| {
         let url = file_url(&f.id);
-        let about = file_about(f.size, Some(f.kind), f.sent_as, locale());
+        let about = file_about(f.size, Some(f.kind), f.pages, f.sent_as, locale());
         if f.kind == Kind::Image {
             let (width, height) = f.pixels.unwrap_or_default();
             let label = fill(t.open_image, &[("name", &f.name)]);

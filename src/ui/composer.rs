@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::attachments::{files_of, AttachButton, Tray};
+use super::attachments::{files_of, provide_attach, AttachButton};
 use super::icons::{icon, Icon};
 use super::model_picker::ReasoningControls;
 use crate::client::controller::ChatController;
@@ -69,6 +69,7 @@ pub fn Composer() -> impl IntoView {
         chat.send(text);
     };
     let dragging = RwSignal::new(false);
+    let attach = provide_attach();
 
     view! {
         <form
@@ -82,6 +83,7 @@ pub fn Composer() -> impl IntoView {
                 if chat.can_attach() {
                     ev.prevent_default();
                     dragging.set(true);
+                    attach.prefetch();
                 }
             }
             on:dragleave=move |_| dragging.set(false)
@@ -89,7 +91,7 @@ pub fn Composer() -> impl IntoView {
                 dragging.set(false);
                 if chat.can_attach() {
                     ev.prevent_default();
-                    chat.attach(files_of(ev.data_transfer().and_then(|d| d.files())));
+                    attach.files(files_of(ev.data_transfer().and_then(|d| d.files())));
                 }
             }
         >
@@ -102,7 +104,7 @@ pub fn Composer() -> impl IntoView {
                     <button type="button" class="action" on:click=move |_| chat.cancel_edit()>{t.cancel_edit}</button>
                 </div>
             </Show>
-            <Tray/>
+            {attach.tray()}
             <div class="composer-row">
                 <AttachButton/>
                 <label class="visually-hidden" for="composer-input">{t.message}</label>
@@ -126,7 +128,7 @@ pub fn Composer() -> impl IntoView {
                         let files = files_of(ev.clipboard_data().and_then(|d| d.files()));
                         if !files.is_empty() && chat.can_attach() {
                             ev.prevent_default();
-                            chat.attach(files);
+                            attach.files(files);
                         }
                     }
                     on:keydown=move |ev| {

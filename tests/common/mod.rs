@@ -42,6 +42,9 @@ impl TestApp {
             .or_insert_with(|| "1".into());
         map.entry("PONDER_DATABASE_URL".into())
             .or_insert_with(temp_database);
+        // The server reads PDFs and large images in a child process: this binary, not the test's.
+        map.entry("PONDER_FILE_READER".into())
+            .or_insert_with(|| env!("CARGO_BIN_EXE_ponder").into());
         let config = Config::from_lookup(|name| map.get(name).cloned()).expect("test config");
         let header_timeout = config.limits.header_timeout;
         let state = ponder::server::http::prepare(config).await.expect("state");
@@ -209,4 +212,52 @@ pub fn reader_view(events: &[TurnEvent]) -> (String, String) {
         }
     }
     (blocks.into_iter().map(|b| b.1).collect(), answer)
+}
+
+/// A real PDF with one page per text (Helvetica, one line each), its cross-reference table
+/// pointing at each object: what a reader's paper is, small.
+#[allow(dead_code)]
+pub fn pdf(pages: &[&str]) -> Vec<u8> {
+    let n = pages.len();
+    let mut objects: Vec<String> = vec![
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {n} >>",
+            (0..n)
+                .map(|i| format!("{} 0 R", 4 + 2 * i))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".into(),
+    ];
+    for (i, text) in pages.iter().enumerate() {
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
+            5 + 2 * i
+        ));
+        let stream = format!("BT /F1 24 Tf 72 700 Td ({text}) Tj ET");
+        objects.push(format!(
+            "<< /Length {} >>\nstream\n{stream}\nendstream",
+            stream.len()
+        ));
+    }
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend(format!("{} 0 obj\n{body}\nendobj\n", i + 1).into_bytes());
+    }
+    let xref = out.len();
+    out.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).into_bytes());
+    for o in offsets {
+        out.extend(format!("{o:010} 00000 n \n").into_bytes());
+    }
+    out.extend(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .into_bytes(),
+    );
+    out
 }

@@ -7,14 +7,16 @@ use axum::body::Body;
 use axum::http::{header, HeaderValue, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::domain::attachment::{file_name, sniff};
+use crate::domain::attachment::{file_name, sniff, Kind, Sniffed};
 use crate::domain::{ErrorCode, Failure};
 use crate::i18n::errors::Said;
 use crate::server::auth::Caller;
 use crate::server::config::HistoryMode;
+use crate::server::extract;
 use crate::server::http::guard::refusal;
 use crate::server::http::request::store_error;
 use crate::server::state::AppState;
+use crate::server::store::attachments::Contents;
 use crate::server::store::identity::Identity;
 
 /// A refusal with the status its code carries.
@@ -63,18 +65,64 @@ pub async fn upload(state: &AppState, req: Request<Body>) -> Response {
             )
         }
     };
-    let sniffed = match sniff(&name, &bytes, &limits) {
+    let mut sniffed = match sniff(&name, &bytes, &limits) {
         Ok(sniffed) => sniffed,
+        Err(failure) => return refused(failure.said()),
+    };
+    let (bytes, contents) = match read_inside(state, &name, &mut sniffed, bytes.to_vec()).await {
+        Ok(read) => read,
         Err(failure) => return refused(failure.said()),
     };
     match state
         .store
         .scoped(&who)
-        .put_attachment(&name, &sniffed, &bytes, limits.user_bytes)
+        .put_attachment_with(&name, &sniffed, &bytes, limits.user_bytes, &contents)
         .await
     {
         Ok(info) => (StatusCode::CREATED, axum::Json(info)).into_response(),
         Err(e) => refused(store_error(e)),
+    }
+}
+
+/// What is inside the file, read by the server's child process: a PDF's pages and text; an
+/// image above `PONDER_RESIZE_IMAGES_ABOVE` on its longer side (a GIF always, for its first
+/// frame) written again smaller, which then stands for the file.
+async fn read_inside(
+    state: &AppState,
+    name: &str,
+    sniffed: &mut Sniffed,
+    bytes: Vec<u8>,
+) -> Result<(Vec<u8>, Contents), Failure> {
+    let reader = &state.config.file_reader;
+    match sniffed.kind {
+        Kind::Pdf => {
+            let read = extract::pdf_text(reader, name, &bytes).await?;
+            let contents = Contents {
+                pdf: Some((read.pages, read.text)),
+                reencoded: false,
+            };
+            Ok((bytes, contents))
+        }
+        Kind::Image => {
+            let side = state.config.attachments.resize_side;
+            let large = sniffed.pixels.is_some_and(|(w, h)| w.max(h) > side);
+            if !large && sniffed.mime != "image/gif" {
+                return Ok((bytes, Contents::default()));
+            }
+            let shrunk = extract::shrink_image(reader, name, &bytes, side).await?;
+            sniffed.mime = if shrunk.mime == "image/jpeg" {
+                "image/jpeg"
+            } else {
+                "image/png"
+            };
+            sniffed.pixels = Some((shrunk.width, shrunk.height));
+            let contents = Contents {
+                pdf: None,
+                reencoded: true,
+            };
+            Ok((shrunk.bytes, contents))
+        }
+        Kind::Text => Ok((bytes, Contents::default())),
     }
 }
 
@@ -96,7 +144,15 @@ pub async fn download(state: &AppState, id: &str, req: Request<Body>) -> Respons
         }
     };
     set(header::CONTENT_TYPE, &info.mime);
-    set(header::CONTENT_DISPOSITION, &disposition(&info.name));
+    let disposition = disposition(&info.name);
+    if info.reencoded {
+        set(
+            header::CONTENT_DISPOSITION,
+            &disposition.replacen("attachment", "inline", 1),
+        );
+    } else {
+        set(header::CONTENT_DISPOSITION, &disposition);
+    }
     set(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
     set(
         header::CONTENT_SECURITY_POLICY,

@@ -73,7 +73,8 @@ fn has_document_input(wire: ProviderKind) -> bool {
 }
 
 /// Decides how each file goes to `model` over `wire`, or why one cannot: an image to a model
-/// that does not see, a PDF to one that reads no documents (its text is not extracted yet).
+/// that does not see; a PDF goes as a document to a model that reads them over a wire format
+/// that has the input, else as its text (read on upload), and is refused only when it has none.
 pub fn plan(
     files: &mut [Attached],
     wire: ProviderKind,
@@ -85,6 +86,7 @@ pub fn plan(
             Kind::Text => SendAs::Text,
             Kind::Image if takes.images => SendAs::Image,
             Kind::Pdf if takes.documents && has_document_input(wire) => SendAs::Document,
+            Kind::Pdf if f.text.as_deref().is_some_and(|t| !t.trim().is_empty()) => SendAs::Text,
             Kind::Image | Kind::Pdf => {
                 return Err(Failure::of(ErrorCode::AttachmentNotTaken, false)
                     .with("name", &f.name)
@@ -107,7 +109,10 @@ fn data_url(f: &Attached) -> String {
 /// reader's words stay apart.
 pub fn text_block(f: &Attached) -> String {
     let name = f.name.replace(['"', '<', '>'], "_");
-    let text = String::from_utf8_lossy(&f.bytes);
+    let text = match &f.text {
+        Some(read) => std::borrow::Cow::Borrowed(&**read),
+        None => String::from_utf8_lossy(&f.bytes),
+    };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     format!("<file name=\"{name}\">\n{}\n</file>", text.trim_end())
 }
@@ -182,6 +187,7 @@ mod tests {
             kind,
             mime: mime.into(),
             bytes: std::sync::Arc::from(bytes),
+            text: None,
             how: SendAs::Text,
         }
     }

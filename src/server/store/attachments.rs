@@ -21,9 +21,24 @@ pub struct AttachmentInfo {
     pub size: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pixels: Option<(u32, u32)>,
+    /// A PDF's page count, when its text was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<u32>,
+    /// An image written again smaller on upload (served inline: its bytes are Ponder's own).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reencoded: bool,
     /// The SHA-256 of its bytes, as hex.
     pub sha256: String,
     pub created_at: i64,
+}
+
+/// What was read from inside a file on upload.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Contents {
+    /// A PDF's page count and text.
+    pub pdf: Option<(u32, String)>,
+    /// The image was written again (the bytes kept are the new ones).
+    pub reencoded: bool,
 }
 
 #[derive(sqlx::FromRow)]
@@ -37,6 +52,8 @@ struct Row {
     height: Option<i64>,
     sha256: String,
     created_at: i64,
+    pages: Option<i64>,
+    reencoded: i64,
 }
 
 impl Row {
@@ -46,6 +63,8 @@ impl Row {
             kind: Kind::from_wire_name(&self.kind).unwrap_or(Kind::Text),
             pixels: side(self.width).zip(side(self.height)),
             size: self.size.max(0) as u64,
+            pages: self.pages.and_then(|n| u32::try_from(n).ok()),
+            reencoded: self.reencoded != 0,
             id: self.id,
             name: self.name,
             mime: self.mime,
@@ -55,7 +74,8 @@ impl Row {
     }
 }
 
-const COLUMNS: &str = "id, name, kind, mime, size, width, height, sha256, created_at";
+const COLUMNS: &str =
+    "id, name, kind, mime, size, width, height, sha256, created_at, pages, reencoded";
 
 impl Scoped<'_> {
     /// Keeps `bytes` (already judged: `sniffed`) as an attachment named `name`, refused when the
@@ -67,6 +87,19 @@ impl Scoped<'_> {
         sniffed: &Sniffed,
         bytes: &[u8],
         user_limit: u64,
+    ) -> Result<AttachmentInfo, StoreError> {
+        self.put_attachment_with(name, sniffed, bytes, user_limit, &Contents::default())
+            .await
+    }
+
+    /// [`Self::put_attachment`] with what was read from inside the file.
+    pub async fn put_attachment_with(
+        &self,
+        name: &str,
+        sniffed: &Sniffed,
+        bytes: &[u8],
+        user_limit: u64,
+        contents: &Contents,
     ) -> Result<AttachmentInfo, StoreError> {
         let sha256 = content_digest(bytes);
         let size = bytes.len() as i64;
@@ -114,8 +147,8 @@ impl Scoped<'_> {
         });
         let id = new_id();
         sqlx::query(
-            "INSERT INTO attachments (id, user_id, sha256, name, kind, mime, size, width, height, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            "INSERT INTO attachments (id, user_id, sha256, name, kind, mime, size, width, height, created_at, pages, text, reencoded) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
         )
         .bind(&id)
         .bind(self.user_id())
@@ -127,6 +160,9 @@ impl Scoped<'_> {
         .bind(width)
         .bind(height)
         .bind(now)
+        .bind(contents.pdf.as_ref().map(|(pages, _)| i64::from(*pages)))
+        .bind(contents.pdf.as_ref().map(|(_, text)| text.as_str()))
+        .bind(i64::from(contents.reencoded))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -276,9 +312,10 @@ impl Scoped<'_> {
             Option<i64>,
             Option<i64>,
             Option<String>,
+            Option<i64>,
         );
         let rows: Vec<ShownRow> = sqlx::query_as(
-            "SELECT va.version_id, a.id, a.name, a.kind, a.size, a.width, a.height, va.sent_as \
+            "SELECT va.version_id, a.id, a.name, a.kind, a.size, a.width, a.height, va.sent_as, a.pages \
              FROM version_attachments va \
              JOIN message_versions v ON v.id = va.version_id \
              JOIN messages m ON m.id = v.message_id \
@@ -294,13 +331,14 @@ impl Scoped<'_> {
         .await?;
         let side = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok());
         let mut out: HashMap<String, Vec<FileRef>> = HashMap::new();
-        for (version, id, name, kind, size, width, height, sent_as) in rows {
+        for (version, id, name, kind, size, width, height, sent_as, pages) in rows {
             out.entry(version).or_default().push(FileRef {
                 id,
                 name,
                 kind: Kind::from_wire_name(&kind).unwrap_or(Kind::Text),
                 size: size.max(0) as u64,
                 pixels: side(width).zip(side(height)),
+                pages: pages.and_then(|n| u32::try_from(n).ok()),
                 sent_as: sent_as.as_deref().and_then(SendAs::from_wire_name),
             });
         }
@@ -333,8 +371,9 @@ impl Scoped<'_> {
         &self,
         conversation: &str,
     ) -> Result<HashMap<String, Vec<Attached>>, StoreError> {
-        let rows: Vec<(String, String, String, String, Vec<u8>)> = sqlx::query_as(
-            "SELECT va.version_id, a.name, a.kind, a.mime, b.bytes FROM version_attachments va \
+        type FileRow = (String, String, String, String, Vec<u8>, Option<String>);
+        let rows: Vec<FileRow> = sqlx::query_as(
+            "SELECT va.version_id, a.name, a.kind, a.mime, b.bytes, a.text FROM version_attachments va \
              JOIN message_versions v ON v.id = va.version_id \
              JOIN messages m ON m.id = v.message_id \
              JOIN attachments a ON a.id = va.attachment_id \
@@ -347,12 +386,13 @@ impl Scoped<'_> {
         .fetch_all(self.pool())
         .await?;
         let mut out: HashMap<String, Vec<Attached>> = HashMap::new();
-        for (version, name, kind, mime, bytes) in rows {
+        for (version, name, kind, mime, bytes, text) in rows {
             out.entry(version).or_default().push(Attached {
                 name,
                 kind: Kind::from_wire_name(&kind).unwrap_or(Kind::Text),
                 mime,
                 bytes: bytes.into(),
+                text: text.map(Into::into),
                 how: SendAs::Text,
             });
         }
