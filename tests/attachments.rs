@@ -452,25 +452,10 @@ fn bomb_png(side: u32) -> Vec<u8> {
 
 /// A PDF whose page tree is its own child and claims a billion pages.
 fn looped_pdf() -> Vec<u8> {
-    let objects = [
-        "<< /Type /Catalog /Pages 2 0 R >>",
-        "<< /Type /Pages /Kids [2 0 R 2 0 R] /Count 1000000000 >>",
-    ];
-    let mut out = b"%PDF-1.4\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, body) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend(format!("{} 0 obj\n{body}\nendobj\n", i + 1).into_bytes());
-    }
-    let xref = out.len();
-    out.extend(b"xref\n0 3\n0000000000 65535 f \n");
-    for o in offsets {
-        out.extend(format!("{o:010} 00000 n \n").into_bytes());
-    }
-    out.extend(
-        format!("trailer\n<< /Size 3 /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n").into_bytes(),
-    );
-    out
+    common::pdf_of(&[
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        "<< /Type /Pages /Kids [2 0 R 2 0 R] /Count 1000000000 >>".into(),
+    ])
 }
 
 /// This process's resident memory, in KiB (the in-process server's; a child's is its own).
@@ -625,4 +610,74 @@ async fn a_pdf_s_pages_are_counted_and_a_damaged_one_is_refused() {
         "{body}"
     );
     assert_eq!(body["params"]["name"], "broken.pdf");
+}
+
+#[tokio::test]
+async fn the_reader_chooses_how_a_pdf_goes_and_later_turns_keep_that_way() {
+    let app = app(&[("PONDER_PROVIDER", "anthropic")]).await;
+    let kept: Value = upload(&app, "alice", "paper.pdf", common::pdf(&["Findings first"]))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let id = kept["id"].as_str().unwrap().to_string();
+    let (status, refused) = chat(
+        &app,
+        "alice",
+        serde_json::json!({"content": "Read", "attachments": [id], "send_as": {"other": "text"}}),
+    )
+    .await;
+    assert_eq!(status, 400, "{refused:?}");
+    let (status, events) = chat(
+        &app,
+        "alice",
+        serde_json::json!({"content": "Read", "attachments": [id], "send_as": {id.clone(): "text"}}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let answer = common::answer_text(&events);
+    assert!(
+        answer.contains("text \"paper.pdf\": \"Findings first\""),
+        "{answer}"
+    );
+    let (conversation, sent) = events
+        .iter()
+        .find_map(|e| match e {
+            ponder::domain::TurnEvent::Turn {
+                conversation,
+                sent_as,
+                ..
+            } => Some((conversation.clone(), sent_as.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(sent, vec![ponder::domain::attachment::SendAs::Text]);
+    let stored: Value = api(
+        &app,
+        "alice",
+        "/api/conversations/get",
+        serde_json::json!({"id": conversation}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let file = &stored["messages"][0]["versions"][0]["files"][0];
+    assert_eq!(
+        (file["sent_as"].as_str(), &file["pages"]),
+        (Some("text"), &serde_json::json!(1)),
+        "{stored}"
+    );
+    // The next turn sends the history's PDF the same way.
+    let (_, again) = chat(
+        &app,
+        "alice",
+        serde_json::json!({"conversation": conversation, "content": "More"}),
+    )
+    .await;
+    let answer = common::answer_text(&again);
+    assert!(
+        answer.contains("The earlier messages carry 1 file(s)"),
+        "{answer}"
+    );
 }

@@ -1350,7 +1350,7 @@ async fn a_message_s_files_show_with_it_go_with_a_branch_and_leave_with_the_purg
             .add_user_message_with(&conv.id, "look", None, &ids, 1 << 20)
             .await
             .expect("message");
-        a.record_sent_as(&message, &[SendAs::Image, SendAs::Text])
+        a.record_sent_as(&message, &[Some(SendAs::Image), Some(SendAs::Text)])
             .await
             .expect("sent as");
         let shown = a.conversation(&conv.id, false).await.expect("get");

@@ -248,3 +248,72 @@ test("another user gets 404 for a file's address; its owner gets it as a downloa
   await alice.close();
   await bo.close();
 });
+
+test("the tray's code comes when a file is first attached; a failed fetch says so and the next try attaches", async ({ page }) => {
+  const TRAY = /\/pkg\/ponder\.[0-9a-f]{16}\.attachments\.wasm$/;
+  const fetched: string[] = [];
+  page.on("request", (r) => {
+    if (TRAY.test(new URL(r.url()).pathname)) fetched.push(r.url());
+  });
+  await page.route(TRAY, (route) => route.abort("connectionfailed"));
+  const chat = new ChatPage(page);
+  await chat.goto();
+  expect(fetched).toHaveLength(0);
+  await page.locator("#attach-input").setInputFiles([{ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("kept") }]);
+  await expect(page.locator(".notice[data-kind=server]")).toContainText(chat.w.t("part_not_loaded"));
+  await expect(tray(page)).toHaveCount(0);
+
+  await page.unroute(TRAY);
+  await page.locator("#attach-input").setInputFiles([{ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("kept") }]);
+  await uploaded(page, 1);
+  expect(fetched.length).toBeGreaterThan(1);
+});
+
+test("a PDF goes as a document by default, or as its text when the reader says so; the chip says which, with its pages", async ({ page }) => {
+  const chat = new ChatPage(page);
+  await chat.goto();
+  await page.locator("#attach-input").setInputFiles([{ name: "paper.pdf", mimeType: "application/pdf", buffer: pdf(["Results are good", "Methods follow"]) }]);
+  await uploaded(page, 1);
+  await expect(tray(page)).toContainText("PDF, 2 pages");
+  const how = tray(page).getByRole("combobox", { name: "How to send paper.pdf" });
+  await expect(how).toHaveValue("");
+  await chat.send("Read it");
+  await chat.waitForTurnEnd();
+  await expect(chat.answer()).toContainText('application/pdf "paper.pdf"');
+  await expect(sentFiles(chat)).toContainText("PDF, 2 pages · sent as document");
+
+  await page.locator("#attach-input").setInputFiles([{ name: "paper.pdf", mimeType: "application/pdf", buffer: pdf(["Results are good", "Methods follow"]) }]);
+  await uploaded(page, 1);
+  await how.selectOption({ label: "As its text" });
+  await chat.send("Now as text");
+  await chat.waitForTurnEnd();
+  await expect(chat.answer()).toContainText('text "paper.pdf": "Results are good Methods follow"');
+  await expect(sentFiles(chat)).toContainText("PDF, 2 pages · sent as text");
+  await page.reload();
+  await expect(sentFiles(chat)).toContainText("PDF, 2 pages · sent as text");
+});
+
+/** A real PDF of one Helvetica line per page. */
+function pdf(pages: string[]): Buffer {
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    `<< /Type /Pages /Kids [${pages.map((_, i) => `${4 + 2 * i} 0 R`).join(" ")}] /Count ${pages.length} >>`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+  ];
+  pages.forEach((text, i) => {
+    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + 2 * i} 0 R >>`);
+    const stream = `BT /F1 24 Tf 72 700 Td (${text}) Tj ET`;
+    objects.push(`<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`);
+  });
+  let out = "%PDF-1.4\n";
+  const offsets: number[] = [];
+  objects.forEach((body, i) => {
+    offsets.push(out.length);
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = out.length;
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const o of offsets) out += `${String(o).padStart(10, "0")} 00000 n \n`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, "latin1");
+}

@@ -2,7 +2,9 @@
 //! uploading, kept on the server (ready to go with the message), or refused with the reason.
 //! Plain state, changed only by the functions here; the upload itself is the controller's.
 
-use crate::domain::attachment::FileRef;
+use std::collections::BTreeMap;
+
+use crate::domain::attachment::{FileRef, SendAs};
 use crate::domain::message::MAX_ATTACHMENTS;
 use crate::domain::Failure;
 use crate::i18n::{fill, Locale};
@@ -29,6 +31,8 @@ pub struct TrayFile {
     /// A picture of it drawn from the reader's own copy (an object URL), for an image.
     pub preview: Option<String>,
     pub upload: Upload,
+    /// How the reader asked for it to go (none: as the model reads it).
+    pub asked: Option<SendAs>,
 }
 
 impl TrayFile {
@@ -65,6 +69,7 @@ impl Tray {
             size,
             preview,
             upload: Upload::Sending { sent: 0 },
+            asked: None,
         });
         Some(self.next)
     }
@@ -74,8 +79,27 @@ impl Tray {
         for f in files {
             if let Some(key) = self.add(f.name.clone(), f.size, None) {
                 self.set(key, Upload::Ready(f.clone()));
+                self.ask(key, f.sent_as);
             }
         }
+    }
+
+    /// Sets how the reader wants the file `key` sent.
+    pub fn ask(&mut self, key: u32, how: Option<SendAs>) {
+        if let Some(f) = self.files.iter_mut().find(|f| f.key == key) {
+            f.asked = how;
+        }
+    }
+
+    /// How the reader wants the ready files sent, by their ids (those left to the model absent).
+    pub fn asked(&self) -> BTreeMap<String, SendAs> {
+        self.files
+            .iter()
+            .filter_map(|f| match (&f.upload, f.asked) {
+                (Upload::Ready(r), Some(how)) => Some((r.id.clone(), how)),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Sets where the file `key` is; a file removed meanwhile stays removed.
@@ -242,10 +266,30 @@ mod tests {
     }
 
     #[test]
-    fn an_edited_message_s_files_are_kept_and_ready() {
+    fn an_edited_message_s_files_are_kept_and_ready_the_way_they_went() {
         let mut tray = Tray::default();
-        tray.keep(&[kept("a"), kept("b")]);
+        let went = FileRef {
+            sent_as: Some(SendAs::Text),
+            ..kept("b")
+        };
+        tray.keep(&[kept("a"), went.clone()]);
         assert!(!tray.busy());
-        assert_eq!(tray.ready(), vec![kept("a"), kept("b")]);
+        assert_eq!(tray.ready(), vec![kept("a"), went]);
+        assert_eq!(
+            tray.asked().into_iter().collect::<Vec<_>>(),
+            vec![("b".to_string(), SendAs::Text)]
+        );
+    }
+
+    #[test]
+    fn only_a_kept_file_s_asked_way_goes_with_the_message() {
+        let mut tray = Tray::default();
+        let a = tray.add("a.pdf".into(), 9, None).unwrap();
+        tray.ask(a, Some(SendAs::Text));
+        assert!(tray.asked().is_empty(), "still uploading");
+        tray.set(a, Upload::Ready(kept("a")));
+        assert_eq!(tray.asked().get("a"), Some(&SendAs::Text));
+        tray.ask(a, None);
+        assert!(tray.asked().is_empty());
     }
 }

@@ -46,6 +46,8 @@ pub struct Attached {
     pub bytes: std::sync::Arc<[u8]>,
     /// A PDF's text, read on upload: what goes when the model reads no documents.
     pub text: Option<std::sync::Arc<str>>,
+    /// How the reader asked for it to go, or how it went before (kept with the message).
+    pub asked: Option<SendAs>,
     pub how: SendAs,
 }
 

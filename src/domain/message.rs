@@ -148,6 +148,10 @@ pub struct ChatRequest {
     /// `POST /api/attachments` gave them, in order (at most [`MAX_ATTACHMENTS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<String>,
+    /// How the reader wants some of `attachments` sent, by id (a PDF `"text"` rather than as a
+    /// document); kept with the message, and followed wherever the model can take it that way.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub send_as: std::collections::BTreeMap<String, crate::domain::file_ref::SendAs>,
 }
 
 impl ChatRequest {
@@ -165,6 +169,7 @@ impl ChatRequest {
             effort: None,
             replay: None,
             attachments: Vec::new(),
+            send_as: Default::default(),
         }
     }
 
@@ -268,6 +273,9 @@ impl ChatRequest {
         }
         if self.attachments.len() > MAX_ATTACHMENTS {
             return bad("more than 20 `attachments` for one message");
+        }
+        if self.send_as.keys().any(|id| !self.attachments.contains(id)) {
+            return bad("`send_as` names a file that is not in `attachments`");
         }
         match (&self.content, &self.regenerate) {
             (Some(_), Some(_)) => bad("send either `content` or `regenerate`, not both"),

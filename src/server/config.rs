@@ -134,6 +134,9 @@ pub struct Config {
     pub limits: Limits,
     /// How large attached files may be (`PONDER_MAX_ATTACHMENT_BYTES` and its friends).
     pub attachments: crate::domain::attachment::Limits,
+    /// What named models read besides text, set by the operator (`PONDER_MODEL_FILES`): this
+    /// wins over what a model's family name suggests.
+    pub model_files: Vec<ModelFiles>,
     /// The program that reads PDFs and large images in a child process of its own: this
     /// binary (`ponder extract-pdf`, `ponder shrink-image`); `PONDER_FILE_READER` names
     /// another (a test harness names the built `ponder`).
@@ -591,6 +594,7 @@ impl Config {
             listen,
             limits,
             attachments: attachment_limits(&get)?,
+            model_files: model_files(get("PONDER_MODEL_FILES").as_deref())?,
             file_reader: get("PONDER_FILE_READER")
                 .map(std::path::PathBuf::from)
                 .or_else(|| std::env::current_exe().ok())
@@ -772,6 +776,50 @@ fn parse_bool(
 }
 
 /// The attachment limits: bytes per file, per message and per user, and an image's longest side.
+/// What one model reads besides text, as the operator said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelFiles {
+    pub model: String,
+    pub images: bool,
+    pub documents: bool,
+}
+
+/// `PONDER_MODEL_FILES`: `model=images+documents,other=images,plain=none`, comma-separated.
+fn model_files(value: Option<&str>) -> Result<Vec<ModelFiles>, ConfigError> {
+    let mut out = Vec::new();
+    for entry in value
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+    {
+        let bad = || {
+            ConfigError(format!(
+                "PONDER_MODEL_FILES: \"{entry}\" is not model=images, model=documents, model=images+documents or model=none"
+            ))
+        };
+        let (model, inputs) = entry.split_once('=').ok_or_else(bad)?;
+        let mut files = ModelFiles {
+            model: model.trim().to_string(),
+            images: false,
+            documents: false,
+        };
+        for input in inputs.split('+').map(str::trim) {
+            match input {
+                "images" => files.images = true,
+                "documents" => files.documents = true,
+                "none" => {}
+                _ => return Err(bad()),
+            }
+        }
+        if files.model.is_empty() {
+            return Err(bad());
+        }
+        out.push(files);
+    }
+    Ok(out)
+}
+
 fn attachment_limits(
     get: &impl Fn(&str) -> Option<String>,
 ) -> Result<crate::domain::attachment::Limits, ConfigError> {

@@ -11,7 +11,8 @@ use super::locale::{locale, tr};
 use crate::client::controller::ChatController;
 use crate::client::labels::file_about;
 use crate::client::tray::Upload;
-use crate::domain::attachment::{FileRef, Kind, UPLOAD_PATH};
+use crate::domain::attachment::{FileRef, Kind, SendAs, UPLOAD_PATH};
+use crate::domain::wire::WireName;
 use crate::i18n::fill;
 
 /// The files of a picker, a drop or a paste.
@@ -175,6 +176,16 @@ fn TrayChip(key: u32) -> impl IntoView {
         _ => None,
     };
     let size = first.size;
+    let pages = move || match upload() {
+        Some(Upload::Ready(r)) => r.pages,
+        _ => None,
+    };
+    let asked = move || file().and_then(|f| f.asked);
+    let choose = move |ev: leptos::ev::Event| {
+        let how = SendAs::from_wire_name(&event_target_value(&ev));
+        chat.tray.update(|t| t.ask(key, how));
+    };
+    let how_label = fill(t.send_file_as, &[("name", &name)]);
     view! {
         <li class="file-chip" class:failed=move || failed().is_some() aria-busy=move || sending().to_string()>
             {first.preview.map(|src| view! {
@@ -184,7 +195,14 @@ fn TrayChip(key: u32) -> impl IntoView {
             })}
             <span class="file-text">
                 <span class="file-name" dir="auto">{name.clone()}</span>
-                <span class="file-about">{move || file_about(size, kept_kind(), None, None, locale())}</span>
+                <span class="file-about">{move || file_about(size, kept_kind(), pages(), None, locale())}</span>
+                <Show when=move || kept_kind() == Some(Kind::Pdf)>
+                    <select class="file-how" aria-label=how_label.clone() on:change=choose>
+                        <option value="" selected=move || asked().is_none()>{t.as_model_reads}</option>
+                        <option value="document" selected=move || asked() == Some(SendAs::Document)>{t.as_document}</option>
+                        <option value="text" selected=move || asked() == Some(SendAs::Text)>{t.as_text}</option>
+                    </select>
+                </Show>
                 <Show when=sending>
                     <progress
                         class="file-progress"

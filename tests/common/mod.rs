@@ -241,6 +241,12 @@ pub fn pdf(pages: &[&str]) -> Vec<u8> {
             stream.len()
         ));
     }
+    pdf_of(&objects)
+}
+
+/// A PDF of `objects` (numbered from 1; the first is the catalog) with its cross-reference table.
+#[allow(dead_code)]
+pub fn pdf_of(objects: &[String]) -> Vec<u8> {
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, body) in objects.iter().enumerate() {

@@ -139,6 +139,7 @@ impl ChatController {
                 .send_request(*self, text.clone(), messages, edited_on_server);
         if request.content.is_some() {
             request.attachments = files.iter().map(|f| f.id.clone()).collect();
+            request.send_as = self.tray.with_untracked(|t| t.asked());
         }
         self.clear_tray();
         self.editing.set(None);

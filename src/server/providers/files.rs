@@ -49,12 +49,19 @@ const READS_DOCUMENTS: &[&str] = &["gpt-4o", "gpt-4.1", "gpt-5", "claude", "gemi
 const O_SERIES: &[&str] = &["o3", "o4"];
 
 /// What `model` can read besides text: the built-in demo model reads everything (and says
-/// what it received), any other model by its family's name.
+/// what it received); a model the operator named in `PONDER_MODEL_FILES` what they said; any
+/// other model by its family's name.
 pub fn takes(config: &Config, model: &str) -> Takes {
     if config.uses_demo() {
         return Takes {
             images: true,
             documents: true,
+        };
+    }
+    if let Some(set) = config.model_files.iter().find(|m| m.model == model) {
+        return Takes {
+            images: set.images,
+            documents: set.documents,
         };
     }
     let name = model.to_ascii_lowercase();
@@ -75,6 +82,7 @@ fn has_document_input(wire: ProviderKind) -> bool {
 /// Decides how each file goes to `model` over `wire`, or why one cannot: an image to a model
 /// that does not see; a PDF goes as a document to a model that reads them over a wire format
 /// that has the input, else as its text (read on upload), and is refused only when it has none.
+/// The way the reader asked for (or the way it went before) wins wherever the model takes it.
 pub fn plan(
     files: &mut [Attached],
     wire: ProviderKind,
@@ -82,11 +90,23 @@ pub fn plan(
     model: &str,
 ) -> Result<(), Failure> {
     for f in files {
+        let has_text = f.text.as_deref().is_some_and(|t| !t.trim().is_empty());
+        let possible = |how: SendAs| match (f.kind, how) {
+            (Kind::Image, SendAs::Image) => takes.images,
+            (Kind::Pdf, SendAs::Document) => takes.documents && has_document_input(wire),
+            (Kind::Pdf, SendAs::Text) => has_text,
+            (Kind::Text, SendAs::Text) => true,
+            _ => false,
+        };
+        if let Some(asked) = f.asked.filter(|how| possible(*how)) {
+            f.how = asked;
+            continue;
+        }
         f.how = match f.kind {
             Kind::Text => SendAs::Text,
             Kind::Image if takes.images => SendAs::Image,
             Kind::Pdf if takes.documents && has_document_input(wire) => SendAs::Document,
-            Kind::Pdf if f.text.as_deref().is_some_and(|t| !t.trim().is_empty()) => SendAs::Text,
+            Kind::Pdf if has_text => SendAs::Text,
             Kind::Image | Kind::Pdf => {
                 return Err(Failure::of(ErrorCode::AttachmentNotTaken, false)
                     .with("name", &f.name)
@@ -188,6 +208,7 @@ mod tests {
             mime: mime.into(),
             bytes: std::sync::Arc::from(bytes),
             text: None,
+            asked: None,
             how: SendAs::Text,
         }
     }
@@ -340,6 +361,73 @@ mod tests {
                 images: true,
                 documents: true
             }
+        );
+    }
+
+    #[test]
+    fn the_operator_s_word_on_a_model_wins_over_its_family() {
+        let config = crate::server::config::Config::from_lookup(|name| match name {
+            "PONDER_UPSTREAM_URL" => Some("http://127.0.0.1:9/v1".to_string()),
+            "PONDER_MODEL_FILES" => {
+                Some("my-vision=images, claude-opus-4-7=none,doc=images+documents".into())
+            }
+            _ => None,
+        })
+        .unwrap();
+        let t = |model: &str| takes(&config, model);
+        assert_eq!(
+            t("my-vision"),
+            Takes {
+                images: true,
+                documents: false
+            }
+        );
+        assert_eq!(t("claude-opus-4-7"), Takes::default());
+        assert_eq!(
+            t("doc"),
+            Takes {
+                images: true,
+                documents: true
+            }
+        );
+        assert_eq!(
+            t("claude-sonnet-4-6"),
+            Takes {
+                images: true,
+                documents: true
+            }
+        );
+        for bad in ["x=sound", "=images", "x"] {
+            let refused = crate::server::config::Config::from_lookup(|name| match name {
+                "PONDER_UPSTREAM_URL" => Some("http://127.0.0.1:9/v1".to_string()),
+                "PONDER_MODEL_FILES" => Some(bad.into()),
+                _ => None,
+            });
+            assert!(refused.is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_readers_way_wins_where_the_model_takes_it() {
+        let takes = Takes {
+            images: true,
+            documents: true,
+        };
+        let mut files = sample();
+        let pdf = files.iter().position(|f| f.kind == Kind::Pdf).unwrap();
+        files[pdf].text = Some("the paper's words".into());
+        files[pdf].asked = Some(SendAs::Text);
+        plan(&mut files, ProviderKind::Anthropic, takes, "claude").unwrap();
+        assert_eq!(files[pdf].how, SendAs::Text);
+        assert!(text_block(&files[pdf]).contains("the paper's words"));
+        // A way the model cannot take falls back to the one it reads.
+        let image = files.iter().position(|f| f.kind == Kind::Image).unwrap();
+        files[image].asked = Some(SendAs::Text);
+        files[pdf].asked = Some(SendAs::Document);
+        plan(&mut files, ProviderKind::Ollama, takes, "qwen3-vl").unwrap();
+        assert_eq!(
+            (files[image].how, files[pdf].how),
+            (SendAs::Image, SendAs::Text)
         );
     }
 

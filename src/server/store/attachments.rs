@@ -279,8 +279,15 @@ impl Scoped<'_> {
 
     /// Keeps how each file of the reader's message `message` (its shown version) went to the
     /// model, in the order attached.
-    pub async fn record_sent_as(&self, message: &str, sent: &[SendAs]) -> Result<(), StoreError> {
+    pub async fn record_sent_as(
+        &self,
+        message: &str,
+        sent: &[Option<SendAs>],
+    ) -> Result<(), StoreError> {
         for (position, how) in sent.iter().enumerate() {
+            let Some(how) = how else {
+                continue;
+            };
             sqlx::query(
                 "UPDATE version_attachments SET sent_as = $1 WHERE position = $2 AND version_id = \
                  (SELECT v.id FROM message_versions v JOIN messages m ON m.id = v.message_id \
@@ -371,9 +378,17 @@ impl Scoped<'_> {
         &self,
         conversation: &str,
     ) -> Result<HashMap<String, Vec<Attached>>, StoreError> {
-        type FileRow = (String, String, String, String, Vec<u8>, Option<String>);
+        type FileRow = (
+            String,
+            String,
+            String,
+            String,
+            Vec<u8>,
+            Option<String>,
+            Option<String>,
+        );
         let rows: Vec<FileRow> = sqlx::query_as(
-            "SELECT va.version_id, a.name, a.kind, a.mime, b.bytes, a.text FROM version_attachments va \
+            "SELECT va.version_id, a.name, a.kind, a.mime, b.bytes, a.text, va.sent_as FROM version_attachments va \
              JOIN message_versions v ON v.id = va.version_id \
              JOIN messages m ON m.id = v.message_id \
              JOIN attachments a ON a.id = va.attachment_id \
@@ -386,13 +401,14 @@ impl Scoped<'_> {
         .fetch_all(self.pool())
         .await?;
         let mut out: HashMap<String, Vec<Attached>> = HashMap::new();
-        for (version, name, kind, mime, bytes, text) in rows {
+        for (version, name, kind, mime, bytes, text, asked) in rows {
             out.entry(version).or_default().push(Attached {
                 name,
                 kind: Kind::from_wire_name(&kind).unwrap_or(Kind::Text),
                 mime,
                 bytes: bytes.into(),
                 text: text.map(Into::into),
+                asked: asked.as_deref().and_then(SendAs::from_wire_name),
                 how: SendAs::Text,
             });
         }

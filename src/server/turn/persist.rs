@@ -376,6 +376,14 @@ pub async fn begin(
                 if request.edit.is_none() {
                     added.push(id.clone());
                 }
+                if !request.send_as.is_empty() {
+                    let asked: Vec<Option<SendAs>> = request
+                        .attachments
+                        .iter()
+                        .map(|a| request.send_as.get(a).copied())
+                        .collect();
+                    me.record_sent_as(&id, &asked).await?;
+                }
                 Some(id)
             }
             None => None,
@@ -412,7 +420,8 @@ pub async fn begin(
         let sent_as: Vec<SendAs> = match (&user_message, history.last()) {
             (Some(message), Some(asked)) if !asked.files.is_empty() => {
                 let sent: Vec<SendAs> = asked.files.iter().map(|f| f.how).collect();
-                me.record_sent_as(message, &sent).await?;
+                let kept: Vec<Option<SendAs>> = sent.iter().copied().map(Some).collect();
+                me.record_sent_as(message, &kept).await?;
                 sent
             }
             _ => Vec::new(),
