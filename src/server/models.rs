@@ -7,6 +7,8 @@
 
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
+
+use super::providers::files::Takes;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -23,6 +25,9 @@ pub struct Listed {
     pub id: String,
     pub name: Option<String>,
     pub metadata: Option<Controls>,
+    /// What it reads besides text, when the upstream says (OpenRouter's
+    /// `architecture.input_modalities`, Ollama's `vision` capability).
+    pub reads: Option<Takes>,
 }
 
 /// The longest a model-list request may take; a slower upstream keeps the last list.
@@ -83,7 +88,22 @@ fn openai_model(m: &Value) -> Option<Listed> {
                 ..Controls::new(reasons, toggle, effort)
             }
         });
-    Some(Listed { id, name, metadata })
+    let reads = m
+        .pointer("/architecture/input_modalities")
+        .and_then(Value::as_array)
+        .map(|inputs| {
+            let has = |p: &str| inputs.iter().any(|v| v.as_str() == Some(p));
+            Takes {
+                images: has("image"),
+                documents: has("file"),
+            }
+        });
+    Some(Listed {
+        id,
+        name,
+        metadata,
+        reads,
+    })
 }
 
 /// Gemini: `{models: [{name: "models/…", displayName, thinking?, supportedGenerationMethods}]}`;
@@ -113,6 +133,7 @@ fn gemini_model(m: &Value) -> Option<Listed> {
         id,
         name: text(m, "displayName"),
         metadata,
+        reads: None,
     })
 }
 
@@ -123,6 +144,7 @@ fn ollama_model(m: &Value) -> Option<Listed> {
         id,
         name: None,
         metadata: None,
+        reads: None,
     })
 }
 
@@ -133,6 +155,15 @@ pub fn ollama_capabilities(id: &str, show: &Value) -> Option<Controls> {
     let thinks = caps.iter().any(|c| c.as_str() == Some("thinking"));
     let levels = id.to_ascii_lowercase().contains("gpt-oss");
     Some(Controls::new(thinks, thinks && !levels, thinks && levels))
+}
+
+/// Ollama `/api/show`'s `capabilities`: `vision` means the model reads images.
+pub fn ollama_reads(show: &Value) -> Option<Takes> {
+    let caps = show.get("capabilities")?.as_array()?;
+    Some(Takes {
+        images: caps.iter().any(|c| c.as_str() == Some("vision")),
+        documents: false,
+    })
 }
 
 /// What is known of a model's controls from its name alone, per provider's wire.
@@ -278,6 +309,17 @@ impl Catalogue {
         let error = self.fetched.read().ok().and_then(|f| f.error.clone());
         let observed = self.observed.read().map(|o| o.clone()).unwrap_or_default();
         build_list(config, fetched.as_deref(), error, &observed)
+    }
+
+    /// What `model` reads besides text as its upstream's list says, when it says.
+    pub fn reads(&self, model: &str) -> Option<Takes> {
+        let fetched = self.fetched.read().ok()?;
+        fetched
+            .listed
+            .as_ref()?
+            .iter()
+            .find(|l| l.id == model)?
+            .reads
     }
 
     /// A turn of `model` streamed reasoning: it reasons, whatever its name says.
@@ -582,13 +624,15 @@ async fn show_capabilities(
                 Ok(r) => json_body(r, 1 << 20).await.ok(),
                 Err(_) => None,
             };
-            (i, shown.and_then(|s| ollama_capabilities(&id, &s)))
+            let caps = shown.as_ref().and_then(|s| ollama_capabilities(&id, s));
+            (i, caps, shown.as_ref().and_then(ollama_reads))
         }
     });
     let mut answers = futures::stream::iter(asks).buffer_unordered(4);
     // Kept as each arrives, so a deadline that cuts this short keeps what came.
-    while let Some((i, caps)) = answers.next().await {
+    while let Some((i, caps, reads)) = answers.next().await {
         listed[i].metadata = caps;
+        listed[i].reads = reads;
     }
 }
 
@@ -651,6 +695,52 @@ mod tests {
     }
 
     #[test]
+    fn what_a_listed_model_reads_comes_from_its_metadata() {
+        let vision = json!({"capabilities": ["completion", "vision"]});
+        assert_eq!(
+            ollama_reads(&vision),
+            Some(Takes {
+                images: true,
+                documents: false
+            })
+        );
+        assert_eq!(
+            ollama_reads(&json!({"capabilities": ["completion"]})),
+            Some(Takes::default())
+        );
+        assert_eq!(ollama_reads(&json!({})), None);
+        let openrouter = json!({"data": [
+            {"id": "a/seer", "architecture": {"input_modalities": ["text", "image", "file"]}},
+            {"id": "b/blind", "architecture": {"input_modalities": ["text"]}},
+            {"id": "c/unsaid"}
+        ]});
+        let l = parse_list(ProviderKind::OpenAi, &openrouter);
+        assert_eq!(
+            l[0].reads,
+            Some(Takes {
+                images: true,
+                documents: true
+            })
+        );
+        assert_eq!(l[1].reads, Some(Takes::default()));
+        assert_eq!(l[2].reads, None);
+        // The list's word decides over the family name; the operator's over the list's.
+        let c = config(&[
+            ("PONDER_UPSTREAM_URL", "http://127.0.0.1:9/v1"),
+            ("PONDER_MODEL_FILES", "b/blind=images"),
+        ]);
+        use crate::server::providers::files::takes;
+        assert_eq!(takes(&c, "gpt-5", l[1].reads), Takes::default());
+        assert_eq!(
+            takes(&c, "b/blind", l[1].reads),
+            Takes {
+                images: true,
+                documents: false
+            }
+        );
+    }
+
+    #[test]
     fn decisions_go_config_metadata_observed_family() {
         let on = Controls::new(true, true, true);
         let p = ProviderKind::OpenAi;
@@ -710,11 +800,13 @@ mod tests {
                 id: "a".into(),
                 name: Some("Model A".into()),
                 metadata: None,
+                reads: None,
             },
             Listed {
                 id: "b".into(),
                 name: None,
                 metadata: None,
+                reads: None,
             },
         ];
         let c = config(&[("PONDER_MODEL", "b"), ("PONDER_MODELS", "a=Alpha,z")]);

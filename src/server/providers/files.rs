@@ -49,9 +49,9 @@ const READS_DOCUMENTS: &[&str] = &["gpt-4o", "gpt-4.1", "gpt-5", "claude", "gemi
 const O_SERIES: &[&str] = &["o3", "o4"];
 
 /// What `model` can read besides text: the built-in demo model reads everything (and says
-/// what it received); a model the operator named in `PONDER_MODEL_FILES` what they said; any
-/// other model by its family's name.
-pub fn takes(config: &Config, model: &str) -> Takes {
+/// what it received); a model the operator named in `PONDER_MODEL_FILES` what they said; a
+/// model the upstream's list describes (`listed`) what it says; any other by its family's name.
+pub fn takes(config: &Config, model: &str, listed: Option<Takes>) -> Takes {
     if config.uses_demo() {
         return Takes {
             images: true,
@@ -63,6 +63,9 @@ pub fn takes(config: &Config, model: &str) -> Takes {
             images: set.images,
             documents: set.documents,
         };
+    }
+    if let Some(said) = listed {
+        return said;
     }
     let name = model.to_ascii_lowercase();
     let own = name.rsplit('/').next().unwrap_or(&name);
@@ -326,7 +329,7 @@ mod tests {
             (name == "PONDER_UPSTREAM_URL").then(|| "http://127.0.0.1:9/v1".to_string())
         })
         .unwrap();
-        let t = |model: &str| takes(&config, model);
+        let t = |model: &str| takes(&config, model, None);
         assert_eq!(
             t("qwen3-vl:8b"),
             Takes {
@@ -356,7 +359,7 @@ mod tests {
         );
         let demo = crate::server::config::Config::from_lookup(|_| None).unwrap();
         assert_eq!(
-            takes(&demo, "anything"),
+            takes(&demo, "anything", None),
             Takes {
                 images: true,
                 documents: true
@@ -374,7 +377,7 @@ mod tests {
             _ => None,
         })
         .unwrap();
-        let t = |model: &str| takes(&config, model);
+        let t = |model: &str| takes(&config, model, None);
         assert_eq!(
             t("my-vision"),
             Takes {

@@ -407,7 +407,11 @@ pub async fn begin(
         let mut history = me
             .history_before(&conversation, &slot.message_id, replay)
             .await?;
-        let takes = crate::server::providers::files::takes(&state.config, &options.model);
+        let takes = crate::server::providers::files::takes(
+            &state.config,
+            &options.model,
+            state.models.reads(&options.model),
+        );
         for message in &mut history {
             crate::server::providers::files::plan(
                 &mut message.files,
