@@ -748,5 +748,33 @@ async fn attach_in_the_chat_sends_the_file_and_shows_how_it_went_and_ask_takes_f
         "{stderr}"
     );
     assert!(stdout.contains("I received 1 file(s)"), "{stdout}");
+
+    // --as text: the demo model reads documents, yet this PDF goes as the text read from it.
+    let paper = dir.join("paper.pdf");
+    std::fs::write(&paper, common::pdf(&["Findings of the review"])).expect("file");
+    let url = app.url("");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_ponder"))
+            .args(["ask", "--thinking=off", "--server", &url, "--as", "text"])
+            .arg("--file")
+            .arg(&paper)
+            .arg("what does it find?")
+            .env_remove("PONDER_SERVER")
+            .output()
+            .expect("ponder ask runs")
+    })
+    .await
+    .expect("joined");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout} {stderr}");
+    assert!(stderr.contains("paper.pdf · "), "{stderr}");
+    assert!(stderr.contains("→ As its text"), "{stderr}");
+    assert!(
+        stdout.contains(r#"text "paper.pdf": "Findings of the review"#),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).expect("clean");
 }

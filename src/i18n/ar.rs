@@ -457,5 +457,6 @@ pub static AR: Catalogue = Catalogue {
         file_not_attached: "لم يُرفق: {detail}",
         files_dropped: "أُلغيت الملفات",
         files_need_server: "يحفظ هذا الخادم المحادثات في المتصفح: لا يمكن إرفاق ملفات",
+        file_way_unknown: "--as {way}: اكتب {ways}",
     },
 };

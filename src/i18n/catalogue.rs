@@ -485,6 +485,8 @@ pub struct TerminalWords {
     pub file_not_attached: &'static str,
     pub files_dropped: &'static str,
     pub files_need_server: &'static str,
+    /// `/attach --as WAY` with a way no file goes: `{way}` as typed, `{ways}` the ones taken.
+    pub file_way_unknown: &'static str,
 }
 
 /// The sentence for each [`crate::domain::ErrorCode`] the page may show, with the failure's

@@ -400,5 +400,6 @@ pub static EN: Catalogue = Catalogue {
         file_not_attached: "not attached: {detail}",
         files_dropped: "files dropped",
         files_need_server: "this server keeps chats in the browser: files cannot be attached",
+        file_way_unknown: "--as {way}: say {ways}",
     },
 };

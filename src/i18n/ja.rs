@@ -391,5 +391,6 @@ pub static JA: Catalogue = Catalogue {
         file_not_attached: "添付できません: {detail}",
         files_dropped: "ファイルを取り消しました",
         files_need_server: "このサーバーはチャットをブラウザーに保存します: ファイルは添付できません",
+        file_way_unknown: "--as {way}: {ways} のどれかを指定してください",
     },
 };

@@ -411,5 +411,6 @@ pub static PT_BR: Catalogue = Catalogue {
         file_not_attached: "não anexado: {detail}",
         files_dropped: "arquivos descartados",
         files_need_server: "este servidor guarda os chats no navegador: não é possível anexar arquivos",
+        file_way_unknown: "--as {way}: use {ways}",
     },
 };

@@ -23,7 +23,7 @@ use super::settings;
 use super::transcript::{Layout, Transcript};
 use super::view::{self, Item, Mode, Turn};
 use crate::client::turn_state::TurnState;
-use crate::domain::attachment::FileRef;
+use crate::domain::attachment::{FileRef, SendAs};
 use crate::domain::history::{Conversation, ConversationSummary};
 use crate::domain::{ChatMessage, ChatRequest, TurnEvent};
 
@@ -79,8 +79,8 @@ pub enum Effect {
     ListChats,
     /// Open a stored conversation (and follow its answer if it still streams).
     Open(String),
-    /// Upload a file to go with the next message.
-    Attach(std::path::PathBuf),
+    /// Upload a file to go with the next message, the way the reader asked (if any).
+    Attach(std::path::PathBuf, Option<SendAs>),
 }
 
 /// The chat shown: its transcript, the input line, the turn being followed.
@@ -101,8 +101,9 @@ pub struct Chat {
     /// The stored answer of the last turn, for Ctrl-R on the server.
     last_answer: Option<String>,
     pub(super) status: String,
-    /// Files uploaded to go with the next message (`/attach`).
-    pub(super) attached: Vec<FileRef>,
+    /// Files uploaded to go with the next message (`/attach`), each with the way the reader
+    /// asked it to go (`--as`), if any.
+    pub(super) attached: Vec<(FileRef, Option<SendAs>)>,
     /// The running turn's stream broke and it is being joined again.
     pub(super) reconnecting: bool,
     pub(super) quit_armed: Option<Instant>,
@@ -299,9 +300,9 @@ impl Chat {
                     let opened = self.server.conversation(&id, 200).await;
                     queue.extend(self.opened(opened));
                 }
-                Effect::Attach(path) => {
+                Effect::Attach(path, asked) => {
                     let uploaded = self.server.upload(&path).await;
-                    self.attached_file(uploaded);
+                    self.attached_file(uploaded, asked);
                 }
             }
         }
@@ -360,7 +361,13 @@ impl Chat {
         }
         self.input.clear();
         self.cursor = 0;
-        let files = std::mem::take(&mut self.attached);
+        let (files, asked): (Vec<FileRef>, Vec<Option<SendAs>>) =
+            std::mem::take(&mut self.attached).into_iter().unzip();
+        let send_as = files
+            .iter()
+            .zip(asked)
+            .filter_map(|(f, way)| Some((f.id.clone(), way?)))
+            .collect();
         self.transcript
             .push(Item::User(question.clone(), files.clone()));
         let request = if self.stored {
@@ -368,6 +375,7 @@ impl Chat {
                 conversation: self.conversation.clone(),
                 content: Some(question),
                 attachments: files.into_iter().map(|f| f.id).collect(),
+                send_as,
                 ..ChatRequest::stateless(Vec::new())
             }
         } else {
@@ -378,11 +386,18 @@ impl Chat {
 
     fn run_command(&mut self, command: attach::Command) -> Vec<Effect> {
         match command {
-            attach::Command::Attach(_) if !self.stored => {
+            attach::Command::Attach(..) if !self.stored => {
                 self.status = words().files_need_server.into();
                 Vec::new()
             }
-            attach::Command::Attach(path) => vec![Effect::Attach(path)],
+            attach::Command::Attach(path, asked) => vec![Effect::Attach(path, asked)],
+            attach::Command::UnknownWay(way) => {
+                self.status = crate::i18n::fill(
+                    words().file_way_unknown,
+                    &[("way", &way), ("ways", attach::WAYS)],
+                );
+                Vec::new()
+            }
             attach::Command::Detach => {
                 self.attached.clear();
                 self.status = words().files_dropped.into();
@@ -393,12 +408,16 @@ impl Chat {
 
     /// What came of an `/attach`: the file waits for the next message, or the status line
     /// says why it does not.
-    pub(super) fn attached_file(&mut self, uploaded: Result<FileRef, ClientError>) {
+    pub(super) fn attached_file(
+        &mut self,
+        uploaded: Result<FileRef, ClientError>,
+        asked: Option<SendAs>,
+    ) {
         self.status = match uploaded {
             Ok(file) => {
-                let said =
-                    crate::i18n::fill(words().file_attached, &[("file", &attach::chip(&file))]);
-                self.attached.push(file);
+                let chip = attach::waiting_chip(&file, asked);
+                let said = crate::i18n::fill(words().file_attached, &[("file", &chip)]);
+                self.attached.push((file, asked));
                 said
             }
             Err(ClientError::Refused(failure)) => say(

@@ -12,6 +12,7 @@ use super::follow::{self, Progress, Source};
 use super::text;
 use crate::client::labels;
 use crate::client::turn_state::TurnState;
+use crate::domain::attachment::SendAs;
 use crate::domain::{ChatMessage, ChatRequest, TurnEvent};
 
 /// Where `ponder ask` writes the thinking.
@@ -31,12 +32,13 @@ pub struct Options {
     pub question: String,
     pub thinking: Thinking,
     pub json: bool,
-    /// Files sent with the question (`--file PATH`, again for more).
-    pub files: Vec<std::path::PathBuf>,
+    /// Files sent with the question (`--file PATH`, again for more), each with the way asked
+    /// by the last `--as WAY` before it, if any.
+    pub files: Vec<(std::path::PathBuf, Option<SendAs>)>,
 }
 
 pub const USAGE: &str = "usage: ponder ask \"question\" [--server URL] [--token T] \
-[--thinking=off|stderr|inline] [--json] [--file PATH]…   |   ponder chat [--server URL] [--token T] \
+[--thinking=off|stderr|inline] [--json] [[--as model|document|text] --file PATH]…   |   ponder chat [--server URL] [--token T] \
 [--conversation ID]";
 
 /// Reads the arguments after `ask`.
@@ -48,13 +50,21 @@ pub fn parse(args: &[String]) -> Result<Options, ClientError> {
         ..Options::default()
     };
     let mut words = Vec::new();
+    let mut way = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--server" => options.server = Some(it.next().ok_or_else(usage)?.clone()),
             "--token" => options.token = Some(it.next().ok_or_else(usage)?.clone()),
             "--json" => options.json = true,
-            "--file" => options.files.push(it.next().ok_or_else(usage)?.into()),
+            "--file" => options
+                .files
+                .push((it.next().ok_or_else(usage)?.into(), way)),
+            "--as" => {
+                let named = it.next().ok_or_else(usage)?;
+                way = super::attach::way_named(named)
+                    .map_err(|()| ClientError::Usage(format!("--as {named}: {USAGE}")))?;
+            }
             "--thinking=off" => options.thinking = Thinking::Off,
             "--thinking=stderr" => options.thinking = Thinking::Stderr,
             "--thinking=inline" => options.thinking = Thinking::Inline,
@@ -77,18 +87,22 @@ pub async fn run(options: Options) -> Result<i32, ClientError> {
     let request = if options.files.is_empty() {
         ChatRequest::stateless(vec![ChatMessage::user(options.question)])
     } else {
-        let mut ids = Vec::new();
-        for path in &options.files {
+        let (mut ids, mut send_as) = (Vec::new(), std::collections::BTreeMap::new());
+        for (path, asked) in &options.files {
             let file = server.upload(path).await?;
             if !options.json {
-                let chip = super::attach::chip(&file);
+                let chip = super::attach::waiting_chip(&file, *asked);
                 let _ = writeln!(std::io::stderr(), "+ {}", text::sanitize(&chip));
+            }
+            if let Some(way) = asked {
+                send_as.insert(file.id.clone(), *way);
             }
             ids.push(file.id);
         }
         ChatRequest {
             content: Some(options.question),
             attachments: ids,
+            send_as,
             ..ChatRequest::stateless(Vec::new())
         }
     };
@@ -226,15 +240,38 @@ mod tests {
         assert!(o.json);
         let o = parse(&args(&["--server", "http://h:1", "q"])).expect("parse");
         assert_eq!(o.server.as_deref(), Some("http://h:1"));
-        let o = parse(&args(&["--file", "a.png", "what is it", "--file", "b.md"])).expect("parse");
+        let o = parse(&args(&[
+            "--file",
+            "a.png",
+            "what is it",
+            "--as",
+            "text",
+            "--file",
+            "b.pdf",
+            "--as",
+            "model",
+            "--file",
+            "c.pdf",
+        ]))
+        .expect("parse");
         assert_eq!(
             o.files,
-            vec![std::path::PathBuf::from("a.png"), "b.md".into()]
+            vec![
+                (std::path::PathBuf::from("a.png"), None),
+                ("b.pdf".into(), Some(SendAs::Text)),
+                ("c.pdf".into(), None)
+            ]
         );
         assert_eq!(o.question, "what is it");
         let o = parse(&args(&["--file", "shot.png"])).expect("a file alone is a question");
         assert_eq!((o.question.as_str(), o.files.len()), ("", 1));
-        for bad in [&["--server"][..], &["--loud", "q"], &[], &["q", "--file"]] {
+        for bad in [
+            &["--server"][..],
+            &["--loud", "q"],
+            &[],
+            &["q", "--file"],
+            &["q", "--as", "pages", "--file", "a.pdf"],
+        ] {
             match parse(&args(bad)) {
                 Err(e @ ClientError::Usage(_)) => assert_eq!(e.exit_code(), 2, "{bad:?}"),
                 other => panic!("{bad:?}: {other:?}"),

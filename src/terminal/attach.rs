@@ -1,13 +1,15 @@
 //! Files from the terminal: `/attach PATH` in `ponder chat` (Tab completes the path) and
 //! `ponder ask --file PATH` upload a file to the server, which keeps it and sends it with the
-//! next message, as the page's paper clip does. What a command says and what a path completes
+//! next message, as the page's paper clip does. `--as document|text|image` before the path
+//! asks how it goes, as the page's tray does for a PDF. What a command says and what a path completes
 //! to are decided here without I/O; reading the disk and the upload are the thin shells.
 
 use std::path::{Path, PathBuf};
 
 use super::client::{refusal, unreachable_server, Server};
 use super::error::ClientError;
-use crate::domain::attachment::{readable_bytes, FileRef, UPLOAD_PATH};
+use crate::domain::attachment::{readable_bytes, FileRef, SendAs, UPLOAD_PATH};
+use crate::domain::wire::WireName as _;
 
 /// The command that attaches a file.
 pub const ATTACH: &str = "/attach";
@@ -21,10 +23,13 @@ const MAX_READ_BYTES: u64 = 256 * 1024 * 1024;
 /// What a line typed in `ponder chat` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `/attach PATH`.
-    Attach(PathBuf),
+    /// `/attach [--as WAY] PATH`: the file, and how the reader asked it to go (none: as the
+    /// model reads it).
+    Attach(PathBuf, Option<SendAs>),
     /// `/detach`.
     Detach,
+    /// An `/attach` whose `--as` names no way a file goes.
+    UnknownWay(String),
 }
 
 /// The command a typed line is, if it is one (`/attach` needs a path).
@@ -33,9 +38,32 @@ pub fn command(line: &str) -> Option<Command> {
     if line == DETACH {
         return Some(Command::Detach);
     }
-    let path = line.strip_prefix(ATTACH)?.strip_prefix(' ')?.trim();
-    (!path.is_empty()).then(|| Command::Attach(expand_home(path)))
+    let rest = line.strip_prefix(ATTACH)?.strip_prefix(' ')?.trim();
+    let (way, path) = match rest.strip_prefix("--as ") {
+        Some(asked) => {
+            let (way, path) = asked.trim_start().split_once(' ')?;
+            match way_named(way) {
+                Ok(way) => (way, path.trim()),
+                Err(()) => return Some(Command::UnknownWay(way.to_string())),
+            }
+        }
+        None => (None, rest),
+    };
+    (!path.is_empty()).then(|| Command::Attach(expand_home(path), way))
 }
+
+/// The way `--as` names (as the page's tray offers for a PDF): `model` for as the model reads
+/// it, `document` for the provider's document input, `text` for the text read from it.
+pub fn way_named(name: &str) -> Result<Option<SendAs>, ()> {
+    match SendAs::from_wire_name(name) {
+        _ if name == "model" => Ok(None),
+        Some(way @ (SendAs::Document | SendAs::Text)) => Ok(Some(way)),
+        _ => Err(()),
+    }
+}
+
+/// The ways `--as` takes, for a usage line.
+pub const WAYS: &str = "model|document|text";
 
 fn expand_home(path: &str) -> PathBuf {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
@@ -107,6 +135,23 @@ pub fn chip(f: &FileRef) -> String {
     format!("{} · {about}", f.name)
 }
 
+/// A file waiting for the next message: its chip, and the way the reader asked for, if any
+/// (`paper.pdf · 2 KiB · PDF → As its text`).
+pub fn waiting_chip(f: &FileRef, asked: Option<SendAs>) -> String {
+    let c = super::locale().catalogue();
+    match asked {
+        None => chip(f),
+        Some(way) => {
+            let way = match way {
+                SendAs::Document => c.as_document,
+                SendAs::Text => c.as_text,
+                SendAs::Image => c.sent_as_image,
+            };
+            format!("{} → {way}", chip(f))
+        }
+    }
+}
+
 impl Server {
     /// Uploads the file at `path` (`POST /api/attachments`); the server judges and keeps it.
     pub async fn upload(&self, path: &Path) -> Result<FileRef, ClientError> {
@@ -159,8 +204,21 @@ mod tests {
     fn a_line_is_a_command_only_in_its_own_words() {
         assert_eq!(
             command("/attach notes/a b.md "),
-            Some(Command::Attach("notes/a b.md".into()))
+            Some(Command::Attach("notes/a b.md".into(), None))
         );
+        assert_eq!(
+            command("/attach --as text paper one.pdf"),
+            Some(Command::Attach("paper one.pdf".into(), Some(SendAs::Text)))
+        );
+        assert_eq!(
+            command("/attach --as model a.pdf"),
+            Some(Command::Attach("a.pdf".into(), None))
+        );
+        assert_eq!(
+            command("/attach --as pages a.pdf"),
+            Some(Command::UnknownWay("pages".into()))
+        );
+        assert_eq!(command("/attach --as text"), None, "a way needs a path");
         assert_eq!(command(" /detach"), Some(Command::Detach));
         for not in [
             "/attach",

@@ -50,7 +50,11 @@ impl Chat {
             hints = format!("{} · {hints}", l.count(&words.lines_up, back as u64));
         }
         if !self.attached.is_empty() {
-            let chips: Vec<String> = self.attached.iter().map(super::attach::chip).collect();
+            let chips: Vec<String> = self
+                .attached
+                .iter()
+                .map(|(f, asked)| super::attach::waiting_chip(f, *asked))
+                .collect();
             let files = crate::i18n::fill(words.files_attached, &[("files", &chips.join(", "))]);
             hints = format!("{files} · {hints}");
         }
@@ -386,19 +390,25 @@ mod tests {
     #[test]
     fn the_files_waiting_for_the_next_message_are_on_the_status_line() {
         let mut chat = chat(true);
-        chat.attached.push(crate::domain::attachment::FileRef {
-            id: "f".into(),
-            name: "notes.md".into(),
-            kind: crate::domain::attachment::Kind::Text,
+        let file = |name: &str, kind| crate::domain::attachment::FileRef {
+            id: name.into(),
+            name: name.into(),
+            kind,
             size: 900,
             pixels: None,
             pages: None,
             sent_as: None,
-        });
-        let (rows, _) = screen(&mut chat, 120, 12);
+        };
+        use crate::domain::attachment::{Kind, SendAs};
+        chat.attached.push((file("notes.md", Kind::Text), None));
+        chat.attached
+            .push((file("paper.pdf", Kind::Pdf), Some(SendAs::Text)));
+        let (rows, _) = screen(&mut chat, 160, 12);
         assert!(
-            rows[8]
-                .starts_with("files: notes.md · 900 bytes · Text (/detach drops them) · overview"),
+            rows[8].starts_with(
+                "files: notes.md · 900 bytes · Text, paper.pdf · 900 bytes · PDF → As its text \
+                 (/detach drops them) · overview"
+            ),
             "{:?}",
             rows[8]
         );

@@ -425,7 +425,7 @@ mod tests {
         );
         let effects = chat.on_key(key(KeyCode::Enter));
         assert!(
-            matches!(effects.as_slice(), [Effect::Attach(p)] if *p == dir.join("photo-of-the-cat.png")),
+            matches!(effects.as_slice(), [Effect::Attach(p, None)] if *p == dir.join("photo-of-the-cat.png")),
             "{effects:?}"
         );
         assert!(chat.input.is_empty());
@@ -441,26 +441,58 @@ mod tests {
             pages: None,
             sent_as: None,
         };
-        chat.attached_file(Ok(file.clone()));
+        chat.attached_file(Ok(file.clone()), None);
         assert_eq!(chat.status, "attached photo-of-the-cat.png · 2 KiB · Image");
-        chat.attached_file(Err(crate::terminal::error::ClientError::Refused(
-            Failure::of(crate::domain::ErrorCode::AttachmentHeic, false).with("name", "x.heic"),
-        )));
+        chat.attached_file(
+            Err(crate::terminal::error::ClientError::Refused(
+                Failure::of(crate::domain::ErrorCode::AttachmentHeic, false).with("name", "x.heic"),
+            )),
+            None,
+        );
         assert!(
             chat.status.starts_with("not attached: x.heic"),
             "{}",
             chat.status
         );
+        let paper = crate::domain::attachment::FileRef {
+            id: "f2".into(),
+            name: "paper.pdf".into(),
+            kind: crate::domain::attachment::Kind::Pdf,
+            size: 4096,
+            pixels: None,
+            pages: Some(3),
+            sent_as: None,
+        };
+        type_text(&mut chat, "/attach --as txt paper.pdf");
+        assert!(chat.on_key(key(KeyCode::Enter)).is_empty());
+        assert_eq!(chat.status, "--as txt: say model|document|text");
+        type_text(&mut chat, "/attach --as text paper.pdf");
+        assert!(matches!(
+            chat.on_key(key(KeyCode::Enter)).as_slice(),
+            [Effect::Attach(p, Some(crate::domain::attachment::SendAs::Text))] if p.ends_with("paper.pdf")
+        ));
+        chat.attached_file(Ok(paper), Some(crate::domain::attachment::SendAs::Text));
+        assert_eq!(
+            chat.status,
+            "attached paper.pdf · 4 KiB · PDF, 3 pages → As its text"
+        );
         let (source, _tx) = ask(&mut chat, "what is it?");
         let Source::Send(request) = source else {
             panic!("a turn")
         };
-        assert_eq!(request.attachments, vec!["f1".to_string()]);
+        assert_eq!(
+            request.attachments,
+            vec!["f1".to_string(), "f2".to_string()]
+        );
+        assert_eq!(
+            request.send_as,
+            [("f2".to_string(), crate::domain::attachment::SendAs::Text)].into()
+        );
         assert_eq!(request.content.as_deref(), Some("what is it?"));
         assert!(chat.attached.is_empty(), "the files went with that message");
         assert!(matches!(
             chat.transcript.items().next(),
-            Some(Item::User(q, files)) if q == "what is it?" && *files == vec![file.clone()]
+            Some(Item::User(q, files)) if q == "what is it?" && files.len() == 2 && files[0] == file
         ));
     }
 
@@ -471,15 +503,18 @@ mod tests {
         assert!(chat.on_key(key(KeyCode::Enter)).is_empty());
         assert_eq!(chat.status, words_of().files_need_server);
         let mut chat = super::super::app::testing::chat(true);
-        chat.attached_file(Ok(crate::domain::attachment::FileRef {
-            id: "f".into(),
-            name: "a.md".into(),
-            kind: crate::domain::attachment::Kind::Text,
-            size: 3,
-            pixels: None,
-            pages: None,
-            sent_as: None,
-        }));
+        chat.attached_file(
+            Ok(crate::domain::attachment::FileRef {
+                id: "f".into(),
+                name: "a.md".into(),
+                kind: crate::domain::attachment::Kind::Text,
+                size: 3,
+                pixels: None,
+                pages: None,
+                sent_as: None,
+            }),
+            None,
+        );
         type_text(&mut chat, "/detach");
         assert!(chat.on_key(key(KeyCode::Enter)).is_empty());
         assert!(chat.attached.is_empty());
