@@ -63,7 +63,7 @@ pub fn parse(args: &[String]) -> Result<Options, ClientError> {
             "--as" => {
                 let named = it.next().ok_or_else(usage)?;
                 way = super::attach::way_named(named)
-                    .map_err(|()| ClientError::Usage(format!("--as {named}: {USAGE}")))?;
+                    .ok_or_else(|| ClientError::Usage(format!("--as {named}: {USAGE}")))?;
             }
             "--thinking=off" => options.thinking = Thinking::Off,
             "--thinking=stderr" => options.thinking = Thinking::Stderr,

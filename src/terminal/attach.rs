@@ -43,8 +43,8 @@ pub fn command(line: &str) -> Option<Command> {
         Some(asked) => {
             let (way, path) = asked.trim_start().split_once(' ')?;
             match way_named(way) {
-                Ok(way) => (way, path.trim()),
-                Err(()) => return Some(Command::UnknownWay(way.to_string())),
+                Some(way) => (way, path.trim()),
+                None => return Some(Command::UnknownWay(way.to_string())),
             }
         }
         None => (None, rest),
@@ -53,12 +53,13 @@ pub fn command(line: &str) -> Option<Command> {
 }
 
 /// The way `--as` names (as the page's tray offers for a PDF): `model` for as the model reads
-/// it, `document` for the provider's document input, `text` for the text read from it.
-pub fn way_named(name: &str) -> Result<Option<SendAs>, ()> {
+/// it, `document` for the provider's document input, `text` for the text read from it; `None`
+/// when it names none of them.
+pub fn way_named(name: &str) -> Option<Option<SendAs>> {
     match SendAs::from_wire_name(name) {
-        _ if name == "model" => Ok(None),
-        Some(way @ (SendAs::Document | SendAs::Text)) => Ok(Some(way)),
-        _ => Err(()),
+        _ if name == "model" => Some(None),
+        Some(way @ (SendAs::Document | SendAs::Text)) => Some(Some(way)),
+        _ => None,
     }
 }
 
