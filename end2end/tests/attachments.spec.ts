@@ -249,6 +249,43 @@ test("another user gets 404 for a file's address; its owner gets it as a downloa
   await bo.close();
 });
 
+test("an export carries its files' bytes: another user imports the chat with its files", async ({ browser }) => {
+  const url = SERVERS.proxyAuth.url;
+  const alice = await browser.newContext({ extraHTTPHeaders: { "Remote-User": "alice-export" } });
+  const page = await alice.newPage();
+  const chat = new ChatPage(page, url);
+  await chat.goto();
+  await page.locator("#attach-input").setInputFiles([{ name: "photo.png", mimeType: "image/png", buffer: PNG_3x2 }]);
+  await uploaded(page, 1);
+  await chat.send("Keep this picture");
+  await chat.waitForTurnEnd();
+  await page.getByText("Export", { exact: true }).click();
+  const [js] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download JSON" }).click()]);
+  const text = readFileSync(await js.path(), "utf8");
+  const record = JSON.parse(text);
+  const id = record.messages[0].files[0].id;
+  expect(Buffer.from(record.files[id], "base64").equals(PNG_3x2)).toBe(true);
+
+  const bo = await browser.newContext({ extraHTTPHeaders: { "Remote-User": "bo-export" } });
+  expect((await bo.request.get(`${url}/api/attachments/${id}`)).status()).toBe(404);
+  const theirs = await bo.newPage();
+  const other = new ChatPage(theirs, url);
+  await other.goto();
+  await theirs.locator(".import-file input").setInputFiles({ name: "chat.json", mimeType: "application/json", buffer: Buffer.from(text) });
+  await expect(theirs.getByText("Imported “Keep this picture”.")).toBeVisible();
+  await theirs.getByRole("navigation", { name: "Conversations" }).getByText("Keep this picture").click();
+  await expect(sentFiles(other, "first").getByRole("button", { name: "Open photo.png" })).toBeVisible();
+  await expect(sentFiles(other, "first").getByText("sent as image")).toBeVisible();
+  // Bo's copy is bo's own file, under a new address, with the same bytes.
+  const src = await sentFiles(other, "first").locator("img").getAttribute("src");
+  expect(src).not.toContain(id);
+  const copy = await bo.request.get(new URL(src!, url).toString());
+  expect(copy.status()).toBe(200);
+  expect((await copy.body()).equals(PNG_3x2)).toBe(true);
+  await alice.close();
+  await bo.close();
+});
+
 test("the tray's code comes when a file is first attached; a failed fetch says so and the next try attaches", async ({ page }) => {
   const TRAY = /\/pkg\/ponder\.[0-9a-f]{16}\.attachments\.wasm$/;
   const fetched: string[] = [];

@@ -310,7 +310,7 @@ thread_local! {
 pub fn upload(
     key: u32,
     url: &str,
-    file: &web_sys::File,
+    file: &web_sys::Blob,
     progress: impl Fn(u64) + 'static,
     done: impl FnOnce(Uploaded) + 'static,
 ) {
@@ -356,6 +356,57 @@ pub fn upload(
     {
         let _ = (key, url, file, progress);
         done(None)
+    }
+}
+
+/// [`upload`] as a future: what came of sending `bytes` (nothing when the server was not
+/// reached).
+pub async fn upload_bytes(key: u32, url: &str, bytes: &[u8]) -> Uploaded {
+    #[cfg(feature = "hydrate")]
+    {
+        let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+        let blob = web_sys::Blob::new_with_u8_array_sequence(&parts).ok()?;
+        let (tx, rx) = futures::channel::oneshot::channel();
+        upload(
+            key,
+            url,
+            &blob,
+            |_| {},
+            move |answer| {
+                let _ = tx.send(answer);
+            },
+        );
+        rx.await.ok().flatten()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (key, url, bytes);
+        None
+    }
+}
+
+/// The bytes at `url` (this server's, with the reader's cookie), or nothing when they could
+/// not be had.
+pub async fn fetch_bytes(url: &str) -> Option<Vec<u8>> {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        use wasm_bindgen_futures::JsFuture;
+        let response: web_sys::Response = JsFuture::from(web_sys::window()?.fetch_with_str(url))
+            .await
+            .ok()?
+            .dyn_into()
+            .ok()?;
+        if !response.ok() {
+            return None;
+        }
+        let body = JsFuture::from(response.array_buffer().ok()?).await.ok()?;
+        Some(js_sys::Uint8Array::new(&body).to_vec())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = url;
+        None
     }
 }
 

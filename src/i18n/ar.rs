@@ -1,6 +1,8 @@
 //! Arabic (Modern Standard Arabic, laid out right to left).
 
-use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
+#[cfg(feature = "ssr")]
+use super::catalogue::TerminalWords;
+use super::catalogue::{Catalogue, ErrorWords, Plural};
 
 pub static AR: Catalogue = Catalogue {
     thinking_live: "جارٍ التفكير… ({time})",
@@ -415,6 +417,7 @@ pub static AR: Catalogue = Catalogue {
         server_busy: "الخادم مشغول: حاول مرة أخرى بعد قليل.",
         ponder_unreachable: "تعذّر الوصول إلى Ponder.",
     },
+    #[cfg(feature = "ssr")]
     terminal: TerminalWords {
         waiting: "في انتظار النموذج…",
         hidden_reasoning: "الاستدلال محجوب من المزوّد",

@@ -441,7 +441,9 @@ pub struct Catalogue {
 
     /// What the server's failures say, by their code (see [`ErrorWords`]).
     pub errors: ErrorWords,
-    /// The terminal client's own words (`ponder chat`, `ponder ask`).
+    /// The terminal client's own words (`ponder chat`, `ponder ask`); not in the page's build,
+    /// which never shows them.
+    #[cfg(feature = "ssr")]
     pub terminal: TerminalWords,
 }
 

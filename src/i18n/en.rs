@@ -1,6 +1,8 @@
 //! English, the catalogue every other one is checked against.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
+#[cfg(feature = "ssr")]
+use super::catalogue::TerminalWords;
+use super::catalogue::{Catalogue, ErrorWords, Plural};
 
 pub static EN: Catalogue = Catalogue {
     thinking_live: "Thinking… ({time})",
@@ -366,6 +368,7 @@ pub static EN: Catalogue = Catalogue {
         server_busy: "The server is busy: try again in a moment.",
         ponder_unreachable: "Ponder could not be reached.",
     },
+    #[cfg(feature = "ssr")]
     terminal: TerminalWords {
         waiting: "waiting for the model…",
         hidden_reasoning: "reasoning hidden by the provider",

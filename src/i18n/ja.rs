@@ -1,6 +1,8 @@
 //! Japanese.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
+#[cfg(feature = "ssr")]
+use super::catalogue::TerminalWords;
+use super::catalogue::{Catalogue, ErrorWords, Plural};
 
 pub static JA: Catalogue = Catalogue {
     thinking_live: "思考中…（{time}）",
@@ -363,6 +365,7 @@ pub static JA: Catalogue = Catalogue {
         server_busy: "サーバーが混み合っています。しばらくしてからもう一度お試しください。",
         ponder_unreachable: "Ponder に接続できませんでした。",
     },
+    #[cfg(feature = "ssr")]
     terminal: TerminalWords {
         waiting: "モデルの応答を待っています…",
         hidden_reasoning: "推論はプロバイダーにより非公開",

@@ -1,6 +1,8 @@
 //! Brazilian Portuguese.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural, TerminalWords};
+#[cfg(feature = "ssr")]
+use super::catalogue::TerminalWords;
+use super::catalogue::{Catalogue, ErrorWords, Plural};
 
 pub static PT_BR: Catalogue = Catalogue {
     thinking_live: "Pensando… ({time})",
@@ -375,6 +377,7 @@ pub static PT_BR: Catalogue = Catalogue {
         server_busy: "O servidor está ocupado: tente novamente daqui a pouco.",
         ponder_unreachable: "Não foi possível acessar o Ponder.",
     },
+    #[cfg(feature = "ssr")]
     terminal: TerminalWords {
         waiting: "aguardando o modelo…",
         hidden_reasoning: "raciocínio oculto pelo provedor",

@@ -71,10 +71,16 @@ pub fn ExportMenu() -> impl IntoView {
             chat.exportable(move |record| {
                 let base = export_name(&crate::i18n::title(t, &record.chat.title));
                 if json {
-                    dom::download(
-                        &format!("{base}.json"),
-                        "application/json",
-                        &(files.to_json)(&record, with_thinking),
+                    (files.carry)(
+                        chat,
+                        record,
+                        Box::new(move |record| {
+                            dom::download(
+                                &format!("{base}.json"),
+                                "application/json",
+                                &(files.to_json)(&record, with_thinking),
+                            )
+                        }),
                     );
                 } else {
                     dom::download(
@@ -129,15 +135,21 @@ pub fn ExportMenu() -> impl IntoView {
 #[derive(Clone, Copy)]
 struct ChatFiles {
     to_json: fn(&SavedChat, bool) -> String,
+    /// Puts the files' bytes into a record before it is written as JSON.
+    carry: fn(ChatController, SavedChat, Then),
     to_markdown: fn(&Conversation, bool, Locale) -> String,
     import: fn(ChatController, String),
 }
+
+/// What is done with a record once its files are in it.
+type Then = Box<dyn FnOnce(SavedChat)>;
 
 /// Chat files in a chunk of their own, fetched when the Export menu first opens.
 #[leptos::wasm_split::wasm_split(chat_files, wasm_split_path = leptos::wasm_split, fallible, preload(prefetch_chat_files))]
 fn chat_files_code() -> Result<ChatFiles, SplitLoaderError> {
     Ok(ChatFiles {
         to_json: saved_chat::export_json,
+        carry: |chat, record, done| chat.carry_files(record, done),
         to_markdown: saved_chat::export_markdown,
         import: |chat, raw| chat.import_export(raw),
     })

@@ -11,9 +11,15 @@ use super::browser_history::BrowserHistory;
 use super::chunks::LocalChats;
 use super::server_history::ServerHistory;
 use super::{now_ms, ChatController, NoticeKind};
+use crate::client::browser;
 use crate::client::local_store::{self, SaveError};
-use crate::client::saved_chat::{self, SavedChat};
+use crate::client::saved_chat::{self, carried, SavedChat};
+use crate::client::tray::{outcome, Upload};
 use crate::domain::account::Me;
+use crate::domain::attachment::{FileRef, UPLOAD_PATH};
+
+/// The upload keys of an import's files, counting down (the tray's count up from 0).
+const IMPORT_UPLOADS: u32 = u32::MAX;
 
 /// Where the page's conversations live, chosen once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,12 +272,68 @@ impl ChatController {
     pub fn import_export(&self, raw: String) {
         let this = *self;
         self.with_export_reader(move |local| match local.parse_export(&raw) {
-            Ok(record) => this.backend().import(this, local, record),
+            Ok(mut record) => {
+                let carried = carried::take_carried(&mut record);
+                if carried.is_empty() || !this.backend().on_server() {
+                    return this.backend().import(this, local, record);
+                }
+                spawn_local(async move {
+                    this.keep_carried(&mut record, carried).await;
+                    this.backend().import(this, local, record);
+                });
+            }
             Err(e) => this.notify(
                 NoticeKind::Server,
                 this.say(|c| c.not_an_export, &e.0.to_string()),
             ),
         });
+    }
+
+    /// The record with the bytes of its files, for a JSON export (a file that cannot be had
+    /// goes without its bytes).
+    pub fn carry_files(&self, mut record: SavedChat, done: Box<dyn FnOnce(SavedChat)>) {
+        let files = carried::named_files(&record);
+        if files.is_empty() {
+            return done(record);
+        }
+        spawn_local(async move {
+            let mut bytes = Vec::new();
+            for f in files {
+                let url = format!("{}{UPLOAD_PATH}/{}", browser::base_path(), f.id);
+                if let Some(b) = browser::fetch_bytes(&url).await {
+                    bytes.push((f.id, b));
+                }
+            }
+            carried::carry(&mut record, bytes);
+            done(record);
+        });
+    }
+
+    /// Uploads the files an export carried, as the reader's own, and names them by their new
+    /// ids in `record`; the reader is told of each the server refused (over a limit, say).
+    async fn keep_carried(&self, record: &mut SavedChat, carried: Vec<(FileRef, Vec<u8>)>) {
+        let mut kept = std::collections::HashMap::new();
+        let mut refused = Vec::new();
+        for (i, (f, bytes)) in carried.into_iter().enumerate() {
+            let url = format!(
+                "{}{UPLOAD_PATH}?name={}",
+                browser::base_path(),
+                url::form_urlencoded::byte_serialize(f.name.as_bytes()).collect::<String>()
+            );
+            let key = IMPORT_UPLOADS.saturating_sub(i as u32);
+            let answer = browser::upload_bytes(key, &url, &bytes).await;
+            match outcome(answer, &f.name, self.locale) {
+                Upload::Ready(new) => {
+                    kept.insert(f.id, new);
+                }
+                Upload::Failed(why) => refused.push(why),
+                Upload::Sending { .. } => {}
+            }
+        }
+        carried::rename_files(record, &kept);
+        if !refused.is_empty() {
+            self.notify(NoticeKind::Server, refused.join(" · "));
+        }
     }
 
     /// Another tab wrote `key`: refresh the list, and adopt the other tab's version of the open

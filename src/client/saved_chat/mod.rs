@@ -35,6 +35,7 @@ pub fn interrupted() -> Failure {
     Failure::coded(ErrorCode::Interrupted, INTERRUPTED, true)
 }
 
+pub mod carried;
 mod v1;
 
 /// A conversation as this browser keeps it: the domain's conversation (every version, block
