@@ -29,6 +29,11 @@ COPY . .
 RUN make build && strip target/release/ponder
 
 FROM debian:trixie-slim AS runtime
+# pdftoppm draws a PDF's pages as images for a model that sees but reads no documents.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends poppler-utils \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/target/release/ponder /usr/local/bin/ponder
 COPY --from=build /src/target/site /usr/share/ponder/site
 ENV LEPTOS_SITE_ROOT=/usr/share/ponder/site

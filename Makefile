@@ -26,7 +26,7 @@ WASM_SPLIT_VERSION := 0.2.4
 RUST_CHANNEL := $(shell sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)
 ADDR ?= 127.0.0.1:3000
 
-.PHONY: toolchain help run test build site assets server screenshots size-check corpus-check bench-server bench-size tools tools-e2e tools-db tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
+.PHONY: toolchain help run test build site assets server screenshots size-check corpus-check bench-server bench-size tools tools-e2e tools-db tools-pdf tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
 .PHONY: tools-docs docs docs-check
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
@@ -162,7 +162,14 @@ assets:
 server: toolchain
 	cargo build --bin ponder --no-default-features --features ssr --release
 
-run: build
+# Poppler's pdftoppm draws a PDF's pages as images for a model that sees but reads no documents
+# (without it, Ponder sends such a PDF as its text and refuses a scan).
+tools-pdf:
+	@command -v pdftoppm >/dev/null || { \
+	  echo "installing Debian's poppler-utils (pdftoppm: a PDF's pages as images)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null; }
+
+run: build tools-pdf
 	LEPTOS_SITE_ROOT=$(SITE) LEPTOS_SITE_ADDR=$(ADDR) ./target/release/ponder
 
 ## ---------- checks ----------
@@ -211,7 +218,7 @@ corpus-check: server
 	  || { echo "the [perf] bench corpus is in the release binary"; exit 1; }
 	@echo "release binary: no bench corpus"
 
-test: docs-check tools tools-e2e tools-db fmt-check clippy unit e2e size-check corpus-check ops-check
+test: docs-check tools tools-e2e tools-db tools-pdf fmt-check clippy unit e2e size-check corpus-check ops-check
 
 ## ---------- deployment checks (no Docker engine needed) ----------
 

@@ -18,7 +18,8 @@ async fn main() {
         },
         Some(
             command @ (ponder::server::extract::PDF_COMMAND
-            | ponder::server::extract::IMAGE_COMMAND),
+            | ponder::server::extract::IMAGE_COMMAND
+            | ponder::server::extract::PAGES_COMMAND),
         ) => {
             let args: Vec<String> = std::env::args().skip(2).collect();
             ponder::server::extract::child_main(command, &args)

@@ -681,3 +681,86 @@ async fn the_reader_chooses_how_a_pdf_goes_and_later_turns_keep_that_way() {
         "{answer}"
     );
 }
+
+/// A scanned page: a PDF whose one page is a drawing with no text.
+fn scanned_pdf() -> Vec<u8> {
+    let drawing = "0 0 1 rg 100 100 300 400 re f";
+    common::pdf_of(&[
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".into(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>".into(),
+        format!(
+            "<< /Length {} >>\nstream\n{drawing}\nendstream",
+            drawing.len()
+        ),
+    ])
+}
+
+#[tokio::test]
+async fn a_pdf_goes_as_its_pages_drawn_as_images_when_asked_or_when_it_is_a_scan() {
+    // Ollama has no document input: a scan (no text) goes to a model that sees as its pages.
+    let app = app(&[("PONDER_PROVIDER", "ollama")]).await;
+    let scan: Value = upload(&app, "alice", "scan.pdf", scanned_pdf())
+        .await
+        .json()
+        .await
+        .unwrap();
+    let id = scan["id"].as_str().unwrap().to_string();
+    let (status, events) = chat(
+        &app,
+        "alice",
+        serde_json::json!({"content": "What is drawn?", "attachments": [id]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{events:?}");
+    let answer = common::answer_text(&events);
+    assert!(
+        answer.contains("image/png, 1187×1536 pixels"),
+        "the page drawn at 1536 pixels high: {answer}"
+    );
+    let sent = events.iter().find_map(|e| match e {
+        ponder::domain::TurnEvent::Turn { sent_as, .. } => Some(sent_as.clone()),
+        _ => None,
+    });
+    assert_eq!(sent, Some(vec![ponder::domain::attachment::SendAs::Pages]));
+
+    // Asked for, a PDF with text goes as its pages too (here to Anthropic, as image blocks).
+    let app = self::app(&[("PONDER_PROVIDER", "anthropic")]).await;
+    let kept: Value = upload(&app, "bo", "two.pdf", common::pdf(&["One", "Two"]))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let id = kept["id"].as_str().unwrap().to_string();
+    let (_, events) = chat(
+        &app,
+        "bo",
+        serde_json::json!({"content": "Read", "attachments": [id], "send_as": {id.clone(): "pages"}}),
+    )
+    .await;
+    let answer = common::answer_text(&events);
+    assert_eq!(
+        answer.matches("image/png, 1187×1536 pixels").count(),
+        2,
+        "{answer}"
+    );
+
+    // Without a renderer a scan cannot go to a model that reads no documents.
+    let app = self::app(&[
+        ("PONDER_PROVIDER", "ollama"),
+        ("PONDER_PDF_RENDERER", "off"),
+    ])
+    .await;
+    let scan: Value = upload(&app, "cy", "scan.pdf", scanned_pdf())
+        .await
+        .json()
+        .await
+        .unwrap();
+    let (status, refused) = chat(
+        &app,
+        "cy",
+        serde_json::json!({"content": "What?", "attachments": [scan["id"]]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{refused:?}");
+}

@@ -306,7 +306,7 @@ test("the tray's code comes when a file is first attached; a failed fetch says s
   expect(fetched.length).toBeGreaterThan(1);
 });
 
-test("a PDF goes as a document by default, or as its text when the reader says so; the chip says which, with its pages", async ({ page }) => {
+test("a PDF goes as a document by default, or as its text or its pages when the reader says so; the chip says which, with its pages", async ({ page }) => {
   const chat = new ChatPage(page);
   await chat.goto();
   await page.locator("#attach-input").setInputFiles([{ name: "paper.pdf", mimeType: "application/pdf", buffer: pdf(["Results are good", "Methods follow"]) }]);
@@ -328,6 +328,16 @@ test("a PDF goes as a document by default, or as its text when the reader says s
   await expect(sentFiles(chat)).toContainText("PDF, 2 pages · sent as text");
   await page.reload();
   await expect(sentFiles(chat)).toContainText("PDF, 2 pages · sent as text");
+
+  // As page images: each page drawn as a PNG, 1536 pixels on its longer side.
+  await page.locator("#attach-input").setInputFiles([{ name: "paper.pdf", mimeType: "application/pdf", buffer: pdf(["Results are good", "Methods follow"]) }]);
+  await uploaded(page, 1);
+  await how.selectOption({ label: "As page images" });
+  await chat.send("Now as pages");
+  await chat.waitForTurnEnd();
+  await expect(chat.answer()).toContainText("I received 2 file(s)");
+  await expect(chat.answer().getByText("image/png, 1187×1536 pixels")).toHaveCount(2);
+  await expect(sentFiles(chat)).toContainText("PDF, 2 pages · sent as page images");
 });
 
 /** A real PDF of one Helvetica line per page. */

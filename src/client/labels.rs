@@ -266,6 +266,7 @@ pub fn file_about(
             SendAs::Image => t.sent_as_image,
             SendAs::Document => t.sent_as_document,
             SendAs::Text => t.sent_as_text,
+            SendAs::Pages => t.sent_as_pages,
         });
     }
     about

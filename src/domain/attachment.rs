@@ -49,6 +49,9 @@ pub struct Attached {
     /// How the reader asked for it to go, or how it went before (kept with the message).
     pub asked: Option<SendAs>,
     pub how: SendAs,
+    /// A PDF's first pages drawn as PNG images, when it goes as [`SendAs::Pages`] (drawn once
+    /// the way is decided).
+    pub drawn: Vec<std::sync::Arc<[u8]>>,
 }
 
 /// A file judged by its bytes.

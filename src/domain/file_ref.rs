@@ -28,12 +28,15 @@ pub enum SendAs {
     Document,
     /// Its text, in a block that names the file.
     Text,
+    /// A PDF's first pages drawn as images, for a model that sees but reads no documents.
+    Pages,
 }
 
 crate::domain::wire::wire_names!(SendAs {
     Image = "image",
     Document = "document",
     Text = "text",
+    Pages = "pages",
 });
 
 /// A file kept with a reader's message, as the page, the terminal and an export show it (its

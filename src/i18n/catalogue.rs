@@ -179,11 +179,13 @@ pub struct Catalogue {
     pub sent_as_image: &'static str,
     pub sent_as_document: &'static str,
     pub sent_as_text: &'static str,
+    pub sent_as_pages: &'static str,
     /// The tray's choice of how a PDF goes: `{name}` the file.
     pub send_file_as: &'static str,
     pub as_model_reads: &'static str,
     pub as_document: &'static str,
     pub as_text: &'static str,
+    pub as_pages: &'static str,
     /// `{name}`: an image shown large.
     pub open_image: &'static str,
     pub download_file: &'static str,

@@ -141,6 +141,10 @@ pub struct Config {
     /// binary (`ponder extract-pdf`, `ponder shrink-image`); `PONDER_FILE_READER` names
     /// another (a test harness names the built `ponder`).
     pub file_reader: std::path::PathBuf,
+    /// The program that draws a PDF's pages as images (Poppler's `pdftoppm`, found on `PATH`
+    /// unless `PONDER_PDF_RENDERER` names it; `off` turns it off). Without it no PDF goes as
+    /// page images.
+    pub pdf_renderer: Option<std::path::PathBuf>,
     /// Origins besides the server's own that may send requests that change something.
     pub allowed_origins: Vec<String>,
     /// Host names people reach Ponder by (`PONDER_PUBLIC_URL`): with `PONDER_AUTH=none` the
@@ -599,6 +603,7 @@ impl Config {
                 .map(std::path::PathBuf::from)
                 .or_else(|| std::env::current_exe().ok())
                 .unwrap_or_else(|| "ponder".into()),
+            pdf_renderer: pdf_renderer(&get),
             allowed_origins,
             public_hosts,
             trusted_proxies,
@@ -818,6 +823,19 @@ fn model_files(value: Option<&str>) -> Result<Vec<ModelFiles>, ConfigError> {
         out.push(files);
     }
     Ok(out)
+}
+
+/// `PONDER_PDF_RENDERER` (a path, or `off`), else `pdftoppm` where `PATH` has it.
+fn pdf_renderer(get: &impl Fn(&str) -> Option<String>) -> Option<std::path::PathBuf> {
+    match get("PONDER_PDF_RENDERER").as_deref().map(str::trim) {
+        Some("off") => None,
+        Some(path) if !path.is_empty() => Some(path.into()),
+        _ => get("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join("pdftoppm"))
+                .find(|p| p.is_file())
+        }),
+    }
 }
 
 fn attachment_limits(

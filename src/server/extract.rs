@@ -18,6 +18,11 @@ use crate::domain::{ErrorCode, Failure};
 pub const PDF_COMMAND: &str = "extract-pdf";
 /// The subcommand that decodes an image and writes it again, smaller.
 pub const IMAGE_COMMAND: &str = "shrink-image";
+/// The subcommand that draws a PDF's first pages as PNG images (with Poppler's `pdftoppm`,
+/// which inherits the child's limits).
+pub const PAGES_COMMAND: &str = "pdf-pages";
+/// The most pages of one PDF sent as images (a model's context holds few more).
+pub const MAX_PAGE_IMAGES: u32 = 20;
 
 /// The most memory a child may map, in bytes.
 const CHILD_MEMORY: u64 = 768 * 1024 * 1024;
@@ -82,6 +87,22 @@ pub async fn shrink_image(
         .ok_or_else(|| Failure::of(ErrorCode::AttachmentUnreadable, false).with("name", name))
 }
 
+/// The first [`MAX_PAGE_IMAGES`] pages of the PDF `bytes` as PNG images, their longer side
+/// `side`, drawn by `renderer` in a child of `program`.
+pub async fn pdf_pages(
+    program: &Path,
+    renderer: &Path,
+    name: &str,
+    bytes: &[u8],
+    side: u32,
+) -> Result<Vec<Shrunk>, Failure> {
+    let args = [renderer.display().to_string(), side.to_string()];
+    let out = run(program, PAGES_COMMAND, &args, bytes).await;
+    out.and_then(|o| serde_json::from_slice::<Vec<Shrunk>>(&o).ok())
+        .filter(|pages| !pages.is_empty())
+        .ok_or_else(|| Failure::of(ErrorCode::AttachmentUnreadable, false).with("name", name))
+}
+
 /// Runs `program command args…` with `input` on stdin; its stdout when it ends well in time.
 async fn run(program: &Path, command: &str, args: &[String], input: &[u8]) -> Option<Vec<u8>> {
     let mut child = tokio::process::Command::new(program)
@@ -134,6 +155,14 @@ pub fn child_main(command: &str, args: &[String]) -> i32 {
             .and_then(|s| s.parse::<u32>().ok())
             .and_then(|side| shrink(&input, side))
             .and_then(|s| serde_json::to_vec(&s).ok()),
+        PAGES_COMMAND => match args {
+            [renderer, side] => side
+                .parse::<u32>()
+                .ok()
+                .and_then(|side| draw_pages(&input, Path::new(renderer), side))
+                .and_then(|p| serde_json::to_vec(&p).ok()),
+            _ => None,
+        },
         _ => None,
     };
     match out {
@@ -162,6 +191,68 @@ fn limit_self() {
             libc::setrlimit(resource, &cap);
         }
     }
+}
+
+/// The first [`MAX_PAGE_IMAGES`] pages of a PDF drawn by `renderer` (Poppler's `pdftoppm`)
+/// as PNG images whose longer side is `side`, in a folder of this process's own that is
+/// removed after; `None` when none could be drawn.
+pub fn draw_pages(bytes: &[u8], renderer: &Path, side: u32) -> Option<Vec<Shrunk>> {
+    let dir = std::env::temp_dir().join(format!(
+        "ponder-pages-{}-{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    std::fs::create_dir(&dir).ok()?;
+    let drawn = (|| {
+        std::fs::write(dir.join("in.pdf"), bytes).ok()?;
+        let status = std::process::Command::new(renderer)
+            .args(["-png", "-scale-to"])
+            .arg(side.to_string())
+            .args(["-f", "1", "-l"])
+            .arg(MAX_PAGE_IMAGES.to_string())
+            .args(["in.pdf", "page"])
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .ok()?;
+        let mut names: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "png"))
+            .collect();
+        names.sort();
+        let pages: Vec<Shrunk> = names
+            .iter()
+            .filter_map(|p| {
+                let bytes = std::fs::read(p).ok()?;
+                let (width, height) = png_size(&bytes)?;
+                Some(Shrunk {
+                    bytes,
+                    mime: "image/png".into(),
+                    width,
+                    height,
+                })
+            })
+            .collect();
+        (status.success() || !pages.is_empty()).then_some(pages)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    drawn.filter(|p| !p.is_empty())
+}
+
+/// A PNG's width and height, from its header.
+fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    let be = |at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+    };
+    bytes
+        .starts_with(b"\x89PNG\r\n\x1a\n")
+        .then(|| Some((be(16)?, be(20)?)))
+        .flatten()
 }
 
 /// A PDF's pages and their text, at most [`MAX_PDF_TEXT`] of it; `None` for one that does not

@@ -38,7 +38,7 @@ pub struct Options {
 }
 
 pub const USAGE: &str = "usage: ponder ask \"question\" [--server URL] [--token T] \
-[--thinking=off|stderr|inline] [--json] [[--as model|document|text] --file PATH]…   |   ponder chat [--server URL] [--token T] \
+[--thinking=off|stderr|inline] [--json] [[--as model|document|text|pages] --file PATH]…   |   ponder chat [--server URL] [--token T] \
 [--conversation ID]";
 
 /// Reads the arguments after `ask`.
@@ -270,7 +270,7 @@ mod tests {
             &["--loud", "q"],
             &[],
             &["q", "--file"],
-            &["q", "--as", "pages", "--file", "a.pdf"],
+            &["q", "--as", "pictures", "--file", "a.pdf"],
         ] {
             match parse(&args(bad)) {
                 Err(e @ ClientError::Usage(_)) => assert_eq!(e.exit_code(), 2, "{bad:?}"),

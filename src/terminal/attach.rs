@@ -53,18 +53,18 @@ pub fn command(line: &str) -> Option<Command> {
 }
 
 /// The way `--as` names (as the page's tray offers for a PDF): `model` for as the model reads
-/// it, `document` for the provider's document input, `text` for the text read from it; `None`
-/// when it names none of them.
+/// it, `document` for the provider's document input, `text` for the text read from it, `pages`
+/// for its first pages drawn as images; `None` when it names none of them.
 pub fn way_named(name: &str) -> Option<Option<SendAs>> {
     match SendAs::from_wire_name(name) {
         _ if name == "model" => Some(None),
-        Some(way @ (SendAs::Document | SendAs::Text)) => Some(Some(way)),
+        Some(way @ (SendAs::Document | SendAs::Text | SendAs::Pages)) => Some(Some(way)),
         _ => None,
     }
 }
 
 /// The ways `--as` takes, for a usage line.
-pub const WAYS: &str = "model|document|text";
+pub const WAYS: &str = "model|document|text|pages";
 
 fn expand_home(path: &str) -> PathBuf {
     match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
@@ -146,6 +146,7 @@ pub fn waiting_chip(f: &FileRef, asked: Option<SendAs>) -> String {
             let way = match way {
                 SendAs::Document => c.as_document,
                 SendAs::Text => c.as_text,
+                SendAs::Pages => c.as_pages,
                 SendAs::Image => c.sent_as_image,
             };
             format!("{} → {way}", chip(f))
@@ -216,8 +217,8 @@ mod tests {
             Some(Command::Attach("a.pdf".into(), None))
         );
         assert_eq!(
-            command("/attach --as pages a.pdf"),
-            Some(Command::UnknownWay("pages".into()))
+            command("/attach --as pictures a.pdf"),
+            Some(Command::UnknownWay("pictures".into()))
         );
         assert_eq!(command("/attach --as text"), None, "a way needs a path");
         assert_eq!(command(" /detach"), Some(Command::Detach));

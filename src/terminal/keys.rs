@@ -465,7 +465,7 @@ mod tests {
         };
         type_text(&mut chat, "/attach --as txt paper.pdf");
         assert!(chat.on_key(key(KeyCode::Enter)).is_empty());
-        assert_eq!(chat.status, "--as txt: say model|document|text");
+        assert_eq!(chat.status, "--as txt: say model|document|text|pages");
         type_text(&mut chat, "/attach --as text paper.pdf");
         assert!(matches!(
             chat.on_key(key(KeyCode::Enter)).as_slice(),

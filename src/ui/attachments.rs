@@ -201,6 +201,7 @@ fn TrayChip(key: u32) -> impl IntoView {
                         <option value="" selected=move || asked().is_none()>{t.as_model_reads}</option>
                         <option value="document" selected=move || asked() == Some(SendAs::Document)>{t.as_document}</option>
                         <option value="text" selected=move || asked() == Some(SendAs::Text)>{t.as_text}</option>
+                        <option value="pages" selected=move || asked() == Some(SendAs::Pages)>{t.as_pages}</option>
                     </select>
                 </Show>
                 <Show when=sending>

@@ -45,6 +45,10 @@ impl TestApp {
         // The server reads PDFs and large images in a child process: this binary, not the test's.
         map.entry("PONDER_FILE_READER".into())
             .or_insert_with(|| env!("CARGO_BIN_EXE_ponder").into());
+        // Where the machine's programs are (pdftoppm draws a PDF's pages), as a server finds them.
+        if let Ok(path) = std::env::var("PATH") {
+            map.entry("PATH".into()).or_insert(path);
+        }
         let config = Config::from_lookup(|name| map.get(name).cloned()).expect("test config");
         let header_timeout = config.limits.header_timeout;
         let state = ponder::server::http::prepare(config).await.expect("state");

@@ -84,12 +84,15 @@ fn has_document_input(wire: ProviderKind) -> bool {
 
 /// Decides how each file goes to `model` over `wire`, or why one cannot: an image to a model
 /// that does not see; a PDF goes as a document to a model that reads them over a wire format
-/// that has the input, else as its text (read on upload), and is refused only when it has none.
-/// The way the reader asked for (or the way it went before) wins wherever the model takes it.
+/// that has the input, else as its text (read on upload), else (a scan) as its pages drawn as
+/// images to a model that sees when `draws_pages` (a PDF renderer is installed), and is refused
+/// only when none of these is possible. The way the reader asked for (or the way it went before)
+/// wins wherever the model takes it.
 pub fn plan(
     files: &mut [Attached],
     wire: ProviderKind,
     takes: Takes,
+    draws_pages: bool,
     model: &str,
 ) -> Result<(), Failure> {
     for f in files {
@@ -98,6 +101,7 @@ pub fn plan(
             (Kind::Image, SendAs::Image) => takes.images,
             (Kind::Pdf, SendAs::Document) => takes.documents && has_document_input(wire),
             (Kind::Pdf, SendAs::Text) => has_text,
+            (Kind::Pdf, SendAs::Pages) => takes.images && draws_pages,
             (Kind::Text, SendAs::Text) => true,
             _ => false,
         };
@@ -108,8 +112,9 @@ pub fn plan(
         f.how = match f.kind {
             Kind::Text => SendAs::Text,
             Kind::Image if takes.images => SendAs::Image,
-            Kind::Pdf if takes.documents && has_document_input(wire) => SendAs::Document,
+            Kind::Pdf if possible(SendAs::Document) => SendAs::Document,
             Kind::Pdf if has_text => SendAs::Text,
+            Kind::Pdf if possible(SendAs::Pages) => SendAs::Pages,
             Kind::Image | Kind::Pdf => {
                 return Err(Failure::of(ErrorCode::AttachmentNotTaken, false)
                     .with("name", &f.name)
@@ -143,7 +148,7 @@ pub fn text_block(f: &Attached) -> String {
 /// The content of a reader's message with its files, in `wire`'s shape: the files first, then
 /// the reader's text (the order the providers recommend for images and documents).
 pub fn user_content(wire: ProviderKind, text: &str, files: &[Attached]) -> Value {
-    let mut parts: Vec<Value> = files.iter().map(|f| part(wire, f, f.how)).collect();
+    let mut parts: Vec<Value> = files.iter().flat_map(|f| parts(wire, f)).collect();
     if text.trim().is_empty() && !parts.is_empty() {
         return Value::Array(parts);
     }
@@ -155,6 +160,37 @@ pub fn user_content(wire: ProviderKind, text: &str, files: &[Attached]) -> Value
     Value::Array(parts)
 }
 
+/// The line before a PDF's pages drawn as images, naming the file and the pages.
+pub fn pages_label(f: &Attached) -> String {
+    let name = f.name.replace(['"', '<', '>'], "_");
+    format!(
+        "<file name=\"{name}\" pages=\"1-{}\">its pages follow as images</file>",
+        f.drawn.len()
+    )
+}
+
+/// A file's parts in `wire`'s shape: one, or a PDF's label and its drawn pages.
+fn parts(wire: ProviderKind, f: &Attached) -> Vec<Value> {
+    if f.how != SendAs::Pages {
+        return vec![part(wire, f, f.how)];
+    }
+    let mut out = vec![match wire {
+        ProviderKind::Responses => json!({"type": "input_text", "text": pages_label(f)}),
+        ProviderKind::Gemini => json!({"text": pages_label(f)}),
+        _ => json!({"type": "text", "text": pages_label(f)}),
+    }];
+    out.extend(f.drawn.iter().map(|page| {
+        let drawn = Attached {
+            mime: "image/png".into(),
+            bytes: page.clone(),
+            drawn: Vec::new(),
+            ..f.clone()
+        };
+        part(wire, &drawn, SendAs::Image)
+    }));
+    out
+}
+
 fn part(wire: ProviderKind, f: &Attached, how: SendAs) -> Value {
     use ProviderKind as W;
     match (wire, how) {
@@ -162,21 +198,25 @@ fn part(wire: ProviderKind, f: &Attached, how: SendAs) -> Value {
         (W::Gemini, SendAs::Text) => json!({"text": text_block(f)}),
         (_, SendAs::Text) => json!({"type": "text", "text": text_block(f)}),
         (W::Gemini, _) => json!({"inline_data": {"mime_type": f.mime, "data": base64(&f.bytes)}}),
-        (W::Interactions, SendAs::Image) => {
+        (W::Interactions, SendAs::Image | SendAs::Pages) => {
             json!({"type": "image", "mime_type": f.mime, "data": base64(&f.bytes)})
         }
         (W::Interactions, SendAs::Document) => {
             json!({"type": "document", "mime_type": f.mime, "data": base64(&f.bytes)})
         }
-        (W::Anthropic, SendAs::Image) => json!({"type": "image", "source":
+        (W::Anthropic, SendAs::Image | SendAs::Pages) => json!({"type": "image", "source":
             {"type": "base64", "media_type": f.mime, "data": base64(&f.bytes)}}),
         (W::Anthropic, SendAs::Document) => json!({"type": "document", "title": f.name, "source":
             {"type": "base64", "media_type": f.mime, "data": base64(&f.bytes)}}),
-        (W::Responses, SendAs::Image) => json!({"type": "input_image", "image_url": data_url(f)}),
+        (W::Responses, SendAs::Image | SendAs::Pages) => {
+            json!({"type": "input_image", "image_url": data_url(f)})
+        }
         (W::Responses, SendAs::Document) => {
             json!({"type": "input_file", "filename": f.name, "file_data": data_url(f)})
         }
-        (_, SendAs::Image) => json!({"type": "image_url", "image_url": {"url": data_url(f)}}),
+        (_, SendAs::Image | SendAs::Pages) => {
+            json!({"type": "image_url", "image_url": {"url": data_url(f)}})
+        }
         (_, SendAs::Document) => {
             json!({"type": "file", "file": {"filename": f.name, "file_data": data_url(f)}})
         }
@@ -188,14 +228,20 @@ fn part(wire: ProviderKind, f: &Attached, how: SendAs) -> Value {
 pub fn ollama_message(text: &str, files: &[Attached]) -> (String, Vec<String>) {
     let mut content: Vec<String> = files
         .iter()
-        .filter(|f| f.how == SendAs::Text)
-        .map(text_block)
+        .filter_map(|f| match f.how {
+            SendAs::Text => Some(text_block(f)),
+            SendAs::Pages => Some(pages_label(f)),
+            _ => None,
+        })
         .collect();
     content.push(text.to_string());
     let images = files
         .iter()
-        .filter(|f| f.how == SendAs::Image)
-        .map(|f| base64(&f.bytes))
+        .flat_map(|f| match f.how {
+            SendAs::Image => vec![base64(&f.bytes)],
+            SendAs::Pages => f.drawn.iter().map(|p| base64(p)).collect(),
+            _ => Vec::new(),
+        })
         .collect();
     (content.join("\n\n"), images)
 }
@@ -213,6 +259,7 @@ mod tests {
             text: None,
             asked: None,
             how: SendAs::Text,
+            drawn: Vec::new(),
         }
     }
 
@@ -235,7 +282,7 @@ mod tests {
             images: true,
             documents: true,
         };
-        plan(&mut files, wire, all, "m").unwrap();
+        plan(&mut files, wire, all, false, "m").unwrap();
         files
     }
 
@@ -307,14 +354,14 @@ mod tests {
             images: true,
             documents: true,
         };
-        let refused = plan(&mut files, ProviderKind::Ollama, takes, "qwen3-vl").unwrap_err();
+        let refused = plan(&mut files, ProviderKind::Ollama, takes, false, "qwen3-vl").unwrap_err();
         assert_eq!(refused.code, ErrorCode::AttachmentNotTaken);
         assert_eq!(
             (refused.param("name"), refused.param("model")),
             ("paper.pdf", "qwen3-vl")
         );
         let mut no_pdf: Vec<Attached> = files.into_iter().filter(|f| f.kind != Kind::Pdf).collect();
-        plan(&mut no_pdf, ProviderKind::Ollama, takes, "qwen3-vl").unwrap();
+        plan(&mut no_pdf, ProviderKind::Ollama, takes, false, "qwen3-vl").unwrap();
         let (content, images) = ollama_message("Describe.", &no_pdf);
         assert_eq!(
             content,
@@ -420,14 +467,14 @@ mod tests {
         let pdf = files.iter().position(|f| f.kind == Kind::Pdf).unwrap();
         files[pdf].text = Some("the paper's words".into());
         files[pdf].asked = Some(SendAs::Text);
-        plan(&mut files, ProviderKind::Anthropic, takes, "claude").unwrap();
+        plan(&mut files, ProviderKind::Anthropic, takes, false, "claude").unwrap();
         assert_eq!(files[pdf].how, SendAs::Text);
         assert!(text_block(&files[pdf]).contains("the paper's words"));
         // A way the model cannot take falls back to the one it reads.
         let image = files.iter().position(|f| f.kind == Kind::Image).unwrap();
         files[image].asked = Some(SendAs::Text);
         files[pdf].asked = Some(SendAs::Document);
-        plan(&mut files, ProviderKind::Ollama, takes, "qwen3-vl").unwrap();
+        plan(&mut files, ProviderKind::Ollama, takes, false, "qwen3-vl").unwrap();
         assert_eq!(
             (files[image].how, files[pdf].how),
             (SendAs::Image, SendAs::Text)
@@ -441,6 +488,7 @@ mod tests {
             &mut files,
             ProviderKind::OpenAi,
             Takes::default(),
+            false,
             "deepseek-r1",
         );
         assert_eq!(blind.unwrap_err().param("name"), "shot.png");
@@ -450,6 +498,7 @@ mod tests {
             &mut text_only,
             ProviderKind::OpenAi,
             Takes::default(),
+            false,
             "deepseek-r1",
         )
         .unwrap();
@@ -462,7 +511,48 @@ mod tests {
             images: true,
             documents: false,
         };
-        let pdf = plan(&mut files[..2], ProviderKind::Anthropic, sees, "m").unwrap_err();
+        let pdf = plan(&mut files[..2], ProviderKind::Anthropic, sees, false, "m").unwrap_err();
         assert_eq!(pdf.param("name"), "paper.pdf");
+    }
+
+    #[test]
+    fn a_scan_goes_as_its_pages_to_a_model_that_sees_with_a_label_naming_them() {
+        let mut files = vec![file("scan.pdf", Kind::Pdf, "application/pdf", b"%PDF-1.7")];
+        let sees = Takes {
+            images: true,
+            documents: false,
+        };
+        let no_renderer = plan(&mut files.clone(), ProviderKind::OpenAi, sees, false, "m");
+        assert_eq!(no_renderer.unwrap_err().code, ErrorCode::AttachmentNotTaken);
+        plan(&mut files, ProviderKind::OpenAi, sees, true, "m").unwrap();
+        assert_eq!(files[0].how, SendAs::Pages);
+        files[0].drawn = vec![
+            std::sync::Arc::from(&b"\x89PNG1"[..]),
+            std::sync::Arc::from(&b"\x89PNG2"[..]),
+        ];
+        let label = "<file name=\"scan.pdf\" pages=\"1-2\">its pages follow as images</file>";
+        let content = user_content(ProviderKind::Anthropic, "q", &files);
+        assert_eq!(content.as_array().map(Vec::len), Some(4), "{content}");
+        assert_eq!(content[0]["text"], label);
+        assert_eq!(content[1]["source"]["media_type"], "image/png");
+        assert_eq!(content[2]["source"]["data"], "iVBORzI=");
+        let (text, images) = ollama_message("q", &files);
+        assert_eq!(text, format!("{label}\n\nq"));
+        assert_eq!(images, ["iVBORzE=", "iVBORzI="]);
+        // Asked for, pages win over a document the model could read; blind, they fall back.
+        let mut asked = vec![file("p.pdf", Kind::Pdf, "application/pdf", b"%PDF")];
+        asked[0].asked = Some(SendAs::Pages);
+        let all = Takes {
+            images: true,
+            documents: true,
+        };
+        plan(&mut asked, ProviderKind::Anthropic, all, true, "m").unwrap();
+        assert_eq!(asked[0].how, SendAs::Pages);
+        let blind = Takes {
+            images: false,
+            documents: true,
+        };
+        plan(&mut asked, ProviderKind::Anthropic, blind, true, "m").unwrap();
+        assert_eq!(asked[0].how, SendAs::Document);
     }
 }

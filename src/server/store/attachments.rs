@@ -410,6 +410,7 @@ impl Scoped<'_> {
                 text: text.map(Into::into),
                 asked: asked.as_deref().and_then(SendAs::from_wire_name),
                 how: SendAs::Text,
+                drawn: Vec::new(),
             });
         }
         Ok(out)
