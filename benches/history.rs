@@ -79,6 +79,7 @@ fn big_conversation() -> Import {
                 tools: Vec::new(),
                 sources: Vec::new(),
                 files: Vec::new(),
+                usage: None,
             }],
         });
         messages.push(ImportMessage {
@@ -102,6 +103,7 @@ fn big_conversation() -> Import {
                 tools: Vec::new(),
                 sources: Vec::new(),
                 files: Vec::new(),
+                usage: None,
             }],
         });
     }

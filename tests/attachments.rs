@@ -764,3 +764,82 @@ async fn a_pdf_goes_as_its_pages_drawn_as_images_when_asked_or_when_it_is_a_scan
     .await;
     assert_eq!(status, 400, "{refused:?}");
 }
+
+#[tokio::test]
+async fn the_tokens_the_files_took_are_counted_where_the_provider_counts_them_and_kept() {
+    for provider in ["gemini", "gemini-interactions"] {
+        let app = app(&[("PONDER_PROVIDER", provider)]).await;
+        let mut ids = Vec::new();
+        for (name, bytes) in [
+            ("shot.png", png(4, 3, 1)),
+            ("paper.pdf", common::pdf(&["Findings"])),
+        ] {
+            let kept: Value = upload(&app, "alice", name, bytes)
+                .await
+                .json()
+                .await
+                .unwrap();
+            ids.push(kept["id"].as_str().unwrap().to_string());
+        }
+        let (status, events) = chat(
+            &app,
+            "alice",
+            serde_json::json!({"content": "Look", "attachments": ids}),
+        )
+        .await;
+        assert_eq!(status, 200, "{provider}: {events:?}");
+        let usage = events
+            .iter()
+            .find_map(|e| match e {
+                ponder::domain::TurnEvent::Done { usage, .. } => usage.clone(),
+                _ => None,
+            })
+            .expect("usage");
+        // The demo counts 258 tokens a file, and 12 for the text.
+        assert_eq!(
+            (usage.input_tokens, usage.file_tokens),
+            (Some(12 + 2 * 258), Some(2 * 258)),
+            "{provider}"
+        );
+        let conversation = events
+            .iter()
+            .find_map(|e| match e {
+                ponder::domain::TurnEvent::Turn { conversation, .. } => Some(conversation.clone()),
+                _ => None,
+            })
+            .unwrap();
+        let stored: Value = api(
+            &app,
+            "alice",
+            "/api/conversations/get",
+            serde_json::json!({"id": conversation}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+        assert_eq!(
+            stored["messages"][1]["versions"][0]["usage"]["file_tokens"],
+            2 * 258,
+            "{provider}: kept with the answer: {stored}"
+        );
+    }
+    // A provider that does not count them apart says nothing of them.
+    let app = app(&[("PONDER_PROVIDER", "anthropic")]).await;
+    let kept: Value = upload(&app, "bo", "shot.png", png(4, 3, 1))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let (_, events) = chat(
+        &app,
+        "bo",
+        serde_json::json!({"content": "Look", "attachments": [kept["id"]]}),
+    )
+    .await;
+    let usage = events.iter().find_map(|e| match e {
+        ponder::domain::TurnEvent::Done { usage, .. } => usage.clone(),
+        _ => None,
+    });
+    assert_eq!(usage.and_then(|u| u.file_tokens), None);
+}

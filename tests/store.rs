@@ -1100,6 +1100,12 @@ async fn import_discard_position_and_preferences_at_the_store() {
             tools: Vec::new(),
             sources: Vec::new(),
             files: Vec::new(),
+            usage: Some(ponder::domain::Usage {
+                input_tokens: Some(1290),
+                output_tokens: Some(40),
+                reasoning_tokens: Some(12),
+                file_tokens: Some(1032),
+            }),
         };
         let import = Import {
             key: "browser:abc".into(),
@@ -1146,6 +1152,16 @@ async fn import_discard_position_and_preferences_at_the_store() {
         assert_eq!(shown.content, "Quokkas smile.");
         assert_eq!(shown.blocks[0].kind, ThinkingKind::Summary);
         assert_eq!(shown.blocks[0].text.as_deref(), Some("marsupial facts"));
+        let usage = shown.usage.as_ref().expect("the counts kept");
+        assert_eq!(
+            (
+                usage.input_tokens,
+                usage.file_tokens,
+                usage.reasoning_tokens
+            ),
+            (Some(1290), Some(1032), Some(12)),
+            "{engine}"
+        );
         assert!(!me
             .search("quokkas", false, 10)
             .await

@@ -70,6 +70,7 @@ fn filler(n: usize) -> Import {
                     tools: Vec::new(),
                     sources: Vec::new(),
                     files: Vec::new(),
+                    usage: None,
                 }],
             }
         })

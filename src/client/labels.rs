@@ -3,7 +3,7 @@
 use super::turn_state::{BlockState, BlockStatus, TurnPhase, TurnState};
 use crate::domain::attachment::readable_bytes;
 use crate::domain::file_ref::{Kind, SendAs};
-use crate::domain::{Failure, ThinkingKind, ToolStatus};
+use crate::domain::{Failure, ThinkingKind, ToolStatus, Usage};
 use crate::i18n::{fill, Locale};
 
 /// Whitespace-separated words, as the reader would count them.
@@ -270,6 +270,29 @@ pub fn file_about(
         });
     }
     about
+}
+
+/// The answer's usage line, as far as the upstream counted: `1,290 tokens in (1,032 from files)
+/// · 40 out (12 thinking)`; `None` when it counted nothing.
+pub fn usage_line(u: &Usage, l: Locale) -> Option<String> {
+    let c = l.catalogue();
+    let count = |n: u64, with: Option<u64>, said: &str, of: &str| {
+        let mut s = fill(said, &[("n", &l.integer(n))]);
+        if let Some(part) = with.filter(|p| *p > 0) {
+            s.push_str(&format!(" ({})", fill(of, &[("n", &l.integer(part))])));
+        }
+        s
+    };
+    let parts: Vec<String> = [
+        u.input_tokens
+            .map(|n| count(n, u.file_tokens, c.tokens_in, c.from_files)),
+        u.output_tokens
+            .map(|n| count(n, u.reasoning_tokens, c.tokens_out, c.of_thinking)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
 #[cfg(test)]
@@ -559,6 +582,41 @@ mod tests {
                 pt
             ),
             "3 MiB · PDF, 1 página · enviado como documento"
+        );
+    }
+
+    #[test]
+    fn the_usage_line_says_what_the_files_and_the_thinking_took_where_counted() {
+        let mut u = Usage {
+            input_tokens: Some(1290),
+            output_tokens: Some(40),
+            reasoning_tokens: Some(12),
+            file_tokens: Some(1032),
+        };
+        assert_eq!(
+            usage_line(&u, EN).as_deref(),
+            Some("1,290 tokens in (1,032 from files) · 40 out (12 thinking)")
+        );
+        u.file_tokens = None;
+        u.reasoning_tokens = Some(0);
+        assert_eq!(
+            usage_line(&u, EN).as_deref(),
+            Some("1,290 tokens in · 40 out")
+        );
+        u.input_tokens = None;
+        assert_eq!(usage_line(&u, EN).as_deref(), Some("40 out"));
+        assert_eq!(usage_line(&Usage::default(), EN), None);
+        assert_eq!(
+            usage_line(
+                &Usage {
+                    input_tokens: Some(5),
+                    file_tokens: Some(3),
+                    ..Usage::default()
+                },
+                Locale::Ja
+            )
+            .as_deref(),
+            Some("入力 5 トークン (うちファイル 3)")
         );
     }
 }

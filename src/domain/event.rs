@@ -127,6 +127,11 @@ pub struct Usage {
     pub output_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tokens: Option<u64>,
+    /// Of `input_tokens`, those the attached files took (images, documents), where the
+    /// provider counts them apart (Gemini's `promptTokensDetails`, the Interactions API's
+    /// `input_tokens_by_modality`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_tokens: Option<u64>,
 }
 
 impl Usage {
@@ -135,6 +140,7 @@ impl Usage {
         self.input_tokens.is_none()
             && self.output_tokens.is_none()
             && self.reasoning_tokens.is_none()
+            && self.file_tokens.is_none()
     }
 }
 
@@ -725,6 +731,7 @@ mod tests {
                     input_tokens: Some(3),
                     output_tokens: Some(9),
                     reasoning_tokens: None,
+                    file_tokens: None,
                 }),
                 thinking_chars: 12,
                 total_ms: 40,

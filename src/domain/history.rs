@@ -169,6 +169,9 @@ pub struct Version {
     /// The files sent with a reader's message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<crate::domain::attachment::FileRef>,
+    /// The answer's token counts, where the upstream reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::domain::Usage>,
     /// While the answer streams: the turn writing it, which a viewer joins with
     /// `GET /api/turn/events`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -190,6 +193,7 @@ impl Version {
             tools: Vec::new(),
             sources: Vec::new(),
             files: Vec::new(),
+            usage: None,
             turn: None,
         }
     }
@@ -375,6 +379,9 @@ pub struct ImportVersion {
     /// (the export of a chat on this server); any other is left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<crate::domain::attachment::FileRef>,
+    /// The answer's token counts, kept with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::domain::Usage>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -195,6 +195,13 @@ pub struct Catalogue {
     /// The button that sends a turn again without the reasoning state of earlier answers.
     pub send_without_replay: &'static str,
     pub model_of_answer: &'static str,
+    /// The answer's usage line (`{n}` a count): what went in, of it what the files took, what
+    /// came out, of it what was thinking.
+    pub usage_of_answer: &'static str,
+    pub tokens_in: &'static str,
+    pub from_files: &'static str,
+    pub tokens_out: &'static str,
+    pub of_thinking: &'static str,
     pub answer_versions: &'static str,
     pub previous_version: &'static str,
     pub next_version: &'static str,

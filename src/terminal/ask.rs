@@ -201,6 +201,13 @@ pub async fn run(options: Options) -> Result<i32, ClientError> {
             let notes = crate::domain::rich::with_footnotes("", &state.sources);
             let _ = write!(out, "\n{}", text::sanitize(notes.trim_start()));
         }
+        if let Some(usage) = state
+            .usage
+            .as_ref()
+            .and_then(|u| labels::usage_line(u, super::locale()))
+        {
+            let _ = writeln!(err, "{usage}");
+        }
     }
     match &state.error {
         Some(failure) => {

@@ -183,6 +183,15 @@ fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<Styl
     } else if state.phase == crate::client::turn_state::TurnPhase::Stopped {
         out.push(line(vec![piece("■ stopped", Tone::Marker)]));
     }
+    if !state.phase.is_running() {
+        if let Some(usage) = state
+            .usage
+            .as_ref()
+            .and_then(|u| labels::usage_line(u, super::locale()))
+        {
+            out.push(line(vec![piece(&usage, Tone::Marker)]));
+        }
+    }
 }
 
 /// A tool step on one line: what it is, what it was asked, how it went (the browser's words).
@@ -621,6 +630,7 @@ mod tests {
             tools: Vec::new(),
             sources: Vec::new(),
             files: Vec::new(),
+            usage: None,
             turn: None,
         };
         let block = |id: &str, duration_ms| BlockHeader {
@@ -799,6 +809,7 @@ mod tests {
                 title: Some("Circle".into()),
             }],
             files: Vec::new(),
+            usage: None,
             turn: None,
         };
         let asked = Version {

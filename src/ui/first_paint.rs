@@ -209,6 +209,7 @@ mod transcript {
                 tools: Vec::new(),
                 sources: Vec::new(),
                 files: Vec::new(),
+                usage: None,
                 turn: None,
             }
         }

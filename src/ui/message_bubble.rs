@@ -436,6 +436,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
         <div class="bubble-meta">
             <DisclaimerChip disclaimer/>
             {move || turn.with(|t| t.model.clone()).map(|m| view! { <span class="answer-model" title=t.model_of_answer>{m}</span> })}
+            {move || turn.with(|t| t.usage.as_ref().and_then(|u| crate::client::labels::usage_line(u, l))).map(|u| view! { <span class="answer-usage" title=t.usage_of_answer>{u}</span> })}
             <Timestamp at=created_at/>
             <Show when=move || { version_count.get() > 1 }>
                 <div class="versions" role="group" aria-label=t.answer_versions>

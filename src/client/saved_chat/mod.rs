@@ -212,6 +212,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> Version {
         tools: turn.tools.clone(),
         sources: turn.sources.clone(),
         files: Vec::new(),
+        usage: turn.usage.clone(),
         turn: None,
     }
 }
@@ -298,6 +299,7 @@ pub fn turn_from_stored(v: &Version) -> TurnState {
         settings: v.settings,
         tools,
         sources: v.sources.clone(),
+        usage: v.usage.clone(),
         ..TurnState::default()
     }
 }
@@ -359,6 +361,7 @@ pub fn to_import(record: &SavedChat) -> Import {
         tools: v.tools.clone(),
         sources: v.sources.clone(),
         files: v.files.clone(),
+        usage: v.usage.clone(),
     };
     let c = &record.chat;
     Import {
@@ -712,6 +715,7 @@ mod tests {
             tools: Vec::new(),
             sources: Vec::new(),
             files: Vec::new(),
+            usage: None,
             turn: None,
         };
         let conv = Conversation {

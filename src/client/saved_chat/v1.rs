@@ -79,6 +79,8 @@ pub(super) struct Saved {
     sources: Vec<SourceRef>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     files: Vec<FileRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<crate::domain::Usage>,
 }
 
 /// One message as saved: its shown version at the top level.
@@ -147,6 +149,7 @@ fn read_version(v: Saved) -> Version {
         tools: v.tools,
         sources: v.sources,
         files: v.files,
+        usage: v.usage,
         content: v.content,
         turn: None,
     }
@@ -211,6 +214,7 @@ fn write_version(v: &Version) -> Saved {
         tools: v.tools.clone(),
         sources: v.sources.clone(),
         files: v.files.clone(),
+        usage: v.usage.clone(),
     }
 }
 

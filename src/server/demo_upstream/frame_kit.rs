@@ -22,9 +22,29 @@ pub(super) struct Counts {
     pub(super) answer_chars: u64,
     pub(super) reasoning_chars: u64,
     pub(super) hidden: u64,
+    /// What the request's files took of the prompt.
+    pub(super) files: super::received::FileTokens,
 }
 
 impl Counts {
+    /// The prompt's tokens, the files' with the text's.
+    pub(super) fn prompt(&self) -> u64 {
+        PROMPT_TOKENS + self.files.images + self.files.documents
+    }
+
+    /// The prompt's count by modality, `(modality, tokens)`: text, then images and documents
+    /// when the request had any.
+    pub(super) fn by_modality(&self) -> Vec<(&'static str, u64)> {
+        let mut out = vec![("TEXT", PROMPT_TOKENS)];
+        if self.files.images > 0 {
+            out.push(("IMAGE", self.files.images));
+        }
+        if self.files.documents > 0 {
+            out.push(("DOCUMENT", self.files.documents));
+        }
+        out
+    }
+
     pub(super) fn reasoning(&self) -> u64 {
         self.reasoning_chars / 4 + self.hidden
     }

@@ -22,6 +22,17 @@ const HIDDEN_TOKENS: u64 = 64;
 /// Renders `script` as `provider` streams it. `sse` picks Gemini's SSE framing over its
 /// streamed JSON array.
 pub fn render(provider: ProviderKind, script: &Script, sse: bool) -> Vec<Emit> {
+    render_with_files(provider, script, sse, Default::default())
+}
+
+/// [`render`], for a request whose files took `files` of the prompt (which Gemini and the
+/// Interactions API report apart).
+pub fn render_with_files(
+    provider: ProviderKind,
+    script: &Script,
+    sse: bool,
+    files: super::received::FileTokens,
+) -> Vec<Emit> {
     if script.steps.first() == Some(&Step::Stall) {
         return vec![Emit::Stall];
     }
@@ -37,7 +48,10 @@ pub fn render(provider: ProviderKind, script: &Script, sse: bool) -> Vec<Emit> {
         ProviderKind::Ollama => Box::new(Ollama),
     };
     let mut out = Vec::new();
-    let mut counts = Counts::default();
+    let mut counts = Counts {
+        files,
+        ..Counts::default()
+    };
     framing.begin(&mut out);
     for step in &script.steps {
         match step {
@@ -639,14 +653,20 @@ impl Gemini {
     }
 
     fn usage(&self, counts: &Counts) -> Value {
-        let mut usage = json!({"promptTokenCount": PROMPT_TOKENS});
+        let details: Vec<Value> = counts
+            .by_modality()
+            .into_iter()
+            .map(|(modality, n)| json!({"modality": modality, "tokenCount": n}))
+            .collect();
+        let mut usage =
+            json!({"promptTokenCount": counts.prompt(), "promptTokensDetails": details});
         if counts.answer() > 0 {
             usage["candidatesTokenCount"] = json!(counts.answer());
         }
         if counts.reasoning() > 0 {
             usage["thoughtsTokenCount"] = json!(counts.reasoning());
         }
-        usage["totalTokenCount"] = json!(PROMPT_TOKENS + counts.output());
+        usage["totalTokenCount"] = json!(counts.prompt() + counts.output());
         usage
     }
 

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::framing::{render, split_multibyte};
+use super::framing::{render_with_files, split_multibyte};
 use super::pacer::stream_response;
 use super::reasoning;
 use super::scenarios::Scenario;
@@ -264,7 +264,12 @@ fn reply(
     }
     let n = state.responses.fetch_add(1, Ordering::Relaxed);
     let mut emits = super::replay::seal_emits(
-        render(provider, &script, sse),
+        render_with_files(
+            provider,
+            &script,
+            sse,
+            super::received::file_tokens(provider, &request),
+        ),
         &super::replay::seal(&asked.model, n),
     );
     if scenario == Scenario::Utf8Split {

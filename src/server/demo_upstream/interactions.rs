@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 use serde_json::{json, Value};
 
-use super::frame_kit::{chunk, sse_event, tool_arguments, Counts, Framing, PROMPT_TOKENS};
+use super::frame_kit::{chunk, sse_event, tool_arguments, Counts, Framing};
 use super::pacer::Emit;
 use super::scenarios::DemoTool;
 
@@ -208,11 +208,17 @@ impl Framing for Interactions {
             "tool_calls" => "requires_action",
             _ => "completed",
         };
+        let by_modality: Vec<_> = counts
+            .by_modality()
+            .into_iter()
+            .map(|(modality, n)| json!({"modality": modality.to_ascii_lowercase(), "tokens": n}))
+            .collect();
         let usage = json!({
-            "total_input_tokens": PROMPT_TOKENS,
+            "total_input_tokens": counts.prompt(),
+            "input_tokens_by_modality": by_modality,
             "total_output_tokens": counts.answer(),
             "total_thought_tokens": counts.reasoning(),
-            "total_tokens": PROMPT_TOKENS + counts.answer() + counts.reasoning(),
+            "total_tokens": counts.prompt() + counts.answer() + counts.reasoning(),
         });
         let s = self.close()
             + &Self::event(

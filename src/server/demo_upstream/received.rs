@@ -29,6 +29,33 @@ pub(super) fn report(provider: ProviderKind, body: &Value) -> Option<String> {
     Some(out)
 }
 
+/// The tokens a provider that counts them apart would say the files of every user message
+/// took: [`FILE_TOKENS`] each, images apart from documents (text files count as text).
+pub(super) fn file_tokens(provider: ProviderKind, body: &Value) -> FileTokens {
+    let mut tokens = FileTokens::default();
+    for line in user_messages(provider, body)
+        .into_iter()
+        .flat_map(|m| files_of(provider, m))
+    {
+        if line.starts_with("image/") {
+            tokens.images += FILE_TOKENS;
+        } else if !line.starts_with("text \"") {
+            tokens.documents += FILE_TOKENS;
+        }
+    }
+    tokens
+}
+
+/// What the demo says one file took of the prompt (Gemini's count for a small image).
+pub(super) const FILE_TOKENS: u64 = 258;
+
+/// The prompt's tokens that files took, by modality.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileTokens {
+    pub images: u64,
+    pub documents: u64,
+}
+
 /// What one user message carried.
 fn files_of(provider: ProviderKind, message: &Value) -> Vec<String> {
     let mut lines = Vec::new();

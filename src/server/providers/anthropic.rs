@@ -282,6 +282,7 @@ impl UsageIn {
                 .output_tokens_details
                 .as_ref()
                 .and_then(|d| d.thinking_tokens),
+            file_tokens: None,
         }
     }
 }
@@ -923,7 +924,8 @@ mod tests {
                 Piece::Usage(Usage {
                     input_tokens: Some(15),
                     output_tokens: Some(1),
-                    reasoning_tokens: None
+                    reasoning_tokens: None,
+                    file_tokens: None,
                 }),
                 Piece::BlockStart {
                     kind: ThinkingKind::Raw
@@ -938,7 +940,8 @@ mod tests {
                 Piece::Usage(Usage {
                     input_tokens: None,
                     output_tokens: Some(20),
-                    reasoning_tokens: Some(12)
+                    reasoning_tokens: Some(12),
+                    file_tokens: None,
                 }),
                 Piece::End,
             ]

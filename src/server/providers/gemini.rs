@@ -204,6 +204,18 @@ struct UsageIn {
     candidates_token_count: Option<u64>,
     #[serde(default)]
     thoughts_token_count: Option<u64>,
+    /// The prompt's count by modality: the files are what is not text.
+    #[serde(default)]
+    prompt_tokens_details: Option<Vec<ModalityCount>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ModalityCount {
+    #[serde(default)]
+    modality: String,
+    #[serde(default)]
+    token_count: u64,
 }
 
 impl UsageIn {
@@ -217,6 +229,12 @@ impl UsageIn {
             input_tokens: self.prompt_token_count,
             output_tokens: output,
             reasoning_tokens: self.thoughts_token_count,
+            file_tokens: self.prompt_tokens_details.as_ref().map(|by| {
+                by.iter()
+                    .filter(|m| !m.modality.eq_ignore_ascii_case("text"))
+                    .map(|m| m.token_count)
+                    .sum()
+            }),
         }
     }
 }
@@ -637,6 +655,7 @@ mod tests {
                 input_tokens: Some(4),
                 output_tokens: None,
                 reasoning_tokens: None,
+                file_tokens: None,
             }),
             Piece::State(json!({"thoughtSignature": "c2ln"})),
             Piece::Answer("Hi é".into()),
@@ -644,6 +663,7 @@ mod tests {
                 input_tokens: Some(4),
                 output_tokens: Some(32),
                 reasoning_tokens: Some(30),
+                file_tokens: None,
             }),
             Piece::Finish("stop".into()),
         ]
@@ -854,5 +874,21 @@ mod tests {
             json!([{"text": "", "thoughtSignature": "s1"}, {"text": "a", "thoughtSignature": "s2"}])
         );
         assert_eq!(body["contents"][2]["parts"], json!([{"text": "q2"}]));
+    }
+
+    #[test]
+    fn the_files_tokens_are_the_prompt_s_count_that_is_not_text() {
+        let with: UsageIn = serde_json::from_str(r#"{"promptTokenCount":783,"candidatesTokenCount":5,"promptTokensDetails":[{"modality":"TEXT","tokenCount":9},{"modality":"IMAGE","tokenCount":258},{"modality":"DOCUMENT","tokenCount":516}]}"#).unwrap();
+        let usage = with.normalize();
+        assert_eq!(
+            (usage.input_tokens, usage.file_tokens),
+            (Some(783), Some(774))
+        );
+        let without: UsageIn = serde_json::from_str(r#"{"promptTokenCount":4}"#).unwrap();
+        assert_eq!(
+            without.normalize().file_tokens,
+            None,
+            "not reported: unknown"
+        );
     }
 }

@@ -163,6 +163,17 @@ struct UsageIn {
     total_output_tokens: Option<u64>,
     #[serde(default)]
     total_thought_tokens: Option<u64>,
+    /// The input's count by modality: the files are what is not text.
+    #[serde(default)]
+    input_tokens_by_modality: Option<Vec<ModalityCount>>,
+}
+
+#[derive(Deserialize)]
+struct ModalityCount {
+    #[serde(default)]
+    modality: String,
+    #[serde(default)]
+    tokens: u64,
 }
 
 impl UsageIn {
@@ -174,6 +185,12 @@ impl UsageIn {
                 .total_output_tokens
                 .map(|n| n + self.total_thought_tokens.unwrap_or(0)),
             reasoning_tokens: self.total_thought_tokens,
+            file_tokens: self.input_tokens_by_modality.as_ref().map(|by| {
+                by.iter()
+                    .filter(|m| !m.modality.eq_ignore_ascii_case("text"))
+                    .map(|m| m.tokens)
+                    .sum()
+            }),
         }
     }
 }
@@ -520,7 +537,8 @@ mod tests {
                 Piece::Usage(Usage {
                     input_tokens: Some(7),
                     output_tokens: Some(141),
-                    reasoning_tokens: Some(115)
+                    reasoning_tokens: Some(115),
+                    file_tokens: None,
                 }),
                 Piece::Finish("stop".into()),
                 Piece::End,
@@ -658,5 +676,21 @@ mod tests {
         assert_eq!(input.len(), 4);
         assert_eq!(input[1], thought);
         assert_eq!(input[2]["type"], "model_output");
+    }
+
+    #[test]
+    fn the_files_tokens_are_the_prompt_s_count_that_is_not_text() {
+        let with: UsageIn = serde_json::from_str(r#"{"total_input_tokens":783,"total_output_tokens":5,"input_tokens_by_modality":[{"modality":"text","tokens":9},{"modality":"image","tokens":258},{"modality":"document","tokens":516}]}"#).unwrap();
+        let usage = with.normalize();
+        assert_eq!(
+            (usage.input_tokens, usage.file_tokens),
+            (Some(783), Some(774))
+        );
+        let without: UsageIn = serde_json::from_str(r#"{"total_input_tokens":4}"#).unwrap();
+        assert_eq!(
+            without.normalize().file_tokens,
+            None,
+            "not reported: unknown"
+        );
     }
 }

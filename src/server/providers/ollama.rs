@@ -163,6 +163,7 @@ impl LineHandler for OllamaLines {
                 input_tokens: parsed.prompt_eval_count,
                 output_tokens: parsed.eval_count,
                 reasoning_tokens: None,
+                file_tokens: None,
             }));
             out.push(Piece::End);
             self.done = true;
@@ -198,7 +199,8 @@ mod tests {
                 Piece::Usage(Usage {
                     input_tokens: Some(8),
                     output_tokens: Some(20),
-                    reasoning_tokens: None
+                    reasoning_tokens: None,
+                    file_tokens: None,
                 }),
                 Piece::End,
             ]

@@ -449,6 +449,7 @@ impl UsageIn {
             input_tokens: self.prompt_tokens,
             output_tokens: output,
             reasoning_tokens: reasoning,
+            file_tokens: None,
         }
     }
 }
@@ -868,7 +869,8 @@ mod tests {
                 Piece::Usage(Usage {
                     input_tokens: Some(1),
                     output_tokens: Some(2),
-                    reasoning_tokens: Some(1)
+                    reasoning_tokens: Some(1),
+                    file_tokens: None,
                 }),
                 Piece::End,
             ]
@@ -1006,7 +1008,8 @@ mod tests {
             Usage {
                 input_tokens: Some(19),
                 output_tokens: Some(1720),
-                reasoning_tokens: Some(7)
+                reasoning_tokens: Some(7),
+                file_tokens: None,
             }
         );
         // Older Groq: only in x_groq.

@@ -290,6 +290,7 @@ impl UsageIn {
                 .output_tokens_details
                 .as_ref()
                 .and_then(|d| d.reasoning_tokens),
+            file_tokens: None,
         }
     }
 }
@@ -643,7 +644,8 @@ mod tests {
                 Piece::Usage(Usage {
                     input_tokens: Some(3),
                     output_tokens: Some(9),
-                    reasoning_tokens: Some(5)
+                    reasoning_tokens: Some(5),
+                    file_tokens: None,
                 }),
                 Piece::Finish("stop".into()),
                 Piece::End,

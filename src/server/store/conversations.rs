@@ -153,7 +153,8 @@ impl Scoped<'_> {
             _ => (0, -1),
         };
         let versions: Vec<VersionRow> = sqlx::query_as(
-            "SELECT v.id, v.message_id, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.created_at, v.turn_id, v.extras \
+            "SELECT v.id, v.message_id, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.created_at, v.turn_id, v.extras, \
+             v.input_tokens, v.output_tokens, v.reasoning_tokens \
              FROM message_versions v JOIN messages m ON m.id = v.message_id \
              WHERE m.conversation_id = $1 AND v.user_id = $2 AND m.position BETWEEN $3 AND $4 \
              ORDER BY v.message_id, v.idx",

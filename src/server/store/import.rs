@@ -151,11 +151,26 @@ impl Scoped<'_> {
             )
             .await?;
             self.attach_kept(tx, &version, &v.files).await?;
+            let usage = v.usage.clone().unwrap_or_default();
             let extras = Extras {
                 tools: v.tools.clone(),
                 sources: v.sources.clone(),
+                file_tokens: usage.file_tokens,
                 ..Extras::default()
             };
+            if !usage.is_empty() {
+                let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
+                sqlx::query(
+                    "UPDATE message_versions SET input_tokens = $1, output_tokens = $2, \
+                     reasoning_tokens = $3 WHERE id = $4",
+                )
+                .bind(count(usage.input_tokens))
+                .bind(count(usage.output_tokens))
+                .bind(count(usage.reasoning_tokens))
+                .bind(&version)
+                .execute(&mut **tx)
+                .await?;
+            }
             let extras = extras.write();
             if v.error.is_some() || extras.is_some() {
                 sqlx::query("UPDATE message_versions SET error = $1, extras = $2 WHERE id = $3")

@@ -84,6 +84,10 @@ pub struct Extras {
     pub error_code: ErrorCode,
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub error_params: std::collections::BTreeMap<String, String>,
+    /// Of the input's tokens, those the attached files took, where the provider said (the
+    /// other counts have columns of their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_tokens: Option<u64>,
 }
 
 impl Extras {
@@ -111,6 +115,7 @@ impl Extras {
             && self.sources.is_empty()
             && self.error_code.is_other()
             && self.error_params.is_empty()
+            && self.file_tokens.is_none()
         {
             return None;
         }
@@ -124,6 +129,7 @@ impl Extras {
             sources: self.sources.clone(),
             error_code: error.map(|e| e.code).unwrap_or_default(),
             error_params: error.map(|e| e.params.clone()).unwrap_or_default(),
+            file_tokens: self.file_tokens,
         }
     }
 }

@@ -145,6 +145,9 @@ pub(super) struct VersionRow {
     created_at: i64,
     turn_id: Option<String>,
     extras: Option<String>,
+    input_tokens: Option<i64>,
+    output_tokens: Option<i64>,
+    reasoning_tokens: Option<i64>,
     #[sqlx(flatten)]
     settings: SettingsRow,
 }
@@ -164,7 +167,15 @@ impl VersionRow {
             blocks.iter_mut().for_each(|b| b.running_ms = None);
             extras.end_running_tools();
         }
+        let count = |n: Option<i64>| n.and_then(|n| u64::try_from(n).ok());
+        let usage = crate::domain::Usage {
+            input_tokens: count(self.input_tokens),
+            output_tokens: count(self.output_tokens),
+            reasoning_tokens: count(self.reasoning_tokens),
+            file_tokens: extras.file_tokens,
+        };
         Version {
+            usage: (!usage.is_empty()).then_some(usage),
             blocks,
             tools: extras.tools,
             sources: extras.sources,

@@ -276,6 +276,7 @@ impl TurnAssembler {
                 self.usage.input_tokens = u.input_tokens.or(self.usage.input_tokens);
                 self.usage.output_tokens = u.output_tokens.or(self.usage.output_tokens);
                 self.usage.reasoning_tokens = u.reasoning_tokens.or(self.usage.reasoning_tokens);
+                self.usage.file_tokens = u.file_tokens.or(self.usage.file_tokens);
             }
             Piece::Finish(reason) => self.finish_reason = Some(reason),
             Piece::End => self.done(now_ms, out),
@@ -975,6 +976,7 @@ mod tests {
                         input_tokens: Some(1),
                         output_tokens: None,
                         reasoning_tokens: None,
+                        file_tokens: Some(1),
                     }),
                 ),
                 (
@@ -983,6 +985,7 @@ mod tests {
                         input_tokens: None,
                         output_tokens: Some(2),
                         reasoning_tokens: None,
+                        file_tokens: None,
                     }),
                 ),
                 (40, Piece::End),
@@ -1007,7 +1010,8 @@ mod tests {
                     usage: Some(Usage {
                         input_tokens: Some(1),
                         output_tokens: Some(2),
-                        reasoning_tokens: None
+                        reasoning_tokens: None,
+                        file_tokens: Some(1),
                     }),
                     thinking_chars: 0,
                     total_ms: 40,

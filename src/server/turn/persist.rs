@@ -85,6 +85,7 @@ impl AnswerBuilder {
                     self.record.input_tokens = u.input_tokens;
                     self.record.output_tokens = u.output_tokens;
                     self.record.reasoning_tokens = u.reasoning_tokens;
+                    self.record.extras.file_tokens = u.file_tokens;
                 }
             }
             TurnEvent::Error(failure) => {
@@ -596,6 +597,7 @@ mod tests {
                     input_tokens: Some(3),
                     output_tokens: Some(5),
                     reasoning_tokens: None,
+                    file_tokens: None,
                 }),
                 thinking_chars: 4,
                 total_ms: 9,
