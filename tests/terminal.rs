@@ -283,6 +283,10 @@ fn ponder_ask_streams_the_answer_to_stdout_and_the_thinking_to_stderr() {
     );
     assert!(!stdout.contains("Thinking…"), "{stdout}");
     assert!(!stdout.trim().is_empty());
+    assert!(
+        stderr.contains("12 tokens in · ") && stderr.contains(" thinking)"),
+        "the usage line after the answer: {stderr}"
+    );
 
     let off = ask(&["--thinking=off", "[tty] escape"]);
     assert!(off.status.success());

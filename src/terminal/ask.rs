@@ -201,9 +201,11 @@ pub async fn run(options: Options) -> Result<i32, ClientError> {
             let notes = crate::domain::rich::with_footnotes("", &state.sources);
             let _ = write!(out, "\n{}", text::sanitize(notes.trim_start()));
         }
+        // Beside the thinking: with it off, stderr stays for errors alone.
         if let Some(usage) = state
             .usage
             .as_ref()
+            .filter(|_| options.thinking != Thinking::Off)
             .and_then(|u| labels::usage_line(u, super::locale()))
         {
             let _ = writeln!(err, "{usage}");
