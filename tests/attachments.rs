@@ -256,11 +256,10 @@ async fn an_upload_must_come_from_ponders_page_as_raw_bytes() {
         .send()
         .await
         .expect("upload");
-    let (status, body) = refusal(response).await;
-    assert_eq!(
-        (status, body["code"].as_str()),
-        (400, Some("no_server_history"))
-    );
+    // Where the browser keeps the history the file is judged, not kept (200, not 201).
+    assert_eq!(response.status(), 200);
+    let judged: Value = response.json().await.expect("json");
+    assert_eq!(judged["kind"], "image");
 }
 
 /// A JSON request to one of the API's endpoints, as `user`.
@@ -700,12 +699,8 @@ fn scanned_pdf() -> Vec<u8> {
 async fn a_pdf_goes_as_its_pages_drawn_as_images_when_asked_or_when_it_is_a_scan() {
     // Ollama has no document input: a scan (no text) goes to a model that sees as its pages.
     let app = app(&[("PONDER_PROVIDER", "ollama")]).await;
-    let scan: Value = upload(&app, "alice", "scan.pdf", scanned_pdf())
-        .await
-        .json()
-        .await
-        .unwrap();
-    let id = scan["id"].as_str().unwrap().to_string();
+    let scan = kept_id(&app, "alice", "scan.pdf", scanned_pdf()).await;
+    let id = scan;
     let (status, events) = chat(
         &app,
         "alice",
@@ -726,12 +721,8 @@ async fn a_pdf_goes_as_its_pages_drawn_as_images_when_asked_or_when_it_is_a_scan
 
     // Asked for, a PDF with text goes as its pages too (here to Anthropic, as image blocks).
     let app = self::app(&[("PONDER_PROVIDER", "anthropic")]).await;
-    let kept: Value = upload(&app, "bo", "two.pdf", common::pdf(&["One", "Two"]))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let id = kept["id"].as_str().unwrap().to_string();
+    let kept = kept_id(&app, "bo", "two.pdf", common::pdf(&["One", "Two"])).await;
+    let id = kept;
     let (_, events) = chat(
         &app,
         "bo",
@@ -751,15 +742,11 @@ async fn a_pdf_goes_as_its_pages_drawn_as_images_when_asked_or_when_it_is_a_scan
         ("PONDER_PDF_RENDERER", "off"),
     ])
     .await;
-    let scan: Value = upload(&app, "cy", "scan.pdf", scanned_pdf())
-        .await
-        .json()
-        .await
-        .unwrap();
+    let scan = kept_id(&app, "cy", "scan.pdf", scanned_pdf()).await;
     let (status, refused) = chat(
         &app,
         "cy",
-        serde_json::json!({"content": "What?", "attachments": [scan["id"]]}),
+        serde_json::json!({"content": "What?", "attachments": [scan]}),
     )
     .await;
     assert_eq!(status, 400, "{refused:?}");
@@ -774,12 +761,7 @@ async fn the_tokens_the_files_took_are_counted_where_the_provider_counts_them_an
             ("shot.png", png(4, 3, 1)),
             ("paper.pdf", common::pdf(&["Findings"])),
         ] {
-            let kept: Value = upload(&app, "alice", name, bytes)
-                .await
-                .json()
-                .await
-                .unwrap();
-            ids.push(kept["id"].as_str().unwrap().to_string());
+            ids.push(kept_id(&app, "alice", name, bytes).await);
         }
         let (status, events) = chat(
             &app,
@@ -788,13 +770,7 @@ async fn the_tokens_the_files_took_are_counted_where_the_provider_counts_them_an
         )
         .await;
         assert_eq!(status, 200, "{provider}: {events:?}");
-        let usage = events
-            .iter()
-            .find_map(|e| match e {
-                ponder::domain::TurnEvent::Done { usage, .. } => usage.clone(),
-                _ => None,
-            })
-            .expect("usage");
+        let usage = done_usage(&events).expect("usage");
         // The demo counts 258 tokens a file, and 12 for the text.
         assert_eq!(
             (usage.input_tokens, usage.file_tokens),
@@ -826,20 +802,114 @@ async fn the_tokens_the_files_took_are_counted_where_the_provider_counts_them_an
     }
     // A provider that does not count them apart says nothing of them.
     let app = app(&[("PONDER_PROVIDER", "anthropic")]).await;
-    let kept: Value = upload(&app, "bo", "shot.png", png(4, 3, 1))
-        .await
-        .json()
-        .await
-        .unwrap();
+    let kept = kept_id(&app, "bo", "shot.png", png(4, 3, 1)).await;
     let (_, events) = chat(
         &app,
         "bo",
-        serde_json::json!({"content": "Look", "attachments": [kept["id"]]}),
+        serde_json::json!({"content": "Look", "attachments": [kept]}),
     )
     .await;
-    let usage = events.iter().find_map(|e| match e {
+    let usage = done_usage(&events);
+    assert_eq!(usage.and_then(|u| u.file_tokens), None);
+}
+
+/// The id of the file `name` uploaded by `user`, kept.
+async fn kept_id(app: &TestApp, user: &str, name: &str, bytes: Vec<u8>) -> String {
+    let kept: Value = upload(app, user, name, bytes).await.json().await.unwrap();
+    kept["id"].as_str().expect("kept").to_string()
+}
+
+/// The counts the turn's `done` event carried.
+fn done_usage(events: &[ponder::domain::TurnEvent]) -> Option<ponder::domain::Usage> {
+    events.iter().find_map(|e| match e {
         ponder::domain::TurnEvent::Done { usage, .. } => usage.clone(),
         _ => None,
-    });
-    assert_eq!(usage.and_then(|u| u.file_tokens), None);
+    })
+}
+
+#[tokio::test]
+async fn a_client_that_keeps_its_own_history_sends_files_inside_the_request() {
+    use base64::Engine;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let app = app(&[
+        ("PONDER_HISTORY", "browser"),
+        ("PONDER_MAX_MESSAGE_ATTACHMENT_BYTES", "30000"),
+        ("PONDER_MAX_ATTACHMENT_BYTES", "20000"),
+    ])
+    .await;
+    // Judged, not kept: the page learns what the file is, and keeps it itself.
+    let response = upload(&app, "alice", "shot.txt", png(4, 3, 1)).await;
+    assert_eq!(response.status(), 200);
+    let judged: Value = response.json().await.unwrap();
+    assert_eq!(
+        (judged["kind"].as_str(), &judged["pixels"]),
+        (Some("image"), &serde_json::json!([4, 3]))
+    );
+    let id = judged["id"].as_str().unwrap();
+    assert_eq!(id.len(), 64, "its SHA-256: {judged}");
+    let kept = app
+        .http
+        .get(app.url(&format!("/api/attachments/{id}")))
+        .header("Remote-User", "alice")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kept.status(), 400, "nothing is kept");
+
+    let message = |text: &str, files: Value| serde_json::json!({"role": "user", "content": text, "inline": files});
+    let (status, events) = chat(
+        &app,
+        "alice",
+        serde_json::json!({"messages": [
+            message("Read this", serde_json::json!([{"name": "notes.md", "data": b64(b"# Plan\nship it")}])),
+            {"role": "assistant", "content": "Read."},
+            message("", serde_json::json!([{"name": "shot.png", "data": b64(&png(4, 3, 1))}])),
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{events:?}");
+    let answer = common::answer_text(&events);
+    assert!(answer.contains("I received 1 file(s)"), "{answer}");
+    assert!(answer.contains("4×3 pixels"), "{answer}");
+    assert!(
+        answer.contains("The earlier messages carry 1 file(s)"),
+        "the history's file went again: {answer}"
+    );
+
+    for (body, code, status) in [
+        (
+            serde_json::json!({"messages": [message("x", serde_json::json!([{"name": "a.png", "data": "not base64!"}]))]}),
+            "attachment_unreadable",
+            400,
+        ),
+        (
+            serde_json::json!({"messages": [message("x", serde_json::json!([{"name": "page.png", "data": b64(b"<html><script>alert(1)</script></html>")}]))]}),
+            "attachment_misnamed",
+            415,
+        ),
+        (
+            serde_json::json!({"messages": [message("x", serde_json::json!([
+                {"name": "a.txt", "data": b64(&vec![b'a'; 16_000])},
+                {"name": "b.txt", "data": b64(&vec![b'b'; 16_000])},
+            ]))]}),
+            "attachments_too_large",
+            413,
+        ),
+        (
+            serde_json::json!({"messages": [
+                message("x", serde_json::json!([])),
+                {"role": "assistant", "content": "y", "inline": [{"name": "a.txt", "data": b64(b"a")}]},
+                message("z", serde_json::json!([])),
+            ]}),
+            "bad_request",
+            400,
+        ),
+    ] {
+        let (got, refused) = refusal(api(&app, "alice", "/api/chat", body).await).await;
+        assert_eq!(
+            (got, refused["code"].as_str()),
+            (status, Some(code)),
+            "{refused}"
+        );
+    }
 }

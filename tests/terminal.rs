@@ -731,22 +731,29 @@ async fn attach_in_the_chat_sends_the_file_and_shows_how_it_went_and_ask_takes_f
 
     // ponder ask --file: the file goes with the question; the chip is on stderr.
     let url = app.url("");
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_ponder"))
-            .args(["ask", "--thinking=off", "--server", &url, "--file"])
-            .arg(&notes)
-            .arg("summarise")
-            .env_remove("PONDER_SERVER")
-            .output()
-            .expect("ponder ask runs")
-    })
-    .await
-    .expect("joined");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{stdout} {stderr}");
+    let ask = move |args: Vec<String>| {
+        let url = url.clone();
+        async move {
+            let out = tokio::task::spawn_blocking(move || {
+                Command::new(env!("CARGO_BIN_EXE_ponder"))
+                    .args(["ask", "--thinking=off", "--server", &url])
+                    .args(args)
+                    .env_remove("PONDER_SERVER")
+                    .output()
+                    .expect("ponder ask runs")
+            })
+            .await
+            .expect("joined");
+            let said = (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            );
+            assert!(out.status.success(), "{said:?}");
+            said
+        }
+    };
+    let file = |p: &std::path::Path| p.display().to_string();
+    let (stdout, stderr) = ask(vec!["--file".into(), file(&notes), "summarise".into()]).await;
     assert!(
         stderr.contains("+ meeting-notes.md · 34 bytes · Text"),
         "{stderr}"
@@ -756,24 +763,14 @@ async fn attach_in_the_chat_sends_the_file_and_shows_how_it_went_and_ask_takes_f
     // --as text: the demo model reads documents, yet this PDF goes as the text read from it.
     let paper = dir.join("paper.pdf");
     std::fs::write(&paper, common::pdf(&["Findings of the review"])).expect("file");
-    let url = app.url("");
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_ponder"))
-            .args(["ask", "--thinking=off", "--server", &url, "--as", "text"])
-            .arg("--file")
-            .arg(&paper)
-            .arg("what does it find?")
-            .env_remove("PONDER_SERVER")
-            .output()
-            .expect("ponder ask runs")
-    })
-    .await
-    .expect("joined");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{stdout} {stderr}");
+    let (stdout, stderr) = ask(vec![
+        "--as".into(),
+        "text".into(),
+        "--file".into(),
+        file(&paper),
+        "what does it find?".into(),
+    ])
+    .await;
     assert!(stderr.contains("paper.pdf · "), "{stderr}");
     assert!(stderr.contains("→ As its text"), "{stderr}");
     assert!(

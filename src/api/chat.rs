@@ -71,6 +71,16 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     // Every turn spends the operator's key: only someone signed in may start one.
     let (state, who) = req::caller()?;
     if !request.is_stored() {
+        let settings = request.settings();
+        let options =
+            state
+                .models
+                .resolve(&state.config, request.model.as_deref(), None, settings)?;
+        let mut messages = request.messages;
+        if messages.iter().any(|m| !m.inline.is_empty()) {
+            turn::files::take_inline(&state.config, &mut messages).await?;
+            turn::files::prepare(&state, &options.model, &mut messages).await?;
+        }
         let control = state.turns.register(&who.user().id, None);
         if let Some(relay) = &state.relay {
             // Recorded so that Answer now sent to another replica finds it.
@@ -83,16 +93,11 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
                 tracing::warn!(error = %e, "a running turn could not be recorded; Answer now reaches it only on this replica");
             }
         }
-        let settings = request.settings();
-        let options =
-            state
-                .models
-                .resolve(&state.config, request.model.as_deref(), None, settings)?;
         req::set_event_stream_headers();
         req::set_turn_header(&control.0.id);
         return Ok(TurnStream::new(turn::turn_stream(
             state,
-            request.messages,
+            messages,
             options,
             Some(control),
         )));

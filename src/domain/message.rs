@@ -28,9 +28,23 @@ pub struct ChatMessage {
     #[serde(skip)]
     pub replay: Vec<serde_json::Value>,
     /// The files the reader attached to this message. Only the server fills it, from its store,
-    /// as it does `replay`.
+    /// as it does `replay`, or from `inline`.
     #[serde(skip)]
     pub files: Vec<super::attachment::Attached>,
+    /// Files carried inside the request with this (user) message, by a client that keeps its
+    /// own history (the page under `PONDER_HISTORY=browser`, a script): judged, limited and sent
+    /// as an uploaded file is, and kept nowhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inline: Vec<InlineFile>,
+}
+
+/// A file inside a request: its name, its bytes in base64, how the reader asked it to go.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InlineFile {
+    pub name: String,
+    pub data: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_as: Option<crate::domain::file_ref::SendAs>,
 }
 
 impl ChatMessage {
@@ -40,6 +54,7 @@ impl ChatMessage {
             content: content.into(),
             replay: Vec::new(),
             files: Vec::new(),
+            inline: Vec::new(),
         }
     }
 
@@ -49,6 +64,7 @@ impl ChatMessage {
             content: content.into(),
             replay: Vec::new(),
             files: Vec::new(),
+            inline: Vec::new(),
         }
     }
 }
@@ -247,8 +263,22 @@ impl ChatRequest {
         if last.role != Role::User {
             return bad("the last message must have role \"user\"");
         }
-        if last.content.trim().is_empty() {
+        if last.content.trim().is_empty() && last.inline.is_empty() {
             return Err(Failure::of(ErrorCode::EmptyMessage, false));
+        }
+        if self
+            .messages
+            .iter()
+            .any(|m| m.role != Role::User && !m.inline.is_empty())
+        {
+            return bad("`inline` files go with a user message");
+        }
+        if self
+            .messages
+            .iter()
+            .any(|m| m.inline.len() > MAX_ATTACHMENTS)
+        {
+            return bad("more than 20 `inline` files for one message");
         }
         if self.messages.len() > MAX_MESSAGES {
             return Err(too_many_messages(self.messages.len()));

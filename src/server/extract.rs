@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::domain::attachment::{Kind, Sniffed};
 use crate::domain::{ErrorCode, Failure};
 
 /// The subcommand that reads a PDF's text.
@@ -101,6 +102,57 @@ pub async fn pdf_pages(
     out.and_then(|o| serde_json::from_slice::<Vec<Shrunk>>(&o).ok())
         .filter(|pages| !pages.is_empty())
         .ok_or_else(|| Failure::of(ErrorCode::AttachmentUnreadable, false).with("name", name))
+}
+
+/// What was read from inside a file on upload.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Contents {
+    /// A PDF's page count and text.
+    pub pdf: Option<(u32, String)>,
+    /// The image was written again (the bytes kept are the new ones).
+    pub reencoded: bool,
+}
+
+/// What is inside the file, read by the server's child process: a PDF's pages and text; an
+/// image above `PONDER_RESIZE_IMAGES_ABOVE` on its longer side (a GIF always, for its first
+/// frame) written again smaller, which then stands for the file.
+pub async fn read_inside(
+    config: &crate::server::config::Config,
+    name: &str,
+    sniffed: &mut Sniffed,
+    bytes: Vec<u8>,
+) -> Result<(Vec<u8>, Contents), Failure> {
+    let reader = &config.file_reader;
+    match sniffed.kind {
+        Kind::Pdf => {
+            let read = pdf_text(reader, name, &bytes).await?;
+            let contents = Contents {
+                pdf: Some((read.pages, read.text)),
+                reencoded: false,
+            };
+            Ok((bytes, contents))
+        }
+        Kind::Image => {
+            let side = config.attachments.resize_side;
+            let large = sniffed.pixels.is_some_and(|(w, h)| w.max(h) > side);
+            if !large && sniffed.mime != "image/gif" {
+                return Ok((bytes, Contents::default()));
+            }
+            let shrunk = shrink_image(reader, name, &bytes, side).await?;
+            sniffed.mime = if shrunk.mime == "image/jpeg" {
+                "image/jpeg"
+            } else {
+                "image/png"
+            };
+            sniffed.pixels = Some((shrunk.width, shrunk.height));
+            let contents = Contents {
+                pdf: None,
+                reencoded: true,
+            };
+            Ok((shrunk.bytes, contents))
+        }
+        Kind::Text => Ok((bytes, Contents::default())),
+    }
 }
 
 /// Runs `program command args…` with `input` on stdin; its stdout when it ends well in time.

@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{header, HeaderValue, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::domain::attachment::{file_name, sniff, Kind, Sniffed};
+use crate::domain::attachment::{file_name, sniff};
 use crate::domain::{ErrorCode, Failure};
 use crate::i18n::errors::Said;
 use crate::server::auth::Caller;
@@ -16,7 +16,6 @@ use crate::server::extract;
 use crate::server::http::guard::refusal;
 use crate::server::http::request::store_error;
 use crate::server::state::AppState;
-use crate::server::store::attachments::Contents;
 use crate::server::store::identity::Identity;
 
 /// A refusal with the status its code carries.
@@ -29,11 +28,16 @@ fn refused(failure: Failure) -> Response {
     refusal(status, failure)
 }
 
-/// The signed-in caller, or why a request without one is refused.
+/// The signed-in caller who keeps files here, or why a request without one is refused.
 fn owner(state: &AppState, req: &Request<Body>) -> Result<std::sync::Arc<Identity>, Failure> {
     if state.config.history != HistoryMode::Server {
         return Err(Failure::of(ErrorCode::NoServerHistory, false).said());
     }
+    caller(req)
+}
+
+/// The signed-in caller, or why a request without one is refused.
+fn caller(req: &Request<Body>) -> Result<std::sync::Arc<Identity>, Failure> {
     match req.extensions().get::<Caller>() {
         Some(Caller::Known(who)) => Ok(who.clone()),
         Some(Caller::Refused(failure)) => Err(failure.clone()),
@@ -43,9 +47,16 @@ fn owner(state: &AppState, req: &Request<Body>) -> Result<std::sync::Arc<Identit
     }
 }
 
-/// `POST /api/attachments?name=…`: the body judged, kept, and described (`201`).
+/// `POST /api/attachments?name=…`: the body judged, kept, and described (`201`). Where the
+/// browser keeps the history (`PONDER_HISTORY=browser`) the file is judged and described alone
+/// (`200`, its id its SHA-256): the page keeps it and sends it inside the turn's request.
 pub async fn upload(state: &AppState, req: Request<Body>) -> Response {
-    let who = match owner(state, &req) {
+    let keeps = state.config.history == HistoryMode::Server;
+    let who = match if keeps {
+        owner(state, &req)
+    } else {
+        caller(&req)
+    } {
         Ok(who) => who,
         Err(failure) => return refused(failure),
     };
@@ -69,10 +80,23 @@ pub async fn upload(state: &AppState, req: Request<Body>) -> Response {
         Ok(sniffed) => sniffed,
         Err(failure) => return refused(failure.said()),
     };
-    let (bytes, contents) = match read_inside(state, &name, &mut sniffed, bytes.to_vec()).await {
-        Ok(read) => read,
-        Err(failure) => return refused(failure.said()),
-    };
+    let (bytes, contents) =
+        match extract::read_inside(&state.config, &name, &mut sniffed, bytes.to_vec()).await {
+            Ok(read) => read,
+            Err(failure) => return refused(failure.said()),
+        };
+    if !keeps {
+        let judged = crate::domain::attachment::FileRef {
+            id: crate::server::store::ids::content_digest(&bytes),
+            name,
+            kind: sniffed.kind,
+            size: bytes.len() as u64,
+            pixels: sniffed.pixels,
+            pages: contents.pdf.map(|(pages, _)| pages),
+            sent_as: None,
+        };
+        return (StatusCode::OK, axum::Json(judged)).into_response();
+    }
     match state
         .store
         .scoped(&who)
@@ -81,48 +105,6 @@ pub async fn upload(state: &AppState, req: Request<Body>) -> Response {
     {
         Ok(info) => (StatusCode::CREATED, axum::Json(info)).into_response(),
         Err(e) => refused(store_error(e)),
-    }
-}
-
-/// What is inside the file, read by the server's child process: a PDF's pages and text; an
-/// image above `PONDER_RESIZE_IMAGES_ABOVE` on its longer side (a GIF always, for its first
-/// frame) written again smaller, which then stands for the file.
-async fn read_inside(
-    state: &AppState,
-    name: &str,
-    sniffed: &mut Sniffed,
-    bytes: Vec<u8>,
-) -> Result<(Vec<u8>, Contents), Failure> {
-    let reader = &state.config.file_reader;
-    match sniffed.kind {
-        Kind::Pdf => {
-            let read = extract::pdf_text(reader, name, &bytes).await?;
-            let contents = Contents {
-                pdf: Some((read.pages, read.text)),
-                reencoded: false,
-            };
-            Ok((bytes, contents))
-        }
-        Kind::Image => {
-            let side = state.config.attachments.resize_side;
-            let large = sniffed.pixels.is_some_and(|(w, h)| w.max(h) > side);
-            if !large && sniffed.mime != "image/gif" {
-                return Ok((bytes, Contents::default()));
-            }
-            let shrunk = extract::shrink_image(reader, name, &bytes, side).await?;
-            sniffed.mime = if shrunk.mime == "image/jpeg" {
-                "image/jpeg"
-            } else {
-                "image/png"
-            };
-            sniffed.pixels = Some((shrunk.width, shrunk.height));
-            let contents = Contents {
-                pdf: None,
-                reencoded: true,
-            };
-            Ok((shrunk.bytes, contents))
-        }
-        Kind::Text => Ok((bytes, Contents::default())),
     }
 }
 

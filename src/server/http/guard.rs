@@ -42,6 +42,9 @@ pub struct Guard {
     max_body: usize,
     /// The upload route's own limit: one attached file.
     max_file: usize,
+    /// `/api/chat`'s: a request's own limit, and room for the files it may carry inside it in
+    /// base64 (`PONDER_MAX_MESSAGE_ATTACHMENT_BYTES` of them).
+    max_chat: usize,
     body_timeout: Duration,
     rate: Option<RateLimiter>,
     /// With `PONDER_AUTH=none`, the `Host` names answered (DNS rebinding).
@@ -57,6 +60,9 @@ impl Guard {
             trusted_proxies: config.trusted_proxies.clone(),
             max_body: config.limits.max_request_bytes,
             max_file: usize::try_from(config.attachments.file_bytes).unwrap_or(usize::MAX),
+            max_chat: usize::try_from(config.attachments.message_bytes.saturating_mul(4) / 3 + 4)
+                .unwrap_or(usize::MAX)
+                .saturating_add(config.limits.max_request_bytes),
             body_timeout: config.limits.body_timeout,
             rate: config.rate_limit.map(RateLimiter::new),
             hosts: (config.auth == AuthMode::None)
@@ -120,12 +126,17 @@ impl Guard {
                 Failure::of(ErrorCode::UnsupportedMediaType, false).said(),
             );
         }
-        let max_body = if upload { self.max_file } else { self.max_body };
+        let chat = req.uri().path() == format!("{}/api/chat", self.base_path);
+        let max_body = match (upload, chat) {
+            (true, _) => self.max_file,
+            (_, true) => self.max_chat,
+            _ => self.max_body,
+        };
         let too_large = || {
             if upload {
                 self.file_too_large(req.uri().query())
             } else {
-                self.too_large()
+                self.too_large(max_body)
             }
         };
         let declared = header_str(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
@@ -133,7 +144,7 @@ impl Guard {
             return too_large();
         }
         if let Some(rate) = &self.rate {
-            if req.uri().path() == format!("{}/api/chat", self.base_path) {
+            if chat {
                 let client = client_ip(peer, headers, &self.trusted_proxies);
                 if let Some(ip) = client {
                     if let Err(wait) = rate.check(ip, Instant::now()) {
@@ -161,7 +172,7 @@ impl Guard {
                 );
             }
             Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-                return file_too_large.unwrap_or_else(|| self.too_large())
+                return file_too_large.unwrap_or_else(|| self.too_large(max_body))
             }
             Ok(Err(_)) => {
                 return self.refuse(
@@ -201,8 +212,8 @@ impl Guard {
         )
     }
 
-    fn too_large(&self) -> Response {
-        let limit = human_bytes(self.max_body);
+    fn too_large(&self, max_body: usize) -> Response {
+        let limit = human_bytes(max_body);
         self.refuse(
             "too_large",
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -32,14 +32,7 @@ pub struct AttachmentInfo {
     pub created_at: i64,
 }
 
-/// What was read from inside a file on upload.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Contents {
-    /// A PDF's page count and text.
-    pub pdf: Option<(u32, String)>,
-    /// The image was written again (the bytes kept are the new ones).
-    pub reencoded: bool,
-}
+pub use crate::server::extract::Contents;
 
 #[derive(sqlx::FromRow)]
 struct Row {

@@ -4,6 +4,7 @@
 
 pub mod assembler;
 pub mod control;
+pub mod files;
 pub mod log;
 pub mod persist;
 pub mod relay;

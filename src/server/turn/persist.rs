@@ -408,24 +408,9 @@ pub async fn begin(
         let mut history = me
             .history_before(&conversation, &slot.message_id, replay)
             .await?;
-        let takes = crate::server::providers::files::takes(
-            &state.config,
-            &options.model,
-            state.models.reads(&options.model),
-        );
-        for message in &mut history {
-            crate::server::providers::files::plan(
-                &mut message.files,
-                state.config.provider,
-                takes,
-                state.config.pdf_renderer.is_some(),
-                &options.model,
-            )
+        super::files::prepare(state, &options.model, &mut history)
+            .await
             .map_err(|f| crate::server::store::StoreError::Refused(f.said()))?;
-            draw_pages(&state.config, &mut message.files)
-                .await
-                .map_err(|f| crate::server::store::StoreError::Refused(f.said()))?;
-        }
         let sent_as: Vec<SendAs> = match (&user_message, history.last()) {
             (Some(message), Some(asked)) if !asked.files.is_empty() => {
                 let sent: Vec<SendAs> = asked.files.iter().map(|f| f.how).collect();
@@ -472,33 +457,6 @@ pub async fn begin(
 pub fn not_saved() -> Failure {
     Failure::of(crate::domain::ErrorCode::NotSaved, true).said()
 }
-
-/// Draws the pages of each PDF that goes as page images (in a child process, bounded like
-/// every reading of a reader's file).
-async fn draw_pages(
-    config: &crate::server::config::Config,
-    files: &mut [crate::domain::attachment::Attached],
-) -> Result<(), crate::domain::Failure> {
-    let Some(renderer) = &config.pdf_renderer else {
-        return Ok(());
-    };
-    for f in files.iter_mut().filter(|f| f.how == SendAs::Pages) {
-        let pages = crate::server::extract::pdf_pages(
-            &config.file_reader,
-            renderer,
-            &f.name,
-            &f.bytes,
-            PAGE_SIDE,
-        )
-        .await?;
-        f.drawn = pages.into_iter().map(|p| p.bytes.into()).collect();
-    }
-    Ok(())
-}
-
-/// The longer side of a PDF page drawn as an image, in pixels: what the providers read
-/// without scaling it down again (Anthropic's advice is at most 1568).
-const PAGE_SIDE: u32 = 1536;
 
 #[cfg(test)]
 mod tests {
