@@ -286,6 +286,39 @@ test("an export carries its files' bytes: another user imports the chat with its
   await bo.close();
 });
 
+test("with the chats in this browser the files go inside each request; a reload keeps the small ones", async ({ page }) => {
+  const chat = new ChatPage(page, SERVERS.browserHistory.url);
+  await chat.goto();
+  const big = Buffer.from("big words ".repeat(60_000));
+  await page.locator("#attach-input").setInputFiles([
+    { name: "photo.png", mimeType: "image/png", buffer: PNG_3x2 },
+    { name: "big.txt", mimeType: "text/plain", buffer: big },
+  ]);
+  await uploaded(page, 2);
+  await chat.send("Look");
+  await chat.waitForTurnEnd();
+  await expect(chat.answer()).toContainText("I received 2 file(s):");
+  await expect(chat.answer()).toContainText(`3×2 pixels, ${PNG_3x2.length} bytes`);
+  await expect(chat.answer()).toContainText('text "big.txt": "big words big words');
+  // The page shows them from the bytes it holds (the server kept nothing).
+  await expect(sentFiles(chat).getByRole("button", { name: "Open photo.png" })).toBeVisible();
+  await expect(sentFiles(chat).getByRole("link", { name: "Download big.txt" })).toHaveAttribute("href", /^data:/);
+  // The saved chat keeps the small file's bytes, not the large one's.
+  const saved = await page.evaluate(() => Object.values(localStorage).find((v) => v.includes('"photo.png"')) ?? "");
+  expect(saved).toContain(PNG_3x2.toString("base64"));
+  expect(saved.length).toBeLessThan(big.length);
+
+  await page.reload();
+  await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+  await expect(sentFiles(chat, "first").getByRole("button", { name: "Open photo.png" })).toBeVisible();
+  // Too large to keep in this browser: its name and kind stay, its bytes are gone.
+  await expect(sentFiles(chat, "first")).toContainText("big.txt");
+  await expect(sentFiles(chat, "first").getByRole("link", { name: "Download big.txt" })).toHaveCount(0);
+  await chat.send("And now?");
+  await chat.waitForTurnEnd();
+  await expect(chat.answer()).toContainText("The earlier messages carry 1 file(s)");
+});
+
 test("the tray's code comes when a file is first attached; a failed fetch says so and the next try attaches", async ({ page }) => {
   const TRAY = /\/pkg\/ponder\.[0-9a-f]{16}\.attachments\.wasm$/;
   const fetched: string[] = [];

@@ -385,6 +385,24 @@ pub async fn upload_bytes(key: u32, url: &str, bytes: &[u8]) -> Uploaded {
     }
 }
 
+/// The bytes of the reader's `file`, in base64 (nothing when they could not be read).
+pub async fn base64_of(file: &web_sys::File) -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        use base64::Engine;
+        let buffer = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
+            .await
+            .ok()?;
+        let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+        Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = file;
+        None
+    }
+}
+
 /// The bytes at `url` (this server's, with the reader's cookie), or nothing when they could
 /// not be had.
 pub async fn fetch_bytes(url: &str) -> Option<Vec<u8>> {

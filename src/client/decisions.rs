@@ -12,8 +12,9 @@ use crate::domain::{ChatMessage, Role};
 /// One message of the conversation as the history sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Said<'a> {
-    /// What the reader wrote.
-    User(&'a str),
+    /// What the reader wrote, and the files the request carries with it (a chat kept in this
+    /// browser).
+    User(&'a str, &'a [crate::domain::message::InlineFile]),
     /// The shown version of an assistant message: how it ended and its answer.
     Assistant { phase: TurnPhase, answer: &'a str },
     /// An assistant message without any version.
@@ -24,7 +25,7 @@ pub enum Said<'a> {
 /// counts as finished when it is done, or stopped with text kept.
 pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage> {
     crate::domain::message::history(said.into_iter().filter_map(|s| match s {
-        Said::User(text) => Some(crate::domain::message::Said::User(text, &[])),
+        Said::User(text, inline) => Some(crate::domain::message::Said::User(text, &[], inline)),
         Said::Assistant { phase, answer } => Some(crate::domain::message::Said::Answer {
             finished: matches!(phase, TurnPhase::Done | TurnPhase::Stopped),
             text: answer,
@@ -283,16 +284,16 @@ mod tests {
     #[test]
     fn history_holds_finished_answers_only_and_alternates() {
         let h = history([
-            Said::User("hi"),
+            Said::User("hi", &[]),
             answer(TurnPhase::Done, "hello"),
-            Said::User("and?"),
+            Said::User("and?", &[]),
             answer(TurnPhase::Error, "partial"),
-            Said::User("again"),
+            Said::User("again", &[]),
             answer(TurnPhase::Stopped, "half"),
-            Said::User("ok"),
+            Said::User("ok", &[]),
             answer(TurnPhase::Done, "   "),
             Said::Nothing,
-            Said::User("last"),
+            Said::User("last", &[]),
         ]);
         assert_eq!(
             h,
@@ -311,9 +312,9 @@ mod tests {
     #[test]
     fn history_never_carries_a_streaming_answer() {
         let h = history([
-            Said::User("q"),
+            Said::User("q", &[]),
             answer(TurnPhase::Streaming, "so far"),
-            Said::User("next"),
+            Said::User("next", &[]),
         ]);
         assert_eq!(h, [ChatMessage::user("q\n\nnext")]);
     }

@@ -72,8 +72,9 @@ impl ChatMessage {
 /// One message of a conversation as the history sent upstream sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Said<'a> {
-    /// What the reader wrote, and the files they attached.
-    User(&'a str, &'a [super::attachment::Attached]),
+    /// What the reader wrote, and the files they attached: kept on the server, or carried
+    /// inside the request by a client that keeps its own history.
+    User(&'a str, &'a [super::attachment::Attached], &'a [InlineFile]),
     /// An answer; `finished` when it ended normally or was stopped with some text kept;
     /// `replay`, the opaque reasoning state to send back with it (empty in the browser).
     Answer {
@@ -92,8 +93,9 @@ pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage>
     let mut out: Vec<ChatMessage> = Vec::new();
     for s in said {
         let message = match s {
-            Said::User(text, files) => ChatMessage {
+            Said::User(text, files, inline) => ChatMessage {
                 files: files.to_vec(),
+                inline: inline.to_vec(),
                 ..ChatMessage::user(text)
             },
             Said::Answer {
@@ -112,6 +114,7 @@ pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage>
                 last.content.push_str("\n\n");
                 last.content.push_str(&message.content);
                 last.files.extend(message.files);
+                last.inline.extend(message.inline);
             }
             _ => out.push(message),
         }

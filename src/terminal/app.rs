@@ -117,7 +117,7 @@ pub struct Chat {
 fn history_of<'a>(items: impl Iterator<Item = &'a Item>) -> Vec<ChatMessage> {
     use crate::client::decisions::{history, Said};
     history(items.filter_map(|i| match i {
-        Item::User(t, _) => Some(Said::User(t)),
+        Item::User(t, _) => Some(Said::User(t, &[])),
         Item::Assistant(t) => Some(Said::Assistant {
             phase: t.state.phase,
             answer: &t.state.answer,

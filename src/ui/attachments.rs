@@ -26,6 +26,20 @@ pub fn file_url(id: &str) -> String {
     format!("{}{UPLOAD_PATH}/{id}", crate::client::browser::base_path())
 }
 
+/// Where the page reads the file `f`: the server's copy, or (chats in this browser) the bytes
+/// the page holds, as a `data:` address; `None` when the page holds them no longer.
+fn address_of(chat: ChatController, f: &FileRef) -> Option<String> {
+    if chat.files_on_server() {
+        return Some(file_url(&f.id));
+    }
+    let mime = match f.kind {
+        Kind::Image => "image/*",
+        _ => "application/octet-stream",
+    };
+    chat.inline_data(&f.id)
+        .map(|data| format!("data:{mime};base64,{data}"))
+}
+
 /// What the attachments chunk gives the composer: the tray, and the upload of picked files.
 #[derive(Clone, Copy)]
 pub struct AttachCode {
@@ -235,6 +249,7 @@ fn TrayChip(key: u32) -> impl IntoView {
 #[component]
 pub fn SentFiles(files: RwSignal<Vec<FileRef>>) -> impl IntoView {
     let t = tr();
+    let chat = expect_context::<ChatController>();
     let large = RwSignal::new(None::<FileRef>);
     let dialog = NodeRef::<leptos::html::Dialog>::new();
     let open = move |f: FileRef| {
@@ -249,8 +264,20 @@ pub fn SentFiles(files: RwSignal<Vec<FileRef>>) -> impl IntoView {
         }
     };
     let chip = move |f: FileRef| {
-        let url = file_url(&f.id);
+        let url = address_of(chat, &f);
         let about = file_about(f.size, Some(f.kind), f.pages, f.sent_as, locale());
+        let Some(url) = url else {
+            // Sent from this browser, too large to keep in it: its name and kind stay.
+            return view! {
+                <li class="sent-file file-chip">
+                    <span class="file-text">
+                        <span class="file-name" dir="auto">{f.name.clone()}</span>
+                        <span class="file-about">{about}</span>
+                    </span>
+                </li>
+            }
+            .into_any();
+        };
         if f.kind == Kind::Image {
             let (width, height) = f.pixels.unwrap_or_default();
             let label = fill(t.open_image, &[("name", &f.name)]);
@@ -294,7 +321,7 @@ pub fn SentFiles(files: RwSignal<Vec<FileRef>>) -> impl IntoView {
             on:close=move |_| large.set(None)
         >
             {move || large.get().map(|f| view! {
-                <img src=file_url(&f.id) alt=f.name.clone()/>
+                <img src=address_of(chat, &f) alt=f.name.clone()/>
                 <p class="lightbox-name" dir="auto">{f.name.clone()}</p>
             })}
             <button type="button" class="icon-button lightbox-close" aria-label=t.close on:click=move |_| close()>

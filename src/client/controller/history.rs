@@ -273,8 +273,12 @@ impl ChatController {
         let this = *self;
         self.with_export_reader(move |local| match local.parse_export(&raw) {
             Ok(mut record) => {
+                // In this browser the files stay carried in the saved chat.
+                if !this.backend().on_server() {
+                    return this.backend().import(this, local, record);
+                }
                 let carried = carried::take_carried(&mut record);
-                if carried.is_empty() || !this.backend().on_server() {
+                if carried.is_empty() {
                     return this.backend().import(this, local, record);
                 }
                 spawn_local(async move {

@@ -233,6 +233,9 @@ pub struct ChatController {
     pub effort: RwSignal<Option<Effort>>,
     /// The running turn's id on the server, for "Answer now".
     running_turn: StoredValue<Option<String>>,
+    /// With the chats in this browser: the bytes of the files attached in it, in base64, by
+    /// id, sent inside each turn's request (the saved chat keeps the small ones).
+    inline_files: StoredValue<std::collections::HashMap<String, String>>,
     /// The page's language: the notices and announcements are worded in it.
     pub locale: Locale,
     /// The conversation the reader reached by its address (arriving, Back, Forward), until
@@ -322,6 +325,7 @@ impl ChatController {
             thinking: RwSignal::new(None),
             effort: RwSignal::new(None),
             running_turn: StoredValue::new(None),
+            inline_files: StoredValue::new(Default::default()),
             locale,
             arrived: StoredValue::new(None),
             lost: RwSignal::new(false),
@@ -372,6 +376,7 @@ impl ChatController {
             message_extra,
         } = record;
         let entries = self.entries_of(&chat.messages, message_extra);
+        self.take_inline(&extra);
         self.meta.set_value(Meta {
             id: chat.id.clone(),
             title: chat.title.clone(),
@@ -532,6 +537,7 @@ impl ChatController {
         .with_message_extra(message_extra);
         record.extra = meta.extra;
         record.set_rev(meta.rev);
+        self.keep_inline(&mut record);
         record
     }
 

@@ -211,3 +211,59 @@ fn a_browser_history_keeps_no_version_choice_beyond_this_browser_and_exports_the
     assert_eq!(exported.borrow().as_deref(), Some("a"));
     assert!(!c.backend().retry_keeps_versions(Some("m1")));
 }
+
+#[test]
+fn a_chat_in_this_browser_carries_its_files_and_saves_those_that_fit() {
+    use crate::client::saved_chat::carried;
+    use crate::domain::attachment::{FileRef, Kind};
+    let (_owner, c) = page();
+    let file = |id: &str, name: &str| FileRef {
+        id: id.into(),
+        name: name.into(),
+        kind: Kind::Text,
+        size: 3,
+        pixels: None,
+        pages: None,
+        sent_as: None,
+    };
+    let mut record = saved("f", "Files", 1);
+    record.chat.messages[0].versions[0].files = vec![file("small", "a.md"), file("big", "b.md")];
+    record.chat.messages[2].versions[0].files = vec![file("gone", "c.md")];
+    carried::carry_base64(&mut record, vec![("small".into(), "YWJj".into())]);
+    assert_eq!(local_store::save(&MemoryShelf, &record), Ok(()));
+    c.open("f");
+    let big = "A".repeat(super::attachments::INLINE_KEPT_BYTES);
+    c.inline_files
+        .update_value(|kept| drop(kept.insert("big".into(), big.clone())));
+
+    let carried: Vec<Vec<(String, String)>> = c.entries.with_untracked(|entries| {
+        entries
+            .iter()
+            .map(|e| {
+                c.inline_of(e)
+                    .into_iter()
+                    .map(|f| (f.name, f.data))
+                    .collect()
+            })
+            .collect()
+    });
+    assert_eq!(
+        carried,
+        [
+            vec![
+                ("a.md".to_string(), "YWJj".to_string()),
+                ("b.md".into(), big)
+            ],
+            vec![],
+            vec![],
+            vec![],
+        ],
+        "the saved one and the one this page holds go; one no longer here does not"
+    );
+    let saved = c.record(5.0);
+    assert_eq!(
+        saved.extra.get(carried::FILES),
+        Some(&serde_json::json!({"small": "YWJj"})),
+        "the big one stays with the page"
+    );
+}

@@ -19,6 +19,7 @@ use crate::client::turn_state::TurnState;
 use crate::client::turn_stream::{self, Call, Ended, Leave, Source, TurnHost};
 use crate::domain::attachment::SendAs;
 use crate::domain::history::Version;
+use crate::domain::message::InlineFile;
 use crate::domain::{ChatMessage, ChatRequest, ReasoningSettings, Role, TurnEvent};
 
 impl ChatController {
@@ -69,8 +70,9 @@ impl ChatController {
         self.retry(entry);
     }
 
-    /// The history sent upstream for `entries` (see [`decisions::history`]).
-    fn history(entries: &[Entry]) -> Vec<ChatMessage> {
+    /// The history sent upstream for `entries` (see [`decisions::history`]), with the files of
+    /// a chat kept in this browser inside it.
+    fn history(&self, entries: &[Entry]) -> Vec<ChatMessage> {
         let turns: Vec<Option<TurnState>> = entries
             .iter()
             .map(|e| match e.role {
@@ -78,19 +80,17 @@ impl ChatController {
                 Role::Assistant => e.turn_untracked().map(|t| t.get_untracked()),
             })
             .collect();
-        decisions::history(
-            entries
-                .iter()
-                .zip(&turns)
-                .map(|(e, turn)| match (e.role, turn) {
-                    (Role::User, _) => decisions::Said::User(&e.text),
-                    (Role::Assistant, Some(t)) => decisions::Said::Assistant {
-                        phase: t.phase,
-                        answer: &t.answer,
-                    },
-                    (Role::Assistant, None) => decisions::Said::Nothing,
-                }),
-        )
+        let inline: Vec<Vec<InlineFile>> = entries.iter().map(|e| self.inline_of(e)).collect();
+        decisions::history(entries.iter().zip(&turns).zip(&inline).map(
+            |((e, turn), inline)| match (e.role, turn) {
+                (Role::User, _) => decisions::Said::User(&e.text, inline),
+                (Role::Assistant, Some(t)) => decisions::Said::Assistant {
+                    phase: t.phase,
+                    answer: &t.answer,
+                },
+                (Role::Assistant, None) => decisions::Said::Nothing,
+            },
+        ))
     }
 
     /// Sends the draft (or `text`) as a user message and streams the assistant's turn. While
@@ -131,15 +131,26 @@ impl ChatController {
                 entries.truncate(pos);
             }
             entries.push(user);
-            messages = Self::history(entries);
+            messages = self.history(entries);
             entries.push(assistant);
         });
         let mut request =
             self.backend()
                 .send_request(*self, text.clone(), messages, edited_on_server);
+        let asked = self.tray.with_untracked(|t| t.asked());
         if request.content.is_some() {
             request.attachments = files.iter().map(|f| f.id.clone()).collect();
-            request.send_as = self.tray.with_untracked(|t| t.asked());
+            request.send_as = asked;
+        } else if let Some(last) = request.messages.last_mut() {
+            // The new message's files are the last its request carries.
+            let carried = last.inline.len();
+            let new = last
+                .inline
+                .iter_mut()
+                .skip(carried.saturating_sub(files.len()));
+            for (inline, f) in new.zip(&files) {
+                inline.send_as = asked.get(&f.id).copied();
+            }
         }
         self.clear_tray();
         self.editing.set(None);
@@ -173,7 +184,7 @@ impl ChatController {
                 .iter()
                 .position(|e| e.id == entry_id)
                 .unwrap_or(entries.len());
-            Self::history(&entries[..upto])
+            self.history(&entries[..upto])
         })
     }
 

@@ -43,6 +43,35 @@ pub fn carry(record: &mut SavedChat, bytes: Vec<(String, Vec<u8>)>) {
     record.extra.insert(FILES.into(), Value::Object(files));
 }
 
+/// Puts files already in base64 (by id) into the record, in place of any it carried.
+pub fn carry_base64(record: &mut SavedChat, files: Vec<(String, String)>) {
+    if files.is_empty() {
+        record.extra.remove(FILES);
+        return;
+    }
+    let files: Map<String, Value> = files
+        .into_iter()
+        .map(|(id, data)| (id, Value::String(data)))
+        .collect();
+    record.extra.insert(FILES.into(), Value::Object(files));
+}
+
+/// The files (in base64, by id, in the order given) while they fit `cap` bytes together; the
+/// first that does not fit and every one after it are left out.
+pub fn within(
+    files: impl IntoIterator<Item = (String, String)>,
+    cap: usize,
+) -> Vec<(String, String)> {
+    let mut used = 0usize;
+    files
+        .into_iter()
+        .take_while(|(_, data)| {
+            used = used.saturating_add(data.len());
+            used <= cap
+        })
+        .collect()
+}
+
 /// Takes the carried files out of the record: each file its messages name whose bytes it
 /// carries (bytes that are not base64 are left out), by the order first named.
 pub fn take_carried(record: &mut SavedChat) -> Vec<(FileRef, Vec<u8>)> {

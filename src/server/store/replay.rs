@@ -70,6 +70,7 @@ impl Scoped<'_> {
                 Role::User => Said::User(
                     content,
                     files.get(id).map(Vec::as_slice).unwrap_or_default(),
+                    &[],
                 ),
                 Role::Assistant => Said::Answer {
                     finished: matches!(status, VersionStatus::Done | VersionStatus::Stopped),
