@@ -385,16 +385,17 @@ pub async fn upload_bytes(key: u32, url: &str, bytes: &[u8]) -> Uploaded {
     }
 }
 
-/// The bytes of the reader's `file`, in base64 (nothing when they could not be read).
+/// The bytes of the reader's `file`, in base64 (nothing when they could not be read). The
+/// browser's own `btoa` encodes them, so the page's first load carries no encoder.
 pub async fn base64_of(file: &web_sys::File) -> Option<String> {
     #[cfg(feature = "hydrate")]
     {
-        use base64::Engine;
         let buffer = wasm_bindgen_futures::JsFuture::from(file.array_buffer())
             .await
             .ok()?;
         let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
-        Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+        let latin1: String = bytes.into_iter().map(char::from).collect();
+        web_sys::window()?.btoa(&latin1).ok()
     }
     #[cfg(not(feature = "hydrate"))]
     {

@@ -235,7 +235,7 @@ pub struct ChatController {
     running_turn: StoredValue<Option<String>>,
     /// With the chats in this browser: the bytes of the files attached in it, in base64, by
     /// id, sent inside each turn's request (the saved chat keeps the small ones).
-    inline_files: StoredValue<std::collections::HashMap<String, String>>,
+    inline_files: StoredValue<std::collections::BTreeMap<String, String>>,
     /// The page's language: the notices and announcements are worded in it.
     pub locale: Locale,
     /// The conversation the reader reached by its address (arriving, Back, Forward), until

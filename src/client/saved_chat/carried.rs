@@ -16,7 +16,7 @@ pub const FILES: &str = "files";
 
 /// Each file the record's messages name, once, in the order first named.
 pub fn named_files(record: &SavedChat) -> Vec<FileRef> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = std::collections::BTreeSet::new();
     record
         .chat
         .messages
