@@ -42,8 +42,9 @@ pub struct Guard {
     max_body: usize,
     /// The upload route's own limit: one attached file.
     max_file: usize,
-    /// `/api/chat`'s: a request's own limit, and room for the files it may carry inside it in
-    /// base64 (`PONDER_MAX_MESSAGE_ATTACHMENT_BYTES` of them).
+    /// `/api/chat`'s: a request's own limit and, where the browser keeps the history (and so
+    /// the files, sent inside each request), room for them in base64
+    /// (`PONDER_MAX_MESSAGE_ATTACHMENT_BYTES` of them).
     max_chat: usize,
     body_timeout: Duration,
     rate: Option<RateLimiter>,
@@ -60,9 +61,12 @@ impl Guard {
             trusted_proxies: config.trusted_proxies.clone(),
             max_body: config.limits.max_request_bytes,
             max_file: usize::try_from(config.attachments.file_bytes).unwrap_or(usize::MAX),
-            max_chat: usize::try_from(config.attachments.message_bytes.saturating_mul(4) / 3 + 4)
-                .unwrap_or(usize::MAX)
-                .saturating_add(config.limits.max_request_bytes),
+            max_chat: match config.history {
+                crate::server::config::HistoryMode::Server => config.limits.max_request_bytes,
+                _ => usize::try_from(config.attachments.message_bytes.saturating_mul(4) / 3 + 4)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(config.limits.max_request_bytes),
+            },
             body_timeout: config.limits.body_timeout,
             rate: config.rate_limit.map(RateLimiter::new),
             hosts: (config.auth == AuthMode::None)
