@@ -651,16 +651,7 @@ async fn the_reader_chooses_how_a_pdf_goes_and_later_turns_keep_that_way() {
         })
         .unwrap();
     assert_eq!(sent, vec![ponder::domain::attachment::SendAs::Text]);
-    let stored: Value = api(
-        &app,
-        "alice",
-        "/api/conversations/get",
-        serde_json::json!({"id": conversation}),
-    )
-    .await
-    .json()
-    .await
-    .unwrap();
+    let stored = stored(&app, "alice", &conversation).await;
     let file = &stored["messages"][0]["versions"][0]["files"][0];
     assert_eq!(
         (file["sent_as"].as_str(), &file["pages"]),
@@ -784,16 +775,7 @@ async fn the_tokens_the_files_took_are_counted_where_the_provider_counts_them_an
                 _ => None,
             })
             .unwrap();
-        let stored: Value = api(
-            &app,
-            "alice",
-            "/api/conversations/get",
-            serde_json::json!({"id": conversation}),
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
+        let stored = stored(&app, "alice", &conversation).await;
         assert_eq!(
             stored["messages"][1]["versions"][0]["usage"]["file_tokens"],
             2 * 258,
@@ -912,4 +894,18 @@ async fn a_client_that_keeps_its_own_history_sends_files_inside_the_request() {
             "{refused}"
         );
     }
+}
+
+/// The conversation `id` as `user` reads it back (`conversations/get`).
+async fn stored(app: &TestApp, user: &str, id: &str) -> Value {
+    api(
+        app,
+        user,
+        "/api/conversations/get",
+        serde_json::json!({ "id": id }),
+    )
+    .await
+    .json()
+    .await
+    .expect("the conversation")
 }
