@@ -13,6 +13,10 @@ pub fn site() -> Site {
     Site {
         shell: |options, page| crate::app::shell(options, page).into_any(),
         words_chunk: crate::ui::locale::words_chunk,
+        shared: crate::server::http::shared::SharedDrawing {
+            page: crate::ui::shared_page::document,
+            refusal: crate::ui::shared_page::refusal,
+        },
     }
 }
 

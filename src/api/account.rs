@@ -34,6 +34,7 @@ pub async fn who_am_i() -> Result<Me, ApiError> {
             crate::server::config::HistoryMode::Server => "server".into(),
             crate::server::config::HistoryMode::Browser => "browser".into(),
         },
+        sharing: state.config.sharing.name().into(),
     })
 }
 

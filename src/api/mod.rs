@@ -8,4 +8,5 @@ pub mod error;
 pub mod history;
 pub mod models;
 pub mod rich;
+pub mod share;
 pub mod turn;

@@ -22,6 +22,9 @@ pub struct Me {
     pub needs_setup: bool,
     /// `server` (chats live on the server) or `browser`.
     pub history: String,
+    /// Who may open shared links: `off` (no Share in the menus), `signed-in` or `public`.
+    #[serde(default)]
+    pub sharing: String,
 }
 
 impl Me {

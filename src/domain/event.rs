@@ -364,6 +364,9 @@ pub enum ErrorCode {
     NoAccounts = "no_accounts",
     /// An admin cannot remove themselves. No params.
     CannotRemoveSelf = "cannot_remove_self",
+    /// Sharing by link is off on this server (`PONDER_SHARING=off`, or the history is kept in
+    /// the browser). No params.
+    SharingOff = "sharing_off",
     /// A request signed with a personal API token asked for what only a password session may
     /// do (make tokens, sign out everywhere). No params.
     PasswordRequired = "password_required",
@@ -608,7 +611,7 @@ impl ErrorCode {
             SignInRequired | SessionEnded | InvalidToken | ProxyRequired | ProxyNoUser
             | WrongCredentials => 401,
             CrossOrigin | AdminOnly | AlreadySetUp | NoAccounts | CannotRemoveSelf
-            | PasswordRequired => 403,
+            | PasswordRequired | SharingOff => 403,
             NotFound | TurnNotFound => 404,
             BodyTimeout => 408,
             Conflict => 409,

@@ -13,6 +13,7 @@ pub mod message;
 pub mod page;
 pub mod reasoning;
 pub mod rich;
+pub mod share;
 pub mod wire;
 
 pub use event::{ErrorCode, Failure, FinishReason, ThinkingKind, TurnEvent, Usage};

@@ -1,8 +1,8 @@
 //! Arabic (Modern Standard Arabic, laid out right to left).
 
-#[cfg(feature = "ssr")]
-use super::catalogue::TerminalWords;
 use super::catalogue::{Catalogue, ErrorWords, Plural};
+#[cfg(feature = "ssr")]
+use super::catalogue::{SharedWords, TerminalWords};
 
 pub static AR: Catalogue = Catalogue {
     thinking_live: "جارٍ التفكير… ({time})",
@@ -111,6 +111,25 @@ pub static AR: Catalogue = Catalogue {
     as_document: "كمستند",
     as_text: "كنص",
     as_pages: "كصور صفحات",
+    share_menu: "مشاركة…",
+    share_title: "مشاركة هذه المحادثة",
+    share_explain: "من لديه الرابط يرى المحادثة كما تظهر الآن، للقراءة فقط. يبقى الشريط الجانبي وحسابك والفروع الأخرى خاصة.",
+    include_files: "تضمين الملفات المرفقة",
+    create_link: "إنشاء رابط",
+    copy_link: "نسخ الرابط",
+    link_shown_once: "انسخ الرابط الآن: فهو لا يظهر إلا هذه المرة.",
+    links_of_chat: "روابط هذه المحادثة",
+    no_links: "لا توجد روابط بعد.",
+    link_made: "أُنشئ في {date} · {count}",
+    with_thinking: "مع التفكير",
+    without_thinking: "دون تفكير",
+    with_files: "مع الملفات",
+    update_link: "تحديث",
+    update_link_label: "اعرض المحادثة كما هي الآن على هذا الرابط",
+    revoke_link: "إلغاء",
+    link_revoked: "أُلغي الرابط.",
+    all_links: "الروابط المشتركة",
+    link_by: "{title} · من {name}",
     open_image: "فتح {name}",
     download_file: "تنزيل {name}",
     stopped: "تم الإيقاف.",
@@ -402,6 +421,7 @@ pub static AR: Catalogue = Catalogue {
         too_many_attempts: "المحاولات كثيرة جدًا.",
         password_too_short: "يجب ألا يقل عدد أحرف كلمة المرور عن {min}.",
         admin_only: "هذا الإجراء متاح للمشرف فقط.",
+        sharing_off: "المشاركة عبر الروابط معطّلة على هذا الخادم.",
         already_set_up: "لنسخة Ponder هذه مشرف بالفعل.",
         no_accounts: "لا تستخدم نسخة Ponder هذه الحسابات.",
         cannot_remove_self: "لا يمكنك إزالة نفسك.",
@@ -423,6 +443,16 @@ pub static AR: Catalogue = Catalogue {
         image_too_large: "أبعاد {name} هي {width}×{height} بكسل؛ يقبل Ponder صورًا لا يتجاوز ضلعها {limit} بكسل.",
         server_busy: "الخادم مشغول: حاول مرة أخرى بعد قليل.",
         ponder_unreachable: "تعذّر الوصول إلى Ponder.",
+    },
+    #[cfg(feature = "ssr")]
+    shared: SharedWords {
+        shared_kicker: "محادثة مشتركة · للقراءة فقط",
+        shared_on: "شوركت في {date}",
+        continue_in_ponder: "المتابعة في Ponder",
+        continue_explain: "ينسخ هذه المحادثة إلى سجلك، حيث يمكنك الرد.",
+        sign_in_to_continue: "سجّل الدخول للمتابعة في Ponder",
+        share_gone: "هذا الرابط غير موجود أو أُلغي.",
+        share_needs_sign_in: "سجّل الدخول إلى Ponder هذا لفتح المحادثات المشتركة.",
     },
     #[cfg(feature = "ssr")]
     terminal: TerminalWords {

@@ -186,6 +186,25 @@ pub struct Catalogue {
     pub as_document: &'static str,
     pub as_text: &'static str,
     pub as_pages: &'static str,
+    pub share_menu: &'static str,
+    pub share_title: &'static str,
+    pub share_explain: &'static str,
+    pub include_files: &'static str,
+    pub create_link: &'static str,
+    pub copy_link: &'static str,
+    pub link_shown_once: &'static str,
+    pub links_of_chat: &'static str,
+    pub no_links: &'static str,
+    pub link_made: &'static str,
+    pub with_thinking: &'static str,
+    pub without_thinking: &'static str,
+    pub with_files: &'static str,
+    pub update_link: &'static str,
+    pub update_link_label: &'static str,
+    pub revoke_link: &'static str,
+    pub link_revoked: &'static str,
+    pub all_links: &'static str,
+    pub link_by: &'static str,
     /// `{name}`: an image shown large.
     pub open_image: &'static str,
     pub download_file: &'static str,
@@ -454,6 +473,21 @@ pub struct Catalogue {
     /// which never shows them.
     #[cfg(feature = "ssr")]
     pub terminal: TerminalWords,
+    /// The shared page's own words (`/s/<token>`, drawn by the server only).
+    #[cfg(feature = "ssr")]
+    pub shared: SharedWords,
+}
+
+/// The chrome of a shared conversation's page; its content stays as written.
+#[derive(Debug, serde::Serialize)]
+pub struct SharedWords {
+    pub shared_kicker: &'static str,
+    pub shared_on: &'static str,
+    pub continue_in_ponder: &'static str,
+    pub continue_explain: &'static str,
+    pub sign_in_to_continue: &'static str,
+    pub share_gone: &'static str,
+    pub share_needs_sign_in: &'static str,
 }
 
 /// The terminal client's words beside the ones it shares with the page (the thinking labels,
@@ -553,6 +587,7 @@ pub struct ErrorWords {
     pub too_many_attempts: &'static str,
     pub password_too_short: &'static str,
     pub admin_only: &'static str,
+    pub sharing_off: &'static str,
     pub already_set_up: &'static str,
     pub no_accounts: &'static str,
     pub cannot_remove_self: &'static str,

@@ -1,8 +1,8 @@
 //! English, the catalogue every other one is checked against.
 
-#[cfg(feature = "ssr")]
-use super::catalogue::TerminalWords;
 use super::catalogue::{Catalogue, ErrorWords, Plural};
+#[cfg(feature = "ssr")]
+use super::catalogue::{SharedWords, TerminalWords};
 
 pub static EN: Catalogue = Catalogue {
     thinking_live: "Thinking… ({time})",
@@ -83,6 +83,25 @@ pub static EN: Catalogue = Catalogue {
     as_document: "As a document",
     as_text: "As its text",
     as_pages: "As page images",
+    share_menu: "Share…",
+    share_title: "Share this conversation",
+    share_explain: "Anyone with the link sees the conversation as it is shown now, read only. Your sidebar, your account and other branches stay private.",
+    include_files: "Include attached files",
+    create_link: "Create link",
+    copy_link: "Copy link",
+    link_shown_once: "Copy the link now: only this once is it shown.",
+    links_of_chat: "Links to this conversation",
+    no_links: "No links yet.",
+    link_made: "Made {date} · {count}",
+    with_thinking: "with thinking",
+    without_thinking: "without thinking",
+    with_files: "with files",
+    update_link: "Update",
+    update_link_label: "Show the conversation as it is now at this link",
+    revoke_link: "Revoke",
+    link_revoked: "Link revoked.",
+    all_links: "Shared links",
+    link_by: "{title} · by {name}",
     open_image: "Open {name}",
     download_file: "Download {name}",
     stopped: "Stopped.",
@@ -353,6 +372,7 @@ pub static EN: Catalogue = Catalogue {
         too_many_attempts: "Too many attempts.",
         password_too_short: "A password needs at least {min} characters.",
         admin_only: "Only an admin can do that.",
+        sharing_off: "Sharing by link is turned off on this server.",
         already_set_up: "This Ponder already has its admin.",
         no_accounts: "This Ponder does not use accounts.",
         cannot_remove_self: "You cannot remove yourself.",
@@ -374,6 +394,16 @@ pub static EN: Catalogue = Catalogue {
         image_too_large: "{name} is {width}×{height} pixels; Ponder takes images up to {limit} pixels on a side.",
         server_busy: "The server is busy: try again in a moment.",
         ponder_unreachable: "Ponder could not be reached.",
+    },
+    #[cfg(feature = "ssr")]
+    shared: SharedWords {
+        shared_kicker: "Shared conversation · read only",
+        shared_on: "Shared {date}",
+        continue_in_ponder: "Continue in Ponder",
+        continue_explain: "Copies this conversation into your own history, where you can reply.",
+        sign_in_to_continue: "Sign in to continue in Ponder",
+        share_gone: "This link does not exist, or it was revoked.",
+        share_needs_sign_in: "Sign in to this Ponder to open shared conversations.",
     },
     #[cfg(feature = "ssr")]
     terminal: TerminalWords {

@@ -92,6 +92,7 @@ fn sentence(f: &Failure, l: Locale) -> Option<String> {
         ErrorCode::TooManyAttempts => e.too_many_attempts,
         ErrorCode::PasswordTooShort => e.password_too_short,
         ErrorCode::AdminOnly => e.admin_only,
+        ErrorCode::SharingOff => e.sharing_off,
         ErrorCode::AlreadySetUp => e.already_set_up,
         ErrorCode::NoAccounts => e.no_accounts,
         ErrorCode::CannotRemoveSelf => e.cannot_remove_self,

@@ -1,8 +1,8 @@
 //! Japanese.
 
-#[cfg(feature = "ssr")]
-use super::catalogue::TerminalWords;
 use super::catalogue::{Catalogue, ErrorWords, Plural};
+#[cfg(feature = "ssr")]
+use super::catalogue::{SharedWords, TerminalWords};
 
 pub static JA: Catalogue = Catalogue {
     thinking_live: "思考中…（{time}）",
@@ -83,6 +83,25 @@ pub static JA: Catalogue = Catalogue {
     as_document: "文書として",
     as_text: "テキストとして",
     as_pages: "ページ画像として",
+    share_menu: "共有…",
+    share_title: "この会話を共有",
+    share_explain: "リンクを知っている人は、今表示されている会話を閲覧のみで見られます。サイドバー、アカウント、ほかの分岐は公開されません。",
+    include_files: "添付ファイルを含める",
+    create_link: "リンクを作成",
+    copy_link: "リンクをコピー",
+    link_shown_once: "今リンクをコピーしてください。表示されるのはこの一度だけです。",
+    links_of_chat: "この会話のリンク",
+    no_links: "リンクはまだありません。",
+    link_made: "{date} に作成 · {count}",
+    with_thinking: "思考あり",
+    without_thinking: "思考なし",
+    with_files: "ファイルあり",
+    update_link: "更新",
+    update_link_label: "このリンクで今の会話を表示する",
+    revoke_link: "取り消す",
+    link_revoked: "リンクを取り消しました。",
+    all_links: "共有リンク",
+    link_by: "{title} · {name}",
     open_image: "{name} を開く",
     download_file: "{name} をダウンロード",
     stopped: "停止しました。",
@@ -350,6 +369,7 @@ pub static JA: Catalogue = Catalogue {
         too_many_attempts: "試行回数が多すぎます。",
         password_too_short: "パスワードは{min}文字以上にしてください。",
         admin_only: "この操作は管理者のみが実行できます。",
+        sharing_off: "このサーバーではリンクによる共有がオフになっています。",
         already_set_up: "この Ponder にはすでに管理者がいます。",
         no_accounts: "この Ponder ではアカウントを使用しません。",
         cannot_remove_self: "自分自身を削除することはできません。",
@@ -371,6 +391,16 @@ pub static JA: Catalogue = Catalogue {
         image_too_large: "{name} は {width}×{height} ピクセルです。Ponder が受け付ける画像は一辺 {limit} ピクセルまでです。",
         server_busy: "サーバーが混み合っています。しばらくしてからもう一度お試しください。",
         ponder_unreachable: "Ponder に接続できませんでした。",
+    },
+    #[cfg(feature = "ssr")]
+    shared: SharedWords {
+        shared_kicker: "共有された会話 · 閲覧のみ",
+        shared_on: "{date} に共有",
+        continue_in_ponder: "Ponder で続ける",
+        continue_explain: "この会話をあなたの履歴にコピーし、そこで返信できます。",
+        sign_in_to_continue: "サインインして Ponder で続ける",
+        share_gone: "このリンクは存在しないか、取り消されました。",
+        share_needs_sign_in: "共有された会話を開くには、この Ponder にサインインしてください。",
     },
     #[cfg(feature = "ssr")]
     terminal: TerminalWords {

@@ -1,8 +1,8 @@
 //! Brazilian Portuguese.
 
-#[cfg(feature = "ssr")]
-use super::catalogue::TerminalWords;
 use super::catalogue::{Catalogue, ErrorWords, Plural};
+#[cfg(feature = "ssr")]
+use super::catalogue::{SharedWords, TerminalWords};
 
 pub static PT_BR: Catalogue = Catalogue {
     thinking_live: "Pensando… ({time})",
@@ -91,6 +91,25 @@ pub static PT_BR: Catalogue = Catalogue {
     as_document: "Como documento",
     as_text: "Como texto",
     as_pages: "Como imagens das páginas",
+    share_menu: "Compartilhar…",
+    share_title: "Compartilhar esta conversa",
+    share_explain: "Quem tiver o link vê a conversa como está agora, só para leitura. Sua barra lateral, sua conta e outros ramos continuam privados.",
+    include_files: "Incluir arquivos anexados",
+    create_link: "Criar link",
+    copy_link: "Copiar link",
+    link_shown_once: "Copie o link agora: ele só é mostrado esta vez.",
+    links_of_chat: "Links desta conversa",
+    no_links: "Nenhum link ainda.",
+    link_made: "Criado em {date} · {count}",
+    with_thinking: "com raciocínio",
+    without_thinking: "sem raciocínio",
+    with_files: "com arquivos",
+    update_link: "Atualizar",
+    update_link_label: "Mostrar neste link a conversa como está agora",
+    revoke_link: "Revogar",
+    link_revoked: "Link revogado.",
+    all_links: "Links compartilhados",
+    link_by: "{title} · de {name}",
     open_image: "Abrir {name}",
     download_file: "Baixar {name}",
     stopped: "Interrompido.",
@@ -362,6 +381,7 @@ pub static PT_BR: Catalogue = Catalogue {
         too_many_attempts: "Muitas tentativas.",
         password_too_short: "A senha precisa ter pelo menos {min} caracteres.",
         admin_only: "Só um administrador pode fazer isso.",
+        sharing_off: "O compartilhamento por link está desativado neste servidor.",
         already_set_up: "Este Ponder já tem um administrador.",
         no_accounts: "Este Ponder não usa contas.",
         cannot_remove_self: "Não é possível remover a sua própria conta.",
@@ -383,6 +403,16 @@ pub static PT_BR: Catalogue = Catalogue {
         image_too_large: "{name} tem {width}×{height} pixels; o Ponder aceita imagens de até {limit} pixels de lado.",
         server_busy: "O servidor está ocupado: tente novamente daqui a pouco.",
         ponder_unreachable: "Não foi possível acessar o Ponder.",
+    },
+    #[cfg(feature = "ssr")]
+    shared: SharedWords {
+        shared_kicker: "Conversa compartilhada · somente leitura",
+        shared_on: "Compartilhada em {date}",
+        continue_in_ponder: "Continuar no Ponder",
+        continue_explain: "Copia esta conversa para o seu histórico, onde você pode responder.",
+        sign_in_to_continue: "Entre para continuar no Ponder",
+        share_gone: "Este link não existe ou foi revogado.",
+        share_needs_sign_in: "Entre neste Ponder para abrir conversas compartilhadas.",
     },
     #[cfg(feature = "ssr")]
     terminal: TerminalWords {

@@ -6,8 +6,10 @@ use std::time::Duration;
 use crate::domain::Controls;
 
 mod files;
+mod sharing;
 pub use files::ModelFiles;
 use files::{attachment_limits, model_files, pdf_renderer};
+use sharing::sharing;
 
 /// The wire format Ponder speaks to its upstream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,6 +165,8 @@ pub struct Config {
     pub auth: AuthMode,
     /// Where chats are kept: on the server (default) or only in each browser.
     pub history: HistoryMode,
+    /// Who may open shared links (`PONDER_SHARING`).
+    pub sharing: crate::domain::share::Sharing,
     /// How long a deleted conversation can be restored before it is purged.
     pub delete_grace: Duration,
     /// What becomes of a stored turn nobody watches, and after how long unwatched it stops.
@@ -525,6 +529,7 @@ impl Config {
                 )))
             }
         };
+        let sharing = sharing(get("PONDER_SHARING").as_deref(), &auth, history)?;
         let log_json = match get("PONDER_LOG_FORMAT").as_deref() {
             None | Some("text") => false,
             Some("json") => true,
@@ -615,6 +620,7 @@ impl Config {
             database_url,
             auth,
             history,
+            sharing,
             delete_grace: parse_secs(&get, "PONDER_DELETE_GRACE", 86_400.0)?,
             session_lifetime: Duration::from_secs(
                 u64::from(parse_num(&get, "PONDER_SESSION_DAYS", 30, 1, 3650)?) * 86_400,

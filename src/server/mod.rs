@@ -6,6 +6,7 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod demo_upstream;
+pub mod dress;
 pub mod extract;
 pub mod http;
 pub mod models;

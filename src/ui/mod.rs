@@ -26,10 +26,14 @@ pub mod rich;
 pub mod sanitize;
 pub mod scrolling_conversation;
 pub mod search;
+#[cfg(feature = "ssr")]
+pub mod shared_page;
 pub mod sidebar;
 pub mod sign_in;
 pub mod sources;
 pub mod thinking_block;
 pub mod tool_step;
+#[cfg(feature = "ssr")]
+pub mod transcript;
 pub mod warm_up;
 pub mod workspaces;

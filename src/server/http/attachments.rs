@@ -16,6 +16,7 @@ use crate::server::extract;
 use crate::server::http::guard::refusal;
 use crate::server::http::request::store_error;
 use crate::server::state::AppState;
+use crate::server::store::attachments::AttachmentInfo;
 use crate::server::store::identity::Identity;
 
 /// A refusal with the status its code carries.
@@ -76,15 +77,10 @@ pub async fn upload(state: &AppState, req: Request<Body>) -> Response {
             )
         }
     };
-    let mut sniffed = match sniff(&name, &bytes, &limits) {
-        Ok(sniffed) => sniffed,
-        Err(failure) => return refused(failure.said()),
+    let (sniffed, bytes, contents) = match judge(state, &name, bytes.to_vec()).await {
+        Ok(judged) => judged,
+        Err(failure) => return refused(failure),
     };
-    let (bytes, contents) =
-        match extract::read_inside(&state.config, &name, &mut sniffed, bytes.to_vec()).await {
-            Ok(read) => read,
-            Err(failure) => return refused(failure.said()),
-        };
     if !keeps {
         let judged = crate::domain::attachment::FileRef {
             id: crate::server::store::ids::content_digest(&bytes),
@@ -108,16 +104,42 @@ pub async fn upload(state: &AppState, req: Request<Body>) -> Response {
     }
 }
 
+/// A file's bytes judged as an upload's are: its kind told from its bytes, what is inside a
+/// PDF read, a large image written again smaller. The failure is worded.
+pub async fn judge(
+    state: &AppState,
+    name: &str,
+    bytes: Vec<u8>,
+) -> Result<
+    (
+        crate::domain::attachment::Sniffed,
+        Vec<u8>,
+        extract::Contents,
+    ),
+    Failure,
+> {
+    let mut sniffed = sniff(name, &bytes, &state.config.attachments).map_err(Failure::said)?;
+    let (bytes, contents) = extract::read_inside(&state.config, name, &mut sniffed, bytes)
+        .await
+        .map_err(Failure::said)?;
+    Ok((sniffed, bytes, contents))
+}
+
 /// `GET /api/attachments/<id>`: the file to its owner, as a download; 404 to anyone else.
 pub async fn download(state: &AppState, id: &str, req: Request<Body>) -> Response {
     let who = match owner(state, &req) {
         Ok(who) => who,
         Err(failure) => return refused(failure),
     };
-    let (info, bytes) = match state.store.scoped(&who).attachment(id).await {
-        Ok(found) => found,
-        Err(e) => return refused(store_error(e)),
-    };
+    match state.store.scoped(&who).attachment(id).await {
+        Ok((info, bytes)) => file_response(&info, bytes),
+        Err(e) => refused(store_error(e)),
+    }
+}
+
+/// A stored file as a response: its type, a download (an image Ponder wrote again is shown
+/// inline), sandboxed, never sniffed, never embedded by another site.
+pub fn file_response(info: &AttachmentInfo, bytes: Vec<u8>) -> Response {
     let mut response = Response::new(Body::from(bytes));
     let headers = response.headers_mut();
     let mut set = |name: header::HeaderName, value: &str| {

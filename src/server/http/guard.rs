@@ -216,6 +216,33 @@ impl Guard {
         )
     }
 
+    /// A form a page of Ponder's posts (a shared page's "Continue in Ponder"): only from this
+    /// server's own pages. A browser always names the `Origin` of a form's POST; one without it
+    /// is refused too, and the body is not read.
+    async fn form(&self, req: Request, peer: Option<IpAddr>, next: Next) -> Response {
+        let headers = req.headers();
+        let forwarded_host = self
+            .trusts(peer)
+            .then(|| header_str(headers, "x-forwarded-host"))
+            .flatten();
+        let origin = header_str(headers, "origin").unwrap_or("null");
+        if !origin_allowed(
+            origin,
+            header_str(headers, "host"),
+            forwarded_host,
+            &self.allowed_origins,
+        ) {
+            return self.refuse(
+                "origin",
+                StatusCode::FORBIDDEN,
+                Failure::of(ErrorCode::CrossOrigin, false)
+                    .with("origin", origin)
+                    .said(),
+            );
+        }
+        next.run(req).await
+    }
+
     fn too_large(&self, max_body: usize) -> Response {
         let limit = human_bytes(max_body);
         self.refuse(
@@ -274,8 +301,15 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
         .path()
         .strip_prefix(guard.base_path.as_str())
         .is_some_and(|p| p.starts_with("/api/"));
+    let is_share_form = req
+        .uri()
+        .path()
+        .strip_prefix(guard.base_path.as_str())
+        .is_some_and(|p| p.starts_with(crate::domain::share::SHARE_PREFIX));
     let mut response = if is_api && changes_something {
         guard.api(req, peer, next).await
+    } else if is_share_form && changes_something {
+        guard.form(req, peer, next).await
     } else {
         next.run(req).await
     };

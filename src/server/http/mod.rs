@@ -10,6 +10,7 @@ mod lifecycle;
 pub mod locale;
 mod ops;
 pub mod request;
+pub mod shared;
 pub mod socket;
 
 pub use lifecycle::{prepare, run, serve};
@@ -41,6 +42,8 @@ pub struct Site {
     pub shell: fn(LeptosOptions, PageSettings) -> AnyView,
     /// The chunk holding a locale's words, which a page in that language preloads.
     pub words_chunk: fn(crate::i18n::Locale) -> Option<&'static str>,
+    /// The page of a conversation shared by link.
+    pub shared: shared::SharedDrawing,
 }
 
 /// The whole application, as `main` serves it and the tests call it.
@@ -128,6 +131,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
                 ),
             );
     }
+    app = shared_routes(app, &state, site.shared, &leptos_options);
     let fallback = leptos_axum::file_and_error_handler_with_context(context, move |options| {
         shell(options, page.clone())
     });
@@ -172,6 +176,46 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
         );
     }
     with_guard(outer.nest(&base, app), guard, state, hashed)
+}
+
+/// `/s/<token>` (the shared page), its files, and its "Continue in Ponder" form.
+fn shared_routes(
+    app: Router<LeptosOptions>,
+    state: &Arc<AppState>,
+    drawing: shared::SharedDrawing,
+    options: &LeptosOptions,
+) -> Router<LeptosOptions> {
+    use axum::extract::Path;
+    let prefix = crate::domain::share::SHARE_PREFIX;
+    let stylesheet: Arc<str> = format!(
+        "{}/{}/{}.css",
+        state.config.base_path, options.site_pkg_dir, options.output_name
+    )
+    .into();
+    let (page, file, form) = (state.clone(), state.clone(), state.clone());
+    app.route(
+        &format!("{prefix}{{token}}"),
+        get(move |Path(token): Path<String>, req: Request<Body>| {
+            let (state, stylesheet) = (page.clone(), stylesheet.clone());
+            async move { shared::page(&state, drawing, &stylesheet, &token, req).await }
+        }),
+    )
+    .route(
+        &format!("{prefix}{{token}}/f/{{n}}"),
+        get(
+            move |Path((token, n)): Path<(String, String)>, req: Request<Body>| {
+                let state = file.clone();
+                async move { shared::file(&state, &token, &n, req).await }
+            },
+        ),
+    )
+    .route(
+        &format!("{prefix}{{token}}/continue"),
+        axum::routing::post(move |Path(token): Path<String>, req: Request<Body>| {
+            let state = form.clone();
+            async move { shared::continue_in_ponder(&state, &token, req).await }
+        }),
+    )
 }
 
 /// The guard in front of every request, the caching rule of [`crate::server::http::assets`] inside it, and
@@ -290,6 +334,7 @@ fn page_me(state: &AppState) -> crate::domain::account::Me {
             crate::server::config::HistoryMode::Server => "server".into(),
             crate::server::config::HistoryMode::Browser => "browser".into(),
         },
+        sharing: state.config.sharing.name().into(),
     }
 }
 

@@ -85,18 +85,27 @@ impl Scoped<'_> {
         found(done.rows_affected())
     }
 
-    /// Deletes a conversation, restorable until the purge; returns when it was deleted.
+    /// Deletes a conversation, restorable until the purge; returns when it was deleted. Its
+    /// shared links are revoked at once, for good: restoring it does not open them again.
     pub async fn delete_conversation(&self, id: &str) -> Result<i64, StoreError> {
         let now = now_ms();
+        let mut tx = self.pool().begin().await?;
         let done = sqlx::query(
             "UPDATE conversations SET deleted_at = $1 WHERE id = $2 AND user_id = $3 AND deleted_at IS NULL",
         )
         .bind(now)
         .bind(id)
         .bind(self.user_id())
-        .execute(self.pool())
+        .execute(&mut *tx)
         .await?;
-        found(done.rows_affected()).map(|()| now)
+        found(done.rows_affected())?;
+        sqlx::query("DELETE FROM shares WHERE conversation_id = $1 AND user_id = $2")
+            .bind(id)
+            .bind(self.user_id())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(now)
     }
 
     pub async fn restore_conversation(&self, id: &str) -> Result<(), StoreError> {

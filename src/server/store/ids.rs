@@ -22,6 +22,15 @@ pub fn new_secret(prefix: &str) -> String {
     )
 }
 
+/// A secret that must not be guessed by anyone (a shared link's token): 32 bytes from the
+/// system's randomness, URL-safe base64 (43 characters), or nothing when the system gives none
+/// (no weaker fallback).
+pub fn strong_secret() -> Option<String> {
+    let mut random = [0u8; 32];
+    getrandom::fill(&mut random).ok()?;
+    Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random))
+}
+
 /// What is stored of a secret: its SHA-256, as hex. A stolen database gives no usable session
 /// or token; the secrets have 256 bits, so no slow hash is needed.
 pub fn digest(secret: &str) -> String {

@@ -95,6 +95,18 @@ impl Scoped<'_> {
         }
     }
 
+    /// The conversation (not deleted) an import with this key made, if any.
+    pub async fn imported(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let row: Option<(String,)> = sqlx::query_as(
+            "SELECT id FROM conversations WHERE user_id = $1 AND import_key = $2 AND deleted_at IS NULL",
+        )
+        .bind(self.user_id())
+        .bind(key)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(|(id,)| id))
+    }
+
     async fn import_messages(
         &self,
         conversation: &str,

@@ -20,6 +20,7 @@ pub mod replay;
 mod rows;
 pub mod scope;
 mod search;
+pub mod shares;
 pub mod tokens;
 pub mod turns;
 mod workspaces;

@@ -22,6 +22,14 @@ const KEPT_BY: &str = "SELECT va.attachment_id FROM version_attachments va \
      JOIN message_versions v ON v.id = va.version_id JOIN messages m ON m.id = v.message_id \
      JOIN conversations c ON c.id = m.conversation_id";
 
+impl Scoped<'_> {
+    /// The store as a shared link's owner sees it, for what the link shows of theirs: reached
+    /// only from a link opened by its token ([`Store::shared_file`]).
+    pub(super) fn for_link_owner<'s>(store: &'s Store, owner: &'s str) -> Scoped<'s> {
+        Scoped { store, user: owner }
+    }
+}
+
 impl Store {
     /// The store as `who` sees it.
     pub fn scoped<'s>(&'s self, who: &'s Identity) -> Scoped<'s> {
