@@ -27,6 +27,8 @@ export const SERVERS = {
   accounts: server(3140, { PONDER_AUTH: "password" }),
   /** A trusted proxy names the user (PONDER_AUTH=header from loopback), with a short delete grace. */
   proxyAuth: server(3150, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_DELETE_GRACE: "2" }),
+  /** A trusted proxy names the user, and shared links open for anyone (PONDER_SHARING=public). */
+  sharing: server(3180, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_SHARING: "public" }),
   /** The whole app under /ponder/, as behind a reverse proxy's subpath. */
   basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),
   /** Anthropic Messages framing from the demo model, through the anthropic adapter. */

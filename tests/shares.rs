@@ -424,23 +424,40 @@ async fn continuing_copies_the_snapshot_into_the_readers_history() {
         if let Some(origin) = origin {
             request = request.header("origin", origin);
         }
-        request.send()
+        request
     };
+    let status = |r: reqwest::Response| r.status().as_u16();
     assert_eq!(
-        form(None).await.unwrap().status(),
+        status(form(None).send().await.unwrap()),
         403,
-        "a form only from Ponder's own pages"
+        "only from Ponder's own pages"
     );
     assert_eq!(
-        form(Some("https://evil.example")).await.unwrap().status(),
+        status(form(Some("https://evil.example")).send().await.unwrap()),
         403
     );
-    let moved = form(Some(&origin)).await.unwrap();
+    let cross = form(Some("null")).header("sec-fetch-site", "cross-site");
+    assert_eq!(
+        status(cross.send().await.unwrap()),
+        403,
+        "a page elsewhere without a referrer"
+    );
+    // The shared page sends no referrer, so its form comes with `Origin: null`: the browser's
+    // `Sec-Fetch-Site` says where it came from.
+    let own = form(Some("null")).header("sec-fetch-site", "same-origin");
+    let own = own.send().await.unwrap();
+    assert_eq!(own.status(), 303);
+    let location_of_own = own.headers()["location"].to_str().unwrap().to_string();
+    let moved = form(Some(&origin)).send().await.unwrap();
     assert_eq!(moved.status(), 303);
     let location = moved.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(
+        location, location_of_own,
+        "the same snapshot continues into the same copy"
+    );
     let copy = location.rsplit('/').next().unwrap().to_string();
     assert_ne!(copy, conversation);
-    let again = form(Some(&origin)).await.unwrap();
+    let again = form(Some(&origin)).send().await.unwrap();
     assert_eq!(
         again.headers()["location"].to_str().unwrap(),
         location,

@@ -222,6 +222,21 @@ pub fn page_locale() -> crate::i18n::Locale {
     }
 }
 
+/// The page's origin (`https://host:port`), which makes an address the server gave (a shared
+/// link's `/s/<token>`) one to paste anywhere; empty on the server.
+pub fn page_origin() -> String {
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    {
+        web_sys::window()
+            .and_then(|w| w.location().origin().ok())
+            .unwrap_or_default()
+    }
+    #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+    {
+        String::new()
+    }
+}
+
 /// Keeps the reader's language in a cookie for a year, so the server renders the next page in it.
 pub fn remember_locale(locale: crate::i18n::Locale) {
     #[cfg(feature = "hydrate")]

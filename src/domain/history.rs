@@ -384,6 +384,36 @@ pub struct ImportVersion {
     pub usage: Option<crate::domain::Usage>,
 }
 
+impl ImportVersion {
+    /// A stored version as an import carries it: one still streaming is imported as
+    /// interrupted, each block with its text.
+    pub fn of(v: &Version) -> ImportVersion {
+        ImportVersion {
+            content: v.content.clone(),
+            status: match v.status {
+                VersionStatus::Streaming => VersionStatus::Interrupted,
+                ended => ended,
+            },
+            error: v.error.as_ref().map(|e| e.message.clone()),
+            created_at: v.created_at,
+            blocks: v
+                .blocks
+                .iter()
+                .map(|b| ImportBlock {
+                    kind: b.kind,
+                    text: b.text.clone().unwrap_or_default(),
+                    duration_ms: b.duration_ms,
+                    interrupted: b.interrupted,
+                })
+                .collect(),
+            tools: v.tools.clone(),
+            sources: v.sources.clone(),
+            files: v.files.clone(),
+            usage: v.usage.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ImportBlock {
     pub kind: ThinkingKind,

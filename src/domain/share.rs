@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::attachment::FileRef;
-use super::history::{Conversation, Import, ImportBlock, ImportMessage, ImportVersion, Message};
+use super::history::{Conversation, Import, ImportMessage, ImportVersion, Message};
 
 /// Where shared pages live, under the base path: `/s/<token>`.
 pub const SHARE_PREFIX: &str = "/s/";
@@ -195,22 +195,6 @@ pub fn continued(snapshot: &Conversation, key: String, files: &[Option<FileRef>]
                     created_at: m.created_at,
                     active: 0,
                     versions: vec![ImportVersion {
-                        content: v.content.clone(),
-                        status: v.status,
-                        error: v.error.as_ref().map(|e| e.message.clone()),
-                        created_at: v.created_at,
-                        blocks: v
-                            .blocks
-                            .iter()
-                            .map(|b| ImportBlock {
-                                kind: b.kind,
-                                text: b.text.clone().unwrap_or_default(),
-                                duration_ms: b.duration_ms,
-                                interrupted: b.interrupted,
-                            })
-                            .collect(),
-                        tools: v.tools.clone(),
-                        sources: v.sources.clone(),
                         files: v
                             .files
                             .iter()
@@ -220,6 +204,7 @@ pub fn continued(snapshot: &Conversation, key: String, files: &[Option<FileRef>]
                             })
                             .collect(),
                         usage: None,
+                        ..ImportVersion::of(v)
                     }],
                 })
             })

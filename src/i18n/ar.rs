@@ -120,7 +120,7 @@ pub static AR: Catalogue = Catalogue {
     link_shown_once: "انسخ الرابط الآن: فهو لا يظهر إلا هذه المرة.",
     links_of_chat: "روابط هذه المحادثة",
     no_links: "لا توجد روابط بعد.",
-    link_made: "أُنشئ في {date} · {count}",
+    link_made: "أُنشئ في {date}",
     with_thinking: "مع التفكير",
     without_thinking: "دون تفكير",
     with_files: "مع الملفات",
@@ -456,6 +456,10 @@ pub static AR: Catalogue = Catalogue {
     },
     #[cfg(feature = "ssr")]
     terminal: TerminalWords {
+        share_needs_server: "يحفظ هذا الخادم المحادثات في المتصفح: لا يمكن مشاركة شيء من هنا",
+        share_nothing_yet: "لا شيء للمشاركة بعد: أرسل رسالة أولًا",
+        no_such_link: "لا يوجد رابط {n}: الأمر ‎/shares يعرضها",
+        share_failed: "تعذّر إنشاء الرابط أو تغييره: {detail}",
         waiting: "في انتظار النموذج…",
         hidden_reasoning: "الاستدلال محجوب من المزوّد",
         received: "تم استلام {size}",

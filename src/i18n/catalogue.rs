@@ -494,6 +494,10 @@ pub struct SharedWords {
 /// tools, sources).
 #[derive(Debug, serde::Serialize)]
 pub struct TerminalWords {
+    pub share_needs_server: &'static str,
+    pub share_nothing_yet: &'static str,
+    pub no_such_link: &'static str,
+    pub share_failed: &'static str,
     pub waiting: &'static str,
     pub hidden_reasoning: &'static str,
     /// `{size}`: bytes of hidden reasoning so far ("12 KB").

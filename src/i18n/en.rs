@@ -92,7 +92,7 @@ pub static EN: Catalogue = Catalogue {
     link_shown_once: "Copy the link now: only this once is it shown.",
     links_of_chat: "Links to this conversation",
     no_links: "No links yet.",
-    link_made: "Made {date} · {count}",
+    link_made: "Made {date}",
     with_thinking: "with thinking",
     without_thinking: "without thinking",
     with_files: "with files",
@@ -407,6 +407,10 @@ pub static EN: Catalogue = Catalogue {
     },
     #[cfg(feature = "ssr")]
     terminal: TerminalWords {
+        share_needs_server: "this server keeps chats in the browser: nothing can be shared from here",
+        share_nothing_yet: "nothing to share yet: send a message first",
+        no_such_link: "no link {n}: /shares lists them",
+        share_failed: "the link could not be made or changed: {detail}",
         waiting: "waiting for the model…",
         hidden_reasoning: "reasoning hidden by the provider",
         received: "{size} received",

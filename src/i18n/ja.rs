@@ -92,7 +92,7 @@ pub static JA: Catalogue = Catalogue {
     link_shown_once: "今リンクをコピーしてください。表示されるのはこの一度だけです。",
     links_of_chat: "この会話のリンク",
     no_links: "リンクはまだありません。",
-    link_made: "{date} に作成 · {count}",
+    link_made: "{date} に作成",
     with_thinking: "思考あり",
     without_thinking: "思考なし",
     with_files: "ファイルあり",
@@ -404,6 +404,10 @@ pub static JA: Catalogue = Catalogue {
     },
     #[cfg(feature = "ssr")]
     terminal: TerminalWords {
+        share_needs_server: "このサーバーは会話をブラウザーに保存するため、ここからは共有できません",
+        share_nothing_yet: "まだ共有するものがありません。先にメッセージを送信してください",
+        no_such_link: "リンク {n} はありません。/shares で一覧を表示します",
+        share_failed: "リンクを作成または変更できませんでした: {detail}",
         waiting: "モデルの応答を待っています…",
         hidden_reasoning: "推論はプロバイダーにより非公開",
         received: "{size} 受信",

@@ -100,7 +100,7 @@ pub static PT_BR: Catalogue = Catalogue {
     link_shown_once: "Copie o link agora: ele só é mostrado esta vez.",
     links_of_chat: "Links desta conversa",
     no_links: "Nenhum link ainda.",
-    link_made: "Criado em {date} · {count}",
+    link_made: "Criado em {date}",
     with_thinking: "com raciocínio",
     without_thinking: "sem raciocínio",
     with_files: "com arquivos",
@@ -416,6 +416,10 @@ pub static PT_BR: Catalogue = Catalogue {
     },
     #[cfg(feature = "ssr")]
     terminal: TerminalWords {
+        share_needs_server: "este servidor guarda as conversas no navegador: nada pode ser compartilhado daqui",
+        share_nothing_yet: "nada para compartilhar ainda: envie uma mensagem primeiro",
+        no_such_link: "não há link {n}: /shares lista os links",
+        share_failed: "o link não pôde ser criado ou alterado: {detail}",
         waiting: "aguardando o modelo…",
         hidden_reasoning: "raciocínio oculto pelo provedor",
         received: "{size} recebidos",

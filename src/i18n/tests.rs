@@ -103,7 +103,7 @@ fn other_languages_are_translated() {
                 .filter(|w| {
                     ![
                         "Ponder", "JSON", "Markdown", "Enter", "Shift", "Google", "Bearer", "Ctrl",
-                        "HEIC", "HEIF", "JPEG", "WebP", "detach",
+                        "HEIC", "HEIF", "JPEG", "WebP", "detach", "shares",
                     ]
                     .contains(w)
                 })

@@ -81,6 +81,8 @@ pub enum Effect {
     Open(String),
     /// Upload a file to go with the next message, the way the reader asked (if any).
     Attach(std::path::PathBuf, Option<SendAs>),
+    /// Make, list or revoke a link to the conversation `0`.
+    Share(String, super::share::Command),
 }
 
 /// The chat shown: its transcript, the input line, the turn being followed.
@@ -97,13 +99,15 @@ pub struct Chat {
     /// Lines the transcript had when last drawn.
     pub(super) drawn: usize,
     pub(super) running: Option<Running>,
-    conversation: Option<String>,
+    pub(super) conversation: Option<String>,
     /// The stored answer of the last turn, for Ctrl-R on the server.
     last_answer: Option<String>,
     pub(super) status: String,
     /// Files uploaded to go with the next message (`/attach`), each with the way the reader
     /// asked it to go (`--as`), if any.
     pub(super) attached: Vec<(FileRef, Option<SendAs>)>,
+    /// The chat's links as `/shares` last listed them (what `/unshare N` counts in).
+    links: Vec<crate::domain::share::ShareLink>,
     /// The running turn's stream broke and it is being joined again.
     pub(super) reconnecting: bool,
     pub(super) quit_armed: Option<Instant>,
@@ -229,6 +233,7 @@ impl Chat {
             last_answer: None,
             status: note.unwrap_or_else(|| status.to_string()),
             attached: Vec::new(),
+            links: Vec::new(),
             reconnecting: false,
             quit_armed: None,
             picker: None,
@@ -304,6 +309,9 @@ impl Chat {
                     let uploaded = self.server.upload(&path).await;
                     self.attached_file(uploaded, asked);
                 }
+                Effect::Share(conversation, command) => {
+                    self.shared(&conversation, command).await;
+                }
             }
         }
     }
@@ -336,6 +344,7 @@ impl Chat {
         items.insert(0, Item::Notice(format!("“{title}”")));
         self.transcript.replace(items);
         self.conversation = Some(conversation.id.clone());
+        self.links.clear();
         let last = conversation
             .messages
             .last()
@@ -355,6 +364,11 @@ impl Chat {
             self.input.clear();
             self.cursor = 0;
             return self.run_command(command);
+        }
+        if let Some(command) = super::share::command(&question) {
+            self.input.clear();
+            self.cursor = 0;
+            return self.share(command);
         }
         if self.is_running() || (question.trim().is_empty() && self.attached.is_empty()) {
             return Vec::new();
@@ -403,6 +417,81 @@ impl Chat {
                 self.status = words().files_dropped.into();
                 Vec::new()
             }
+        }
+    }
+
+    /// What a `/share`, `/shares` or `/unshare` asks of the server, if anything: a chat kept on
+    /// the server is needed, with a message in it.
+    fn share(&mut self, command: super::share::Command) -> Vec<Effect> {
+        use super::share::{Command, USAGE};
+        let conversation = match (&self.conversation, self.stored) {
+            (Some(id), true) => id.clone(),
+            (_, false) => {
+                self.status = words().share_needs_server.into();
+                return Vec::new();
+            }
+            (None, true) => {
+                self.status = words().share_nothing_yet.into();
+                return Vec::new();
+            }
+        };
+        match command {
+            Command::Usage => {
+                self.status = USAGE.into();
+                Vec::new()
+            }
+            Command::Revoke(n) if n > self.links.len() => {
+                self.status = crate::i18n::fill(words().no_such_link, &[("n", &n.to_string())]);
+                Vec::new()
+            }
+            command => vec![Effect::Share(conversation, command)],
+        }
+    }
+
+    /// Carries out a link command on the server and shows what came of it.
+    async fn shared(&mut self, conversation: &str, command: super::share::Command) {
+        use super::share::{listed, Command};
+        let t = super::locale().catalogue();
+        match command {
+            Command::Make(choice) => match self.server.create_share(conversation, choice).await {
+                Ok(link) => {
+                    let url = link.url.unwrap_or_default();
+                    self.transcript
+                        .push(Item::Notice(format!("{url}\n{}", t.link_shown_once)));
+                    self.status = t.link_shown_once.into();
+                }
+                Err(e) => self.status = say(words().share_failed, &e),
+            },
+            Command::Revoke(n) => {
+                let Some(link) = self.links.get(n - 1).cloned() else {
+                    return;
+                };
+                match self.server.revoke_share(&link.id).await {
+                    Ok(()) => {
+                        self.links.remove(n - 1);
+                        self.status = t.link_revoked.into();
+                    }
+                    Err(e) => self.status = say(words().share_failed, &e),
+                }
+            }
+            Command::List | Command::Usage => match self.server.list_shares(conversation).await {
+                Ok(links) => {
+                    let mut lines = vec![t.links_of_chat.to_string()];
+                    if links.is_empty() {
+                        lines.push(t.no_links.into());
+                    }
+                    let locale = super::locale();
+                    lines.extend(
+                        links
+                            .iter()
+                            .enumerate()
+                            .map(|(i, l)| listed(i + 1, l, locale)),
+                    );
+                    self.transcript.push(Item::Notice(lines.join("\n")));
+                    self.links = links;
+                }
+                Err(e) => self.status = say(words().share_failed, &e),
+            },
         }
     }
 
@@ -529,6 +618,7 @@ impl Chat {
         let effects = self.detach();
         self.transcript.clear();
         self.conversation = None;
+        self.links.clear();
         self.last_answer = None;
         self.back = 0;
         self.status = words().new_chat.into();

@@ -10,6 +10,7 @@ use leptos::server_fn::ServerFn;
 use crate::api::account::WhoAmI;
 use crate::api::chat::Chat;
 use crate::api::history::{GetConversation, ListConversations};
+use crate::api::share::{CreateShare, ListShares, RevokeShare};
 use crate::api::turn::{StopTurn, TurnEvents};
 use crate::domain::account::Me;
 use crate::domain::history::{Conversation, ConversationSummary, Page};
@@ -112,6 +113,42 @@ impl Server {
             page,
         })
         .await
+    }
+
+    /// A new link to the conversation as it is shown; its `url` made absolute (this server's
+    /// origin before the base path and `/s/<token>` the server gives).
+    pub async fn create_share(
+        &self,
+        conversation: &str,
+        choice: crate::domain::share::ShareChoice,
+    ) -> Result<crate::domain::share::ShareLink, ClientError> {
+        let mut link = self
+            .call(CreateShare {
+                conversation: conversation.to_string(),
+                choice,
+            })
+            .await?;
+        let origin = url::Url::parse(&self.base)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_default();
+        link.url = link.url.map(|path| format!("{origin}{path}"));
+        Ok(link)
+    }
+
+    /// The links to a conversation, newest first.
+    pub async fn list_shares(
+        &self,
+        conversation: &str,
+    ) -> Result<Vec<crate::domain::share::ShareLink>, ClientError> {
+        self.call(ListShares {
+            conversation: Some(conversation.to_string()),
+        })
+        .await
+    }
+
+    /// Revokes one of the user's links.
+    pub async fn revoke_share(&self, id: &str) -> Result<(), ClientError> {
+        self.call(RevokeShare { id: id.to_string() }).await
     }
 
     /// Stops the running turn `id` on the server (for every viewer of it).

@@ -521,6 +521,36 @@ mod tests {
         assert_eq!(chat.status, words_of().files_dropped);
     }
 
+    #[test]
+    fn share_commands_need_a_stored_chat_with_a_message_and_name_its_links() {
+        let mut browser = chat(false);
+        type_text(&mut browser, "/share");
+        assert!(browser.on_key(key(KeyCode::Enter)).is_empty());
+        assert_eq!(browser.status, words_of().share_needs_server);
+        let mut chat = chat(true);
+        type_text(&mut chat, "/share thinking");
+        assert!(chat.on_key(key(KeyCode::Enter)).is_empty());
+        assert_eq!(chat.status, words_of().share_nothing_yet);
+        chat.conversation = Some("c1".into());
+        type_text(&mut chat, "/share thinking");
+        assert!(matches!(
+            chat.on_key(key(KeyCode::Enter)).as_slice(),
+            [Effect::Share(id, crate::terminal::share::Command::Make(choice))] if id == "c1" && choice.thinking && !choice.files
+        ));
+        assert!(
+            chat.input.is_empty(),
+            "the command is not sent as a message"
+        );
+        type_text(&mut chat, "/unshare 1");
+        assert!(chat.on_key(key(KeyCode::Enter)).is_empty(), "no list yet");
+        assert_eq!(chat.status, "no link 1: /shares lists them");
+        type_text(&mut chat, "/shares");
+        assert!(matches!(
+            chat.on_key(key(KeyCode::Enter)).as_slice(),
+            [Effect::Share(_, crate::terminal::share::Command::List)]
+        ));
+    }
+
     fn words_of() -> &'static crate::i18n::TerminalWords {
         &crate::i18n::Locale::En.catalogue().terminal
     }

@@ -24,6 +24,7 @@ mod keys;
 pub mod local;
 pub mod markdown;
 pub mod settings;
+pub mod share;
 pub mod text;
 pub mod transcript;
 pub mod view;

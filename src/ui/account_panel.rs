@@ -111,6 +111,7 @@ pub fn AccountPanel(
             {move || error.get().map(|e| view! { <p class="sign-in-error" role="alert">{e}</p> })}
             <Tokens error/>
             {is_admin.then(|| view! { <Users error me=account.id.clone()/> })}
+            {is_admin.then(|| view! { <SharedLinks error/> })}
         </div>
     }
 }
@@ -220,6 +221,61 @@ fn Tokens(error: RwSignal<Option<String>>) -> impl IntoView {
                     on:input=move |ev| name.set(event_target_value(&ev))/>
                 <button type="submit" class="action">{w.make_token}</button>
             </form>
+        </section>
+    }
+}
+
+/// Every shared link on the server, with its owner (the admin's), each revocable.
+#[component]
+fn SharedLinks(error: RwSignal<Option<String>>) -> impl IntoView {
+    let w = crate::ui::locale::tr();
+    let links = RwSignal::new(Vec::<crate::domain::share::ShareLink>::new());
+    let reload = move || {
+        spawn_local(async move {
+            match crate::api::share::all_shares().await {
+                Ok(list) => links.set(list),
+                Err(e) => shown_error(error, w.all_links, e),
+            }
+        })
+    };
+    reload();
+    let revoke = move |id: String| {
+        spawn_local(async move {
+            match crate::api::share::revoke_any_share(id).await {
+                Ok(()) => reload(),
+                Err(e) => shown_error(error, w.all_links, e),
+            }
+        });
+    };
+    view! {
+        <section class="account-section" aria-labelledby="links-title">
+            <h3 id="links-title">{w.all_links}</h3>
+            <Show when=move || links.with(Vec::is_empty)>
+                <p class="menu-note">{w.no_links}</p>
+            </Show>
+            <ul class="account-list shared-links" aria-label=w.all_links>
+                <For each=move || links.get() key=|l| l.id.clone() let:link>
+                    <li>
+                        <span class="account-item-name" dir="auto">
+                            {crate::i18n::fill(w.link_by, &[
+                                ("title", &crate::i18n::title(w, &link.title)),
+                                ("name", link.owner.as_deref().unwrap_or("")),
+                            ])}
+                        </span>
+                        <span class="account-item-note">
+                            {if link.choice.thinking { w.with_thinking } else { w.without_thinking }}
+                            {link.choice.files.then(|| format!(" · {}", w.with_files))}
+                        </span>
+                        {
+                            let id = link.id.clone();
+                            view! {
+                                <button type="button" class="action danger"
+                                    on:click=move |_| revoke(id.clone())>{w.revoke_link}</button>
+                            }
+                        }
+                    </li>
+                </For>
+            </ul>
         </section>
     }
 }

@@ -10,6 +10,7 @@ use super::icons::{icon, Icon};
 use super::menus::{ExportMenu, SettingsMenu};
 use super::model_picker::ModelPicker;
 use super::notices::Notices;
+use super::share_menu::ShareMenu;
 use super::sidebar::Sidebar;
 use super::sign_in::SignIn;
 use crate::client::controller::{now_ms, ChatController};
@@ -123,6 +124,7 @@ pub fn ChatPage() -> impl IntoView {
                     </span>
                     <div class="top-actions">
                         <ModelPicker/>
+                        <ShareMenu/>
                         <ExportMenu/>
                         <SettingsMenu/>
                     </div>

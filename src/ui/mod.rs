@@ -26,6 +26,7 @@ pub mod rich;
 pub mod sanitize;
 pub mod scrolling_conversation;
 pub mod search;
+pub mod share_menu;
 #[cfg(feature = "ssr")]
 pub mod shared_page;
 pub mod sidebar;

@@ -14,8 +14,7 @@ use super::labels;
 use super::turn_state::{BlockState, BlockStatus, RemoteText, TurnPhase, TurnState};
 
 use crate::domain::history::{
-    BlockHeader, Conversation, Import, ImportBlock, ImportMessage, ImportVersion, Version,
-    VersionStatus,
+    BlockHeader, Conversation, Import, ImportMessage, ImportVersion, Version, VersionStatus,
 };
 use crate::domain::{ErrorCode, Failure, Role, ToolStep};
 use crate::i18n::{fill, Catalogue, Locale};
@@ -340,29 +339,6 @@ pub fn is_server_copy(record: &SavedChat) -> bool {
 /// A saved chat (or a JSON export) as the server imports it: keyed by its id, so importing it
 /// twice makes nothing new. Every version is imported, the reader's edits too.
 pub fn to_import(record: &SavedChat) -> Import {
-    let version = |v: &Version| ImportVersion {
-        content: v.content.clone(),
-        status: match v.status {
-            VersionStatus::Streaming => VersionStatus::Interrupted,
-            ended => ended,
-        },
-        error: v.error.as_ref().map(|e| e.message.clone()),
-        created_at: v.created_at,
-        blocks: v
-            .blocks
-            .iter()
-            .map(|b| ImportBlock {
-                kind: b.kind,
-                text: b.text.clone().unwrap_or_default(),
-                duration_ms: b.duration_ms,
-                interrupted: b.interrupted,
-            })
-            .collect(),
-        tools: v.tools.clone(),
-        sources: v.sources.clone(),
-        files: v.files.clone(),
-        usage: v.usage.clone(),
-    };
     let c = &record.chat;
     Import {
         key: c.id.clone(),
@@ -375,7 +351,7 @@ pub fn to_import(record: &SavedChat) -> Import {
                 role: m.role,
                 created_at: m.created_at,
                 active: m.active,
-                versions: m.versions.iter().map(version).collect(),
+                versions: m.versions.iter().map(ImportVersion::of).collect(),
             })
             .collect(),
     }

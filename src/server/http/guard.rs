@@ -87,24 +87,9 @@ impl Guard {
     /// Checks an API request and reads its body; the request handed on has the whole body.
     async fn api(&self, req: Request, peer: Option<IpAddr>, next: Next) -> Response {
         let headers = req.headers();
-        let forwarded_host = self
-            .trusts(peer)
-            .then(|| header_str(headers, "x-forwarded-host"))
-            .flatten();
         if let Some(origin) = header_str(headers, "origin") {
-            if !origin_allowed(
-                origin,
-                header_str(headers, "host"),
-                forwarded_host,
-                &self.allowed_origins,
-            ) {
-                return self.refuse(
-                    "origin",
-                    StatusCode::FORBIDDEN,
-                    Failure::of(ErrorCode::CrossOrigin, false)
-                        .with("origin", origin)
-                        .said(),
-                );
+            if !self.own_origin(headers, peer, origin) {
+                return self.cross_origin(origin);
             }
         }
         let upload = req.uri().path()
@@ -217,30 +202,46 @@ impl Guard {
     }
 
     /// A form a page of Ponder's posts (a shared page's "Continue in Ponder"): only from this
-    /// server's own pages. A browser always names the `Origin` of a form's POST; one without it
-    /// is refused too, and the body is not read.
+    /// server's own pages. Its `Origin` must be the server's; a page with `Referrer-Policy:
+    /// no-referrer` (the shared page) makes the browser send `Origin: null`, and then the
+    /// browser's own `Sec-Fetch-Site: same-origin` must say it. Anything else is refused before
+    /// the body is read.
     async fn form(&self, req: Request, peer: Option<IpAddr>, next: Next) -> Response {
         let headers = req.headers();
+        let origin = header_str(headers, "origin").unwrap_or("null");
+        let allowed = if origin == "null" {
+            header_str(headers, "sec-fetch-site") == Some("same-origin")
+        } else {
+            self.own_origin(headers, peer, origin)
+        };
+        if !allowed {
+            return self.cross_origin(origin);
+        }
+        next.run(req).await
+    }
+
+    /// Whether `origin` is this server's own (or one `PONDER_ALLOWED_ORIGINS` lets in).
+    fn own_origin(&self, headers: &HeaderMap, peer: Option<IpAddr>, origin: &str) -> bool {
         let forwarded_host = self
             .trusts(peer)
             .then(|| header_str(headers, "x-forwarded-host"))
             .flatten();
-        let origin = header_str(headers, "origin").unwrap_or("null");
-        if !origin_allowed(
+        origin_allowed(
             origin,
             header_str(headers, "host"),
             forwarded_host,
             &self.allowed_origins,
-        ) {
-            return self.refuse(
-                "origin",
-                StatusCode::FORBIDDEN,
-                Failure::of(ErrorCode::CrossOrigin, false)
-                    .with("origin", origin)
-                    .said(),
-            );
-        }
-        next.run(req).await
+        )
+    }
+
+    fn cross_origin(&self, origin: &str) -> Response {
+        self.refuse(
+            "origin",
+            StatusCode::FORBIDDEN,
+            Failure::of(ErrorCode::CrossOrigin, false)
+                .with("origin", origin)
+                .said(),
+        )
     }
 
     fn too_large(&self, max_body: usize) -> Response {
