@@ -111,9 +111,34 @@ pub async fn page(
     };
     let (status, html) = match opened {
         Ok(opened) => {
-            let dressing: Dressing = serde_json::from_str(&opened.dressing).unwrap_or_default();
-            page.snapshot = opened.snapshot;
-            (StatusCode::OK, dressing.apply(&(drawing.page)(&page)))
+            let key = (
+                crate::server::store::ids::digest(token),
+                opened.snapshot.updated_at,
+                page.locale.clone(),
+                page.reader == SharedReader::SignedIn,
+            );
+            let html = match recently_drawn(&key) {
+                Some(html) => html,
+                None => {
+                    page.snapshot = opened.snapshot;
+                    let dressing = opened.dressing;
+                    let drawn = tokio::task::spawn_blocking(move || {
+                        let dressing: Dressing =
+                            serde_json::from_str(&dressing).unwrap_or_default();
+                        Arc::<str>::from(dressing.apply(&(drawing.page)(&page)))
+                    })
+                    .await;
+                    let Ok(html) = drawn else {
+                        return plain(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            Failure::of(ErrorCode::ServerBusy, true).said().message,
+                        );
+                    };
+                    keep_drawn(key, html.clone());
+                    html
+                }
+            };
+            (StatusCode::OK, html.to_string())
         }
         Err(Closed::Gone) => (StatusCode::NOT_FOUND, (drawing.refusal)(&page, false)),
         Err(Closed::SignIn) => (StatusCode::UNAUTHORIZED, (drawing.refusal)(&page, true)),
@@ -129,6 +154,47 @@ pub async fn page(
     let mut response = (status, html).into_response();
     set_headers(&mut response, "text/html; charset=utf-8");
     response
+}
+
+/// What a drawn page is known by: the link's digest, when its snapshot was taken, the language
+/// of its chrome, whether the reader is signed in.
+type DrawnKey = (String, i64, String, bool);
+
+/// Pages drawn lately, newest last: a link read by many is drawn once, not once a visitor.
+/// Whether the link still opens is asked of the store on every visit all the same.
+fn drawn_pages() -> &'static std::sync::Mutex<DrawnPages> {
+    static DRAWN: std::sync::OnceLock<std::sync::Mutex<DrawnPages>> = std::sync::OnceLock::new();
+    DRAWN.get_or_init(Default::default)
+}
+
+type DrawnPages = std::collections::VecDeque<(DrawnKey, Arc<str>)>;
+
+/// How many drawn pages are kept, and the largest one kept (16 MiB at most in all).
+const DRAWN_PAGES: usize = 16;
+const DRAWN_PAGE_BYTES: usize = 1024 * 1024;
+
+fn recently_drawn(key: &DrawnKey) -> Option<Arc<str>> {
+    let pages = drawn_pages()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    pages
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, html)| html.clone())
+}
+
+fn keep_drawn(key: DrawnKey, html: Arc<str>) {
+    if html.len() > DRAWN_PAGE_BYTES {
+        return;
+    }
+    let mut pages = drawn_pages()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    pages.retain(|(k, _)| k != &key);
+    if pages.len() >= DRAWN_PAGES {
+        pages.pop_front();
+    }
+    pages.push_back((key, html));
 }
 
 /// `GET /s/<token>/f/<n>`: the `n`th file the link shows, when it shows files.
