@@ -564,3 +564,30 @@ async fn formulas_and_code_are_typeset_on_the_server_for_the_shared_page() {
     assert!(page.contains("<math"), "typeset formulas: {page}");
     assert!(page.contains("class=\"hl-"), "highlighted code: {page}");
 }
+
+#[tokio::test]
+async fn under_a_base_path_the_link_and_its_page_live_below_it() {
+    let app = app(&[
+        ("PONDER_SHARING", "public"),
+        ("PONDER_BASE_PATH", "/ponder"),
+    ])
+    .await;
+    let conversation = turn(&app, "alice", json!({"content": "under a prefix"})).await;
+    let (_, url) = share(&app, "alice", &conversation, false, false).await;
+    assert!(url.starts_with("/ponder/s/"), "{url}");
+    let (status, _, page) = visit(&app, &url, None).await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains(r#"<link rel="stylesheet" href="/ponder/pkg/"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<a href="/ponder/" class="primary">Sign in to continue"#),
+        "{page}"
+    );
+    let (_, _, page) = visit(&app, &url, Some("bob")).await;
+    assert!(
+        page.contains(&format!(r#"action="{url}/continue""#)),
+        "{page}"
+    );
+}

@@ -400,6 +400,26 @@ mod tests {
             .messages
             .iter()
             .all(|m| m.versions.len() == 1 && m.active == 0));
+        // Every field a snapshot carries, and no other: a field added to the conversation later
+        // (instructions, a system prompt) reaches a link only by being named here.
+        let value = serde_json::to_value(&shot).unwrap();
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k.join(",")
+        };
+        assert_eq!(
+            keys(&value),
+            "created_at,id,messages,model,rev,title,updated_at,workspace_id"
+        );
+        assert_eq!(
+            keys(&value["messages"][0]),
+            "active,created_at,id,role,versions"
+        );
+        assert_eq!(
+            keys(&value["messages"][1]["versions"][0]),
+            "content,created_at,error,id,model,sources,status,tools"
+        );
     }
 
     #[test]
