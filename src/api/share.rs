@@ -105,7 +105,7 @@ async fn dress(
 ) {
     let scope = state.store.scoped(who);
     let made = match scope.share_snapshot(id).await {
-        Ok(shot) => crate::server::http::shared::dressing_of(&shot, &who.user().id)
+        Ok(shot) => crate::server::http::shared::dressing_of(shot, &who.user().id)
             .await
             .map_err(|f| f.message),
         Err(e) => Err(e.to_string()),

@@ -334,10 +334,28 @@ async fn keep(
     })
 }
 
-/// The snapshot's formulas typeset and code highlighted, as the link keeps them: the work runs
-/// on the converter threads, within the user's highlighting places, once per snapshot taken.
-pub async fn dressing_of(shot: &Conversation, user: &str) -> Result<String, Failure> {
+/// The snapshot's formulas typeset and code highlighted, as the link keeps them: the work (the
+/// snapshot's markdown read too) runs on the converter threads, within the user's highlighting
+/// places, once per snapshot taken.
+pub async fn dressing_of(shot: Conversation, user: &str) -> Result<String, Failure> {
     use crate::server::{rich, rich_work};
+    let _place = rich_work::user_place(user).await?;
+    let dressing = rich_work::run(move |cancelled| {
+        let (math, code) = wanted(&shot);
+        if math.is_empty() && code.is_empty() {
+            return Dressing::default();
+        }
+        let typeset = rich::mathml_all(&math, cancelled);
+        let highlighted = rich::highlight_all(&code, cancelled);
+        Dressing::new(&math, typeset, &code, highlighted)
+    })
+    .await?;
+    serde_json::to_string(&dressing).map_err(|e| Failure::new(e.to_string(), true))
+}
+
+/// The snapshot's formulas and code blocks, each once, within the converters' limits of one
+/// request.
+fn wanted(shot: &Conversation) -> (Vec<crate::domain::MathItem>, Vec<crate::domain::CodeItem>) {
     let mut html = String::new();
     for m in &shot.messages {
         for v in &m.versions {
@@ -350,22 +368,11 @@ pub async fn dressing_of(shot: &Conversation, user: &str) -> Result<String, Fail
     let (mut math, mut code) = items(&html);
     math.sort_by(|a, b| (&a.tex, a.display).cmp(&(&b.tex, b.display)));
     math.dedup();
-    math.truncate(rich::MAX_FORMULAS);
+    math.truncate(crate::server::rich::MAX_FORMULAS);
     code.sort_by(|a, b| (&a.lang, &a.code).cmp(&(&b.lang, &b.code)));
     code.dedup();
-    code.truncate(rich::MAX_BLOCKS);
-    if math.is_empty() && code.is_empty() {
-        return Ok("{}".into());
-    }
-    let _place = rich_work::user_place(user).await?;
-    let (math, code, typeset, highlighted) = rich_work::run(move |cancelled| {
-        let typeset = rich::mathml_all(&math, cancelled);
-        let highlighted = rich::highlight_all(&code, cancelled);
-        (math, code, typeset, highlighted)
-    })
-    .await?;
-    let dressing = Dressing::new(&math, typeset, &code, highlighted);
-    serde_json::to_string(&dressing).map_err(|e| Failure::new(e.to_string(), true))
+    code.truncate(crate::server::rich::MAX_BLOCKS);
+    (math, code)
 }
 
 fn plain(status: StatusCode, text: String) -> Response {
