@@ -1,6 +1,7 @@
 import { expect, test, type Browser, type BrowserContext, type Page } from "@playwright/test";
 import { SERVERS } from "../servers";
-import { ChatPage } from "../pages/chat";
+import AxeBuilder from "@axe-core/playwright";
+import { ChatPage, expectNoViolations } from "../pages/chat";
 
 // Share links as people use them: a link with and without the thinking, read by a visitor who is
 // signed in nowhere, in a context of its own; Revoke and deleting the chat close it (404);
@@ -70,6 +71,7 @@ test.describe.serial("share links", () => {
     await expect(links).toHaveCount(2);
     await expect(links.first()).toContainText("with thinking");
     await expect(links.last()).toContainText("without thinking");
+    await expectNoViolations(page, "the Share panel is open");
     await context.close();
   });
 
@@ -104,6 +106,8 @@ test.describe.serial("share links", () => {
     await expect(block.locator("summary")).toContainText("words");
     await block.locator("summary").click();
     await expect(block).toContainText(reasoning);
+    const axe = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21aa", "wcag22aa"]).analyze();
+    expect(axe.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
     expect(scripts).toEqual([]);
     await context.close();
   });
