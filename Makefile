@@ -15,6 +15,10 @@ CARGO_HOME ?= $(HOME)/.cargo
 TOOLS := $(CURDIR)/.tools
 export PATH := $(TOOLS)/node_modules/.bin:$(CARGO_HOME)/bin:$(PATH)
 export LEPTOS_OUTPUT_NAME := ponder
+# A run from a fresh clone (CI) builds once: incremental caches would only cost disk and time.
+ifdef CI
+export CARGO_INCREMENTAL := 0
+endif
 
 SITE := target/site
 PKG := $(SITE)/pkg

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
 
-#[path = "../tests/common/fixtures.rs"]
+#[path = "../tests/integration/common/fixtures.rs"]
 mod fixtures;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
 
+#[path = "integration/common/mod.rs"]
 mod common;
 
 use common::TestApp;

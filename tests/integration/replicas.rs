@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
 
-mod common;
+use crate::common;
 
 use common::browser::Browser;
 use common::process::Process;

@@ -115,13 +115,31 @@ pub fn after_start(mut events: Vec<TurnEvent>) -> Vec<TurnEvent> {
     events
 }
 
-/// A fresh SQLite file under the temporary directory, as a database URL.
+/// A fresh SQLite file under `target/tmp/ponder-test-db`, as a database URL. The first call in a
+/// process removes what test processes no longer running left there, so runs do not pile up.
 pub fn temp_database() -> String {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ponder-test-db");
+    SWEPT.call_once(|| sweep_left_databases(&root));
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("ponder-test-db-{}-{n}", std::process::id()));
+    let dir = root.join(format!("{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     format!("sqlite://{}/ponder.db", dir.display())
+}
+
+/// Removes the databases of test processes that have ended (named `<pid>-<n>`).
+fn sweep_left_databases(root: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let pid = name.split('-').next().unwrap_or_default();
+        if !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Reads an SSE response to its end, decoding turn events across any chunking.

@@ -1,0 +1,29 @@
+//! The integration tests, one binary: one link and one PostgreSQL cluster for them all rather
+//! than one of each per file. Each module is the file of the same name; run one with
+//! `cargo test --no-default-features --features ssr --test integration <module>::`.
+//! (`tests/attachments.rs` stays a binary of its own: it reads its own process's memory.)
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
+
+mod common;
+
+mod accounts;
+mod chat_api;
+mod faults;
+mod hardening;
+mod hostile;
+mod models;
+mod ops;
+mod pages;
+mod providers;
+mod providers_http;
+mod reasoning_shapes;
+mod replay;
+mod replicas;
+mod resume;
+mod rich_hostile;
+mod shares;
+mod store;
+mod store_faults;
+mod store_hardening;
+mod terminal;
