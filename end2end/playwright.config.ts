@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 import { defineConfig } from "@playwright/test";
-import { SERVERS } from "./servers";
+import { ALL_SERVERS, SERVERS, WORKERS } from "./servers";
 
 // Debian's Chromium: Playwright never downloads a browser here. The UI benchmark reads the same file.
 const BROWSER: { path: string; args: string[] } = JSON.parse(
@@ -16,10 +16,12 @@ export default defineConfig({
   testDir: "./tests",
   timeout: 30_000,
   expect: { timeout: 10_000 },
+  // Spec files run side by side, each worker on servers of its own (servers.ts); the tests of
+  // one file run in order, in one worker.
   fullyParallel: false,
   forbidOnly: !!process.env.CI,
   retries: 0,
-  workers: 1,
+  workers: WORKERS,
   reporter: [["list"]],
   use: {
     baseURL: SERVERS.main.url,
@@ -40,7 +42,7 @@ export default defineConfig({
       testMatch: /(thinking-block|bubble|persistence)\.spec\.ts$/,
     },
   ],
-  webServer: Object.values(SERVERS).map((s) => ({
+  webServer: ALL_SERVERS.map((s) => ({
     command: "../target/release/ponder",
     url: `${s.url}/healthz`,
     reuseExistingServer: false,

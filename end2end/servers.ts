@@ -8,42 +8,55 @@ export interface Server {
   env: Record<string, string>;
 }
 
-function server(port: number, env: Record<string, string> = {}): Server {
-  const addr = `127.0.0.1:${port}`;
-  const demoAddr = `127.0.0.1:${port + 1000}`;
-  return { addr, demoAddr, url: `http://${addr}`, demoUrl: `http://${demoAddr}`, env };
+/** How many Playwright workers run at once; each has every server below to itself. */
+export const WORKERS = Number(process.env.PONDER_E2E_WORKERS ?? 2);
+
+/** The worker this process is (Playwright sets TEST_PARALLEL_INDEX in each worker; 0 elsewhere). */
+const WORKER = Number(process.env.TEST_PARALLEL_INDEX ?? 0);
+
+function at(worker: number) {
+  const server = (port: number, env: Record<string, string> = {}): Server => {
+    const addr = `127.0.0.1:${port + 200 * worker}`;
+    const demoAddr = `127.0.0.1:${port + 1000 + 200 * worker}`;
+    return { addr, demoAddr, url: `http://${addr}`, demoUrl: `http://${demoAddr}`, env };
+  };
+  return {
+    /** Default settings: OpenAI-compatible framing. */
+    main: server(3100),
+    /** Short guards: the page gives up after 2 s without a frame, the server after 1.5 s of upstream silence. */
+    guards: server(3110, { PONDER_PRE_TOKEN_GUARD: "2", PONDER_IDLE_TIMEOUT: "1.5" }),
+    /** The kill switch: no thinking reaches the browser. */
+    noThinking: server(3120, { PONDER_STREAM_THINKING: "0" }),
+    /** Chats in each browser only, as before server-side history (PONDER_HISTORY=browser). */
+    browserHistory: server(3130, { PONDER_HISTORY: "browser" }),
+    /** Built-in accounts (PONDER_AUTH=password). */
+    accounts: server(3140, { PONDER_AUTH: "password" }),
+    /** A trusted proxy names the user (PONDER_AUTH=header from loopback), with a short delete grace. */
+    proxyAuth: server(3150, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_DELETE_GRACE: "2" }),
+    /** A trusted proxy names the user, and shared links open for anyone (PONDER_SHARING=public). */
+    sharing: server(3180, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_SHARING: "public" }),
+    /** The whole app under /ponder/, as behind a reverse proxy's subpath. */
+    basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),
+    /** Anthropic Messages framing from the demo model, through the anthropic adapter. */
+    anthropic: server(3101, { PONDER_PROVIDER: "anthropic" }),
+    /** Anthropic framing for a model named like Claude Opus 4.7: the demo refuses a manual
+     * thinking budget with the real API's 400 and omits the display unless asked to summarize. */
+    opus: server(3106, { PONDER_PROVIDER: "anthropic", PONDER_MODEL: "claude-opus-4-7" }),
+    /** OpenAI Responses framing, through the responses adapter. */
+    responses: server(3102, { PONDER_PROVIDER: "responses" }),
+    /** Gemini streamGenerateContent (SSE), through the gemini adapter. */
+    gemini: server(3103, { PONDER_PROVIDER: "gemini" }),
+    /** Google's Interactions API, through the interactions adapter. */
+    interactions: server(3107, { PONDER_PROVIDER: "gemini-interactions" }),
+    /** Ollama's native NDJSON /api/chat, through the ollama adapter. */
+    ollama: server(3104, { PONDER_PROVIDER: "ollama" }),
+    /** OpenAI framing for a model whose chat template opens <think> itself. */
+    thinkStart: server(3105, { PONDER_THINK_START: "true" }),
+  };
 }
 
-export const SERVERS = {
-  /** Default settings: OpenAI-compatible framing. */
-  main: server(3100),
-  /** Short guards: the page gives up after 2 s without a frame, the server after 1.5 s of upstream silence. */
-  guards: server(3110, { PONDER_PRE_TOKEN_GUARD: "2", PONDER_IDLE_TIMEOUT: "1.5" }),
-  /** The kill switch: no thinking reaches the browser. */
-  noThinking: server(3120, { PONDER_STREAM_THINKING: "0" }),
-  /** Chats in each browser only, as before server-side history (PONDER_HISTORY=browser). */
-  browserHistory: server(3130, { PONDER_HISTORY: "browser" }),
-  /** Built-in accounts (PONDER_AUTH=password). */
-  accounts: server(3140, { PONDER_AUTH: "password" }),
-  /** A trusted proxy names the user (PONDER_AUTH=header from loopback), with a short delete grace. */
-  proxyAuth: server(3150, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_DELETE_GRACE: "2" }),
-  /** A trusted proxy names the user, and shared links open for anyone (PONDER_SHARING=public). */
-  sharing: server(3180, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_SHARING: "public" }),
-  /** The whole app under /ponder/, as behind a reverse proxy's subpath. */
-  basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),
-  /** Anthropic Messages framing from the demo model, through the anthropic adapter. */
-  anthropic: server(3101, { PONDER_PROVIDER: "anthropic" }),
-  /** Anthropic framing for a model named like Claude Opus 4.7: the demo refuses a manual
-   * thinking budget with the real API's 400 and omits the display unless asked to summarize. */
-  opus: server(3106, { PONDER_PROVIDER: "anthropic", PONDER_MODEL: "claude-opus-4-7" }),
-  /** OpenAI Responses framing, through the responses adapter. */
-  responses: server(3102, { PONDER_PROVIDER: "responses" }),
-  /** Gemini streamGenerateContent (SSE), through the gemini adapter. */
-  gemini: server(3103, { PONDER_PROVIDER: "gemini" }),
-  /** Google's Interactions API, through the interactions adapter. */
-  interactions: server(3107, { PONDER_PROVIDER: "gemini-interactions" }),
-  /** Ollama's native NDJSON /api/chat, through the ollama adapter. */
-  ollama: server(3104, { PONDER_PROVIDER: "ollama" }),
-  /** OpenAI framing for a model whose chat template opens <think> itself. */
-  thinkStart: server(3105, { PONDER_THINK_START: "true" }),
-};
+/** This worker's servers (worker 0's outside a test run: the benchmarks, the screenshots). */
+export const SERVERS = at(WORKER);
+
+/** Every worker's servers, for the configuration to start. */
+export const ALL_SERVERS: Server[] = Array.from({ length: WORKERS }, (_, w) => Object.values(at(w))).flat();
