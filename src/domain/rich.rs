@@ -3,6 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The most formulas one `render/math` request converts (the page splits a longer list).
+pub const MAX_FORMULAS: usize = 500;
+
+/// The most code blocks one `render/code` request highlights (the page splits a longer list).
+pub const MAX_BLOCKS: usize = 100;
+
 /// One formula: its LaTeX source, and whether it is displayed as a block (`$$…$$`, `\[…\]`)
 /// or inline (`$…$`, `\(…\)`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

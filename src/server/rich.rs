@@ -26,7 +26,7 @@ use crate::domain::{CodeItem, MathItem};
 pub const MAX_FORMULA_CHARS: usize = 20_000;
 
 /// The most formulas one request converts.
-pub const MAX_FORMULAS: usize = 500;
+pub use crate::domain::rich::MAX_FORMULAS;
 
 fn converter() -> Option<&'static LatexToMathML> {
     static CONVERTER: OnceLock<Option<LatexToMathML>> = OnceLock::new();
@@ -201,7 +201,7 @@ pub const BLOCK_TIME: Duration = Duration::from_secs(1);
 pub const REQUEST_TIME: Duration = Duration::from_secs(2);
 
 /// The most code blocks one request highlights.
-pub const MAX_BLOCKS: usize = 100;
+pub use crate::domain::rich::MAX_BLOCKS;
 
 /// The prefix of every class highlighting writes (`hl-keyword hl-control hl-rust`): the
 /// allow-list keeps only classes that carry it.
