@@ -408,6 +408,21 @@ fn last_finished(tail: &str, blocks: &[Block]) -> Option<(usize, usize)> {
     })
 }
 
+/// How many bytes at the start of `text` are finished top-level blocks (see the module docs),
+/// for a reader that lays out a growing text in parts: the blocks before that length are laid
+/// out the same whatever follows. `None` when the text defines a link reference (which changes
+/// blocks before it: such a text is laid out whole). `text` is read as [`super::parse_read`]
+/// reads it (its math delimiters already read by [`super::dollar_delimiters`]).
+pub fn finished_len(text: &str) -> Option<usize> {
+    let parser = Parser::new_ext(text, options()).into_offset_iter();
+    if parser.reference_definitions().iter().next().is_some() {
+        return None;
+    }
+    let events: Vec<(Event<'_>, Range<usize>)> = parser.collect();
+    let blocks = top_level_blocks(&events);
+    Some(last_finished(text, &blocks).map_or(0, |(_, cut)| cut))
+}
+
 fn line_start(text: &str, at: usize) -> usize {
     text[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1)
 }

@@ -23,7 +23,7 @@ mod writer;
 
 use pulldown_cmark::{Options, Parser};
 
-pub use incremental::{IncrementalMarkdown, RenderStats, Update};
+pub use incremental::{finished_len, IncrementalMarkdown, RenderStats, Update};
 pub use math::dollar_delimiters;
 pub use policy::{
     allowed_elements, allowed_math_elements, attribute, copy_labels, element, highlight_class,
@@ -50,9 +50,15 @@ fn options() -> Options {
 
 /// The markdown events of `markdown` as every renderer reads them (the page's HTML, the
 /// terminal's lines): the same extensions, LaTeX delimiters read as math.
-pub fn parse(markdown: &str, mut each: impl FnMut(pulldown_cmark::Event<'_>)) {
-    let markdown = math::dollar_delimiters(markdown);
-    for event in Parser::new_ext(&markdown, options()) {
+pub fn parse(markdown: &str, each: impl FnMut(pulldown_cmark::Event<'_>)) {
+    parse_read(&math::dollar_delimiters(markdown), each);
+}
+
+/// The markdown events of a text whose LaTeX delimiters [`dollar_delimiters`] already read: a
+/// reader that lays out a growing text in parts reads it once ([`finished_len`] finds the parts)
+/// and parses each part.
+pub fn parse_read(read: &str, mut each: impl FnMut(pulldown_cmark::Event<'_>)) {
+    for event in Parser::new_ext(read, options()) {
         each(event);
     }
 }

@@ -173,16 +173,26 @@ pub async fn run(options: Options) -> Result<(), ClientError> {
         ratatui::try_init().map_err(|e| ClientError::Terminal(format!("the terminal: {e}")))?;
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut dirty = true;
+    let now = tokio::time::Instant::now();
+    let mut drawn_at = now.checked_sub(FRAME).unwrap_or(now);
+    let mut trace = super::trace::FrameTrace::from_env(now);
     let result = loop {
-        if std::mem::take(&mut dirty) {
+        // A stream's pieces arrive faster than a screen shows them: while a turn runs, at most
+        // one frame every FRAME, with all that arrived in between.
+        let due = !chat.is_running() || drawn_at.elapsed() >= FRAME;
+        if dirty && due {
+            dirty = false;
+            drawn_at = tokio::time::Instant::now();
             if let Err(e) = terminal.draw(|f| chat.draw(f)) {
                 break Err(ClientError::Terminal(format!("the terminal: {e}")));
             }
+            trace.note('f');
         }
         if chat.quit {
             break Ok(());
         }
         tokio::select! {
+            _ = tokio::time::sleep_until(drawn_at + FRAME), if dirty => {},
             key = keys.recv() => {
                 match key {
                     Some(Event::Key(k)) if k.kind != KeyEventKind::Release => {
@@ -195,6 +205,7 @@ pub async fn run(options: Options) -> Result<(), ClientError> {
                 dirty = true;
             },
             Some(progress) = chat.next_progress() => {
+                trace.note('e');
                 let effects = chat.on_progress(progress);
                 chat.apply(effects).await;
                 dirty = true;
@@ -204,8 +215,12 @@ pub async fn run(options: Options) -> Result<(), ClientError> {
         }
     };
     ratatui::restore();
+    trace.write();
     result
 }
+
+/// The shortest time between two frames while a turn runs (60 a second at most).
+const FRAME: Duration = Duration::from_millis(16);
 
 impl Chat {
     /// A chat on `server` (`stored`: it keeps conversations), in the mode kept in `config`,

@@ -54,12 +54,22 @@ impl StyledLine {
 /// longer than the row); links show their URL, since the terminal can't follow them; quotes and
 /// lists are drawn with prefixes. `cols == 0` has room for nothing and gives no lines.
 pub fn render(markdown: &str, cols: usize) -> Vec<StyledLine> {
+    render_read(&read(markdown), cols)
+}
+
+/// `markdown` as [`render`] reads it: its control characters removed, its LaTeX delimiters read
+/// as math. A growing text is read once, then laid out in parts (`super::live`).
+pub fn read(markdown: &str) -> String {
+    crate::markdown::dollar_delimiters(&text::sanitize(markdown)).into_owned()
+}
+
+/// Renders a text [`read`] already read, as [`render`] does.
+pub fn render_read(read: &str, cols: usize) -> Vec<StyledLine> {
     if cols == 0 {
         return Vec::new();
     }
-    let clean = text::sanitize(markdown);
     let mut renderer = Renderer::new(cols);
-    crate::markdown::parse(&clean, |event| renderer.event(event));
+    crate::markdown::parse_read(read, |event| renderer.event(event));
     renderer.finish()
 }
 
@@ -139,9 +149,9 @@ impl Renderer {
                 };
                 self.push_text(&text::sanitize(&t), tone);
             }
-            Event::InlineMath(t) | Event::DisplayMath(t) => {
-                self.push_text(&text::sanitize(&t), Tone::Code)
-            }
+            Event::InlineMath(t) => self.push_text(&text::sanitize(&t), Tone::Code),
+            // A display formula's own line breaks around it are not rows of their own.
+            Event::DisplayMath(t) => self.push_text(&text::sanitize(t.trim()), Tone::Code),
             Event::FootnoteReference(t) => {
                 let tone = self.tone();
                 self.push_text(&format!("[{}]", text::sanitize(&t)), tone);

@@ -21,11 +21,13 @@ mod draw;
 pub mod error;
 pub mod follow;
 mod keys;
+pub mod live;
 pub mod local;
 pub mod markdown;
 pub mod settings;
 pub mod share;
 pub mod text;
+mod trace;
 pub mod transcript;
 pub mod view;
 

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use super::live::LiveLayout;
 use super::markdown::StyledLine;
 use super::view::{self, Item, Mode, Turn};
 
@@ -109,6 +110,8 @@ pub struct Counts {
 #[derive(Debug, Default)]
 pub struct Layout {
     kept: HashMap<u64, (usize, Mode, Vec<StyledLine>)>,
+    /// The running turn's finished parts, kept from frame to frame.
+    live: LiveLayout,
     /// What the layouts so far did.
     pub counts: Counts,
 }
@@ -171,7 +174,8 @@ impl Layout {
         for (version, item) in &transcript.entries {
             if view::is_live(item) {
                 self.counts.live += 1;
-                live.insert(*version, view::item_lines(item, mode, now, cols));
+                let lines = view::item_lines_kept(item, mode, now, cols, &mut self.live);
+                live.insert(*version, lines);
                 continue;
             }
             match self.kept.get(version) {
@@ -182,6 +186,9 @@ impl Layout {
                     self.kept.insert(*version, (cols, mode, lines));
                 }
             }
+        }
+        if live.is_empty() {
+            self.live.clear();
         }
         let mut parts = Vec::new();
         let mut len = 0;

@@ -3,7 +3,8 @@
 //! so every header, live line, mode and frozen state is tested natively; the ratatui shell only
 //! paints these lines.
 
-use super::markdown::{self, Piece, StyledLine, Tone};
+use super::live::LiveLayout;
+use super::markdown::{Piece, StyledLine, Tone};
 use super::text;
 use crate::client::labels;
 use crate::client::turn_state::{BlockState, BlockStatus, Step, TurnState};
@@ -96,6 +97,18 @@ pub fn is_live(item: &Item) -> bool {
 
 /// One item as lines `cols` wide, at client time `now` (ms; read only by a live item).
 pub fn item_lines(item: &Item, mode: Mode, now: f64, cols: usize) -> Vec<StyledLine> {
+    item_lines_kept(item, mode, now, cols, &mut LiveLayout::default())
+}
+
+/// [`item_lines`], keeping in `live` the lines of a running turn's finished parts from one
+/// frame to the next.
+pub fn item_lines_kept(
+    item: &Item,
+    mode: Mode,
+    now: f64,
+    cols: usize,
+    live: &mut LiveLayout,
+) -> Vec<StyledLine> {
     let cols = cols.max(8);
     let mut out = Vec::new();
     match item {
@@ -125,16 +138,26 @@ pub fn item_lines(item: &Item, mode: Mode, now: f64, cols: usize) -> Vec<StyledL
                 out.push(line(vec![piece(&row, Tone::Quote)]));
             }
         }
-        Item::Assistant(turn) => turn_lines(turn, mode, now, cols, &mut out),
+        Item::Assistant(turn) => turn_lines(turn, mode, now, cols, live, &mut out),
     }
     out
 }
 
-fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<StyledLine>) {
+fn turn_lines(
+    turn: &Turn,
+    mode: Mode,
+    now: f64,
+    cols: usize,
+    live: &mut LiveLayout,
+    out: &mut Vec<StyledLine>,
+) {
     let state = &turn.state;
     for step in state.steps() {
         match step {
-            Step::Block(i) => block_lines(&state.blocks[i], turn.bytes, mode, now, cols, out),
+            Step::Block(i) => {
+                let shown = Shown { mode, now, cols };
+                block_lines(i, &state.blocks[i], turn.bytes, shown, live, out)
+            }
             Step::Tool(i) => out.push(tool_line(&state.tools[i], cols)),
         }
     }
@@ -155,7 +178,7 @@ fn turn_lines(turn: &Turn, mode: Mode, now: f64, cols: usize, out: &mut Vec<Styl
         state.answer.as_str()
     };
     if !answer.is_empty() {
-        out.extend(markdown::render(answer, cols));
+        live.answer(answer, cols, out);
     }
     if !state.sources.is_empty() {
         out.push(line(vec![piece("Sources", Tone::Heading)]));
@@ -229,14 +252,23 @@ fn hidden(block: &BlockState) -> bool {
     matches!(block.kind, ThinkingKind::Redacted | ThinkingKind::Hidden) || !block.has_text()
 }
 
-fn block_lines(
-    block: &BlockState,
-    bytes: u64,
+/// How an item is shown: the mode, the client's time (ms) and the width.
+#[derive(Clone, Copy)]
+struct Shown {
     mode: Mode,
     now: f64,
     cols: usize,
+}
+
+fn block_lines(
+    index: usize,
+    block: &BlockState,
+    bytes: u64,
+    shown: Shown,
+    live: &mut LiveLayout,
     out: &mut Vec<StyledLine>,
 ) {
+    let Shown { mode, now, cols } = shown;
     let streaming = block.status == BlockStatus::Streaming;
     let sign = if streaming { "▸ " } else { "▪ " };
     let header = block_header(block, now);
@@ -271,7 +303,7 @@ fn block_lines(
         ])),
         (Mode::Overview, false) => {}
         (Mode::Detail, _) => {
-            for row in text::wrap(&text::sanitize(&block.text), cols - 2) {
+            for row in live.reasoning_rows(index, &block.text, cols - 2) {
                 out.push(line(vec![
                     piece("  ", Tone::Plain),
                     piece(&row, Tone::Quote),
