@@ -30,8 +30,13 @@ WASM_SPLIT_VERSION := 0.2.4
 RUST_CHANNEL := $(shell sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)
 ADDR ?= 127.0.0.1:3000
 
+# Each phase of `make test` notes when it starts in target/phases.txt, and `make test` ends by
+# printing how long each took (.ci/phases.py; the README keeps a fresh clone's figures).
+PHASES := $(CURDIR)/target/phases.txt
+MARK = @mkdir -p $(dir $(PHASES)) && echo "$@ $$(date +%s)" >> $(PHASES)
+
 .PHONY: toolchain help run test build site assets server screenshots size-check corpus-check bench-server bench-size tools tools-e2e tools-db tools-pdf tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
-.PHONY: tools-docs docs docs-check
+.PHONY: tools-docs docs docs-check phases-start
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
 
 help:
@@ -55,6 +60,7 @@ toolchain:
 	fi
 
 tools: toolchain
+	$(MARK)
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@rustup component list --installed | grep -q '^rust-src' || rustup component add rust-src
 	@if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $(WBG_VERSION)"; then \
@@ -78,6 +84,7 @@ tools: toolchain
 	fi
 
 tools-e2e:
+	$(MARK)
 	@command -v chromium >/dev/null || { \
 	  echo "installing Debian's chromium"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
@@ -116,6 +123,7 @@ WASM_RUSTFLAGS := --cfg erase_components
 endif
 
 site: toolchain
+	$(MARK)
 	RUSTC_BOOTSTRAP=1 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(WASM_RUSTFLAGS)" \
 	  cargo rustc --lib --target $(WASM_TARGET) --no-default-features --features hydrate --profile wasm-release \
 	  -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size -- -Clink-args=--emit-relocs
@@ -164,11 +172,13 @@ assets:
 	  && echo "assets: ponder.$$h.{js,wasm,css,split.js} and the chunks, with .br and .gz"
 
 server: toolchain
+	$(MARK)
 	cargo build --bin ponder --no-default-features --features ssr --release
 
 # Poppler's pdftoppm draws a PDF's pages as images for a model that sees but reads no documents
 # (without it, Ponder sends such a PDF as its text and refuses a scan).
 tools-pdf:
+	$(MARK)
 	@command -v pdftoppm >/dev/null || { \
 	  echo "installing Debian's poppler-utils (pdftoppm: a PDF's pages as images)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null; }
@@ -179,21 +189,26 @@ run: build tools-pdf
 ## ---------- checks ----------
 
 fmt-check: toolchain
+	$(MARK)
 	cargo fmt --check
 
 clippy: tools
+	$(MARK)
 	cargo clippy --all-targets --no-default-features --features ssr -- -D warnings
 	cargo clippy --lib --target $(WASM_TARGET) --no-default-features --features hydrate -- -D warnings
 
 tools-db:
+	$(MARK)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 	  echo "installing Debian's postgresql (the store tests start their own cluster on loopback)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
 unit: toolchain tools-db
+	$(MARK)
 	cargo test --no-default-features --features ssr
 
 e2e: tools-e2e build
+	$(MARK)
 	cd end2end && npx playwright test
 
 # PNGs of the main states of the page, light and dark, desktop and phone, LTR and RTL, to review
@@ -211,6 +226,7 @@ screenshots: tools-e2e build
 SIZE_BUDGET_KB ?= 245
 
 size-check: build
+	$(MARK)
 	@cd $(PKG) && stem=$$(cat assets.txt) \
 	  && total=$$(cat $$stem.js.br $$stem.split.js.br $$stem.wasm.br $$stem.css.br | wc -c) \
 	  && echo "first-load assets, brotli: $$((total / 1024)) KB (budget $(SIZE_BUDGET_KB) KB)" \
@@ -218,11 +234,17 @@ size-check: build
 
 # The release binary carries no benchmark corpus: a line of the `[perf]` code text must not be in it.
 corpus-check: server
+	$(MARK)
 	@! grep -qF 'Error::Exhausted { at: step }' target/release/ponder \
 	  || { echo "the [perf] bench corpus is in the release binary"; exit 1; }
 	@echo "release binary: no bench corpus"
 
-test: docs-check tools tools-e2e tools-db tools-pdf fmt-check clippy unit e2e size-check corpus-check ops-check
+test: phases-start docs-check tools tools-e2e tools-db tools-pdf fmt-check clippy unit e2e size-check corpus-check ops-check
+	@echo "end $$(date +%s)" >> $(PHASES)
+	@python3 .ci/phases.py $(PHASES)
+
+phases-start:
+	@mkdir -p $(dir $(PHASES)) && : > $(PHASES)
 
 ## ---------- deployment checks (no Docker engine needed) ----------
 
@@ -230,6 +252,7 @@ HADOLINT_VERSION := 2.15.1
 HADOLINT := $(TOOLS)/venv/bin/hadolint
 
 tools-ops:
+	$(MARK)
 	@command -v docker-compose >/dev/null || { \
 	  echo "installing Debian's docker-compose (validates compose.yaml without an engine)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose >/dev/null; }
@@ -240,12 +263,14 @@ tools-ops:
 	fi
 
 tools-proxy:
+	$(MARK)
 	@command -v nginx >/dev/null && command -v caddy >/dev/null || { \
 	  echo "installing Debian's nginx and caddy (the book's proxy snippets are run for real)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx caddy >/dev/null; }
 
 # compose.yaml with .env.example as its .env, under every profile.
 compose-check: tools-ops
+	$(MARK)
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	cp compose.yaml "$$tmp/compose.yaml"; cp .env.example "$$tmp/.env"; \
 	echo "POSTGRES_PASSWORD=compose-check" >> "$$tmp/.env"; \
@@ -255,15 +280,18 @@ compose-check: tools-ops
 	echo "compose.yaml: valid with .env.example under the profiles ollama, demo, api, scale"
 
 dockerfile-lint: tools-ops
+	$(MARK)
 	$(HADOLINT) Dockerfile
 
 # The runtime stage laid out from the release build, run as a non-root UID (.ci/container-smoke.sh).
 container-smoke: build
+	$(MARK)
 	.ci/container-smoke.sh
 
 # The nginx and Caddy snippets of docs/src/operator/reverse-proxy.md in front of the release build
 # (.ci/proxy-check.sh reads them from there).
 proxy-check: tools-proxy build
+	$(MARK)
 	.ci/proxy-check.sh
 
 ops-check: compose-check dockerfile-lint container-smoke proxy-check
@@ -290,6 +318,7 @@ docs: tools-docs
 
 # Every relative link and #anchor in README.md and docs/src/, and SUMMARY.md against the chapters.
 docs-check:
+	$(MARK)
 	python3 .ci/doc-links.py
 
 ## ---------- fuzzing (not in make test) ----------
@@ -347,7 +376,6 @@ bench-load: tools-bench tools-proxy server
 	ulimit -n 65536 2>/dev/null || ulimit -n $$(ulimit -Hn); \
 	  cargo bench --no-default-features --features ssr --bench load -- $(BENCH_ARGS)
 
-# The page under the demo model's [perf] stream in headless Chromium: longest task, slow frames.
 # The history store (benches/history.rs, then the load harness with stored turns): opening a
 # 1,000-message conversation holding 36 MB of reasoning (the request, then the page in Chromium:
 # end2end/bench/history-open.mjs), and streaming turns persisted as they stream (500 and 2,000
@@ -388,8 +416,17 @@ bench-server: server
 	cp target/release/ponder target/release/ponder-bench
 	$(MAKE) --no-print-directory server
 
+# The page under the demo model's [perf] stream in headless Chromium (stored turns, the default):
+# longest task, slow frames, main-thread time beside a floor page that only appends the text,
+# DOM nodes, render requests.
+# Then `ponder chat` in a tmux pane beside `ponder ask` on the same stream (CPU, frames, how long
+# the screen lags behind the last piece: end2end/bench/terminal-stream.mjs).
 bench-ui: tools-e2e build bench-server
 	cd end2end && PONDER_BIN=target/release/ponder-bench node bench/ui-stream.mjs
+	@command -v tmux >/dev/null || { \
+	  echo "installing Debian's tmux (the terminal benchmark runs ponder chat in a pane)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null; }
+	cd end2end && PONDER_BIN=target/release/ponder-bench node bench/terminal-stream.mjs
 
 # The model picker over a 5,000-model list: opening, each keystroke, the longest task
 # (end2end/bench/model-picker.mjs; RUNS=5, MODELS=5000).

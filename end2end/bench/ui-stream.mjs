@@ -156,6 +156,9 @@ async function oneRun(browser, url, run, trace, profile) {
     await cdp.send("Profiler.setSamplingInterval", { interval: 500 });
     await cdp.send("Profiler.start");
   }
+  const metrics = await context.newCDPSession(page);
+  await metrics.send("Performance.enable");
+  const cpuBefore = await cpuTimes(metrics);
   await page.evaluate(() => {
     window.__bench.t0 = performance.now();
     window.__bench.recording = true;
@@ -175,6 +178,11 @@ async function oneRun(browser, url, run, trace, profile) {
     { timeout: 15 * 60_000, polling: 500 },
   );
   const durationMs = Date.now() - started;
+  const cpu = diff(await cpuTimes(metrics), cpuBefore);
+  const domNodes = await page.evaluate(() => document.getElementsByTagName("*").length);
+  const renderRequests = await page.evaluate(
+    () => performance.getEntriesByType("resource").filter((e) => /\/api\/render\/(code|math)$/.test(e.name)).length,
+  );
   await tracing;
   const measured = await page.evaluate(() => {
     const b = window.__bench;
@@ -227,6 +235,9 @@ async function oneRun(browser, url, run, trace, profile) {
   return {
     run,
     durationMs,
+    cpu,
+    domNodes,
+    renderRequests,
     frames: f.length,
     slowFrameShare: intervals.length ? slow / intervals.length : 0,
     longestFrameGap: intervals.reduce((m, d) => Math.max(m, d), 0),
@@ -251,6 +262,71 @@ async function oneRun(browser, url, run, trace, profile) {
     })(),
     intervals: intervals.map((d) => Math.round(d * 10) / 10),
   };
+}
+
+/** The page's main-thread time so far (CDP Performance metrics, in ms): all tasks, script, layout. */
+async function cpuTimes(cdp) {
+  const { metrics } = await cdp.send("Performance.getMetrics");
+  const get = (name) => 1000 * (metrics.find((m) => m.name === name)?.value ?? 0);
+  return { task: get("TaskDuration"), script: get("ScriptDuration"), layout: get("LayoutDuration") + get("RecalcStyleDuration") };
+}
+
+const diff = (a, b) => Object.fromEntries(Object.keys(a).map((k) => [k, a[k] - b[k]]));
+
+/**
+ * The floor: the same turn streamed into a trivial page that appends each piece of text as it
+ * arrives, each line of it a <div> of its own (no markdown, no thinking block, nothing
+ * collapsed), on the same server in the same run.
+ */
+async function floorRun(browser, url) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${url}/healthz`);
+  await page.setContent("<!doctype html><title>floor</title><div id=t style='white-space:pre-wrap'></div>");
+  const metrics = await context.newCDPSession(page);
+  await metrics.send("Performance.enable");
+  const before = await cpuTimes(metrics);
+  const started = Date.now();
+  const bytes = await page.evaluate(async (prompt) => {
+    const root = document.getElementById("t");
+    let line = root.appendChild(document.createElement("div")).appendChild(document.createTextNode(""));
+    const append = (text) => {
+      const parts = text.split("\n");
+      line.appendData(parts[0]);
+      for (const part of parts.slice(1)) {
+        line = root.appendChild(document.createElement("div")).appendChild(document.createTextNode(part));
+      }
+    };
+    const res = await fetch("/api/chat", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: [{ role: "user", content: prompt }] }),
+    });
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let rest = "";
+    let n = 0;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest += value;
+      const lines = rest.split("\n");
+      rest = lines.pop();
+      for (const line of lines) {
+        if (!line.startsWith("data: ")) continue;
+        const text = JSON.parse(line.slice(6)).text;
+        if (typeof text === "string") {
+          append(text);
+          n += text.length;
+        }
+      }
+    }
+    return n;
+  }, PROMPT);
+  const durationMs = Date.now() - started;
+  const cpu = diff(await cpuTimes(metrics), before);
+  const domNodes = await page.evaluate(() => document.getElementsByTagName("*").length);
+  await context.close();
+  return { durationMs, cpu, domNodes, bytes };
 }
 
 function histogram(intervals) {
@@ -321,6 +397,13 @@ async function main() {
     }
     const { thinking, answer } = await expected;
     const words = (thinking.match(/\S+/g) ?? []).length + (answer.match(/\S+/g) ?? []).length;
+    const kb = (thinking.length + answer.length) / 1000;
+    const floors = [];
+    for (let run = 1; run <= RUNS; run++) {
+      floors.push(await floorRun(browser, server.url));
+      const f = floors.at(-1);
+      console.error(`floor run ${run}: ${(f.cpu.task / 1000).toFixed(1)} s of main-thread time (${(f.cpu.task / kb).toFixed(0)} ms per KB), ${f.domNodes} nodes, ${(f.durationMs / 1000).toFixed(1)} s`);
+    }
     const row = (name, values, fmt, target) => {
       const med = median(values);
       const worst = Math.max(...values);
@@ -339,10 +422,18 @@ async function main() {
       `| stream duration | ${(median(results.map((r) => r.durationMs)) / 1000).toFixed(1)} s | ${(Math.max(...results.map((r) => r.durationMs)) / 1000).toFixed(1)} s | |`,
       `| deltas per second | ${(words / (median(results.map((r) => r.durationMs)) / 1000)).toFixed(0)} | | |`,
       `| text arrived whole | ${results.filter((r) => !r.problems.length).length}/${RUNS} runs | | |`,
+      "",
+      `| main thread, ${kb.toFixed(0)} KB streamed (medians of ${RUNS}) | the page (stored turn) | the floor page | page / floor |`,
+      "|---|---|---|---|",
+      `| all tasks | ${(median(results.map((r) => r.cpu.task)) / 1000).toFixed(1)} s (${(median(results.map((r) => r.cpu.task)) / kb).toFixed(0)} ms per KB) | ${(median(floors.map((f) => f.cpu.task)) / 1000).toFixed(1)} s (${(median(floors.map((f) => f.cpu.task)) / kb).toFixed(0)} ms per KB) | ${(median(results.map((r) => r.cpu.task)) / median(floors.map((f) => f.cpu.task))).toFixed(2)}× |`,
+      `| script | ${(median(results.map((r) => r.cpu.script)) / 1000).toFixed(1)} s | ${(median(floors.map((f) => f.cpu.script)) / 1000).toFixed(1)} s | |`,
+      `| style and layout | ${(median(results.map((r) => r.cpu.layout)) / 1000).toFixed(1)} s | ${(median(floors.map((f) => f.cpu.layout)) / 1000).toFixed(1)} s | |`,
+      `| DOM nodes at the end | ${median(results.map((r) => r.domNodes))} | ${median(floors.map((f) => f.domNodes))} | |`,
+      `| render/code and render/math requests | ${median(results.map((r) => r.renderRequests))} | — | |`,
     ].join("\n");
     console.log(table);
     mkdirSync(resolve(ROOT, "target"), { recursive: true });
-    writeFileSync(resolve(ROOT, "target/bench-ui.json"), JSON.stringify({ prompt: PROMPT, words, results }, null, 2));
+    writeFileSync(resolve(ROOT, "target/bench-ui.json"), JSON.stringify({ prompt: PROMPT, words, results, floors }, null, 2));
   } finally {
     await browser.close();
     server.stop();

@@ -219,8 +219,10 @@ pub async fn run(options: Options) -> Result<(), ClientError> {
     result
 }
 
-/// The shortest time between two frames while a turn runs (60 a second at most).
-const FRAME: Duration = Duration::from_millis(16);
+/// The shortest time between two frames while a turn runs (30 a second at most: a terminal
+/// redraw costs the client about half a millisecond, and the stream comes in hundreds of pieces
+/// a second).
+const FRAME: Duration = Duration::from_millis(33);
 
 impl Chat {
     /// A chat on `server` (`stored`: it keeps conversations), in the mode kept in `config`,
