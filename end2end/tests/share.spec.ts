@@ -31,9 +31,12 @@ async function makeLink(page: Page, thinking: boolean): Promise<string> {
   if (thinking) {
     await box.check();
   }
-  await page.getByRole("button", { name: "Create link" }).click();
   const field = page.locator(".share-url");
+  // A second link replaces the first in the same field: wait for the new one.
+  const before = (await field.count()) ? await field.inputValue() : "";
+  await page.getByRole("button", { name: "Create link" }).click();
   await expect(field).toHaveValue(/\/s\/[A-Za-z0-9_-]{43}$/);
+  if (before) await expect(field).not.toHaveValue(before);
   const url = await field.inputValue();
   if (thinking) {
     await box.uncheck();
