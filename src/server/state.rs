@@ -36,6 +36,8 @@ pub struct AppState {
     pub turns: Arc<super::turn::control::TurnControls>,
     /// With several replicas on PostgreSQL: how turns are shared with the others.
     pub relay: Option<Arc<super::turn::relay::Relay>>,
+    /// The streaming states of the running stored turns, written together once a second.
+    pub streaming: Arc<super::turn::batch::StreamingBatch>,
 }
 
 impl AppState {
@@ -53,6 +55,7 @@ impl AppState {
             models: Arc::default(),
             turns: Arc::default(),
             relay: None,
+            streaming: Arc::default(),
             http: upstream_client(&config)?,
             redactor: Arc::new(Redactor::new(secrets.iter().map(String::as_str))),
             config: Arc::new(config),
@@ -79,6 +82,7 @@ impl AppState {
             models: self.models.clone(),
             turns: self.turns.clone(),
             relay: self.relay.clone(),
+            streaming: self.streaming.clone(),
         })
     }
 

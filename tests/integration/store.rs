@@ -168,6 +168,128 @@ async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
 }
 
 #[tokio::test]
+async fn streaming_states_of_many_answers_are_written_at_once_and_never_over_a_final_one() {
+    for (engine, store) in stores().await {
+        let (alice, bob) = two_users(&store).await;
+        let mut slots = Vec::new();
+        for who in [&alice, &alice, &bob] {
+            let me = store.scoped(who);
+            let conv = me.create_conversation(None, "q").await.expect("create");
+            me.add_user_message(&conv.id, "q", None).await.expect("q");
+            let slot = me
+                .start_answer(&conv.id, None, "demo", Default::default(), None)
+                .await
+                .expect("answer");
+            slots.push((who, slot));
+        }
+        let state = |who: &Identity, slot, content: &str, blocks: Vec<(usize, &str)>| {
+            let blocks = blocks
+                .into_iter()
+                .map(|(at, text)| {
+                    let mut b = answer("", text, VersionStatus::Streaming).blocks.remove(0);
+                    b.index = at as u32;
+                    (at, b)
+                })
+                .collect();
+            store
+                .scoped(who)
+                .streaming_state(slot, content.into(), None, blocks)
+        };
+        // The first answer ends before the batch that still holds an older state of it.
+        store
+            .scoped(&alice)
+            .save_answer(
+                &slots[0].1,
+                &answer("the end", "all of it", VersionStatus::Done),
+            )
+            .await
+            .expect("final");
+        let mut second = state(&alice, &slots[1].1, "so", vec![(0, "one"), (1, "two")]);
+        second.merge(state(&alice, &slots[1].1, "so far", vec![(1, "two three")]));
+        // Bob's state handed over as Alice's is refused by the scope of the row.
+        let forged = state(&alice, &slots[2].1, "forged", vec![(0, "forged")]);
+        let written = store
+            .save_streaming(&[
+                state(&alice, &slots[0].1, "stale", vec![(0, "stale")]),
+                second,
+                forged,
+            ])
+            .await
+            .expect("batch");
+        assert_eq!(
+            written,
+            std::collections::HashSet::from([slots[1].1.version_id.clone()]),
+            "{engine}"
+        );
+
+        let me = store.scoped(&alice);
+        let first = me
+            .conversation(&slots[0].1.conversation_id, true)
+            .await
+            .expect("first");
+        let v = first.messages[1].shown().expect("version");
+        assert_eq!(
+            (v.content.as_str(), v.status),
+            ("the end", VersionStatus::Done),
+            "{engine}"
+        );
+        assert_eq!(v.blocks.len(), 1);
+        assert_eq!(v.blocks[0].text.as_deref(), Some("all of it"), "{engine}");
+
+        let mid = me
+            .conversation(&slots[1].1.conversation_id, true)
+            .await
+            .expect("second");
+        let v = mid.messages[1].shown().expect("version");
+        assert_eq!(
+            (v.content.as_str(), v.status),
+            ("so far", VersionStatus::Streaming)
+        );
+        let texts: Vec<(Option<&str>, u64)> = v
+            .blocks
+            .iter()
+            .map(|b| (b.text.as_deref(), b.words))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![(Some("one"), 1), (Some("two three"), 2)],
+            "{engine}"
+        );
+
+        // A later batch updates a block in place and leaves the other one as it was.
+        store
+            .save_streaming(&[state(
+                &alice,
+                &slots[1].1,
+                "so far, so good",
+                vec![(0, "one more")],
+            )])
+            .await
+            .expect("second batch");
+        let mid = me
+            .conversation(&slots[1].1.conversation_id, true)
+            .await
+            .expect("again");
+        let v = mid.messages[1].shown().expect("version");
+        assert_eq!(v.content, "so far, so good");
+        let texts: Vec<Option<&str>> = v.blocks.iter().map(|b| b.text.as_deref()).collect();
+        assert_eq!(texts, vec![Some("one more"), Some("two three")], "{engine}");
+
+        let bobs = store
+            .scoped(&bob)
+            .conversation(&slots[2].1.conversation_id, true)
+            .await
+            .expect("bob's");
+        let v = bobs.messages[1].shown().expect("version");
+        assert_eq!(
+            v.content, "",
+            "{engine}: another user's answer is not written"
+        );
+        assert!(v.blocks.is_empty(), "{engine}");
+    }
+}
+
+#[tokio::test]
 async fn tools_and_sources_are_kept_with_the_answer_and_a_damaged_copy_loses_only_them() {
     use ponder::domain::{SourceRef, ToolStatus, ToolStep};
     for (engine, url) in engine_urls().await {

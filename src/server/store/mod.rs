@@ -21,6 +21,7 @@ mod rows;
 pub mod scope;
 mod search;
 pub mod shares;
+pub mod streaming;
 pub mod tokens;
 pub mod turns;
 mod workspaces;

@@ -3,6 +3,7 @@
 //! events are decided by the pure [`assembler`], the words by [`wording`].
 
 pub mod assembler;
+pub mod batch;
 pub mod control;
 pub mod files;
 pub mod log;

@@ -1,6 +1,7 @@
 //! A turn written to the history as it streams: what the reader was sent (after redaction) is
-//! folded into an answer record by a pure [`AnswerBuilder`], and a writer task of the turn saves
-//! the latest state at most once a second and the final state at the end. A closed tab or a
+//! folded into an answer record by a pure [`AnswerBuilder`]; its latest state goes to the
+//! server's [`StreamingBatch`] at most once a second, and a writer task of the turn saves the
+//! final state at the end. A closed tab or a
 //! crashed browser loses nothing that arrived; a turn cut by the server is saved interrupted.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +19,8 @@ use crate::server::store::identity::Identity;
 use crate::server::store::records::{AnswerRecord, AnswerSlot, BlockRecord};
 use crate::server::store::replay::{KeptState, Provenance};
 use crate::server::store::{now_ms, Store};
+
+use super::batch::StreamingBatch;
 
 /// How often a streaming answer is written at most.
 pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
@@ -126,13 +129,40 @@ pub struct StateKeeping {
     pub max_bytes: usize,
 }
 
-/// What the writer is handed: the answer's latest state, and with its final state, the
-/// reasoning state to keep beside it.
+/// What the turn's writer is handed: the answer's final state, and the reasoning state to keep
+/// beside it.
 type Pending = Option<(AnswerRecord, Option<Arc<KeptState>>)>;
+
+/// What a reasoning block looked like when its state was last handed over: a block that has
+/// not changed since is not written again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct BlockMark {
+    len: usize,
+    ended: bool,
+    interrupted: bool,
+    cut_short: bool,
+    kind: crate::domain::ThinkingKind,
+}
+
+impl BlockMark {
+    fn of(block: &BlockRecord) -> Self {
+        BlockMark {
+            len: block.text.len(),
+            ended: block.duration_ms.is_some(),
+            interrupted: block.interrupted,
+            cut_short: block.cut_short,
+            kind: block.kind,
+        }
+    }
+}
 
 /// The writing side of one stored turn, held by the turn.
 pub struct Persist {
     builder: AnswerBuilder,
+    store: Store,
+    who: Arc<Identity>,
+    batch: Arc<StreamingBatch>,
+    handed: Vec<BlockMark>,
     slot: AnswerSlot,
     keeping: Option<StateKeeping>,
     state: Option<Arc<KeptState>>,
@@ -171,12 +201,13 @@ const FINAL_WRITE_WAIT: Duration = Duration::from_secs(5);
 
 impl Persist {
     /// Starts the writer task of a turn whose answer goes to `slot` (and its reasoning state
-    /// as `keeping` says, if at all).
+    /// as `keeping` says, if at all); its streaming states go to `batch`.
     pub fn start(
         store: Store,
         who: Arc<Identity>,
         slot: AnswerSlot,
         keeping: Option<StateKeeping>,
+        batch: Arc<StreamingBatch>,
     ) -> Persist {
         let max_state = keeping.as_ref().map_or(0, |k| k.max_bytes);
         let (latest, mut rx) = watch::channel::<Pending>(None);
@@ -184,7 +215,10 @@ impl Persist {
         let failed = Arc::new(AtomicBool::new(false));
         let writer_failed = failed.clone();
         let writer_slot = slot.clone();
+        let writer_store = store.clone();
+        let writer_who = who.clone();
         tokio::spawn(async move {
+            let (store, who) = (writer_store, writer_who);
             loop {
                 let changed = rx.changed().await;
                 let pending = rx.borrow_and_update().clone();
@@ -219,6 +253,10 @@ impl Persist {
         });
         Persist {
             builder: AnswerBuilder::default(),
+            store,
+            who,
+            batch,
+            handed: Vec::new(),
             slot,
             keeping,
             state: None,
@@ -271,14 +309,38 @@ impl Persist {
     /// Writes a pending state now, if there is one (a keep-alive tick calls it too, so a
     /// turn that went quiet is not a second behind).
     pub fn flush(&mut self) {
-        if self.dirty {
-            self.dirty = false;
-            self.last_sent = Instant::now();
-            let state = self.builder.is_final().then(|| self.state.take()).flatten();
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        self.last_sent = Instant::now();
+        if self.builder.is_final() {
+            self.batch.forget(&self.slot.version_id);
+            let state = self.state.take();
             let _ = self
                 .latest
                 .send(Some((self.builder.record().clone(), state)));
+            return;
         }
+        let record = self.builder.record();
+        let mut changed = Vec::new();
+        for (at, block) in record.blocks.iter().enumerate() {
+            let mark = BlockMark::of(block);
+            if self.handed.get(at) != Some(&mark) {
+                changed.push((at, block.clone()));
+                match self.handed.get_mut(at) {
+                    Some(old) => *old = mark,
+                    None => self.handed.push(mark),
+                }
+            }
+        }
+        let state = self.store.scoped(&self.who).streaming_state(
+            &self.slot,
+            record.content.clone(),
+            record.extras.with_error(None).write(),
+            changed,
+        );
+        self.batch.put(&self.store, state, self.failed.clone());
     }
 
     /// True once a write failed: the turn should tell the reader it is not being saved.
@@ -449,7 +511,7 @@ pub async fn begin(
         history,
         options,
         first,
-        Persist::start(store.clone(), who, slot, keeping),
+        Persist::start(store.clone(), who, slot, keeping, state.streaming.clone()),
     ))
 }
 
