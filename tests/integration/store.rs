@@ -168,6 +168,75 @@ async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
 }
 
 #[tokio::test]
+async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
+    use ponder::server::store::opening::{Asked, Opening};
+    for (engine, store) in stores().await {
+        let (alice, _) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let opening = |attachments: &'static [String]| Opening {
+            conversation: None,
+            workspace: None,
+            title: "Why is the sky blue?",
+            asked: Some(Asked {
+                content: "Why is the sky blue?",
+                edit: None,
+                attachments,
+                max_bytes: u64::MAX,
+                send_as: &[],
+            }),
+            regenerate: None,
+            model: "demo",
+            settings: Default::default(),
+            turn: "t1",
+        };
+        static NOT_MINE: std::sync::LazyLock<Vec<String>> =
+            std::sync::LazyLock::new(|| vec!["no-such-file".to_string()]);
+        let refused = me.open_turn(opening(&NOT_MINE)).await;
+        assert!(
+            matches!(refused, Err(StoreError::NotFound)),
+            "{engine}: {refused:?}"
+        );
+        assert!(
+            me.conversations(None, false)
+                .await
+                .expect("list")
+                .is_empty(),
+            "{engine}: a refused opening writes no conversation"
+        );
+
+        let opened = me.open_turn(opening(&[])).await.expect("opened");
+        let read = me
+            .conversation(&opened.slot.conversation_id, false)
+            .await
+            .expect("read");
+        assert_eq!(read.title, "Why is the sky blue?", "{engine}");
+        assert_eq!(read.messages.len(), 2);
+        assert_eq!(Some(read.messages[0].id.clone()), opened.user_message);
+        assert_eq!(read.messages[1].id, opened.slot.message_id);
+        let answer = read.messages[1].shown().expect("answer");
+        assert_eq!(answer.status, VersionStatus::Streaming, "{engine}");
+        assert_eq!(answer.model.as_deref(), Some("demo"));
+
+        // Answering again opens a second version of the same answer, with no new message.
+        let again = me
+            .open_turn(Opening {
+                conversation: Some(&opened.slot.conversation_id),
+                asked: None,
+                regenerate: Some(&opened.slot.message_id),
+                turn: "t2",
+                ..opening(&[])
+            })
+            .await
+            .expect("again");
+        assert_eq!(again.user_message, None);
+        assert_eq!(
+            (again.slot.message_id.as_str(), again.slot.version),
+            (opened.slot.message_id.as_str(), 1)
+        );
+    }
+}
+
+#[tokio::test]
 async fn streaming_states_of_many_answers_are_written_at_once_and_never_over_a_final_one() {
     for (engine, store) in stores().await {
         let (alice, bob) = two_users(&store).await;

@@ -277,6 +277,19 @@ impl Scoped<'_> {
         message: &str,
         sent: &[Option<SendAs>],
     ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        self.record_sent_as_in(&mut tx, message, sent).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// [`Self::record_sent_as`] inside the caller's transaction.
+    pub(super) async fn record_sent_as_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        message: &str,
+        sent: &[Option<SendAs>],
+    ) -> Result<(), StoreError> {
         for (position, how) in sent.iter().enumerate() {
             let Some(how) = how else {
                 continue;
@@ -290,7 +303,7 @@ impl Scoped<'_> {
             .bind(position as i64)
             .bind(message)
             .bind(self.user_id())
-            .execute(self.pool())
+            .execute(&mut **tx)
             .await?;
         }
         Ok(())

@@ -43,6 +43,21 @@ impl Scoped<'_> {
         title: &str,
     ) -> Result<ConversationSummary, StoreError> {
         let workspace = self.own_workspace(workspace).await?;
+        let mut tx = self.pool().begin().await?;
+        let made = self
+            .create_conversation_in(&mut tx, workspace, title)
+            .await?;
+        tx.commit().await?;
+        Ok(made)
+    }
+
+    /// [`Self::create_conversation`] in the caller's own `workspace`, inside its transaction.
+    pub(super) async fn create_conversation_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        workspace: crate::domain::history::Workspace,
+        title: &str,
+    ) -> Result<ConversationSummary, StoreError> {
         let id = new_id();
         let now = now_ms();
         let title = title_from(title);
@@ -55,7 +70,7 @@ impl Scoped<'_> {
         .bind(&workspace.id)
         .bind(&title)
         .bind(now)
-        .execute(self.pool())
+        .execute(&mut **tx)
         .await?;
         Ok(ConversationSummary {
             id,

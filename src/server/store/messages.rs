@@ -4,7 +4,8 @@
 use super::ids::new_id;
 use super::index::{unindex, Arg};
 use super::records::{AnswerRecord, AnswerSlot};
-use super::scope::{found, kind_name, lock_conversation, role_name, role_of, words, Scoped};
+use super::scope::{found, lock_conversation, role_name, role_of, Scoped};
+use super::streaming::{upsert_blocks, BlockRow};
 use super::{now_ms, Backend, StoreError};
 use crate::domain::history::{HitKind, VersionStatus};
 use crate::domain::{ReasoningSettings, Role};
@@ -155,9 +156,25 @@ impl Scoped<'_> {
     ) -> Result<String, StoreError> {
         self.owns_conversation(conversation).await?;
         self.check_attachments(attachments, max_bytes).await?;
-        let now = now_ms();
         let mut tx = self.pool().begin().await?;
-        lock_conversation(&mut tx, conversation).await?;
+        let id = self
+            .add_user_message_in(&mut tx, conversation, content, edit_of, attachments)
+            .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// [`Self::add_user_message_with`] inside the caller's transaction, its checks done.
+    pub(super) async fn add_user_message_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        conversation: &str,
+        content: &str,
+        edit_of: Option<&str>,
+        attachments: &[String],
+    ) -> Result<String, StoreError> {
+        let now = now_ms();
+        lock_conversation(tx, conversation).await?;
         let message_id = match edit_of {
             Some(message) => {
                 let (position, role) = self.message_position(conversation, message).await?;
@@ -166,9 +183,9 @@ impl Scoped<'_> {
                         "only your own messages can be edited".into(),
                     ));
                 }
-                let next = next_version(&mut tx, message).await?;
+                let next = next_version(tx, message).await?;
                 let version = insert_version(
-                    &mut tx,
+                    tx,
                     message,
                     self.user_id(),
                     next,
@@ -177,14 +194,14 @@ impl Scoped<'_> {
                     now,
                 )
                 .await?;
-                self.attach(&mut tx, &version, attachments).await?;
+                self.attach(tx, &version, attachments).await?;
                 sqlx::query("UPDATE messages SET active_version = $1 WHERE id = $2")
                     .bind(next)
                     .bind(message)
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
                 unindex(
-                    &mut tx,
+                    tx,
                     self.backend(),
                     "message_id IN \
                      (SELECT id FROM messages WHERE conversation_id = $1 AND position > $2)",
@@ -194,15 +211,15 @@ impl Scoped<'_> {
                 sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND position > $2")
                     .bind(conversation)
                     .bind(position)
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
                 message.to_string()
             }
             None => {
                 let id = new_id();
-                insert_message(&mut tx, conversation, self.user_id(), &id, Role::User, now).await?;
+                insert_message(tx, conversation, self.user_id(), &id, Role::User, now).await?;
                 let version = insert_version(
-                    &mut tx,
+                    tx,
                     &id,
                     self.user_id(),
                     0,
@@ -211,12 +228,12 @@ impl Scoped<'_> {
                     now,
                 )
                 .await?;
-                self.attach(&mut tx, &version, attachments).await?;
+                self.attach(tx, &version, attachments).await?;
                 id
             }
         };
         self.index_in(
-            &mut tx,
+            tx,
             &message_id,
             &message_id,
             HitKind::Question,
@@ -224,8 +241,7 @@ impl Scoped<'_> {
             content,
         )
         .await?;
-        self.touch_in(&mut tx, conversation).await?;
-        tx.commit().await?;
+        self.touch_in(tx, conversation).await?;
         Ok(message_id)
     }
 
@@ -240,9 +256,26 @@ impl Scoped<'_> {
         turn: Option<&str>,
     ) -> Result<AnswerSlot, StoreError> {
         self.owns_conversation(conversation).await?;
-        let now = now_ms();
         let mut tx = self.pool().begin().await?;
-        lock_conversation(&mut tx, conversation).await?;
+        let slot = self
+            .start_answer_in(&mut tx, conversation, regenerate, model, settings, turn)
+            .await?;
+        tx.commit().await?;
+        Ok(slot)
+    }
+
+    /// [`Self::start_answer`] inside the caller's transaction, the conversation checked.
+    pub(super) async fn start_answer_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        conversation: &str,
+        regenerate: Option<&str>,
+        model: &str,
+        settings: ReasoningSettings,
+        turn: Option<&str>,
+    ) -> Result<AnswerSlot, StoreError> {
+        let now = now_ms();
+        lock_conversation(tx, conversation).await?;
         let (message_id, version) = match regenerate {
             Some(message) => {
                 let (_, role) = self.message_position(conversation, message).await?;
@@ -251,30 +284,22 @@ impl Scoped<'_> {
                         "only an answer can be regenerated".into(),
                     ));
                 }
-                let next = next_version(&mut tx, message).await?;
+                let next = next_version(tx, message).await?;
                 sqlx::query("UPDATE messages SET active_version = $1 WHERE id = $2")
                     .bind(next)
                     .bind(message)
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
                 (message.to_string(), next)
             }
             None => {
                 let id = new_id();
-                insert_message(
-                    &mut tx,
-                    conversation,
-                    self.user_id(),
-                    &id,
-                    Role::Assistant,
-                    now,
-                )
-                .await?;
+                insert_message(tx, conversation, self.user_id(), &id, Role::Assistant, now).await?;
                 (id, 0)
             }
         };
         let version_id = insert_version(
-            &mut tx,
+            tx,
             &message_id,
             self.user_id(),
             version,
@@ -293,7 +318,7 @@ impl Scoped<'_> {
         .bind(effort)
         .bind(&version_id)
         .bind(turn)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         sqlx::query(
             "UPDATE conversations SET model = $1, thinking = $2, effort = $3 WHERE id = $4 AND user_id = $5",
@@ -303,10 +328,9 @@ impl Scoped<'_> {
         .bind(effort)
         .bind(conversation)
         .bind(self.user_id())
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
-        self.touch_in(&mut tx, conversation).await?;
-        tx.commit().await?;
+        self.touch_in(tx, conversation).await?;
         Ok(AnswerSlot {
             conversation_id: conversation.to_string(),
             message_id,
@@ -347,44 +371,13 @@ impl Scoped<'_> {
         .execute(&mut *tx)
         .await?;
         found(done.rows_affected())?;
-        for (idx, block) in answer.blocks.iter().enumerate() {
-            let updated = sqlx::query(
-                "UPDATE thinking_blocks SET kind = $1, text = $2, chars = $3, words = $4, started_at = $5, duration_ms = $6, interrupted = $7, cut_short = $10 \
-                 WHERE version_id = $8 AND idx = $9",
-            )
-            .bind(kind_name(block.kind))
-            .bind(&block.text)
-            .bind(block.text.chars().count() as i64)
-            .bind(words(&block.text))
-            .bind(block.started_at)
-            .bind(block.duration_ms.map(|d| d as i64))
-            .bind(i64::from(block.interrupted))
-            .bind(&slot.version_id)
-            .bind(idx as i64)
-            .bind(i64::from(block.cut_short))
-            .execute(&mut *tx)
-            .await?;
-            if updated.rows_affected() == 0 {
-                sqlx::query(
-                    "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, started_at, duration_ms, interrupted, cut_short) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-                )
-                .bind(new_id())
-                .bind(&slot.version_id)
-                .bind(self.user_id())
-                .bind(idx as i64)
-                .bind(kind_name(block.kind))
-                .bind(&block.text)
-                .bind(block.text.chars().count() as i64)
-                .bind(words(&block.text))
-                .bind(block.started_at)
-                .bind(block.duration_ms.map(|d| d as i64))
-                .bind(i64::from(block.interrupted))
-                .bind(i64::from(block.cut_short))
-                .execute(&mut *tx)
-                .await?;
-            }
-        }
+        let blocks: Vec<BlockRow> = answer
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(at, b)| (slot.version_id.as_str(), self.user_id(), at, b))
+            .collect();
+        upsert_blocks(&mut tx, self.backend(), &blocks).await?;
         if answer.status != VersionStatus::Streaming {
             self.index_in(
                 &mut tx,

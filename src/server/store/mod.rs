@@ -15,6 +15,7 @@ pub mod import;
 mod index;
 pub mod limits;
 mod messages;
+pub mod opening;
 pub mod records;
 pub mod replay;
 mod rows;

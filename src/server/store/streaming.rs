@@ -92,7 +92,7 @@ impl Store {
                  FROM (VALUES {}) AS v \
                  WHERE message_versions.id = v.column1 AND message_versions.user_id = v.column2 \
                  AND message_versions.status = 'streaming' RETURNING message_versions.id",
-                placeholders(chunk.len(), 4)
+                placeholders(self.backend(), chunk.len(), 4)
             );
             let mut query = sqlx::query_as::<_, (String,)>(&sql);
             for s in chunk {
@@ -104,46 +104,67 @@ impl Store {
             }
             written.extend(query.fetch_all(&mut *tx).await?.into_iter().map(|(id,)| id));
         }
-        let blocks: Vec<(&StreamingState, usize, &BlockRecord)> = states
+        let blocks: Vec<BlockRow> = states
             .iter()
             .filter(|s| written.contains(&s.version_id))
-            .flat_map(|s| s.blocks.iter().map(move |(at, b)| (s, *at, b)))
+            .flat_map(|s| {
+                s.blocks
+                    .iter()
+                    .map(move |(at, b)| (s.version_id.as_str(), s.user_id.as_str(), *at, b))
+            })
             .collect();
-        for chunk in blocks.chunks(BLOCKS_PER_STATEMENT) {
-            let sql = format!(
-                "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, \
-                 started_at, duration_ms, interrupted, cut_short) VALUES {} \
-                 ON CONFLICT (version_id, idx) DO UPDATE SET kind = excluded.kind, text = excluded.text, \
-                 chars = excluded.chars, words = excluded.words, started_at = excluded.started_at, \
-                 duration_ms = excluded.duration_ms, interrupted = excluded.interrupted, \
-                 cut_short = excluded.cut_short",
-                placeholders(chunk.len(), 12)
-            );
-            let mut query = sqlx::query(&sql);
-            for (s, at, block) in chunk {
-                query = query
-                    .bind(super::ids::new_id())
-                    .bind(&s.version_id)
-                    .bind(&s.user_id)
-                    .bind(*at as i64)
-                    .bind(kind_name(block.kind))
-                    .bind(&block.text)
-                    .bind(block.text.chars().count() as i64)
-                    .bind(words(&block.text))
-                    .bind(block.started_at)
-                    .bind(block.duration_ms.map(|d| d as i64))
-                    .bind(i64::from(block.interrupted))
-                    .bind(i64::from(block.cut_short));
-            }
-            query.execute(&mut *tx).await?;
-        }
+        upsert_blocks(&mut tx, self.backend(), &blocks).await?;
         tx.commit().await?;
         Ok(written)
     }
 }
 
-/// `($1, $2), ($3, $4)…`: `rows` rows of `width` numbered parameters.
-fn placeholders(rows: usize, width: usize) -> String {
+/// A reasoning block to write: its answer version, its user, its place among the answer's
+/// blocks, and the block.
+pub(super) type BlockRow<'a> = (&'a str, &'a str, usize, &'a BlockRecord);
+
+/// Writes reasoning blocks, a new one inserted and a known one (by version and place) replaced,
+/// a few statements for any number of them.
+pub(super) async fn upsert_blocks(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    backend: Backend,
+    blocks: &[BlockRow<'_>],
+) -> Result<(), StoreError> {
+    for chunk in blocks.chunks(BLOCKS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, \
+             started_at, duration_ms, interrupted, cut_short) VALUES {} \
+             ON CONFLICT (version_id, idx) DO UPDATE SET kind = excluded.kind, text = excluded.text, \
+             chars = excluded.chars, words = excluded.words, started_at = excluded.started_at, \
+             duration_ms = excluded.duration_ms, interrupted = excluded.interrupted, \
+             cut_short = excluded.cut_short",
+            placeholders(backend, chunk.len(), 12)
+        );
+        let mut query = sqlx::query(&sql);
+        for (version, user, at, block) in chunk {
+            query = query
+                .bind(super::ids::new_id())
+                .bind(*version)
+                .bind(*user)
+                .bind(*at as i64)
+                .bind(kind_name(block.kind))
+                .bind(&block.text)
+                .bind(block.text.chars().count() as i64)
+                .bind(words(&block.text))
+                .bind(block.started_at)
+                .bind(block.duration_ms.map(|d| d as i64))
+                .bind(i64::from(block.interrupted))
+                .bind(i64::from(block.cut_short));
+        }
+        query.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// `($1, $2), ($3, $4)…`: `rows` rows of `width` numbered parameters; for SQLite `(?, ?), …`,
+/// which it binds in order (a numbered one is looked up by name, in a list as long as the
+/// statement's parameters, for each of them).
+fn placeholders(backend: Backend, rows: usize, width: usize) -> String {
     let mut out = String::with_capacity(rows * width * 5);
     for r in 0..rows {
         if r > 0 {
@@ -154,8 +175,13 @@ fn placeholders(rows: usize, width: usize) -> String {
             if c > 0 {
                 out.push_str(", ");
             }
-            out.push('$');
-            out.push_str(&(r * width + c + 1).to_string());
+            match backend {
+                Backend::Sqlite => out.push('?'),
+                Backend::Postgres => {
+                    out.push('$');
+                    out.push_str(&(r * width + c + 1).to_string());
+                }
+            }
         }
         out.push(')');
     }
@@ -168,8 +194,11 @@ mod tests {
 
     #[test]
     fn placeholders_number_rows_in_order() {
-        assert_eq!(placeholders(2, 3), "($1, $2, $3), ($4, $5, $6)");
-        assert_eq!(placeholders(1, 1), "($1)");
+        assert_eq!(
+            placeholders(Backend::Postgres, 2, 3),
+            "($1, $2, $3), ($4, $5, $6)"
+        );
+        assert_eq!(placeholders(Backend::Sqlite, 2, 2), "(?, ?), (?, ?)");
     }
 
     fn block(index: u32, text: &str) -> BlockRecord {

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::server::store::streaming::StreamingState;
 use crate::server::store::Store;
 
-use super::persist::FLUSH_EVERY;
+/// How often a streaming answer is written at most.
+pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[derive(Default)]
 struct Waiting {

@@ -20,10 +20,7 @@ use crate::server::store::records::{AnswerRecord, AnswerSlot, BlockRecord};
 use crate::server::store::replay::{KeptState, Provenance};
 use crate::server::store::{now_ms, Store};
 
-use super::batch::StreamingBatch;
-
-/// How often a streaming answer is written at most.
-pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+use super::batch::{StreamingBatch, FLUSH_EVERY};
 
 /// Folds the events of a turn into the record that is stored. Pure.
 #[derive(Clone, Debug)]
@@ -408,61 +405,50 @@ pub async fn begin(
         provenance: super::replay::provenance(&state.config, &state.upstream_base, &options.model),
         max_bytes: state.config.replay.max_conversation_bytes,
     });
-    let conversation = match &request.conversation {
-        Some(id) => id.clone(),
-        None => {
-            let mut title = request.content.clone().unwrap_or_default();
-            if let (true, Some(first)) = (title.trim().is_empty(), request.attachments.first()) {
-                if let Ok(file) = me.attachment_info(first).await {
-                    title = file.name;
-                }
+    let mut title = String::new();
+    if request.conversation.is_none() {
+        title = request.content.clone().unwrap_or_default();
+        if let (true, Some(first)) = (title.trim().is_empty(), request.attachments.first()) {
+            if let Ok(file) = me.attachment_info(first).await {
+                title = file.name;
             }
-            me.create_conversation(request.workspace.as_deref(), &title)
-                .await
-                .map_err(store_error)?
-                .id
         }
+    }
+    let send_as: Vec<Option<SendAs>> = request
+        .attachments
+        .iter()
+        .map(|a| request.send_as.get(a).copied())
+        .collect();
+    let opening = crate::server::store::opening::Opening {
+        conversation: request.conversation.as_deref(),
+        workspace: request.workspace.as_deref(),
+        title: &title,
+        asked: request
+            .content
+            .as_deref()
+            .map(|content| crate::server::store::opening::Asked {
+                content,
+                edit: request.edit.as_deref(),
+                attachments: &request.attachments,
+                max_bytes: state.config.attachments.message_bytes,
+                send_as: &send_as,
+            }),
+        regenerate: request.regenerate.as_deref(),
+        model: &options.model,
+        settings: options.settings,
+        turn,
     };
+    let opened = me.open_turn(opening).await.map_err(store_error)?;
+    let conversation = opened.slot.conversation_id.clone();
     let mut added: Vec<String> = Vec::new();
-    let opened = async {
-        let user_message = match &request.content {
-            Some(content) => {
-                let id = me
-                    .add_user_message_with(
-                        &conversation,
-                        content,
-                        request.edit.as_deref(),
-                        &request.attachments,
-                        state.config.attachments.message_bytes,
-                    )
-                    .await?;
-                if request.edit.is_none() {
-                    added.push(id.clone());
-                }
-                if !request.send_as.is_empty() {
-                    let asked: Vec<Option<SendAs>> = request
-                        .attachments
-                        .iter()
-                        .map(|a| request.send_as.get(a).copied())
-                        .collect();
-                    me.record_sent_as(&id, &asked).await?;
-                }
-                Some(id)
-            }
-            None => None,
-        };
-        let slot = me
-            .start_answer(
-                &conversation,
-                request.regenerate.as_deref(),
-                &options.model,
-                options.settings,
-                Some(turn),
-            )
-            .await?;
-        if request.regenerate.is_none() {
-            added.push(slot.message_id.clone());
-        }
+    if let (Some(id), None) = (&opened.user_message, &request.edit) {
+        added.push(id.clone());
+    }
+    if request.regenerate.is_none() {
+        added.push(opened.slot.message_id.clone());
+    }
+    let prepared = async {
+        let (user_message, slot) = (opened.user_message, opened.slot);
         let replay = keeping
             .as_ref()
             .map(|k| &k.provenance)
@@ -485,8 +471,8 @@ pub async fn begin(
         Ok::<_, crate::server::store::StoreError>((user_message, slot, history, sent_as))
     }
     .await;
-    let (user_message, slot, history, sent_as) = match opened {
-        Ok(opened) => opened,
+    let (user_message, slot, history, sent_as) = match prepared {
+        Ok(prepared) => prepared,
         Err(e) => {
             let undone = if made_here {
                 me.discard_conversation(&conversation).await

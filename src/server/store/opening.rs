@@ -1,0 +1,104 @@
+//! A stored turn's first writes in one transaction: the conversation (when the turn starts
+//! one), the reader's message with how its files are to be sent, and the answer it opens. A
+//! thousand turns starting at once wait for one commit each, not four, and a turn that is
+//! refused leaves none of them behind.
+
+use super::records::AnswerSlot;
+use super::scope::Scoped;
+use super::StoreError;
+use crate::domain::attachment::SendAs;
+use crate::domain::ReasoningSettings;
+
+/// The reader's message a turn opens with.
+#[derive(Clone, Copy, Debug)]
+pub struct Asked<'a> {
+    pub content: &'a str,
+    /// The message this one is an edit of.
+    pub edit: Option<&'a str>,
+    /// The reader's files, by id, at most `max_bytes` together.
+    pub attachments: &'a [String],
+    pub max_bytes: u64,
+    /// How the reader asked each file to be sent, in the order attached.
+    pub send_as: &'a [Option<SendAs>],
+}
+
+/// Where and how a turn opens.
+#[derive(Clone, Copy, Debug)]
+pub struct Opening<'a> {
+    /// The conversation; `None` starts one in `workspace` titled `title`.
+    pub conversation: Option<&'a str>,
+    pub workspace: Option<&'a str>,
+    pub title: &'a str,
+    /// The reader's message; `None` when the turn answers again (`regenerate`).
+    pub asked: Option<Asked<'a>>,
+    pub regenerate: Option<&'a str>,
+    pub model: &'a str,
+    pub settings: ReasoningSettings,
+    pub turn: &'a str,
+}
+
+/// What an opening wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opened {
+    /// The reader's message, when the turn stored one (a new message or a new version of it).
+    pub user_message: Option<String>,
+    pub slot: AnswerSlot,
+}
+
+impl Scoped<'_> {
+    /// Writes a turn's opening in one transaction, checking first that the conversation,
+    /// workspace and files are the caller's.
+    pub async fn open_turn(&self, opening: Opening<'_>) -> Result<Opened, StoreError> {
+        let workspace = match opening.conversation {
+            Some(id) => {
+                self.owns_conversation(id).await?;
+                None
+            }
+            None => Some(self.own_workspace(opening.workspace).await?),
+        };
+        if let Some(asked) = &opening.asked {
+            self.check_attachments(asked.attachments, asked.max_bytes)
+                .await?;
+        }
+        let mut tx = self.pool().begin().await?;
+        let conversation = match (opening.conversation, workspace) {
+            (Some(id), _) => id.to_string(),
+            (None, Some(workspace)) => {
+                self.create_conversation_in(&mut tx, workspace, opening.title)
+                    .await?
+                    .id
+            }
+            (None, None) => return Err(StoreError::NotFound),
+        };
+        let user_message = match &opening.asked {
+            Some(asked) => {
+                let id = self
+                    .add_user_message_in(
+                        &mut tx,
+                        &conversation,
+                        asked.content,
+                        asked.edit,
+                        asked.attachments,
+                    )
+                    .await?;
+                if asked.send_as.iter().any(Option::is_some) {
+                    self.record_sent_as_in(&mut tx, &id, asked.send_as).await?;
+                }
+                Some(id)
+            }
+            None => None,
+        };
+        let slot = self
+            .start_answer_in(
+                &mut tx,
+                &conversation,
+                opening.regenerate,
+                opening.model,
+                opening.settings,
+                Some(opening.turn),
+            )
+            .await?;
+        tx.commit().await?;
+        Ok(Opened { user_message, slot })
+    }
+}
