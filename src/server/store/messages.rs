@@ -2,7 +2,7 @@
 //! and writes, their versions and the reader's choices on their thinking blocks.
 
 use super::ids::new_id;
-use super::index::{unindex, Arg};
+use super::index::{unindex, Arg, Entry};
 use super::records::{AnswerRecord, AnswerSlot};
 use super::scope::{found, lock_conversation, role_name, role_of, Scoped};
 use super::streaming::{upsert_blocks, BlockRow};
@@ -157,14 +157,17 @@ impl Scoped<'_> {
         self.owns_conversation(conversation).await?;
         self.check_attachments(attachments, max_bytes).await?;
         let mut tx = self.pool().begin().await?;
+        lock_conversation(&mut tx, conversation).await?;
         let id = self
             .add_user_message_in(&mut tx, conversation, content, edit_of, attachments)
             .await?;
+        self.touch_in(&mut tx, conversation).await?;
         tx.commit().await?;
         Ok(id)
     }
 
-    /// [`Self::add_user_message_with`] inside the caller's transaction, its checks done.
+    /// [`Self::add_user_message_with`] inside the caller's transaction, its checks done and
+    /// the conversation locked; the caller marks the conversation changed.
     pub(super) async fn add_user_message_in(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
@@ -174,7 +177,6 @@ impl Scoped<'_> {
         attachments: &[String],
     ) -> Result<String, StoreError> {
         let now = now_ms();
-        lock_conversation(tx, conversation).await?;
         let message_id = match edit_of {
             Some(message) => {
                 let (position, role) = self.message_position(conversation, message).await?;
@@ -232,16 +234,23 @@ impl Scoped<'_> {
                 id
             }
         };
-        self.index_in(
-            tx,
-            &message_id,
-            &message_id,
-            HitKind::Question,
-            conversation,
-            content,
-        )
-        .await?;
-        self.touch_in(tx, conversation).await?;
+        let entry = Entry {
+            ref_id: message_id.clone(),
+            message_id: message_id.clone(),
+            kind: HitKind::Question,
+            text: content.to_string(),
+        };
+        if edit_of.is_some() {
+            unindex(
+                tx,
+                self.backend(),
+                "ref_id = $1 AND user_id = $2",
+                &[Arg::Text(&message_id), Arg::Text(self.user_id())],
+            )
+            .await?;
+        }
+        self.index_new(tx, conversation, std::slice::from_ref(&entry))
+            .await?;
         Ok(message_id)
     }
 
@@ -257,6 +266,7 @@ impl Scoped<'_> {
     ) -> Result<AnswerSlot, StoreError> {
         self.owns_conversation(conversation).await?;
         let mut tx = self.pool().begin().await?;
+        lock_conversation(&mut tx, conversation).await?;
         let slot = self
             .start_answer_in(&mut tx, conversation, regenerate, model, settings, turn)
             .await?;
@@ -264,7 +274,8 @@ impl Scoped<'_> {
         Ok(slot)
     }
 
-    /// [`Self::start_answer`] inside the caller's transaction, the conversation checked.
+    /// [`Self::start_answer`] inside the caller's transaction, the conversation checked and
+    /// locked; marks the conversation changed.
     pub(super) async fn start_answer_in(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
@@ -275,7 +286,6 @@ impl Scoped<'_> {
         turn: Option<&str>,
     ) -> Result<AnswerSlot, StoreError> {
         let now = now_ms();
-        lock_conversation(tx, conversation).await?;
         let (message_id, version) = match regenerate {
             Some(message) => {
                 let (_, role) = self.message_position(conversation, message).await?;
@@ -298,39 +308,37 @@ impl Scoped<'_> {
                 (id, 0)
             }
         };
-        let version_id = insert_version(
-            tx,
-            &message_id,
-            self.user_id(),
-            version,
-            "",
-            VersionStatus::Streaming,
-            now,
-        )
-        .await?;
         let thinking = settings.thinking.map(i64::from);
         let effort = settings.effort.map(|e| e.as_str());
+        let version_id = new_id();
         sqlx::query(
-            "UPDATE message_versions SET model = $1, thinking = $2, effort = $3, turn_id = $5 WHERE id = $4",
+            "INSERT INTO message_versions (id, message_id, user_id, idx, content, status, created_at, \
+             model, thinking, effort, turn_id) VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9, $10)",
         )
+        .bind(&version_id)
+        .bind(&message_id)
+        .bind(self.user_id())
+        .bind(version)
+        .bind(VersionStatus::Streaming.name())
+        .bind(now)
         .bind(model)
         .bind(thinking)
         .bind(effort)
-        .bind(&version_id)
         .bind(turn)
         .execute(&mut **tx)
         .await?;
         sqlx::query(
-            "UPDATE conversations SET model = $1, thinking = $2, effort = $3 WHERE id = $4 AND user_id = $5",
+            "UPDATE conversations SET model = $1, thinking = $2, effort = $3, updated_at = $6, \
+             rev = rev + 1 WHERE id = $4 AND user_id = $5",
         )
         .bind(model)
         .bind(thinking)
         .bind(effort)
         .bind(conversation)
         .bind(self.user_id())
+        .bind(now)
         .execute(&mut **tx)
         .await?;
-        self.touch_in(tx, conversation).await?;
         Ok(AnswerSlot {
             conversation_id: conversation.to_string(),
             message_id,

@@ -4,7 +4,7 @@
 //! refused leaves none of them behind.
 
 use super::records::AnswerSlot;
-use super::scope::Scoped;
+use super::scope::{lock_conversation, Scoped};
 use super::StoreError;
 use crate::domain::attachment::SendAs;
 use crate::domain::ReasoningSettings;
@@ -62,7 +62,10 @@ impl Scoped<'_> {
         }
         let mut tx = self.pool().begin().await?;
         let conversation = match (opening.conversation, workspace) {
-            (Some(id), _) => id.to_string(),
+            (Some(id), _) => {
+                lock_conversation(&mut tx, id).await?;
+                id.to_string()
+            }
             (None, Some(workspace)) => {
                 self.create_conversation_in(&mut tx, workspace, opening.title)
                     .await?
