@@ -355,6 +355,31 @@ async fn streaming_states_of_many_answers_are_written_at_once_and_never_over_a_f
             "{engine}: another user's answer is not written"
         );
         assert!(v.blocks.is_empty(), "{engine}");
+
+        // A final state that arrives after the answer ended (another replica found its server
+        // dead and stored it interrupted, or its own final state was written) is refused as a
+        // conflict, and what was stored stands.
+        let late = me
+            .save_answer(
+                &slots[0].1,
+                &answer("a late end", "late", VersionStatus::Done),
+            )
+            .await;
+        assert!(
+            matches!(late, Err(StoreError::Conflict(_))),
+            "{engine}: {late:?}"
+        );
+        let over = store
+            .scoped(&bob)
+            .save_answer(&slots[0].1, &answer("bob's", "x", VersionStatus::Done))
+            .await;
+        assert!(matches!(over, Err(StoreError::NotFound)), "{engine}: {over:?}");
+        let first = me
+            .conversation(&slots[0].1.conversation_id, true)
+            .await
+            .expect("first again");
+        let v = first.messages[1].shown().expect("version");
+        assert_eq!((v.content.as_str(), v.status), ("the end", VersionStatus::Done));
     }
 }
 

@@ -363,7 +363,8 @@ impl Scoped<'_> {
         }
         let done = sqlx::query(
             "UPDATE message_versions SET content = $1, status = $2, error = $3, retryable = $4, finish_reason = $5, \
-             input_tokens = $6, output_tokens = $7, reasoning_tokens = $8, extras = $11 WHERE id = $9 AND user_id = $10",
+             input_tokens = $6, output_tokens = $7, reasoning_tokens = $8, extras = $11 \
+             WHERE id = $9 AND user_id = $10 AND status = 'streaming'",
         )
         .bind(&answer.content)
         .bind(answer.status.name())
@@ -378,7 +379,9 @@ impl Scoped<'_> {
         .bind(answer.extras.with_error(answer.error.as_ref()).write())
         .execute(&mut *tx)
         .await?;
-        found(done.rows_affected())?;
+        if done.rows_affected() == 0 {
+            return Err(self.why_not_streaming(&mut tx, &slot.version_id).await);
+        }
         let blocks: Vec<BlockRow> = answer
             .blocks
             .iter()
@@ -418,6 +421,30 @@ impl Scoped<'_> {
         }
         tx.commit().await?;
         Ok(())
+    }
+}
+
+impl Scoped<'_> {
+    /// Why an answer's state was not written: it is not this user's (404), or it already ended
+    /// (409: another replica ended it, or its final state was written), so a late state never
+    /// lands over a final one.
+    async fn why_not_streaming(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        version: &str,
+    ) -> StoreError {
+        let status: Result<Option<String>, _> = sqlx::query_scalar(
+            "SELECT status FROM message_versions WHERE id = $1 AND user_id = $2",
+        )
+        .bind(version)
+        .bind(self.user_id())
+        .fetch_optional(&mut **tx)
+        .await;
+        match status {
+            Ok(Some(status)) => StoreError::Conflict(format!("the answer has already ended ({status})")),
+            Ok(None) => StoreError::NotFound,
+            Err(e) => e.into(),
+        }
     }
 }
 

@@ -69,6 +69,14 @@ impl std::fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+impl StoreError {
+    /// True when asking again cannot succeed: the row is gone or the write conflicts with
+    /// what is stored. Only an unavailable database is worth a retry.
+    pub fn is_final(&self) -> bool {
+        !matches!(self, StoreError::Unavailable(_))
+    }
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         match e {

@@ -186,6 +186,10 @@ async fn keep_trying(store: &Store, who: &Identity, slot: &AnswerSlot, record: &
                 tracing::info!("the final state of an answer was saved on a later attempt");
                 return;
             }
+            Err(e) if e.is_final() => {
+                tracing::warn!(error = %e, "the answer was ended elsewhere while its final state waited; that one stands");
+                return;
+            }
             Err(e) => tracing::debug!(error = %e, "the final state of an answer is still refused"),
         }
         wait = (wait * 2).min(Duration::from_secs(10));
@@ -237,7 +241,7 @@ impl Persist {
                     }
                     if last {
                         written_tx.send_replace(true);
-                        if saved.is_err() {
+                        if matches!(saved, Err(ref e) if !e.is_final()) {
                             keep_trying(&store, &who, &writer_slot, &record).await;
                         }
                         break;
