@@ -37,11 +37,12 @@ MARK = @mkdir -p $(dir $(PHASES)) && echo "$@ $$(date +%s)" >> $(PHASES)
 
 .PHONY: toolchain help run test build site assets server screenshots size-check corpus-check bench-server bench-size tools tools-e2e tools-db tools-pdf tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
 .PHONY: tools-docs docs docs-check phases-start
-.PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz
+.PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz chaos
 
 help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
 	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright, ops checks"
+	@echo "make chaos  the network faults across replicas (kill, cut off, database restart, viewer cut) ten times each"
 	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME, --stored), the page in Chromium (bench-ui, RUNS=5), the history store (bench-history), the first load (bench-size), resumable turns (bench-resume)"
 
 ## ---------- tools (each skipped when present) ----------
@@ -202,6 +203,9 @@ tools-db:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 	  echo "installing Debian's postgresql (the store tests start their own cluster on loopback)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+	@command -v ip >/dev/null 2>&1 || { \
+	  echo "installing Debian's iproute2 (the network fault tests make their own namespaces)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 >/dev/null; }
 
 unit: toolchain tools-db
 	$(MARK)
@@ -329,6 +333,12 @@ docs-check:
 # The pinned toolchain builds it (no sanitizer; RUSTC_BOOTSTRAP for libFuzzer's flags).
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS := sse_decoder providers redactor markdown math highlight json_body
+
+# The network faults of tests/integration/partition.rs, each played ten times at a different
+# moment of the turn (three replicas and PostgreSQL in network namespaces; needs root, as CI has).
+CHAOS_ROUNDS ?= 10
+chaos: toolchain tools-db
+	PONDER_CHAOS_ROUNDS=$(CHAOS_ROUNDS) cargo test --no-default-features --features ssr --test integration -- partition:: --test-threads=2
 
 tools-fuzz: toolchain
 	@cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked

@@ -68,6 +68,11 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
         state.metrics.request_refused("invalid");
         return Err(failure.into());
     }
+    // A replica cut off from the database refuses at once, before asking it who is calling.
+    if state.relay.as_ref().is_some_and(|r| r.fenced()) {
+        state.metrics.request_refused("fenced");
+        return Err(req::database_unavailable().into());
+    }
     // Every turn spends the operator's key: only someone signed in may start one.
     let (state, who) = req::caller()?;
     if !request.is_stored() {

@@ -15,6 +15,7 @@ mod hostile;
 mod models;
 mod ops;
 mod pages;
+mod partition;
 mod providers;
 mod providers_http;
 mod reasoning_shapes;

@@ -373,13 +373,19 @@ async fn streaming_states_of_many_answers_are_written_at_once_and_never_over_a_f
             .scoped(&bob)
             .save_answer(&slots[0].1, &answer("bob's", "x", VersionStatus::Done))
             .await;
-        assert!(matches!(over, Err(StoreError::NotFound)), "{engine}: {over:?}");
+        assert!(
+            matches!(over, Err(StoreError::NotFound)),
+            "{engine}: {over:?}"
+        );
         let first = me
             .conversation(&slots[0].1.conversation_id, true)
             .await
             .expect("first again");
         let v = first.messages[1].shown().expect("version");
-        assert_eq!((v.content.as_str(), v.status), ("the end", VersionStatus::Done));
+        assert_eq!(
+            (v.content.as_str(), v.status),
+            ("the end", VersionStatus::Done)
+        );
     }
 }
 

@@ -46,6 +46,13 @@ async fn readyz(State(ready): State<ReadyState>) -> Response {
             .filter(|(at, _)| at.elapsed() < READY_CACHE)
             .map(|(_, r)| r.clone())
     });
+    if ready.app.relay.as_ref().is_some_and(|r| r.fenced()) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: this replica cannot reach the database\n",
+        )
+            .into_response();
+    }
     let result = match cached {
         Some(r) => r,
         None => {

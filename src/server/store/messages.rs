@@ -441,7 +441,9 @@ impl Scoped<'_> {
         .fetch_optional(&mut **tx)
         .await;
         match status {
-            Ok(Some(status)) => StoreError::Conflict(format!("the answer has already ended ({status})")),
+            Ok(Some(status)) => {
+                StoreError::Conflict(format!("the answer has already ended ({status})"))
+            }
             Ok(None) => StoreError::NotFound,
             Err(e) => e.into(),
         }

@@ -185,19 +185,38 @@ impl SharedTurns {
     }
 
     /// Writes a batch of events of `replica`'s turns and sends them to the other replicas, in
-    /// one statement.
-    pub async fn append(&self, replica: &str, frames: &[StoredFrame]) -> Result<(), StoreError> {
+    /// one statement. Only turns still running are written: once a turn has ended (its owner
+    /// ended it after its last event, or a survivor ended it for a replica taken for dead) its
+    /// log is closed, so a replica that was cut off and comes back cannot add to it. The rows
+    /// are locked while the statement runs, so a survivor ending one waits for it, or it for the
+    /// survivor. When a turn of the batch was closed nothing is announced, and the other
+    /// replicas read the rest from the table (within a second); the refused turns are returned.
+    pub async fn append(
+        &self,
+        replica: &str,
+        frames: &[StoredFrame],
+    ) -> Result<Vec<String>, StoreError> {
         if frames.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let turns: Vec<&str> = frames.iter().map(|f| f.turn.as_str()).collect();
         let seqs: Vec<i64> = frames.iter().map(|f| f.seq as i64).collect();
         let texts: Vec<&str> = frames.iter().map(|f| f.frame.as_str()).collect();
         let lasts: Vec<bool> = frames.iter().map(|f| f.last).collect();
-        sqlx::query(
-            "WITH added AS (INSERT INTO turn_events (turn_id, seq, frame, last) \
-             SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::text[], $4::bool[]) \
-             ON CONFLICT DO NOTHING) SELECT pg_notify($5, note) FROM UNNEST($6::text[]) AS note",
+        let mut distinct = turns.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let (_, closed): (i64, Vec<String>) = sqlx::query_as(
+            "WITH open AS (SELECT id FROM running_turns WHERE id = ANY($7::text[]) \
+             AND ended_at IS NULL FOR SHARE), \
+             added AS (INSERT INTO turn_events (turn_id, seq, frame, last) \
+             SELECT t.* FROM UNNEST($1::text[], $2::bigint[], $3::text[], $4::bool[]) \
+             AS t(turn_id, seq, frame, last) WHERE t.turn_id IN (SELECT id FROM open) \
+             ON CONFLICT DO NOTHING), \
+             told AS (SELECT pg_notify($5, note) FROM UNNEST($6::text[]) AS note \
+             WHERE (SELECT count(*) FROM open) = cardinality($7::text[])) \
+             SELECT (SELECT count(*) FROM told), \
+             ARRAY(SELECT t FROM UNNEST($7::text[]) AS t WHERE t NOT IN (SELECT id FROM open))",
         )
         .bind(&turns)
         .bind(&seqs)
@@ -205,15 +224,10 @@ impl SharedTurns {
         .bind(&lasts)
         .bind(EVENTS_CHANNEL)
         .bind(notes(replica, frames))
-        .execute(&self.pool)
-        .await
-        .map_err(|e| match e {
-            sqlx::Error::Database(db) if db.is_foreign_key_violation() => {
-                StoreError::Conflict("the turn is not recorded as running".into())
-            }
-            other => StoreError::from(other),
-        })?;
-        Ok(())
+        .bind(&distinct)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(closed)
     }
 
     /// The events of each turn after its cursor, in order.

@@ -56,6 +56,9 @@ struct Entry {
     tx: Option<mpsc::Sender<Command>>,
     /// A stored turn's frames, for its viewers.
     log: Option<Arc<TurnLog>>,
+    /// The turn's shared log is no longer this replica's to tell (see
+    /// [`TurnControls::abandon_all`]).
+    disowned: bool,
 }
 
 /// The registry, shared by every serving thread.
@@ -130,6 +133,7 @@ impl TurnControls {
                     owner: owner.to_string(),
                     tx: Some(tx),
                     log: log.clone(),
+                    disowned: false,
                 },
             );
         }
@@ -219,16 +223,37 @@ impl TurnControls {
         let turns = self.turns.lock().ok()?;
         turns
             .get(id)
-            .filter(|entry| entry.owner == owner)
+            .filter(|entry| entry.owner == owner && !entry.disowned)
             .and_then(|entry| entry.log.clone())
     }
 
-    /// True when `id` runs here (whoever owns it).
+    /// True when `id` runs here (whoever owns it) and this replica still tells its story.
     pub fn runs_here(&self, id: &str) -> bool {
         self.turns
             .lock()
-            .map(|t| t.get(id).is_some_and(|e| e.tx.is_some()))
+            .map(|t| t.get(id).is_some_and(|e| e.tx.is_some() && !e.disowned))
             .unwrap_or(false)
+    }
+
+    /// Ends every turn running here (their viewers here get an error) and disowns every log
+    /// kept here: this replica lost the database and the others end its turns as they find
+    /// them, so a viewer who joins later reads the shared log, not this copy.
+    pub fn abandon_all(&self) -> usize {
+        let Ok(mut turns) = self.turns.lock() else {
+            return 0;
+        };
+        let mut abandoned = 0;
+        for entry in turns.values_mut() {
+            entry.disowned = true;
+            if entry
+                .tx
+                .as_ref()
+                .is_some_and(|tx| tx.try_send(Command::Abandon).is_ok())
+            {
+                abandoned += 1;
+            }
+        }
+        abandoned
     }
 
     /// Shares the running turns through `store` (PostgreSQL, several replicas).
@@ -298,6 +323,30 @@ mod tests {
         assert!(!controls.runs_here(&id));
         assert!(controls.log_for("alice", &id).is_some(), "kept a while");
         assert!(!controls.send_here(&id, Command::Stop), "no longer runs");
+    }
+
+    #[test]
+    fn abandoning_all_ends_the_running_turns_and_disowns_every_kept_log() {
+        let controls = Arc::new(TurnControls::default());
+        let (ended, _) = controls.register("alice", Some(TurnLog::new(0)));
+        let ended_id = ended.id.clone();
+        drop(ended);
+        let (running, mut commands) = controls.register("alice", Some(TurnLog::new(0)));
+        let (_unstored, mut unstored_commands) = controls.register("bob", None);
+        assert_eq!(controls.abandon_all(), 2, "the two that run");
+        assert_eq!(commands.try_recv().ok(), Some(Command::Abandon));
+        assert_eq!(unstored_commands.try_recv().ok(), Some(Command::Abandon));
+        for id in [&ended_id, &running.id] {
+            assert!(
+                controls.log_for("alice", id).is_none(),
+                "joins read the shared log"
+            );
+            assert!(!controls.runs_here(id));
+        }
+        assert!(
+            running.log.is_some(),
+            "the turn itself still writes its own log"
+        );
     }
 
     #[test]

@@ -385,8 +385,13 @@ impl TurnRun {
                         }
                     }
                     p.note(&self.redacted);
-                    if self.redacted.iter().any(TurnEvent::is_terminal) {
-                        p.final_written().await;
+                    if self.redacted.iter().any(TurnEvent::is_terminal) && !p.final_written().await
+                    {
+                        for event in &mut self.redacted {
+                            if matches!(event, TurnEvent::Done { .. }) {
+                                *event = TurnEvent::Error(persist::not_saved());
+                            }
+                        }
                     }
                 }
                 return Some(Produced::Events(std::mem::take(&mut self.redacted)));

@@ -270,9 +270,13 @@ impl Persist {
     }
 
     /// Waits (bounded) until the final state is written, so that a client acting on the
-    /// terminal event reads what it saw.
-    pub async fn final_written(&mut self) {
-        let _ = tokio::time::timeout(FINAL_WRITE_WAIT, self.written.wait_for(|done| *done)).await;
+    /// terminal event reads what it saw. False when it was not taken in time (the database is
+    /// down or out of reach): the turn must not then tell its viewers it is done.
+    pub async fn final_written(&mut self) -> bool {
+        let written = tokio::time::timeout(FINAL_WRITE_WAIT, self.written.wait_for(|done| *done))
+            .await
+            .is_ok();
+        written && !self.has_failed()
     }
 
     /// Where the answer is stored.

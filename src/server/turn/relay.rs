@@ -46,11 +46,15 @@ pub struct Relay {
     controls: Arc<TurnControls>,
     /// Frames handed to the writers and not yet written (a clean shutdown waits for none).
     unwritten: Arc<std::sync::atomic::AtomicUsize>,
-    /// One writer per lane; a turn's frames always take the same lane, so they stay in order.
-    outgoing: Vec<mpsc::UnboundedSender<StoredFrame>>,
+    /// One writer per lane; a turn's frames always take the same lane, so they stay in order,
+    /// and its end follows them.
+    outgoing: Vec<mpsc::UnboundedSender<Outgoing>>,
     mirrors: Mutex<HashMap<String, Weak<TurnLog>>>,
     pending: Mutex<Pending>,
     wake: Notify,
+    /// When the last heartbeat that the database took was sent (see [`Relay::fenced`]).
+    beat_ok: Mutex<Instant>,
+    fenced: std::sync::atomic::AtomicBool,
 }
 
 impl Relay {
@@ -82,6 +86,8 @@ impl Relay {
             mirrors: Mutex::default(),
             pending: Mutex::default(),
             wake: Notify::new(),
+            beat_ok: Mutex::new(Instant::now()),
+            fenced: std::sync::atomic::AtomicBool::new(false),
         });
         for frames in lanes {
             tokio::spawn(write(
@@ -108,8 +114,16 @@ impl Relay {
         ));
         tokio::spawn(read(Arc::downgrade(&relay)));
         tokio::spawn(beat(Arc::downgrade(&relay), started_at, liveness));
+        tokio::spawn(fence(Arc::downgrade(&relay), liveness));
         tracing::info!(replica = %relay.replica, "sharing running turns through PostgreSQL");
         Ok(relay)
+    }
+
+    /// True while this replica has gone too long without reaching the database: the others
+    /// are about to take it for dead and end its turns, so it has ended them itself and refuses
+    /// new ones (503) until a heartbeat gets through again.
+    pub fn fenced(&self) -> bool {
+        self.fenced.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// This replica's id (in `running_turns.replica`).
@@ -117,21 +131,25 @@ impl Relay {
         &self.replica
     }
 
-    /// Hands a local turn's new frames to the writer.
-    pub fn publish(&self, turn: &str, frames: &[Frame]) {
+    fn lane(&self, turn: &str) -> &mpsc::UnboundedSender<Outgoing> {
         use std::hash::{Hash, Hasher};
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         turn.hash(&mut hasher);
-        let lane = &self.outgoing[hasher.finish() as usize % self.outgoing.len()];
+        &self.outgoing[hasher.finish() as usize % self.outgoing.len()]
+    }
+
+    /// Hands a local turn's new frames to the writer.
+    pub fn publish(&self, turn: &str, frames: &[Frame]) {
+        let lane = self.lane(turn);
         self.unwritten
             .fetch_add(frames.len(), std::sync::atomic::Ordering::AcqRel);
         for frame in frames {
-            let _ = lane.send(StoredFrame {
+            let _ = lane.send(Outgoing::Frame(StoredFrame {
                 turn: turn.to_string(),
                 seq: frame.seq,
                 frame: String::from_utf8_lossy(&frame.bytes).into_owned(),
                 last: frame.last,
-            });
+            }));
         }
     }
 
@@ -160,10 +178,17 @@ impl Relay {
         self.db.watched_since(id, since).await.unwrap_or(true)
     }
 
-    /// Marks turn `id`, which ran here, ended (its events stay a while for late viewers).
+    /// Marks turn `id`, which ran here, ended (its events stay a while for late viewers) once
+    /// its frames are written: an ended turn's log takes no more. Waits for that a while; if
+    /// the database is out of reach the writer does it later.
     pub async fn ended(&self, id: &str) {
-        if let Err(e) = self.db.end_turn(id).await {
-            tracing::warn!(error = %e, "a finished turn could not be struck off");
+        let (done, written) = tokio::sync::oneshot::channel();
+        if self
+            .lane(id)
+            .send(Outgoing::End(id.to_string(), done))
+            .is_ok()
+        {
+            let _ = tokio::time::timeout(END_WAIT, written).await;
         }
     }
 
@@ -354,6 +379,15 @@ fn frame_of(stored: StoredFrame) -> Frame {
 /// The most frames one statement writes.
 const MAX_BATCH: usize = 2_000;
 
+/// How long a finished turn's task waits for its end to be recorded.
+const END_WAIT: Duration = Duration::from_secs(10);
+
+/// What a writer lane carries: a frame to write, or a turn to mark ended after its frames.
+enum Outgoing {
+    Frame(StoredFrame),
+    End(String, tokio::sync::oneshot::Sender<()>),
+}
+
 /// Writers working at once, each on a connection of its own: a statement's round trip is most
 /// of a batch's cost, so two overlap where one would queue.
 const WRITERS: usize = 2;
@@ -365,13 +399,35 @@ async fn write(
     db: SharedTurns,
     replica: String,
     unwritten: Arc<std::sync::atomic::AtomicUsize>,
-    mut frames: mpsc::UnboundedReceiver<StoredFrame>,
+    mut frames: mpsc::UnboundedReceiver<Outgoing>,
 ) {
-    while let Some(first) = frames.recv().await {
+    let mut next = None;
+    loop {
+        let first = match next.take() {
+            Some(first) => first,
+            None => match frames.recv().await {
+                Some(first) => first,
+                None => return,
+            },
+        };
+        let first = match first {
+            Outgoing::Frame(frame) => frame,
+            Outgoing::End(turn, done) => {
+                if let Err(e) = db.end_turn(&turn).await {
+                    tracing::warn!(error = %e, "a finished turn could not be struck off");
+                }
+                let _ = done.send(());
+                continue;
+            }
+        };
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
             match frames.try_recv() {
-                Ok(frame) => batch.push(frame),
+                Ok(Outgoing::Frame(frame)) => batch.push(frame),
+                Ok(end) => {
+                    next = Some(end);
+                    break;
+                }
                 Err(_) => break,
             }
         }
@@ -386,30 +442,19 @@ async fn write(
     }
 }
 
-/// Writes one batch, retrying while the database is unavailable. A turn whose frames the
-/// database refuses (its row is missing: it could not be recorded) is left out, so it cannot
-/// hold up the others.
+/// Writes one batch, retrying while the database is unavailable. The frames of a turn whose
+/// log is closed (it could not be recorded as running, or the others ended it while this
+/// replica was out of reach) are left out, so they cannot hold up the others.
 async fn append(db: &SharedTurns, replica: &str, batch: &[StoredFrame]) {
     let mut wait = Duration::from_millis(100);
     loop {
         match db.append(replica, batch).await {
-            Ok(()) => return,
-            Err(StoreError::Conflict(why)) => {
-                let mut turns: Vec<&str> = batch.iter().map(|f| f.turn.as_str()).collect();
-                turns.sort_unstable();
-                turns.dedup();
-                if turns.len() == 1 {
+            Ok(closed) => {
+                for turn in closed {
                     tracing::warn!(
-                        turn = turns[0],
-                        why,
-                        "a turn's events cannot be shared with the other replicas"
+                        turn,
+                        "a turn's events were not shared: it is not running (any more) as far as the other replicas know"
                     );
-                    return;
-                }
-                for turn in turns {
-                    let own: Vec<StoredFrame> =
-                        batch.iter().filter(|f| f.turn == turn).cloned().collect();
-                    Box::pin(append(db, replica, &own)).await;
                 }
                 return;
             }
@@ -464,19 +509,40 @@ async fn beat(relay: Weak<Relay>, started_at: i64, liveness: Liveness) {
         let Some(relay) = relay.upgrade() else {
             return;
         };
-        match relay.db.heartbeat(&relay.replica, started_at).await {
+        let sent = Instant::now();
+        let beat = tokio::time::timeout(
+            liveness.heartbeat,
+            relay.db.heartbeat(&relay.replica, started_at),
+        )
+        .await
+        .unwrap_or_else(|_| Err(StoreError::Unavailable("the heartbeat timed out".into())));
+        if beat.is_ok() {
+            if let Ok(mut ok) = relay.beat_ok.lock() {
+                *ok = sent;
+            }
+            if relay
+                .fenced
+                .swap(false, std::sync::atomic::Ordering::AcqRel)
+            {
+                tracing::warn!(replica = %relay.replica, "the database is reachable again: this replica takes new turns");
+            }
+        }
+        match beat {
             Ok(true) => {}
             Ok(false) => {
                 // The others ended this replica's turns for their viewers; going on with them
                 // would write over what they stored. They end here too, with an error.
-                let abandoned = relay.controls.send_all(Command::Abandon);
+                let abandoned = relay.controls.abandon_all();
                 tracing::error!(
                     replica = %relay.replica,
                     turns = abandoned,
                     "this replica had been taken for dead (its heartbeat was late): its running turns are ended"
                 );
             }
-            Err(e) => tracing::warn!(error = %e, "the heartbeat could not be written"),
+            Err(e) => {
+                tracing::warn!(error = %e, "the heartbeat could not be written");
+                continue;
+            }
         }
         match relay
             .db
@@ -490,6 +556,39 @@ async fn beat(relay: Weak<Relay>, started_at: i64, liveness: Liveness) {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "looking for dead replicas failed"),
         }
+    }
+}
+
+/// Ends this replica's turns before the others take it for dead. The survivors end a replica's
+/// turns `timeout` after the last heartbeat the database took, which was sent no earlier than
+/// the one recorded here; so this replica stops its own turns (their viewers here get one error,
+/// as the viewers elsewhere will) and takes no new ones `timeout - heartbeat` after it, checked
+/// four times a heartbeat, well before that.
+async fn fence(relay: Weak<Relay>, liveness: Liveness) {
+    let after = liveness.timeout.saturating_sub(liveness.heartbeat);
+    let mut tick = tokio::time::interval(liveness.heartbeat / 4);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(relay) = relay.upgrade() else {
+            return;
+        };
+        let Ok(silent) = relay.beat_ok.lock().map(|ok| ok.elapsed()) else {
+            return;
+        };
+        if silent < after || relay.fenced() {
+            continue;
+        }
+        relay
+            .fenced
+            .store(true, std::sync::atomic::Ordering::Release);
+        let abandoned = relay.controls.abandon_all();
+        tracing::error!(
+            replica = %relay.replica,
+            turns = abandoned,
+            silent_ms = silent.as_millis() as u64,
+            "this replica cannot reach the database: its running turns are ended and it takes no new ones until it can"
+        );
     }
 }
 

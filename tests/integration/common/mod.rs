@@ -4,6 +4,7 @@
 
 pub mod browser;
 pub mod fixtures;
+pub mod netns;
 pub mod postgres;
 pub mod process;
 pub mod raw_http;

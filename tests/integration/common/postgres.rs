@@ -19,7 +19,7 @@ static CLUSTER: OnceLock<Cluster> = OnceLock::new();
 static NEXT_DB: AtomicU32 = AtomicU32::new(0);
 
 /// The newest server binaries Debian's `postgresql` package installed.
-fn server_bin() -> PathBuf {
+pub fn server_bin() -> PathBuf {
     let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
         .expect("PostgreSQL's server is not installed (/usr/lib/postgresql): `make test` installs Debian's postgresql")
         .flatten()

@@ -17,18 +17,32 @@ pub struct Process {
 
 impl Process {
     pub fn start(vars: &[(&str, &str)]) -> Process {
-        Self::start_with(vars, None)
+        Self::start_with(vars, None, None)
     }
 
     /// Starts the binary with no file it writes allowed past `max_file_bytes` (RLIMIT_FSIZE,
     /// with SIGXFSZ ignored so a write past it fails instead of killing the process): a disk
     /// that is full, as the database sees it.
     pub fn start_limited(vars: &[(&str, &str)], max_file_bytes: u64) -> Process {
-        Self::start_with(vars, Some(max_file_bytes))
+        Self::start_with(vars, Some(max_file_bytes), None)
     }
 
-    fn start_with(vars: &[(&str, &str)], max_file_bytes: Option<u64>) -> Process {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_ponder"));
+    /// Starts the binary inside a test host's network namespace (give it a
+    /// `LEPTOS_SITE_ADDR` on one of the host's addresses).
+    pub fn start_in(host: &super::netns::Host, vars: &[(&str, &str)]) -> Process {
+        Self::start_with(vars, None, Some(host))
+    }
+
+    fn start_with(
+        vars: &[(&str, &str)],
+        max_file_bytes: Option<u64>,
+        host: Option<&super::netns::Host>,
+    ) -> Process {
+        let program = env!("CARGO_BIN_EXE_ponder");
+        let mut command = match host {
+            Some(host) => host.command(program),
+            None => Command::new(program),
+        };
         if let Some(limit) = max_file_bytes {
             use std::os::unix::process::CommandExt;
             // SAFETY: only async-signal-safe calls (signal, setrlimit) between fork and exec.
