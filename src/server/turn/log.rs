@@ -28,6 +28,8 @@ struct Frames {
     /// Frame `i` has sequence number `i + 1`.
     frames: Vec<Bytes>,
     finished: bool,
+    /// Finished without its last frame (a remote copy closed): the newest frame is no end.
+    cut: bool,
 }
 
 /// The frames of one turn and the viewers reading them.
@@ -156,6 +158,7 @@ impl TurnLog {
     /// Ends a remote copy whose turn is over without its last frame reaching here.
     pub fn close(&self) {
         if let Ok(mut log) = self.frames.lock() {
+            log.cut |= !log.finished;
             log.finished = true;
         }
         self.seq.send_modify(|_| {});
@@ -194,6 +197,34 @@ impl TurnLog {
             last: total,
             finished,
         }
+    }
+
+    /// The end the survivors wrote for a turn whose replica died, numbered `after + 1`, for a
+    /// viewer whose `after` is already at or past it. Such a viewer watched on the replica that
+    /// died and saw more of the turn than it wrote down: its numbers run past the shared log's,
+    /// and without this it would wait for an end it can never get. (Any other end is the turn's
+    /// own, which a viewer at that number already has.)
+    pub fn end_after(&self, after: u64) -> Option<Bytes> {
+        let log = self.frames.lock().ok()?;
+        if !log.finished || log.cut || after < log.frames.len() as u64 {
+            return None;
+        }
+        let last = log.frames.last()?;
+        let died = std::str::from_utf8(last)
+            .ok()
+            .and_then(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
+            .and_then(|data| serde_json::from_str::<TurnEvent>(data).ok())
+            .is_some_and(|end| {
+                matches!(end, TurnEvent::Error(f) if f.code == crate::domain::ErrorCode::ReplicaDied)
+            });
+        if !died {
+            return None;
+        }
+        let body = last.iter().position(|&b| b == b'\n')?;
+        let mut frame = BytesMut::with_capacity(last.len() + 8);
+        frame.extend_from_slice(format!("id: {}", after + 1).as_bytes());
+        frame.extend_from_slice(&last[body..]);
+        Some(frame.freeze())
     }
 
     /// The sequence number of the newest frame.
@@ -297,7 +328,8 @@ pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Sen
                 return Some((bytes, st));
             }
             if read.finished {
-                return None;
+                st.done = true;
+                return st.viewer.log.end_after(st.cursor).map(|end| (end, st));
             }
             let remote = st.viewer.log.is_remote();
             tokio::select! {
@@ -443,6 +475,56 @@ mod tests {
         assert_eq!(rest, events()[2..]);
         drop(viewer);
         assert_eq!(log.viewers(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_viewer_past_the_end_of_a_finished_log_gets_its_end_once_numbered_after_what_it_has()
+    {
+        let log = TurnLog::new(now_ms());
+        let mut died = events();
+        died.pop();
+        died.push(TurnEvent::Error(
+            crate::server::turn::wording::replica_died(),
+        ));
+        let frames = log.append(died.clone());
+        let total = frames.len() as u64;
+        let view = |after| {
+            let how = Follow {
+                after,
+                keep_alive: Duration::from_secs(60),
+                clock: false,
+                grace_over: futures::future::pending().boxed(),
+            };
+            follow(log.clone(), how).collect::<Vec<Bytes>>()
+        };
+        for after in [total, total + 7] {
+            let got = view(after).await;
+            assert_eq!(got.len(), 1, "after {after}");
+            let (end, id) = decode(&got[0]);
+            assert_eq!(end, died[died.len() - 1..], "after {after}");
+            assert_eq!(id, Some(after + 1));
+        }
+        assert_eq!(
+            view(0).await.concat(),
+            log.read_after(0).bytes.unwrap(),
+            "from the start: the log as it is"
+        );
+
+        // A turn's own end is not given twice: a viewer at its number already has it.
+        let own = TurnLog::new(now_ms());
+        own.append(events());
+        assert_eq!(own.end_after(events().len() as u64), None);
+
+        // A remote copy closed without its end has no end to give.
+        let copy = TurnLog::mirror(log.began_ms());
+        copy.extend(frames[..2].iter().cloned());
+        copy.close();
+        assert_eq!(copy.end_after(2), None);
+        assert_eq!(
+            copy.end_after(1),
+            None,
+            "and a viewer behind reads on as usual"
+        );
     }
 
     #[tokio::test]
