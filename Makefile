@@ -43,7 +43,7 @@ help:
 	@echo "make run    build and serve Ponder on http://$(ADDR) (demo model unless PONDER_UPSTREAM_URL is set)"
 	@echo "make test   every check: fmt, clippy (ssr + hydrate), Rust tests, Playwright, ops checks"
 	@echo "make chaos  the network faults across replicas (kill, cut off, database restart, viewer cut) ten times each"
-	@echo "make bench  benchmarks: parsers, load beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME, --stored), the page in Chromium (bench-ui, RUNS=5), the history store (bench-history), the first load (bench-size), resumable turns (bench-resume)"
+	@echo "make bench  benchmarks: parsers, load: stateless, stored on SQLite and on PostgreSQL, beside LiteLLM proxy (BENCH_ARGS=--quick, --no-litellm, --only NAME, --count N), the page in Chromium (bench-ui, RUNS=5), the history store (bench-history), the first load (bench-size), resumable turns (bench-resume)"
 
 ## ---------- tools (each skipped when present) ----------
 
@@ -382,9 +382,12 @@ bench-size: tools-e2e build
 bench-parsers: toolchain
 	cargo bench --no-default-features --features ssr --bench parsers
 
-bench-load: tools-bench tools-proxy server
+# Stateless turns, stored turns on SQLite and on PostgreSQL (a throwaway cluster, a database per
+# run) and LiteLLM, side by side in one run.
+bench-load: tools-bench tools-proxy tools-db server
 	ulimit -n 65536 2>/dev/null || ulimit -n $$(ulimit -Hn); \
-	  cargo bench --no-default-features --features ssr --bench load -- $(BENCH_ARGS)
+	  .ci/with-postgres.sh bash -c 'cargo bench --no-default-features --features ssr --bench load -- \
+	    --stored --postgres "$$PONDER_BENCH_PG" $(BENCH_ARGS)'
 
 # The history store (benches/history.rs, then the load harness with stored turns): opening a
 # 1,000-message conversation holding 36 MB of reasoning (the request, then the page in Chromium:

@@ -310,9 +310,28 @@ async fn run_stub(listener: TcpListener, stub: Arc<Stub>) {
 // ---------------------------------------------------------------------------------------------
 // The clients.
 
+/// Where Ponder keeps the turns it serves: stateless (`{"messages": …}`, the client keeps the
+/// history), or stored (`{"content": …}`: the server writes each turn as it streams) on SQLite
+/// or on PostgreSQL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Keep {
+    Stateless,
+    Sqlite,
+    Postgres,
+}
+
+/// The stored kind the single-Ponder scenarios (fanout, replicas) use: PostgreSQL when
+/// `--database postgres://…` is given.
+fn stored_keep() -> Keep {
+    match &opts().database {
+        Some(url) if url.starts_with("postgres") => Keep::Postgres,
+        _ => Keep::Sqlite,
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Target {
-    Ponder,
+    Ponder(Keep),
     LiteLlm,
     /// The clients straight on the stub, no proxy between: the harness's own floor, measured
     /// under the same machine conditions.
@@ -325,7 +344,9 @@ enum Target {
 impl Target {
     fn name(self) -> &'static str {
         match self {
-            Target::Ponder => "Ponder",
+            Target::Ponder(Keep::Stateless) => "Ponder",
+            Target::Ponder(Keep::Sqlite) => "Ponder, stored on SQLite",
+            Target::Ponder(Keep::Postgres) => "Ponder, stored on PostgreSQL",
             Target::LiteLlm => "LiteLLM",
             Target::Direct => "no proxy (clients on the stub)",
             Target::Nginx => "nginx (a plain reverse proxy)",
@@ -504,11 +525,11 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
     let _ = sock.set_nodelay(true);
     let content = serde_json::json!([{"role": "user", "content": cfg.script.prompt()}]);
     let (path, body) = match cfg.target {
-        Target::Ponder if opts().stored => (
+        Target::Ponder(Keep::Sqlite | Keep::Postgres) => (
             "/api/chat",
             serde_json::json!({"content": cfg.script.prompt()}),
         ),
-        Target::Ponder => ("/api/chat", serde_json::json!({"messages": content})),
+        Target::Ponder(Keep::Stateless) => ("/api/chat", serde_json::json!({"messages": content})),
         Target::LiteLlm | Target::Direct | Target::Nginx => (
             "/v1/chat/completions",
             serde_json::json!({"model": "stub", "messages": content, "stream": true}),
@@ -517,7 +538,7 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
     let body = body.to_string();
     // Ponder (no accounts on loopback) takes no key: a bearer it does not know is refused.
     let auth = match cfg.target {
-        Target::Ponder => String::new(),
+        Target::Ponder(_) => String::new(),
         Target::LiteLlm | Target::Direct | Target::Nginx => {
             format!("authorization: Bearer {}\r\n", cfg.key)
         }
@@ -601,7 +622,7 @@ async fn client_inner(cfg: &ClientCfg, r: &mut ClientResult) -> Res<()> {
 
 fn on_frame(target: Target, frame: &SseFrame, check: &mut Check, r: &mut ClientResult, at: u64) {
     match target {
-        Target::Ponder => match serde_json::from_str::<TurnEvent>(&frame.data) {
+        Target::Ponder(_) => match serde_json::from_str::<TurnEvent>(&frame.data) {
             Ok(TurnEvent::Thinking { text, .. }) => check.piece(r, true, &text, at),
             Ok(TurnEvent::Delta { text }) => check.piece(r, false, &text, at),
             Ok(TurnEvent::Done { .. }) => {
@@ -688,7 +709,7 @@ fn out_dir() -> PathBuf {
     dir
 }
 
-async fn start_ponder(stub: SocketAddr) -> Res<Server> {
+async fn start_ponder(stub: SocketAddr, keep: Keep) -> Res<Server> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let bin = std::env::var("PONDER_BIN")
         .map(PathBuf::from)
@@ -703,13 +724,13 @@ async fn start_ponder(stub: SocketAddr) -> Res<Server> {
         .env("LEPTOS_OUTPUT_NAME", "ponder")
         .env("PONDER_UPSTREAM_URL", format!("http://{stub}/v1"))
         .env("PONDER_MODEL", "stub")
-        .env("PONDER_DATABASE_URL", database_url())
+        .env("PONDER_DATABASE_URL", database_url(keep).await?)
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log)
         .spawn()
         .map_err(|e| format!("{}: {e} (build it with `make server`)", bin.display()))?;
     let server = Server {
-        target: Target::Ponder,
+        target: Target::Ponder(keep),
         child: Some(child),
         addr,
         key: "none".into(),
@@ -720,8 +741,11 @@ async fn start_ponder(stub: SocketAddr) -> Res<Server> {
 
 /// Options that change how every Ponder run of this invocation is set up.
 struct Opts {
-    /// Stored turns (`{"content": …}`): each one written to the history as it streams.
+    /// `--stored`: Ponder's stored turns on SQLite run beside its stateless ones.
     stored: bool,
+    /// `--postgres URL` (a server, no database): stored turns on PostgreSQL too, each run on a
+    /// database of its own made there.
+    postgres: Option<String>,
     /// `--database URL`; else a fresh SQLite file under target/bench for each run.
     database: Option<String>,
     /// `--count N`: streams of the `many` scenario (default 2,000).
@@ -735,18 +759,42 @@ static OPTS: std::sync::OnceLock<Opts> = std::sync::OnceLock::new();
 fn opts() -> &'static Opts {
     OPTS.get_or_init(|| Opts {
         stored: false,
+        postgres: None,
         database: None,
         count: None,
         rounds: None,
     })
 }
 
-fn database_url() -> String {
-    if let Some(url) = &opts().database {
-        return url.clone();
+/// The database of one Ponder run: `--database` when given for PostgreSQL (the replicas share
+/// it), else a fresh one: a new SQLite file, or a new database on the `--postgres` server.
+async fn database_url(keep: Keep) -> Res<String> {
+    if keep == Keep::Postgres {
+        if let Some(url) = opts()
+            .database
+            .clone()
+            .filter(|u| u.starts_with("postgres"))
+        {
+            return Ok(url);
+        }
+        let server = opts()
+            .postgres
+            .clone()
+            .ok_or("stored on PostgreSQL needs --postgres postgres://user@host:port")?;
+        let name = format!("bench{}", now_ns());
+        sqlx::any::install_default_drivers();
+        let mut admin =
+            <sqlx::AnyConnection as sqlx::Connection>::connect(&format!("{server}/postgres"))
+                .await
+                .map_err(|e| format!("--postgres {server}: {e}"))?;
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut admin)
+            .await
+            .map_err(|e| format!("create database: {e}"))?;
+        return Ok(format!("{server}/{name}"));
     }
     let dir = out_dir().join(format!("db-{}", now_ns()));
-    format!("sqlite://{}/ponder.db", dir.display())
+    Ok(format!("sqlite://{}/ponder.db", dir.display()))
 }
 
 /// nginx in the foreground with its own prefix under target/bench, proxying to the stub the way
@@ -1476,7 +1524,7 @@ CPU {:.2} s ({:.1} µs/event), peak RSS {:.1} MiB; stub CPU {:.2} s, clients CPU
 /// takes seconds), so each scenario measures a running server from the same state.
 async fn start(target: Target, bench: &Bench) -> Res<Server> {
     let server = match target {
-        Target::Ponder => start_ponder(bench.stub_addr).await?,
+        Target::Ponder(keep) => start_ponder(bench.stub_addr, keep).await?,
         Target::LiteLlm => start_litellm(bench.stub_addr).await?,
         Target::Nginx => start_nginx(bench.stub_addr).await?,
         Target::Direct => Server {
@@ -1504,7 +1552,7 @@ async fn start(target: Target, bench: &Bench) -> Res<Server> {
 async fn drained(bench: &Bench, server: &Server, limit: Duration) -> (bool, f64) {
     let t = Instant::now();
     while t.elapsed() < limit {
-        let gauge = if server.target == Target::Ponder {
+        let gauge = if matches!(server.target, Target::Ponder(_)) {
             active_streams(server).await.unwrap_or(-1.0)
         } else {
             0.0
@@ -1600,7 +1648,10 @@ async fn one_stream(bench: &Bench, targets: &[Target]) -> Vec<Row> {
             Err(e) => println!("  {}: {e}", t.name()),
         }
     }
-    let p = figs.get(&Target::Ponder).cloned().unwrap_or_default();
+    let p = figs
+        .get(&Target::Ponder(Keep::Stateless))
+        .cloned()
+        .unwrap_or_default();
     let l = figs.get(&Target::LiteLlm);
     let s = "1 stream, 50 events/s";
     let runs = (&p, l);
@@ -1672,7 +1723,10 @@ async fn many_streams(bench: &Bench, targets: &[Target], count: usize, n: u32) -
             Err(e) => println!("  {}: {e}", t.name()),
         }
     }
-    let p = figs.get(&Target::Ponder).cloned().unwrap_or_default();
+    let p = figs
+        .get(&Target::Ponder(Keep::Stateless))
+        .cloned()
+        .unwrap_or_default();
     let l = figs.get(&Target::LiteLlm);
     let s = format!("{count} streams × 5 events/s");
     let big = count >= 2000;
@@ -1765,6 +1819,67 @@ async fn many_streams(bench: &Bench, targets: &[Target], count: usize, n: u32) -
         ),
         compare(&s, "wall time", "", runs, |f| f.wall_s, "s", None),
     ]
+    .into_iter()
+    .chain(stored_rows(&s, &figs, count))
+    .collect()
+}
+
+/// Stored turns against stateless ones in the same run (issue #44's targets): CPU per event
+/// within 1.3×, first-event p99 within 2×, every event delivered in about the streams' own
+/// time, peak RSS under 100 MiB at 1,000 streams. LiteLLM's figure stands beside each.
+fn stored_rows(scenario: &str, figs: &HashMap<Target, Figures>, count: usize) -> Vec<Row> {
+    let Some(base) = figs.get(&Target::Ponder(Keep::Stateless)) else {
+        return Vec::new();
+    };
+    let l = figs.get(&Target::LiteLlm);
+    let mut rows = Vec::new();
+    for keep in [Keep::Sqlite, Keep::Postgres] {
+        let Some(f) = figs.get(&Target::Ponder(keep)) else {
+            continue;
+        };
+        let on = Target::Ponder(keep).name();
+        let x = |get: fn(&Figures) -> f64| get(f) / get(base);
+        let cpu = x(Figures::cpu_per_event_us);
+        let p99 = x(|f| f.ttfe(99.0));
+        rows.push(compare(
+            scenario,
+            &format!("{on}: server CPU per event ({cpu:.2}× stateless)"),
+            "≤ 1.3× stateless",
+            (f, l),
+            Figures::cpu_per_event_us,
+            "µs",
+            Some(cpu <= 1.3),
+        ));
+        rows.push(compare(
+            scenario,
+            &format!("{on}: time to first event p99 ({p99:.2}× stateless)"),
+            "≤ 2× stateless",
+            (f, l),
+            |f| f.ttfe(99.0),
+            "ms",
+            Some(p99 <= 2.0),
+        ));
+        let stretch = x(|f| f.wall_s);
+        rows.push(compare(
+            scenario,
+            &format!("{on}: events delivered, wall time {stretch:.2}× stateless"),
+            "all, ≤ 1.05× the time",
+            (f, l),
+            |f| f.events as f64,
+            "",
+            Some(f.events == f.events_expected && f.events > 0 && stretch <= 1.05),
+        ));
+        rows.push(compare(
+            scenario,
+            &format!("{on}: server peak RSS"),
+            if count >= 1000 { "< 100 MiB" } else { "" },
+            (f, l),
+            |f| f.peak_rss_mib,
+            "MiB",
+            (count >= 1000).then_some(f.peak_rss_mib < 100.0),
+        ));
+    }
+    rows
 }
 
 /// 1,000 clients connecting at the same instant, each for a short turn: the time to the first
@@ -1813,7 +1928,7 @@ async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     };
     let p99 = |f: &Figures| f.ttfe(99.0);
     let (p, d, n) = (
-        median(Target::Ponder, p99),
+        median(Target::Ponder(Keep::Stateless), p99),
         median(Target::Direct, p99),
         median(Target::Nginx, p99),
     );
@@ -1827,7 +1942,7 @@ async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     };
     println!(
         "  first event p99, median of {rounds}: Ponder {p:.1} ms [{}], nginx {n:.1} ms [{}], clients on the stub {d:.1} ms [{}]; Ponder {:.2}× the stub, {:.2}× nginx",
-        each(Target::Ponder),
+        each(Target::Ponder(Keep::Stateless)),
         each(Target::Nginx),
         each(Target::Direct),
         p / d,
@@ -1845,7 +1960,7 @@ async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     let faults =
         |f: &Figures| (f.lost + f.corrupted + f.duplicated + f.bad_terminal + f.errors) as f64;
     let all_faults: f64 = figs
-        .get(&Target::Ponder)
+        .get(&Target::Ponder(Keep::Stateless))
         .into_iter()
         .flatten()
         .map(faults)
@@ -1855,7 +1970,7 @@ async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
             &s,
             &format!("time to first event p50 ({})", refs(|f| f.ttfe(50.0))),
             "",
-            median(Target::Ponder, |f| f.ttfe(50.0)),
+            median(Target::Ponder(Keep::Stateless), |f| f.ttfe(50.0)),
             None,
             "ms",
             None,
@@ -1864,7 +1979,7 @@ async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
             &s,
             &format!("time to first event p95 ({})", refs(|f| f.ttfe(95.0))),
             "",
-            median(Target::Ponder, |f| f.ttfe(95.0)),
+            median(Target::Ponder(Keep::Stateless), |f| f.ttfe(95.0)),
             None,
             "ms",
             None,
@@ -1885,9 +2000,36 @@ async fn burst(bench: &Bench, targets: &[Target]) -> Vec<Row> {
             all_faults,
             None,
             "",
-            Some(all_faults == 0.0 && figs.contains_key(&Target::Ponder)),
+            Some(all_faults == 0.0 && figs.contains_key(&Target::Ponder(Keep::Stateless))),
         ),
     ]
+    .into_iter()
+    .chain(
+        [Keep::Sqlite, Keep::Postgres]
+            .into_iter()
+            .filter_map(|keep| {
+                let t = Target::Ponder(keep);
+                figs.contains_key(&t).then(|| {
+                    let stored = median(t, p99);
+                    println!(
+                "  {}: first event p99, median of {rounds}: {stored:.1} ms [{}]; {:.2}× nginx",
+                t.name(),
+                each(t),
+                stored / n
+            );
+                    row(
+                        &s,
+                        &format!("{}: time to first event p99 ({})", t.name(), refs(p99)),
+                        "≤ 2× nginx",
+                        stored,
+                        None,
+                        "ms",
+                        Some(stored <= 2.0 * n),
+                    )
+                })
+            }),
+    )
+    .collect()
 }
 
 async fn disconnects(bench: &Bench, targets: &[Target]) -> Vec<Row> {
@@ -1898,7 +2040,7 @@ async fn disconnects(bench: &Bench, targets: &[Target]) -> Vec<Row> {
     for &t in targets.iter().filter(|t| **t != Target::Direct) {
         let count = match (t, bench.quick) {
             (_, true) => 1000,
-            (Target::Ponder, false) => 10_000,
+            (Target::Ponder(_), false) => 10_000,
             (_, false) => 1_000,
         };
         println!(
@@ -1915,7 +2057,11 @@ async fn disconnects(bench: &Bench, targets: &[Target]) -> Vec<Row> {
         let pid = server.pid();
         // The baseline is taken after whole turns at the same concurrency as the aborts, so it
         // already holds what that concurrency needs (buffers, pooled connections, allocator).
-        let parallel = if t == Target::Ponder { 200 } else { 50 };
+        let parallel = if matches!(t, Target::Ponder(_)) {
+            200
+        } else {
+            50
+        };
         let warm: Vec<_> = (0..count / 10)
             .map(|_| {
                 (
@@ -2014,7 +2160,7 @@ drained: {ok} in {drain_s:.1} s; RSS {:.1} → {:.1} MiB ({:+.1} %), fds {base_f
             (end_rss as f64 / base_rss.max(1) as f64 - 1.0) * 100.0,
             f.cpu_s * 1000.0 / count as f64,
         );
-        let m = if t == Target::Ponder {
+        let m = if t == Target::Ponder(Keep::Stateless) {
             &mut pon
         } else {
             &mut lite
@@ -2234,7 +2380,10 @@ async fn never_reads(bench: &Bench, targets: &[Target]) -> Vec<Row> {
         sent_last_quarter: f64::NAN,
         close_max_ms: f64::NAN,
     };
-    let p = res.get(&Target::Ponder).copied().unwrap_or(nan);
+    let p = res
+        .get(&Target::Ponder(Keep::Stateless))
+        .copied()
+        .unwrap_or(nan);
     let l = res.get(&Target::LiteLlm).copied();
     vec![
         row(
@@ -2339,7 +2488,7 @@ async fn start_turns(addr: SocketAddr, scripts: &[Script], parallel: usize) -> R
 async fn fanout(bench: &Bench) -> Vec<Row> {
     let n = if bench.quick { 60 } else { 200 };
     println!("\n## one stored turn of {n} events at 20/s, watched by 1 and by 100 viewers");
-    let server = match start(Target::Ponder, bench).await {
+    let server = match start(Target::Ponder(stored_keep()), bench).await {
         Ok(server) => server,
         Err(e) => {
             println!("  Ponder: {e}");
@@ -2442,8 +2591,8 @@ async fn replicas(bench: &Bench) -> Vec<Row> {
     let n = if bench.quick { 40 } else { 100 };
     println!("\n## {count} stored turns at 5 events/s, {n} events each, started on replica A and watched on replica B");
     let (a, b) = match (
-        start(Target::Ponder, bench).await,
-        start(Target::Ponder, bench).await,
+        start(Target::Ponder(Keep::Postgres), bench).await,
+        start(Target::Ponder(Keep::Postgres), bench).await,
     ) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => {
@@ -2587,8 +2736,11 @@ const HELP: &str = "load harness: cargo bench --no-default-features --features s
   --only NAME       one scenario: one, side, many, burst, abort, noread, fanout, replicas
                     (fanout: one stored turn watched by 1 and 100 viewers; replicas: stored turns
                     started on one replica and watched on another, needs --database postgres://…)
-  --stored          Ponder's turns are stored turns, persisted to the history as they stream
-  --database URL    PONDER_DATABASE_URL for Ponder (default: a new SQLite file per run)
+  --stored          Ponder also with stored turns on SQLite (written to the history as they
+                    stream), beside its stateless ones
+  --postgres URL    and with stored turns on PostgreSQL: a server (postgres://user@host:port),
+                    where each run gets a database of its own
+  --database URL    the PostgreSQL database of the replicas scenario (both replicas share it)
   --count N         streams in the `many` scenario (default 2000)
   --rounds N        bursts in the `burst` scenario (default 5; with nginx and no proxy beside)
   --direct          also run the clients straight on the stub (the harness's floor)
@@ -2620,11 +2772,18 @@ fn real_main(args: &[String]) -> Res<()> {
     };
     let _ = OPTS.set(Opts {
         stored: args.iter().any(|a| a == "--stored"),
+        postgres: value("--postgres"),
         database: value("--database"),
         count: value("--count").and_then(|c| c.parse().ok()),
         rounds: value("--rounds").and_then(|c| c.parse().ok()),
     });
-    let mut targets = vec![Target::Ponder];
+    let mut targets = vec![Target::Ponder(Keep::Stateless)];
+    if opts().stored {
+        targets.push(Target::Ponder(Keep::Sqlite));
+    }
+    if opts().postgres.is_some() {
+        targets.push(Target::Ponder(Keep::Postgres));
+    }
     if args.iter().any(|a| a == "--direct") {
         targets.push(Target::Direct);
     }
@@ -2673,16 +2832,13 @@ fn real_main(args: &[String]) -> Res<()> {
         streams: Mutex::new(HashMap::new()),
     };
     println!(
-        "# Ponder vs LiteLLM under load ({}{}); at start: {}",
+        "# Ponder vs LiteLLM under load ({}: {}); at start: {}",
         if quick { "quick" } else { "full" },
-        match (opts().stored, &opts().database) {
-            (false, _) => String::new(),
-            (true, None) => ", stored turns on SQLite".to_string(),
-            (true, Some(url)) => format!(
-                ", stored turns on {}",
-                url.split(':').next().unwrap_or("the database")
-            ),
-        },
+        targets
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join("; "),
         machine_conditions()
     );
     let want = |name: &str| only.as_deref().is_none_or(|o| o == name);
@@ -2717,12 +2873,10 @@ fn real_main(args: &[String]) -> Res<()> {
     });
     let md = format!("{}\nat the end: {}\n", table(&rows), machine_conditions());
     println!("\n{md}");
-    let path = out_dir().join(match (opts().stored, &opts().database) {
-        _ if only.as_deref() == Some("fanout") => "load-fanout.md",
-        _ if only.as_deref() == Some("replicas") => "load-replicas.md",
-        (false, _) => "load.md",
-        (true, Some(url)) if url.starts_with("postgres") => "load-stored-postgres.md",
-        (true, _) => "load-stored-sqlite.md",
+    let path = out_dir().join(match only.as_deref() {
+        Some("fanout") => "load-fanout.md",
+        Some("replicas") => "load-replicas.md",
+        _ => "load.md",
     });
     std::fs::write(&path, &md).map_err(|e| e.to_string())?;
     println!("written to {}", path.display());
