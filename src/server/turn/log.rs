@@ -23,13 +23,51 @@ pub struct Frame {
     pub last: bool,
 }
 
+/// A turn's encoded frames, back to back in one buffer: a thousand running turns of a hundred
+/// small events each would otherwise hold a hundred thousand separate allocations.
 #[derive(Default)]
 struct Frames {
-    /// Frame `i` has sequence number `i + 1`.
-    frames: Vec<Bytes>,
+    bytes: Vec<u8>,
+    /// Where each frame ends in `bytes`; frame `i` has sequence number `i + 1`.
+    ends: Vec<usize>,
     finished: bool,
     /// Finished without its last frame (a remote copy closed): the newest frame is no end.
     cut: bool,
+}
+
+impl Frames {
+    fn len(&self) -> u64 {
+        self.ends.len() as u64
+    }
+
+    fn push(&mut self, frame: &[u8]) {
+        self.bytes.extend_from_slice(frame);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Everything after the first `count` frames.
+    fn after(&self, count: u64) -> &[u8] {
+        let start = match count {
+            0 => 0,
+            n => self
+                .ends
+                .get(n as usize - 1)
+                .copied()
+                .unwrap_or(self.bytes.len()),
+        };
+        &self.bytes[start..]
+    }
+
+    fn last(&self) -> Option<&[u8]> {
+        (!self.ends.is_empty()).then(|| self.after(self.len() - 1))
+    }
+
+    /// The turn is over: what is kept for late viewers holds no spare room.
+    fn finish(&mut self) {
+        self.finished = true;
+        self.bytes.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
 }
 
 /// The frames of one turn and the viewers reading them.
@@ -105,19 +143,22 @@ impl TurnLog {
             if let TurnEvent::ThinkingStart { at_ms, .. } = &mut event {
                 at_ms.get_or_insert(at);
             }
-            let seq = log.frames.len() as u64 + 1;
+            let seq = log.len() + 1;
             let mut text = String::new();
             encode_numbered_event(seq, &event, &mut text);
-            let bytes = Bytes::from(text);
+            log.push(text.as_bytes());
             let last = event.is_terminal();
-            log.frames.push(bytes.clone());
-            added.push(Frame { seq, bytes, last });
+            added.push(Frame {
+                seq,
+                bytes: Bytes::from(text),
+                last,
+            });
             if last {
-                log.finished = true;
+                log.finish();
                 break;
             }
         }
-        let newest = log.frames.len() as u64;
+        let newest = log.len();
         drop(log);
         if !added.is_empty() {
             self.seq.send_replace(newest);
@@ -134,7 +175,7 @@ impl TurnLog {
         };
         let mut in_order = true;
         for frame in frames {
-            let next = log.frames.len() as u64 + 1;
+            let next = log.len() + 1;
             if log.finished || frame.seq < next {
                 continue;
             }
@@ -142,10 +183,12 @@ impl TurnLog {
                 in_order = false;
                 break;
             }
-            log.frames.push(frame.bytes);
-            log.finished |= frame.last;
+            log.push(&frame.bytes);
+            if frame.last {
+                log.finish();
+            }
         }
-        let newest = log.frames.len() as u64;
+        let newest = log.len();
         drop(log);
         self.seq.send_if_modified(|seq| {
             let moved = *seq != newest;
@@ -173,7 +216,7 @@ impl TurnLog {
                 finished: true,
             };
         };
-        let total = log.frames.len() as u64;
+        let total = log.len();
         let finished = log.finished;
         if after >= total {
             return Read {
@@ -182,18 +225,8 @@ impl TurnLog {
                 finished,
             };
         }
-        let new = &log.frames[after as usize..];
-        let bytes = if new.len() == 1 {
-            new[0].clone()
-        } else {
-            let mut joined = BytesMut::with_capacity(new.iter().map(Bytes::len).sum());
-            for frame in new {
-                joined.extend_from_slice(frame);
-            }
-            joined.freeze()
-        };
         Read {
-            bytes: Some(bytes),
+            bytes: Some(Bytes::copy_from_slice(log.after(after))),
             last: total,
             finished,
         }
@@ -206,10 +239,10 @@ impl TurnLog {
     /// own, which a viewer at that number already has.)
     pub fn end_after(&self, after: u64) -> Option<Bytes> {
         let log = self.frames.lock().ok()?;
-        if !log.finished || log.cut || after < log.frames.len() as u64 {
+        if !log.finished || log.cut || after < log.len() {
             return None;
         }
-        let last = log.frames.last()?;
+        let last = log.last()?;
         let died = std::str::from_utf8(last)
             .ok()
             .and_then(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
