@@ -76,6 +76,7 @@ impl Net {
             0,
             "the network fault tests make network namespaces: run them as root (CI does)"
         );
+        sweep_left_namespaces();
         let prefix = format!(
             "pn{}x{}",
             std::process::id(),
@@ -148,6 +149,29 @@ impl Net {
         }
         host
     }
+}
+
+/// Removes the namespaces of test processes that ended without removing theirs (killed).
+fn sweep_left_namespaces() {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
+            return;
+        };
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let name = line.split_whitespace().next().unwrap_or("");
+            let Some(pid) = name
+                .strip_prefix("pn")
+                .and_then(|rest| rest.split('x').next())
+                .and_then(|pid| pid.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = Command::new("ip").args(["netns", "del", name]).status();
+            }
+        }
+    });
 }
 
 impl Drop for Net {
