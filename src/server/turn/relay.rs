@@ -379,6 +379,10 @@ fn frame_of(stored: StoredFrame) -> Frame {
 /// The most frames one statement writes.
 const MAX_BATCH: usize = 2_000;
 
+/// The shortest period the heartbeat and the fence tick at, whatever a tiny
+/// `PONDER_HEARTBEAT` asks (a zero period would stop them).
+const MIN_TICK: Duration = Duration::from_millis(1);
+
 /// How long a finished turn's task waits for its end to be recorded.
 const END_WAIT: Duration = Duration::from_secs(10);
 
@@ -501,7 +505,7 @@ async fn read(relay: Weak<Relay>) {
 
 /// Beats this replica's heartbeat and ends the turns of replicas whose heartbeat stopped.
 async fn beat(relay: Weak<Relay>, started_at: i64, liveness: Liveness) {
-    let mut tick = tokio::time::interval(liveness.heartbeat);
+    let mut tick = tokio::time::interval(liveness.heartbeat.max(MIN_TICK));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;
     loop {
@@ -566,7 +570,7 @@ async fn beat(relay: Weak<Relay>, started_at: i64, liveness: Liveness) {
 /// four times a heartbeat, well before that.
 async fn fence(relay: Weak<Relay>, liveness: Liveness) {
     let after = liveness.timeout.saturating_sub(liveness.heartbeat);
-    let mut tick = tokio::time::interval(liveness.heartbeat / 4);
+    let mut tick = tokio::time::interval((liveness.heartbeat / 4).max(MIN_TICK));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
