@@ -266,18 +266,6 @@ impl TurnControls {
         self.shared.get().is_some()
     }
 
-    /// Sends `command` to every turn running here.
-    pub fn send_all(&self, command: Command) -> usize {
-        let Ok(turns) = self.turns.lock() else {
-            return 0;
-        };
-        turns
-            .values()
-            .filter_map(|entry| entry.tx.as_ref())
-            .filter(|tx| tx.try_send(command).is_ok())
-            .count()
-    }
-
     /// How many turns run now.
     pub fn running(&self) -> usize {
         *self.running.borrow()
