@@ -111,22 +111,15 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     let control = state
         .turns
         .register(&who.user().id, Some(turn::log::TurnLog::new(began)));
-    let (history, options, first, persist) =
-        turn::persist::begin(&state, who.clone(), &request, &control.0.id).await?;
-    if let Some(relay) = &state.relay {
-        let noted = state
-            .store
-            .scoped(&who)
-            .note_running_turn(
-                &control.0.id,
-                relay.replica(),
-                Some(&persist.slot().version_id),
-            )
-            .await;
-        if let Err(e) = noted {
-            tracing::warn!(error = %e, "a running turn could not be recorded; it can be followed and steered only on this replica");
-        }
-    }
+    let replica = state.relay.as_ref().map(|r| r.replica().to_string());
+    let (history, options, first, persist) = turn::persist::begin(
+        &state,
+        who.clone(),
+        &request,
+        &control.0.id,
+        replica.as_deref(),
+    )
+    .await?;
     req::set_event_stream_headers();
     req::set_turn_header(&control.0.id);
     let keep_alive = state.config.keep_alive;

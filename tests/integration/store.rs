@@ -188,6 +188,7 @@ async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
             model: "demo",
             settings: Default::default(),
             turn: "t1",
+            replica: Some("replica-a"),
         };
         static NOT_MINE: std::sync::LazyLock<Vec<String>> =
             std::sync::LazyLock::new(|| vec!["no-such-file".to_string()]);
@@ -203,6 +204,10 @@ async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
                 .is_empty(),
             "{engine}: a refused opening writes no conversation"
         );
+        assert!(
+            me.shared_turn("t1").await.expect("turn").is_none(),
+            "{engine}: a refused opening records no running turn"
+        );
 
         let opened = me.open_turn(opening(&[])).await.expect("opened");
         let read = me
@@ -216,6 +221,12 @@ async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
         let answer = read.messages[1].shown().expect("answer");
         assert_eq!(answer.status, VersionStatus::Streaming, "{engine}");
         assert_eq!(answer.model.as_deref(), Some("demo"));
+        let running = me.shared_turn("t1").await.expect("turn");
+        assert_eq!(
+            running.map(|t| !t.ended),
+            (engine == "postgres").then_some(true),
+            "{engine}: the running turn is recorded with its opening, on a shared database only"
+        );
 
         // Answering again opens a second version of the same answer, with no new message.
         let again = me
@@ -224,6 +235,7 @@ async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
                 asked: None,
                 regenerate: Some(&opened.slot.message_id),
                 turn: "t2",
+                replica: None,
                 ..opening(&[])
             })
             .await

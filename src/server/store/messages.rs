@@ -354,6 +354,7 @@ impl Scoped<'_> {
         slot: &AnswerSlot,
         answer: &AnswerRecord,
     ) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
         let mut tx = self.pool().begin().await?;
         if answer.status == VersionStatus::Streaming && self.backend() == Backend::Postgres {
             // A state the next second overwrites need not wait for the disk; the final one does.

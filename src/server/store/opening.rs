@@ -1,11 +1,12 @@
 //! A stored turn's first writes in one transaction: the conversation (when the turn starts
 //! one), the reader's message with how its files are to be sent, and the answer it opens. A
 //! thousand turns starting at once wait for one commit each, not four, and a turn that is
-//! refused leaves none of them behind.
+//! refused leaves none of them behind. With several replicas, the row saying which one runs the
+//! turn is written in the same transaction.
 
 use super::records::AnswerSlot;
 use super::scope::{lock_conversation, Scoped};
-use super::StoreError;
+use super::{Backend, StoreError};
 use crate::domain::attachment::SendAs;
 use crate::domain::ReasoningSettings;
 
@@ -35,6 +36,9 @@ pub struct Opening<'a> {
     pub model: &'a str,
     pub settings: ReasoningSettings,
     pub turn: &'a str,
+    /// The replica the turn runs on, recorded with the opening (several replicas only: the
+    /// row goes to PostgreSQL's `running_turns`).
+    pub replica: Option<&'a str>,
 }
 
 /// What an opening wrote.
@@ -60,6 +64,7 @@ impl Scoped<'_> {
             self.check_attachments(asked.attachments, asked.max_bytes)
                 .await?;
         }
+        let _turn = self.write_turn().await;
         let mut tx = self.pool().begin().await?;
         let conversation = match (opening.conversation, workspace) {
             (Some(id), _) => {
@@ -101,6 +106,10 @@ impl Scoped<'_> {
                 Some(opening.turn),
             )
             .await?;
+        if let (Some(replica), Backend::Postgres) = (opening.replica, self.backend()) {
+            self.insert_running_turn(&mut *tx, opening.turn, replica, Some(&slot.version_id))
+                .await?;
+        }
         tx.commit().await?;
         Ok(Opened { user_message, slot })
     }

@@ -126,6 +126,7 @@ impl Scoped<'_> {
         if state.items.is_empty() || items.len() > max_bytes {
             return Ok(());
         }
+        let _turn = self.write_turn().await;
         let mut tx = self.pool().begin().await?;
         sqlx::query("DELETE FROM reasoning_states WHERE version_id = $1 AND user_id = $2")
             .bind(&slot.version_id)

@@ -142,6 +142,10 @@ impl Scoped<'_> {
         self.store.backend()
     }
 
+    pub(super) async fn write_turn(&self) -> super::WriteTurn {
+        self.store.write_turn().await
+    }
+
     pub(super) fn user_id(&self) -> &str {
         self.user
     }

@@ -79,6 +79,7 @@ impl Store {
         if states.is_empty() {
             return Ok(written);
         }
+        let _turn = self.write_turn().await;
         let mut tx = self.pool().begin().await?;
         if self.backend() == Backend::Postgres {
             // A state the next second overwrites need not wait for the disk; the final one does.

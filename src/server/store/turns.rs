@@ -63,6 +63,22 @@ impl Scoped<'_> {
         if self.backend() != Backend::Postgres {
             return Ok(());
         }
+        self.insert_running_turn(self.pool(), id, replica, version_id)
+            .await
+    }
+
+    /// The row of [`Self::note_running_turn`], written by `to` (the pool, or the transaction
+    /// that opens the turn's answer).
+    pub(super) async fn insert_running_turn<'e, E>(
+        &self,
+        to: E,
+        id: &str,
+        replica: &str,
+        version_id: Option<&str>,
+    ) -> Result<(), StoreError>
+    where
+        E: sqlx::Executor<'e, Database = sqlx::Any>,
+    {
         sqlx::query(
             "INSERT INTO running_turns (id, user_id, started_at, replica, version_id) VALUES ($1, $2, $3, $4, $5)",
         )
@@ -71,7 +87,7 @@ impl Scoped<'_> {
         .bind(now_ms())
         .bind(replica)
         .bind(version_id)
-        .execute(self.pool())
+        .execute(to)
         .await?;
         Ok(())
     }

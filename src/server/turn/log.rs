@@ -327,6 +327,10 @@ pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Sen
         keep_alive: Duration,
         grace_over: futures::future::Fuse<futures::future::BoxFuture<'static, ()>>,
         done: bool,
+        /// When the viewer was last sent something, and the one timer its keep-alive rings on
+        /// (moved only when it rings early, not for every frame).
+        last_sent: std::time::Instant,
+        alarm: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
     }
     use futures::FutureExt;
     let state = State {
@@ -337,6 +341,8 @@ pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Sen
         keep_alive: how.keep_alive,
         grace_over: how.grace_over.fuse(),
         done: false,
+        last_sent: std::time::Instant::now(),
+        alarm: None,
     };
     futures::stream::unfold(state, |mut st| async move {
         if st.done {
@@ -358,6 +364,7 @@ pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Sen
             if let Some(bytes) = read.bytes {
                 st.cursor = read.last;
                 st.done = read.finished;
+                st.last_sent = std::time::Instant::now();
                 return Some((bytes, st));
             }
             if read.finished {
@@ -371,8 +378,12 @@ pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Sen
                         return None;
                     }
                 }
-                _ = tokio::time::sleep(st.keep_alive) => {
-                    return Some((Bytes::from_static(KEEP_ALIVE.as_bytes()), st));
+                _ = super::alarm::ring(&mut st.alarm, st.last_sent + st.keep_alive) => {
+                    let now = std::time::Instant::now();
+                    if now >= st.last_sent + st.keep_alive {
+                        st.last_sent = now;
+                        return Some((Bytes::from_static(KEEP_ALIVE.as_bytes()), st));
+                    }
                 }
                 _ = &mut st.grace_over, if remote => return None,
             }

@@ -2,6 +2,7 @@
 //! [`TurnAssembler`], redaction, and the frames the browser pulls. The I/O lives here; the
 //! events are decided by the pure [`assembler`], the words by [`wording`].
 
+mod alarm;
 pub mod assembler;
 pub mod batch;
 pub mod control;
@@ -20,7 +21,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures::future::{BoxFuture, Fuse};
 use futures::{FutureExt, StreamExt};
-use tokio::time::{sleep_until, Sleep};
+use tokio::time::Sleep;
 
 pub use super::outcome::Outcome;
 pub use assembler::TurnAssembler;
@@ -213,7 +214,7 @@ impl Waits {
         loop {
             tokio::select! {
                 out = &mut work => return Ok(out),
-                _ = ring(&mut self.alarm, deadline.min(keep_alive_at)) => {
+                _ = alarm::ring(&mut self.alarm, deadline.min(keep_alive_at)) => {
                     let now = Instant::now();
                     if now >= deadline {
                         return Err(Interrupt::Deadline);
@@ -241,20 +242,6 @@ async fn next_command(
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
-}
-
-async fn ring(alarm: &mut Option<Pin<Box<Sleep>>>, at: Instant) {
-    let at = tokio::time::Instant::from_std(at);
-    let sleep = match alarm {
-        Some(sleep) => {
-            if sleep.is_elapsed() || sleep.deadline() > at {
-                sleep.as_mut().reset(at);
-            }
-            sleep
-        }
-        None => alarm.insert(Box::pin(sleep_until(at))),
-    };
-    sleep.as_mut().await
 }
 
 enum Phase {

@@ -374,6 +374,7 @@ pub async fn begin(
     who: Arc<Identity>,
     request: &crate::domain::ChatRequest,
     turn: &str,
+    replica: Option<&str>,
 ) -> Result<
     (
         Vec<crate::domain::ChatMessage>,
@@ -445,6 +446,7 @@ pub async fn begin(
         model: &options.model,
         settings: options.settings,
         turn,
+        replica,
     };
     let opened = me.open_turn(opening).await.map_err(store_error)?;
     let conversation = opened.slot.conversation_id.clone();
@@ -490,6 +492,9 @@ pub async fn begin(
             };
             if let Err(cleanup) = undone {
                 tracing::warn!(error = %cleanup, "a refused turn's first writes could not be removed");
+            }
+            if let Err(cleanup) = store.end_running_turn(turn).await {
+                tracing::warn!(error = %cleanup, "a refused turn could not be struck off the running ones");
             }
             return Err(store_error(e));
         }
