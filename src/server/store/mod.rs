@@ -142,6 +142,9 @@ impl Store {
             })
             // A burst of turns starting at once queues for a connection rather than failing.
             .acquire_timeout(Duration::from_secs(15))
+            // A connection to a file does not break while it waits in the pool: no ping (a
+            // round trip to its thread) before every statement. A server's connection can.
+            .test_before_acquire(backend == Backend::Postgres)
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
