@@ -57,6 +57,14 @@ impl ChatController {
     /// asks the server who is signed in and, with server-side history, takes the list and the
     /// open chat from there. Called once, after hydration.
     pub fn load_saved(&self) {
+        let this = *self;
+        Effect::new(move |_| {
+            if !this.opening.get() {
+                if let Some(text) = this.held.try_update_value(Option::take).flatten() {
+                    this.send(text);
+                }
+            }
+        });
         if !self.shelf.available() {
             self.notify(
                 NoticeKind::Storage,

@@ -246,6 +246,10 @@ pub struct ChatController {
     /// The page was loaded at a conversation's address and has not shown it yet: the server
     /// and the page render "opening" there, not an empty chat that then changes.
     pub opening: RwSignal<bool>,
+    /// A message sent while that chat was still opening (the first paint takes Enter before
+    /// the page knows which chat it shows): sent once it is shown, to that chat, not to a new
+    /// one.
+    held: StoredValue<Option<String>>,
 }
 
 impl Default for ChatController {
@@ -330,6 +334,7 @@ impl ChatController {
             arrived: StoredValue::new(None),
             lost: RwSignal::new(false),
             opening: RwSignal::new(super::browser::page_address().chat().is_some()),
+            held: StoredValue::new(None),
         }
     }
 

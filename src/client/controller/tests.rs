@@ -267,3 +267,16 @@ fn a_chat_in_this_browser_carries_its_files_and_saves_those_that_fit() {
         "the big one stays with the page"
     );
 }
+
+#[test]
+fn a_message_sent_while_the_addressed_chat_opens_is_held_for_it_not_sent_to_a_new_chat() {
+    let (_owner, c) = page();
+    c.opening.set(true);
+    c.send("And in 2027?".into());
+    c.send("And later?".into());
+    assert_eq!(c.entries.with_untracked(Vec::len), 0);
+    assert_eq!(
+        c.held.get_value().as_deref(),
+        Some("And in 2027?\n\nAnd later?")
+    );
+}

@@ -96,6 +96,15 @@ impl ChatController {
     /// Sends the draft (or `text`) as a user message and streams the assistant's turn. While
     /// editing, the edited message and everything after it are replaced.
     pub fn send(&self, text: String) {
+        if self.opening.get_untracked() {
+            self.held.update_value(|held| {
+                *held = Some(match held.take() {
+                    Some(before) => format!("{before}\n\n{text}"),
+                    None => text,
+                })
+            });
+            return;
+        }
         let files = self.tray.with_untracked(|t| (!t.busy()).then(|| t.ready()));
         let Some(files) = files else {
             return;
