@@ -279,11 +279,6 @@ impl Persist {
         written && !self.has_failed()
     }
 
-    /// Where the answer is stored.
-    pub fn slot(&self) -> &AnswerSlot {
-        &self.slot
-    }
-
     /// The reasoning state the answer came with, to keep with its final state (when this turn
     /// keeps any).
     pub fn keep_state(&mut self, items: Vec<serde_json::Value>) {
