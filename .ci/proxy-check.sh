@@ -31,6 +31,7 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 # leave both servers running after the check.
 start_ponder() { # base_path port
   env -i PATH=/usr/bin:/bin LEPTOS_SITE_ROOT="$PWD/target/site" LEPTOS_SITE_ADDR="127.0.0.1:$2" \
+    PONDER_DATABASE_URL="sqlite://$work/ponder-$2/ponder.db" \
     PONDER_BASE_PATH="$1" PONDER_KEEP_ALIVE=0.5 PONDER_DEMO_DELAY_MS=5 RUST_LOG=warn target/release/ponder \
     >"$work/ponder-$2.log" 2>&1 &
   pids+=($!)

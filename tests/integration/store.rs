@@ -96,6 +96,24 @@ async fn the_schema_is_created_once_and_sqlite_uses_wal() {
     assert!(pg.is_up().await);
 }
 
+/// Two replicas (or a replica and `ponder admin`) started at once on a database nobody has
+/// opened yet: both come up, the schema is made once.
+#[tokio::test]
+async fn two_stores_opening_a_new_database_at_once_both_come_up() {
+    for round in 0..4 {
+        for (engine, url) in engine_urls().await {
+            let (a, b) = tokio::join!(Store::open(&url), Store::open(&url));
+            let (a, b) = (
+                a.unwrap_or_else(|e| panic!("{engine}, round {round}, first: {e}")),
+                b.unwrap_or_else(|e| panic!("{engine}, round {round}, second: {e}")),
+            );
+            let alice = a.identity_for_name("alice", true).await.expect(engine);
+            let again = b.identity_for_name("alice", true).await.expect(engine);
+            assert_eq!(alice.user().id, again.user().id, "{engine}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
     for (engine, store) in stores().await {

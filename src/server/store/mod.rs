@@ -128,9 +128,13 @@ impl Store {
                 url.split(':').next().unwrap_or("")
             )));
         };
-        let connect_url = match backend {
+        let (connect_url, file) = match backend {
             Backend::Sqlite => sqlite_url(url)?,
-            Backend::Postgres => url.to_string(),
+            Backend::Postgres => (url.to_string(), None),
+        };
+        let _opening = match file {
+            Some(file) => Some(OpeningLock::take(file).await?),
+            None => None,
         };
         let options = AnyConnectOptions::from_str(&connect_url)
             .map_err(|e| StoreError::Unavailable(e.to_string()))?
@@ -212,14 +216,53 @@ impl Store {
 
 /// The connection URL for an SQLite file: the directory is created, and the file with it
 /// (`mode=rwc`).
-fn sqlite_url(url: &str) -> Result<String, StoreError> {
+/// Held while a process sets up an SQLite file (its journal mode and migrations): sqlx takes
+/// PostgreSQL's advisory lock around migrations but nothing on SQLite, so two replicas, or a
+/// replica and `ponder admin`, started at once on a new file would both create the schema and
+/// one would fail. The lock is `flock` on a file beside the database (`ponder.db.lock`), never
+/// on the database itself, whose POSIX locks belong to SQLite.
+struct OpeningLock(std::fs::File);
+
+impl OpeningLock {
+    async fn take(db: std::path::PathBuf) -> Result<OpeningLock, StoreError> {
+        let mut path = db.into_os_string();
+        path.push(".lock");
+        let path = std::path::PathBuf::from(path);
+        tokio::task::spawn_blocking(move || {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(|e| {
+                    StoreError::Unavailable(format!("cannot open {}: {e}", path.display()))
+                })?;
+            file.lock().map_err(|e| {
+                StoreError::Unavailable(format!("cannot lock {}: {e}", path.display()))
+            })?;
+            Ok(OpeningLock(file))
+        })
+        .await
+        .map_err(|e| StoreError::Unavailable(e.to_string()))?
+    }
+}
+
+impl Drop for OpeningLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+/// The URL sqlx connects with (the file created with its directory unless a `mode=` says
+/// otherwise) and the file's path, `None` for an in-memory database.
+fn sqlite_url(url: &str) -> Result<(String, Option<std::path::PathBuf>), StoreError> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))
         .unwrap_or(url);
     let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
     if path == ":memory:" || path.is_empty() {
-        return Ok("sqlite::memory:".into());
+        return Ok(("sqlite::memory:".into(), None));
     }
     if let Some(dir) = std::path::Path::new(path).parent() {
         if !dir.as_os_str().is_empty() {
@@ -232,7 +275,11 @@ fn sqlite_url(url: &str) -> Result<String, StoreError> {
     if !query.iter().any(|q| q.starts_with("mode=")) {
         query.push("mode=rwc");
     }
-    Ok(format!("sqlite://{path}?{}", query.join("&")))
+    let file = (!query
+        .iter()
+        .any(|q| q.starts_with("mode=ro") || q.starts_with("mode=memory")))
+    .then(|| std::path::PathBuf::from(path));
+    Ok((format!("sqlite://{path}?{}", query.join("&")), file))
 }
 
 /// Milliseconds since the Unix epoch, the store's clock.
@@ -250,13 +297,17 @@ mod tests {
     fn sqlite_urls_create_their_file_and_keep_their_options() {
         let dir = std::env::temp_dir().join(format!("ponder-url-{}", std::process::id()));
         let url = format!("sqlite://{}/sub/p.db", dir.display());
-        let out = sqlite_url(&url).unwrap();
+        let (out, file) = sqlite_url(&url).unwrap();
         assert!(out.ends_with("/sub/p.db?mode=rwc"), "{out}");
+        assert_eq!(file, Some(dir.join("sub/p.db")));
         assert!(dir.join("sub").is_dir());
         assert_eq!(
             sqlite_url("sqlite://x.db?mode=ro").unwrap(),
-            "sqlite://x.db?mode=ro"
+            ("sqlite://x.db?mode=ro".into(), None)
         );
-        assert_eq!(sqlite_url("sqlite::memory:").unwrap(), "sqlite::memory:");
+        assert_eq!(
+            sqlite_url("sqlite::memory:").unwrap(),
+            ("sqlite::memory:".into(), None)
+        );
     }
 }
