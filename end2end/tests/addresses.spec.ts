@@ -234,3 +234,43 @@ test("the Arabic page keeps its address, right to left", async ({ browser }) => 
   }
   await context.close();
 });
+
+// The first paint takes Enter before the page knows which chat it shows: a message sent then
+// belongs to the chat at the address, never to a new one. The requests that tell the page which
+// chat it shows (the server's copy, or this browser's reader) are held until the message is
+// sent, so the window is always open when the test sends.
+for (const where of ["server", "browser"] as const) {
+  test(`a message sent while the addressed chat opens goes to that chat (${where} history)`, async ({ page }) => {
+    const base = where === "server" ? "" : SERVERS.browserHistory.url;
+    const chat = new ChatPage(page, base);
+    await chat.goto();
+    const address = await chatAt(chat, `opened first (${where})`);
+    const chats = await conversations(page).count();
+
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held = where === "server" ? "**/api/conversations/get" : /\.local_chats\.wasm(\?.*)?$/;
+    await page.route(held, async (route) => {
+      await gate;
+      await route.continue();
+    });
+    const turns: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "POST" && new URL(r.url()).pathname.endsWith("/api/chat")) turns.push(r.postData() ?? "");
+    });
+    await page.goto(`${base}${address}`);
+    await hydrated(page);
+    await expect(page.locator(".chat-page")).toContainText("Opening the chat");
+    await chat.send(`sent while opening (${where})`);
+    expect(turns, "nothing is sent before the page knows its chat").toHaveLength(0);
+    release();
+
+    await expect(chat.userBubbles()).toHaveCount(2);
+    await expect(chat.userBubbles().first()).toContainText(`opened first (${where})`);
+    await expect(chat.userBubbles().last()).toContainText(`sent while opening (${where})`);
+    await chat.waitForTurnEnd();
+    expect(pathOf(page)).toBe(address);
+    expect(turns).toHaveLength(1);
+    await expect(conversations(page)).toHaveCount(chats);
+  });
+}
