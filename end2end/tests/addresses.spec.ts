@@ -21,8 +21,10 @@ async function hydrated(page: Page) {
 /** New chat, from the drawer on a phone. */
 async function newChat(page: Page) {
   const button = page.getByRole("button", { name: "New chat" });
-  if (!(await button.isVisible()) || (await button.boundingBox())!.x < 0) {
-    await page.locator("#drawer-toggle").click();
+  const toggle = page.locator("#drawer-toggle");
+  // The toggle's state, not the button's place: a closing drawer is on screen for a moment.
+  if ((await toggle.isVisible()) && (await toggle.getAttribute("aria-expanded")) !== "true") {
+    await toggle.click();
   }
   await button.click();
 }
