@@ -214,14 +214,13 @@ impl Store {
     }
 }
 
-/// The connection URL for an SQLite file: the directory is created, and the file with it
-/// (`mode=rwc`).
 /// Held while a process sets up an SQLite file (its journal mode and migrations): sqlx takes
 /// PostgreSQL's advisory lock around migrations but nothing on SQLite, so two replicas, or a
 /// replica and `ponder admin`, started at once on a new file would both create the schema and
 /// one would fail. The lock is `flock` on a file beside the database (`ponder.db.lock`), never
 /// on the database itself, whose POSIX locks belong to SQLite.
-struct OpeningLock(std::fs::File);
+/// The lock lifts when the file is closed, as the value is dropped.
+struct OpeningLock(#[allow(dead_code)] std::fs::File);
 
 impl OpeningLock {
     async fn take(db: std::path::PathBuf) -> Result<OpeningLock, StoreError> {
@@ -244,12 +243,6 @@ impl OpeningLock {
         })
         .await
         .map_err(|e| StoreError::Unavailable(e.to_string()))?
-    }
-}
-
-impl Drop for OpeningLock {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
     }
 }
 
