@@ -92,9 +92,13 @@ test("a second browser sees the same live turn, and Stop from it stops both", as
   await second.stopButton().click();
   for (const chat of [second, first]) {
     await expect(chat.lastAssistant().locator(".stopped-note")).toHaveText("Stopped.");
-    await expect(chat.thinkingBlocks().first()).toHaveClass(/interrupted/);
+    // Interrupted if the Stop came while it thought, done if the answer had begun (a loaded
+    // machine can get there first): settled either way, and the same in both browsers.
+    await expect(chat.thinkingBlocks().first()).toHaveClass(/\b(interrupted|done)\b/);
     await expect(chat.sendButton()).toBeVisible();
   }
+  const settledClass = await second.thinkingBlocks().first().getAttribute("class");
+  await expect(first.thinkingBlocks().first()).toHaveAttribute("class", settledClass ?? "");
   await expect
     .poll(async () => (await demoStats(SERVERS.main.demoUrl)).disconnected, { timeout: 1_000, intervals: [50] })
     .toBeGreaterThan(before.disconnected);
