@@ -2,7 +2,8 @@
 # Container smoke test without a Docker engine.
 #
 # Lays out the runtime stage of the Dockerfile in a fresh directory: its `COPY --from=build`
-# lines (build paths under /src are this checkout's) and the build stage's `strip`. Then runs
+# lines (build paths under /src are this checkout's; the server binary is PONDER_BIN, by default
+# the release build the image makes) and the build stage's `strip`. Then runs
 # the server as the image does: as the Dockerfile's USER (or another UID with no account when
 # that one exists here), owning none of its files, with only the Dockerfile's ENV (paths moved
 # into the directory, the address on a free loopback port) plus PONDER_SHUTDOWN_GRACE shortened.
@@ -18,7 +19,8 @@ fail() { echo "container-smoke: FAIL: $*" >&2; echo "container-smoke: $passed pa
 say() { echo "container-smoke: $*"; }
 pass() { passed=$((passed + 1)); say "ok: $*"; }
 
-for f in target/release/ponder target/site/pkg/ponder.wasm; do
+bin=${PONDER_BIN:-target/release/ponder}
+for f in "$bin" target/site/pkg/ponder.wasm; do
   [ -e "$f" ] || fail "$f is missing: run make build first"
 done
 
@@ -42,6 +44,7 @@ copies=$(printf '%s' "$runtime" | awk '/^COPY --from=build /{print $(NF-1), $NF}
 while read -r src dest; do
   rel=${src#/src/}
   [ "$rel" != "$src" ] || fail "COPY source $src is not under the build stage's /src"
+  [ "$rel" != target/release/ponder ] || rel=$bin
   mkdir -p "$root$(dirname "$dest")"
   cp -a "$rel" "$root$dest"
   say "COPY $rel -> $dest"

@@ -10,9 +10,8 @@ GROUPS = {
     "docs links": {"docs-check"},
     "fmt": {"fmt-check"},
     "clippy (ssr + hydrate)": {"clippy"},
-    "Rust tests (cargo test)": {"unit"},
+    "Rust tests (cargo test)": {"unit", "server-test"},
     "the page's build (WebAssembly, split, optimized, assets)": {"site"},
-    "the server's release build": {"server"},
     "Playwright": {"e2e"},
     "size and corpus checks": {"size-check", "corpus-check"},
     "compose, Dockerfile lint, container smoke, reverse proxies": {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The nginx and Caddy snippets of docs/src/operator/reverse-proxy.md, read from that chapter and
-# run for real in front of the release build: at the root and under /ponder/. Through each
+# run for real in front of the server (PONDER_BIN, by default the release build): at the root and under /ponder/. Through each
 # proxy: the page and its wasm (compressed by the proxy), and a turn whose model is silent for
 # 3 s: the keep-alive comments must arrive while it is silent (nothing buffers the stream) and
 # the stream must not be compressed.
@@ -13,7 +13,8 @@ fail() { echo "proxy-check: FAIL: $*" >&2; echo "proxy-check: $passed passed, 1 
 say() { echo "proxy-check: $*"; }
 pass() { passed=$((passed + 1)); say "ok: $*"; }
 
-[ -x target/release/ponder ] && [ -e target/site/pkg/ponder.wasm ] || fail "run make build first"
+bin=${PONDER_BIN:-target/release/ponder}
+[ -x "$bin" ] && [ -e target/site/pkg/ponder.wasm ] || fail "no $bin or no site: run make build first"
 
 work=$(mktemp -d /tmp/ponder-proxy.XXXXXX)
 chmod 755 "$work"
@@ -32,7 +33,7 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 start_ponder() { # base_path port
   env -i PATH=/usr/bin:/bin LEPTOS_SITE_ROOT="$PWD/target/site" LEPTOS_SITE_ADDR="127.0.0.1:$2" \
     PONDER_DATABASE_URL="sqlite://$work/ponder-$2/ponder.db" \
-    PONDER_BASE_PATH="$1" PONDER_KEEP_ALIVE=0.5 PONDER_DEMO_DELAY_MS=5 RUST_LOG=warn target/release/ponder \
+    PONDER_BASE_PATH="$1" PONDER_KEEP_ALIVE=0.5 PONDER_DEMO_DELAY_MS=5 RUST_LOG=warn "$bin" \
     >"$work/ponder-$2.log" 2>&1 &
   pids+=($!)
 }

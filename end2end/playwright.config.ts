@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 import { defineConfig } from "@playwright/test";
-import { ALL_SERVERS, SERVERS, WORKERS } from "./servers";
+import { ALL_SERVERS, PONDER_BIN, SERVERS, WORKERS } from "./servers";
 
 // Debian's Chromium: Playwright never downloads a browser here. The UI benchmark reads the same file.
 const BROWSER: { path: string; args: string[] } = JSON.parse(
@@ -14,7 +14,9 @@ const DATA = mkdtempSync(join(tmpdir(), "ponder-e2e-"));
 
 export default defineConfig({
   testDir: "./tests",
-  timeout: 30_000,
+  // A test that plays several turns and axe passes takes 20-35 s with two workers on a two-core
+  // machine, and CI's machine is slower still: 60 s, so that only a hang runs out.
+  timeout: 60_000,
   expect: { timeout: 10_000 },
   // Spec files run side by side, each worker on servers of its own (servers.ts); the tests of
   // one file run in order, in one worker.
@@ -43,7 +45,7 @@ export default defineConfig({
     },
   ],
   webServer: ALL_SERVERS.map((s) => ({
-    command: "../target/release/ponder",
+    command: PONDER_BIN,
     url: `${s.url}/healthz`,
     reuseExistingServer: false,
     timeout: 30_000,

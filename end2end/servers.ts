@@ -1,4 +1,8 @@
 // The Ponder instances the suite starts, each on the built-in demo model with its own settings.
+import { resolve } from "path";
+
+/** The server under test: PONDER_BIN (from the repository's root), else the release build. */
+export const PONDER_BIN = resolve(__dirname, "..", process.env.PONDER_BIN ?? "target/release/ponder");
 
 export interface Server {
   addr: string;

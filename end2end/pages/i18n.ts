@@ -1,6 +1,6 @@
 import { execFileSync } from "child_process";
-import { join } from "path";
 import { test } from "@playwright/test";
+import { PONDER_BIN } from "../servers";
 
 /** A counted phrase: one form per CLDR plural category. */
 type Plural = Record<"zero" | "one" | "two" | "few" | "many" | "other", string>;
@@ -10,7 +10,7 @@ type Catalogue = Record<string, string | Plural>;
 // the page's words from the same source the page does, and checks plurals and numbers against
 // the browser's own Intl (an implementation independent of Ponder's).
 const ALL: Record<string, Catalogue> = JSON.parse(
-  execFileSync(join(__dirname, "../../target/release/ponder"), ["catalogue"], { encoding: "utf8" }),
+  execFileSync(PONDER_BIN, ["catalogue"], { encoding: "utf8" }),
 );
 
 export const LOCALES = ["en", "pt-BR", "ja", "ar"] as const;

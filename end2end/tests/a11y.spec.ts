@@ -22,8 +22,6 @@ for (const colorScheme of ["light", "dark"] as const) {
     });
 
     test("bubbles: user, assistant with code, error, RTL; menus open", async ({ page }) => {
-      // Three turns and three axe passes: 31 s on a loaded two-core machine, over the 30 s default.
-      test.slow();
       const chat = new ChatPage(page);
       await chat.goto();
       await chat.send("[long] with code and a table");

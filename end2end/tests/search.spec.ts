@@ -29,8 +29,6 @@ for (const size of [
     test.use({ viewport: size.viewport, hasTouch: size.hasTouch ?? false });
 
     test("results come as the reader types, grouped by chat; a thinking match opens its block, highlighted", async ({ page }) => {
-      // Three turns, two accessibility scans and three searches: past 30 s on a loaded two-core run.
-      test.setTimeout(60_000);
       const word = `okapi${size.name}${Date.now().toString(36)}`;
       const chat = new ChatPage(page);
       await chat.goto();
