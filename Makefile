@@ -106,8 +106,11 @@ build: tools site server
 # renderer, chat files, the account panel) into chunks the page fetches when it first needs them
 # (`split_<name>.wasm`, and `chunk_<n>.wasm` for code two of them share); the main module then
 # goes through wasm-bindgen (keeping the exports the chunks import) and every module through
-# wasm-opt. (`--converge` would save 0.9 KB of brotli on the main module; the page then streamed
-# a long turn with more slow frames and 50-64 ms tasks in make bench-ui, so it is not used.)
+# wasm-opt, two at a time (npm's wasm-opt spends about 2 s starting: make site after a cargo no-op
+# took 4 min 9 s with the 88 modules one after another, 3 min 33 s two at a time; binaryen's
+# in-process API was faster, but its -Oz output differed from the command's). (`--converge`
+# would save 0.9 KB of brotli on the main module; the page then streamed a long turn with more
+# slow frames and 50-64 ms tasks in make bench-ui, so it is not used.)
 #
 # The standard library is built with the page (`-Zbuild-std`, rustup's rust-src; RUSTC_BOOTSTRAP
 # lets the stable toolchain take the flags), optimized for size, with panics that stop the module at
@@ -133,9 +136,10 @@ site: toolchain
 	wasm-split-cli --target web --out-name ponder target/$(WASM_TARGET)/wasm-release/ponder.wasm $(SPLIT)
 	wasm-bindgen --target web --out-dir $(PKG) --out-name ponder --no-typescript \
 	  --keep-lld-exports --no-demangle $(SPLIT)/ponder.wasm
-	$(WASM_OPT) $(PKG)/ponder_bg.wasm -o $(PKG)/ponder.wasm && rm $(PKG)/ponder_bg.wasm
-	for chunk in $(SPLIT)/split_*.wasm $(SPLIT)/chunk_*.wasm; do \
-	  [ ! -e "$$chunk" ] || $(WASM_OPT) "$$chunk" -o $(PKG)/$$(basename "$$chunk"); done
+	{ echo $(PKG)/ponder_bg.wasm $(PKG)/ponder.wasm; for chunk in $(SPLIT)/split_*.wasm $(SPLIT)/chunk_*.wasm; do \
+	  [ ! -e "$$chunk" ] || echo "$$chunk" $(PKG)/$$(basename "$$chunk"); done; } \
+	  | xargs -P 2 -L 1 sh -c '$(WASM_OPT) "$$0" -o "$$1"'
+	rm $(PKG)/ponder_bg.wasm
 	cp $(SPLIT)/__wasm_split.js $(PKG)/
 	sed -n 's/^@import "\(.*\)";$$/style\/\1/p' style/main.css | xargs cat > $(PKG)/ponder.css
 	cp -r public/. $(SITE)/
