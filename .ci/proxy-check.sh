@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The nginx and Caddy snippets of docs/src/operator/reverse-proxy.md, read from that chapter and
-# run for real in front of the server (PONDER_BIN, by default the release build): at the root and under /ponder/. Through each
-# proxy: the page and its wasm (compressed by the proxy), and a turn whose model is silent for
-# 3 s: the keep-alive comments must arrive while it is silent (nothing buffers the stream) and
-# the stream must not be compressed.
+# run for real in front of the server (PONDER_BIN, by default the release build): at the root and
+# under /ponder/. Through each proxy: the page and its wasm (compressed by the proxy), and a turn
+# whose model is silent for 3 s: the keep-alive comments must arrive while it is silent (nothing
+# buffers the stream) and the stream must not be compressed.
 # Needs Debian's nginx and caddy (make tools-proxy installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
