@@ -38,6 +38,8 @@ pub struct AppState {
     pub relay: Option<Arc<super::turn::relay::Relay>>,
     /// The streaming states of the running stored turns, written together once a second.
     pub streaming: Arc<super::turn::batch::StreamingBatch>,
+    /// The final states of the stored turns that end together, written in one transaction.
+    pub finals: Arc<super::turn::batch::FinalBatch>,
 }
 
 impl AppState {
@@ -56,6 +58,7 @@ impl AppState {
             turns: Arc::default(),
             relay: None,
             streaming: Arc::default(),
+            finals: Arc::default(),
             http: upstream_client(&config)?,
             redactor: Arc::new(Redactor::new(secrets.iter().map(String::as_str))),
             config: Arc::new(config),
@@ -83,6 +86,7 @@ impl AppState {
             turns: self.turns.clone(),
             relay: self.relay.clone(),
             streaming: self.streaming.clone(),
+            finals: self.finals.clone(),
         })
     }
 

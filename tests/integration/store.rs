@@ -419,6 +419,190 @@ async fn streaming_states_of_many_answers_are_written_at_once_and_never_over_a_f
     }
 }
 
+/// Final states written together: each answer in a savepoint of its own, so a refused one (it
+/// already ended; it is another user's) is rolled back alone, and the others are stored whole,
+/// indexed for search and with their reasoning state; then many turns ending at once through
+/// the server's batch all land, each with its own result.
+#[tokio::test]
+async fn final_states_of_many_answers_are_written_together_and_a_refused_one_alone_fails() {
+    use ponder::server::store::finals::FinalState;
+    use ponder::server::store::replay::{KeptState, Provenance};
+    use ponder::server::turn::batch::FinalBatch;
+    use std::sync::Arc;
+    for (engine, store) in stores().await {
+        let (alice, bob) = two_users(&store).await;
+        let (alice, bob) = (Arc::new(alice), Arc::new(bob));
+        let mut slots = Vec::new();
+        for who in [&alice, &alice, &bob, &bob] {
+            let me = store.scoped(who);
+            let conv = me.create_conversation(None, "q").await.expect("create");
+            me.add_user_message(&conv.id, "q", None).await.expect("q");
+            let slot = me
+                .start_answer(&conv.id, None, "demo", Default::default(), None)
+                .await
+                .expect("answer");
+            slots.push(slot);
+        }
+        store
+            .scoped(&alice)
+            .save_answer(&slots[1], &answer("ended first", "x", VersionStatus::Done))
+            .await
+            .expect("ended");
+        let from = Provenance {
+            provider: "anthropic".into(),
+            model: "demo".into(),
+            upstream: "http://u/v1".into(),
+        };
+        let kept = Arc::new(KeptState {
+            provenance: from.clone(),
+            items: vec![serde_json::json!({"type": "thinking", "signature": "sig-bob"})],
+        });
+        let finals = [
+            (&alice, 0, "azimuth answer", "perihelion thought", None),
+            (&alice, 1, "a late end", "late", None),
+            (&alice, 2, "forged onto bob's", "forged", None),
+            (&bob, 3, "bob's answer", "bob thinks", Some((kept, 10_000))),
+        ]
+        .map(|(who, at, content, thinking, kept)| FinalState {
+            who: who.clone(),
+            slot: slots[at].clone(),
+            answer: answer(content, thinking, VersionStatus::Done),
+            kept,
+        });
+        let results = store.save_finals(&finals).await;
+        assert!(results[0].is_ok(), "{engine}: {results:?}");
+        assert!(
+            matches!(results[1], Err(StoreError::Conflict(_))),
+            "{engine}: {results:?}"
+        );
+        assert!(
+            matches!(results[2], Err(StoreError::NotFound)),
+            "{engine}: {results:?}"
+        );
+        assert!(results[3].is_ok(), "{engine}: {results:?}");
+
+        let shown = |who: Arc<Identity>, at: usize| {
+            let store = store.clone();
+            let conversation = slots[at].conversation_id.clone();
+            async move {
+                let c = store
+                    .scoped(&who)
+                    .conversation(&conversation, true)
+                    .await
+                    .expect("conversation");
+                let v = c.messages[1].shown().expect("version").clone();
+                (v.content, v.status, v.blocks[0].text.clone())
+            }
+        };
+        assert_eq!(
+            shown(alice.clone(), 0).await,
+            (
+                "azimuth answer".into(),
+                VersionStatus::Done,
+                Some("perihelion thought".into())
+            ),
+            "{engine}"
+        );
+        assert_eq!(
+            shown(alice.clone(), 1).await.0,
+            "ended first",
+            "{engine}: the earlier end stands"
+        );
+        let bobs = store
+            .scoped(&bob)
+            .conversation(&slots[2].conversation_id, true)
+            .await
+            .expect("bob's");
+        let v = bobs.messages[1].shown().expect("version");
+        assert_eq!(
+            (v.content.as_str(), v.status, v.blocks.len()),
+            ("", VersionStatus::Streaming, 0),
+            "{engine}: another user's answer is not written"
+        );
+        assert_eq!(
+            shown(bob.clone(), 3).await.1,
+            VersionStatus::Done,
+            "{engine}"
+        );
+
+        let me = store.scoped(&alice);
+        let mut found = Vec::new();
+        for (word, thinking) in [("azimuth", false), ("perihelion", true), ("late", true)] {
+            found.push(me.search(word, thinking, 10).await.expect("search").len());
+        }
+        assert_eq!(found, [1, 1, 0], "{engine}: azimuth, perihelion, late");
+        let them = store.scoped(&bob);
+        them.add_user_message(&slots[3].conversation_id, "again", None)
+            .await
+            .expect("q");
+        let next = them
+            .start_answer(
+                &slots[3].conversation_id,
+                None,
+                "demo",
+                Default::default(),
+                None,
+            )
+            .await
+            .expect("next");
+        let history = them
+            .history_before(&slots[3].conversation_id, &next.message_id, Some(&from))
+            .await
+            .expect("history");
+        let replayed: Vec<&serde_json::Value> =
+            history.iter().flat_map(|m| m.replay.iter()).collect();
+        assert_eq!(
+            replayed.len(),
+            1,
+            "{engine}: the state kept with the answer"
+        );
+        assert_eq!(replayed[0]["signature"], "sig-bob", "{engine}");
+
+        // Sixty turns ending at once through the server's batch.
+        let batch = Arc::new(FinalBatch::default());
+        let mut ends = Vec::new();
+        for n in 0..60 {
+            let who = if n % 2 == 0 {
+                alice.clone()
+            } else {
+                bob.clone()
+            };
+            let me = store.scoped(&who);
+            let conv = me.create_conversation(None, "q").await.expect("create");
+            let slot = me
+                .start_answer(&conv.id, None, "demo", Default::default(), None)
+                .await
+                .expect("answer");
+            let state = FinalState {
+                who: who.clone(),
+                slot,
+                answer: answer(&format!("burst {n}"), "t", VersionStatus::Done),
+                kept: None,
+            };
+            let (batch, store) = (batch.clone(), store.clone());
+            ends.push(tokio::spawn(async move {
+                let slot = state.slot.clone();
+                (batch.save(&store, state).await, who, slot)
+            }));
+        }
+        for (n, end) in ends.into_iter().enumerate() {
+            let (result, who, slot) = end.await.expect("task");
+            assert!(result.is_ok(), "{engine}: {result:?}");
+            let c = store
+                .scoped(&who)
+                .conversation(&slot.conversation_id, true)
+                .await
+                .expect("conversation");
+            let v = c.messages[0].shown().expect("version");
+            assert_eq!(
+                (v.content.as_str(), v.status),
+                (format!("burst {n}").as_str(), VersionStatus::Done),
+                "{engine}"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn tools_and_sources_are_kept_with_the_answer_and_a_damaged_copy_loses_only_them() {
     use ponder::domain::{SourceRef, ToolStatus, ToolStep};

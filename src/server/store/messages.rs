@@ -355,13 +355,25 @@ impl Scoped<'_> {
         answer: &AnswerRecord,
     ) -> Result<(), StoreError> {
         let _turn = self.write_turn().await;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.writer().begin().await?;
         if answer.status == VersionStatus::Streaming && self.backend() == Backend::Postgres {
             // A state the next second overwrites need not wait for the disk; the final one does.
             sqlx::query("SET LOCAL synchronous_commit = off")
                 .execute(&mut *tx)
                 .await?;
         }
+        self.save_answer_in(&mut tx, slot, answer).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// [`Scoped::save_answer`] inside the caller's transaction (a batch of final states).
+    pub(super) async fn save_answer_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        slot: &AnswerSlot,
+        answer: &AnswerRecord,
+    ) -> Result<(), StoreError> {
         let done = sqlx::query(
             "UPDATE message_versions SET content = $1, status = $2, error = $3, retryable = $4, finish_reason = $5, \
              input_tokens = $6, output_tokens = $7, reasoning_tokens = $8, extras = $11 \
@@ -378,10 +390,10 @@ impl Scoped<'_> {
         .bind(&slot.version_id)
         .bind(self.user_id())
         .bind(answer.extras.with_error(answer.error.as_ref()).write())
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         if done.rows_affected() == 0 {
-            return Err(self.why_not_streaming(&mut tx, &slot.version_id).await);
+            return Err(self.why_not_streaming(tx, &slot.version_id).await);
         }
         let blocks: Vec<BlockRow> = answer
             .blocks
@@ -389,10 +401,10 @@ impl Scoped<'_> {
             .enumerate()
             .map(|(at, b)| (slot.version_id.as_str(), self.user_id(), at, b))
             .collect();
-        upsert_blocks(&mut tx, self.backend(), &blocks).await?;
+        upsert_blocks(tx, self.backend(), &blocks).await?;
         if answer.status != VersionStatus::Streaming {
             self.index_in(
-                &mut tx,
+                tx,
                 &slot.version_id,
                 &slot.message_id,
                 HitKind::Answer,
@@ -405,11 +417,11 @@ impl Scoped<'_> {
             )
             .bind(&slot.version_id)
             .bind(self.user_id())
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut **tx)
             .await?;
             for (id, text) in blocks {
                 self.index_in(
-                    &mut tx,
+                    tx,
                     &id,
                     &slot.message_id,
                     HitKind::Thinking,
@@ -418,9 +430,8 @@ impl Scoped<'_> {
                 )
                 .await?;
             }
-            self.touch_in(&mut tx, &slot.conversation_id).await?;
+            self.touch_in(tx, &slot.conversation_id).await?;
         }
-        tx.commit().await?;
         Ok(())
     }
 }

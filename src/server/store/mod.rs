@@ -9,6 +9,7 @@
 pub mod attachments;
 mod branch;
 mod conversations;
+pub mod finals;
 pub mod identity;
 pub mod ids;
 pub mod import;
@@ -102,6 +103,11 @@ pub struct Store {
     /// of them had their first event in 1.0 s where all waited 1.7 s. PostgreSQL locks rows,
     /// not the database: no queue there.
     writers: Option<Arc<tokio::sync::Mutex<()>>>,
+    /// The one connection the hot writers write through (an SQLite file). SQLite keeps a page
+    /// cache per connection and drops it when another connection has written: with the hot
+    /// writers spread over the pool, each transaction began by reading its pages again from
+    /// the file. On one connection the pages they touch stay cached.
+    hot: Option<AnyPool>,
 }
 
 /// A hot writer's place at the front of the queue (see [`Store::writers`]); the transaction
@@ -132,6 +138,7 @@ impl Store {
             Backend::Sqlite => sqlite_url(url)?,
             Backend::Postgres => (url.to_string(), None),
         };
+        let on_file = file.is_some();
         let _opening = match file {
             Some(file) => Some(OpeningLock::take(file).await?),
             None => None,
@@ -139,29 +146,15 @@ impl Store {
         let options = AnyConnectOptions::from_str(&connect_url)
             .map_err(|e| StoreError::Unavailable(e.to_string()))?
             .disable_statement_logging();
-        let pool = AnyPoolOptions::new()
+        let hot = (on_file && backend == Backend::Sqlite).then(|| {
+            pool_options(backend)
+                .max_connections(1)
+                .connect_lazy_with(options.clone())
+        });
+        let pool = pool_options(backend)
             .max_connections(match backend {
                 Backend::Sqlite => 8,
                 Backend::Postgres => 16,
-            })
-            // A burst of turns starting at once queues for a connection rather than failing.
-            .acquire_timeout(Duration::from_secs(15))
-            // A connection to a file does not break while it waits in the pool: no ping (a
-            // round trip to its thread) before every statement. A server's connection can.
-            .test_before_acquire(backend == Backend::Postgres)
-            .after_connect(move |conn, _| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        conn.execute("PRAGMA foreign_keys = ON").await?;
-                        conn.execute(
-                            format!("PRAGMA busy_timeout = {}", SQLITE_BUSY_TIMEOUT.as_millis())
-                                .as_str(),
-                        )
-                        .await?;
-                        conn.execute("PRAGMA synchronous = NORMAL").await?;
-                    }
-                    Ok(())
-                })
             })
             .connect_with(options)
             .await?;
@@ -173,6 +166,7 @@ impl Store {
             pool,
             backend,
             writers,
+            hot,
         };
         store.migrate().await?;
         Ok(store)
@@ -195,6 +189,11 @@ impl Store {
 
     pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// Where a hot writer begins its transaction, after its [`Store::write_turn`].
+    pub(crate) fn writer(&self) -> &AnyPool {
+        self.hot.as_ref().unwrap_or(&self.pool)
     }
 
     /// Waits for this writer's turn (SQLite; at once on PostgreSQL). Declared before the
@@ -248,6 +247,30 @@ impl OpeningLock {
 
 /// The URL sqlx connects with (the file created with its directory unless a `mode=` says
 /// otherwise) and the file's path, `None` for an in-memory database.
+/// The options of the store's pools: a connection's settings, and how long a turn waits for one.
+fn pool_options(backend: Backend) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        // A burst of turns starting at once queues for a connection rather than failing.
+        .acquire_timeout(Duration::from_secs(15))
+        // A connection to a file does not break while it waits in the pool: no ping (a
+        // round trip to its thread) before every statement. A server's connection can.
+        .test_before_acquire(backend == Backend::Postgres)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                if backend == Backend::Sqlite {
+                    conn.execute("PRAGMA foreign_keys = ON").await?;
+                    conn.execute(
+                        format!("PRAGMA busy_timeout = {}", SQLITE_BUSY_TIMEOUT.as_millis())
+                            .as_str(),
+                    )
+                    .await?;
+                    conn.execute("PRAGMA synchronous = NORMAL").await?;
+                }
+                Ok(())
+            })
+        })
+}
+
 fn sqlite_url(url: &str) -> Result<(String, Option<std::path::PathBuf>), StoreError> {
     let rest = url
         .strip_prefix("sqlite://")

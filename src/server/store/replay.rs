@@ -122,16 +122,34 @@ impl Scoped<'_> {
         state: &KeptState,
         max_bytes: usize,
     ) -> Result<(), StoreError> {
+        if state.items.is_empty() {
+            return Ok(());
+        }
+        let _turn = self.write_turn().await;
+        let mut tx = self.writer().begin().await?;
+        self.keep_reasoning_state_in(&mut tx, slot, state, max_bytes)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// [`Scoped::keep_reasoning_state`] inside the caller's transaction (a batch of final
+    /// states).
+    pub(super) async fn keep_reasoning_state_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        slot: &AnswerSlot,
+        state: &KeptState,
+        max_bytes: usize,
+    ) -> Result<(), StoreError> {
         let items = Value::Array(state.items.clone()).to_string();
         if state.items.is_empty() || items.len() > max_bytes {
             return Ok(());
         }
-        let _turn = self.write_turn().await;
-        let mut tx = self.pool().begin().await?;
         sqlx::query("DELETE FROM reasoning_states WHERE version_id = $1 AND user_id = $2")
             .bind(&slot.version_id)
             .bind(self.user_id())
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         let from = &state.provenance;
         sqlx::query(
@@ -148,7 +166,7 @@ impl Scoped<'_> {
         .bind(items.len() as i64)
         .bind(now_ms())
         .bind(&items)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         let kept: Vec<(String, i64)> = sqlx::query_as(
             "SELECT version_id, bytes FROM reasoning_states WHERE conversation_id = $1 AND user_id = $2 \
@@ -156,7 +174,7 @@ impl Scoped<'_> {
         )
         .bind(&slot.conversation_id)
         .bind(self.user_id())
-        .fetch_all(&mut *tx)
+        .fetch_all(&mut **tx)
         .await?;
         let mut total = 0usize;
         for (version, bytes) in kept {
@@ -165,11 +183,10 @@ impl Scoped<'_> {
                 sqlx::query("DELETE FROM reasoning_states WHERE version_id = $1 AND user_id = $2")
                     .bind(&version)
                     .bind(self.user_id())
-                    .execute(&mut *tx)
+                    .execute(&mut **tx)
                     .await?;
             }
         }
-        tx.commit().await?;
         Ok(())
     }
 

@@ -142,6 +142,10 @@ impl Scoped<'_> {
         self.store.backend()
     }
 
+    pub(super) fn writer(&self) -> &sqlx::AnyPool {
+        self.store.writer()
+    }
+
     pub(super) async fn write_turn(&self) -> super::WriteTurn {
         self.store.write_turn().await
     }

@@ -1,75 +1,114 @@
-//! The streaming states of every running stored turn, written together once a second. Each
-//! turn hands over its latest state (at most once a second); the writer takes all that are
-//! waiting and writes them in one transaction ([`Store::save_streaming`]). Final states do not
-//! wait for it: each turn writes its own at once.
+//! The writes of every running stored turn, grouped. Streaming states are written together
+//! once a second: each turn hands over its latest state (at most once a second); the writer
+//! takes all that are waiting and writes them in one transaction ([`Store::save_streaming`]).
+//! Final states do not wait a second: the first one starts a writer at once, and the states
+//! that end while it writes go together in its next transaction ([`Store::save_finals`]), each
+//! turn awaiting its own result.
 //!
-//! The writer runs only while states are waiting, so it needs no start and no stop.
+//! The writers run only while states are waiting, so they need no start and no stop.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use tokio::sync::oneshot;
+
+use crate::server::store::finals::FinalState;
 use crate::server::store::streaming::StreamingState;
-use crate::server::store::Store;
+use crate::server::store::{Store, StoreError};
 
 /// How often a streaming answer is written at most.
 pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-#[derive(Default)]
-struct Waiting {
-    /// By answer version: the latest state, and the flag its turn reads to learn that its
-    /// answer is not being saved.
-    states: HashMap<String, (StreamingState, Arc<AtomicBool>)>,
-    /// A writer task is on its way.
+/// A batch's waiting items, and whether a writer task is on its way to take them.
+struct Queue<T> {
+    items: T,
     writing: bool,
 }
+
+impl<T: Default> Default for Queue<T> {
+    fn default() -> Self {
+        Queue {
+            items: T::default(),
+            writing: false,
+        }
+    }
+}
+
+fn lock<T>(queue: &Mutex<Queue<T>>) -> std::sync::MutexGuard<'_, Queue<T>> {
+    queue.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Adds to the queue; true when the caller is to start a writer (none is on its way).
+fn put<T>(queue: &Mutex<Queue<T>>, add: impl FnOnce(&mut T)) -> bool {
+    let mut waiting = lock(queue);
+    add(&mut waiting.items);
+    !std::mem::replace(&mut waiting.writing, true)
+}
+
+/// What the writer takes next; `None` when nothing waits, and then the writer is gone (in the
+/// same lock, so the next item starts another).
+fn take<T: Default>(queue: &Mutex<Queue<T>>, empty: impl Fn(&T) -> bool) -> Option<T> {
+    let mut waiting = lock(queue);
+    if empty(&waiting.items) {
+        waiting.writing = false;
+        return None;
+    }
+    Some(std::mem::take(&mut waiting.items))
+}
+
+/// Lets the next item start a writer again if this one ends in any other way (its runtime
+/// stopping).
+/// Emptied when the writer leaves by [`take`].
+struct Writing<'a, T>(Option<&'a Mutex<Queue<T>>>);
+
+impl<T> Drop for Writing<'_, T> {
+    fn drop(&mut self) {
+        if let Some(queue) = self.0 {
+            lock(queue).writing = false;
+        }
+    }
+}
+
+type Streaming = HashMap<String, (StreamingState, Arc<AtomicBool>)>;
 
 /// The states waiting for the next write, shared by the turns of one server.
 #[derive(Default)]
 pub struct StreamingBatch {
-    waiting: Mutex<Waiting>,
+    /// By answer version: the latest state, and the flag its turn reads to learn that its
+    /// answer is not being saved.
+    waiting: Mutex<Queue<Streaming>>,
 }
 
 impl StreamingBatch {
     /// Hands over a turn's latest state (merged with one still waiting), starting the writer
     /// if none is on its way.
     pub fn put(self: &Arc<Self>, store: &Store, state: StreamingState, failed: Arc<AtomicBool>) {
-        let mut waiting = self.lock();
-        match waiting.states.get_mut(state.version_id()) {
-            Some((kept, _)) => kept.merge(state),
-            None => {
-                waiting
-                    .states
-                    .insert(state.version_id().to_string(), (state, failed));
+        let start = put(&self.waiting, |states| {
+            match states.get_mut(state.version_id()) {
+                Some((kept, _)) => kept.merge(state),
+                None => {
+                    states.insert(state.version_id().to_string(), (state, failed));
+                }
             }
-        }
-        if !waiting.writing {
-            waiting.writing = true;
+        });
+        if start {
             tokio::spawn(self.clone().write(store.clone()));
         }
     }
 
     /// Drops a waiting state of `version_id`: its final state is being written instead.
     pub fn forget(&self, version_id: &str) {
-        self.lock().states.remove(version_id);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.waiting).items.remove(version_id);
     }
 
     async fn write(self: Arc<Self>, store: Store) {
-        let mut done = Done(Some(self.clone()));
+        let mut running = Writing(Some(&self.waiting));
         loop {
             tokio::time::sleep(FLUSH_EVERY).await;
-            let taken = {
-                let mut waiting = self.lock();
-                if waiting.states.is_empty() {
-                    waiting.writing = false;
-                    done.0 = None;
-                    return;
-                }
-                std::mem::take(&mut waiting.states)
+            let Some(taken) = take(&self.waiting, HashMap::is_empty) else {
+                running.0 = None;
+                return;
             };
             let (states, flags): (Vec<StreamingState>, Vec<Arc<AtomicBool>>) =
                 taken.into_values().unzip();
@@ -83,13 +122,42 @@ impl StreamingBatch {
     }
 }
 
-/// Lets the next state start a writer again if this one ends in any way (its runtime too).
-struct Done(Option<Arc<StreamingBatch>>);
+type Reply = oneshot::Sender<Result<(), StoreError>>;
 
-impl Drop for Done {
-    fn drop(&mut self) {
-        if let Some(batch) = &self.0 {
-            batch.lock().writing = false;
+/// The final states waiting for the next transaction, shared by the turns of one server.
+#[derive(Default)]
+pub struct FinalBatch {
+    waiting: Mutex<Queue<Vec<(FinalState, Reply)>>>,
+}
+
+impl FinalBatch {
+    /// Writes a turn's final state with the others that end meanwhile; its own result.
+    pub async fn save(
+        self: &Arc<Self>,
+        store: &Store,
+        state: FinalState,
+    ) -> Result<(), StoreError> {
+        let (reply, result) = oneshot::channel();
+        if put(&self.waiting, |states| states.push((state, reply))) {
+            tokio::spawn(self.clone().write(store.clone()));
         }
+        result.await.unwrap_or_else(|_| {
+            Err(StoreError::Unavailable(
+                "the writer of final states stopped".into(),
+            ))
+        })
+    }
+
+    async fn write(self: Arc<Self>, store: Store) {
+        let mut running = Writing(Some(&self.waiting));
+        while let Some(taken) = take(&self.waiting, Vec::is_empty) {
+            let (states, replies): (Vec<FinalState>, Vec<Reply>) = taken.into_iter().unzip();
+            tracing::debug!(answers = states.len(), "final states written together");
+            let results = store.save_finals(&states).await;
+            for (reply, result) in replies.into_iter().zip(results) {
+                let _ = reply.send(result);
+            }
+        }
+        running.0 = None;
     }
 }

@@ -1,7 +1,7 @@
 //! A turn written to the history as it streams: what the reader was sent (after redaction) is
 //! folded into an answer record by a pure [`AnswerBuilder`]; its latest state goes to the
 //! server's [`StreamingBatch`] at most once a second, and a writer task of the turn saves the
-//! final state at the end. A closed tab or a
+//! final state at the end through the server's [`FinalBatch`], with the others that end then. A closed tab or a
 //! crashed browser loses nothing that arrived; a turn cut by the server is saved interrupted.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,12 +15,13 @@ use crate::domain::attachment::SendAs;
 use crate::domain::history::VersionStatus;
 use crate::domain::{Failure, TurnEvent};
 use crate::i18n::errors::Said;
+use crate::server::store::finals::FinalState;
 use crate::server::store::identity::Identity;
 use crate::server::store::records::{AnswerRecord, AnswerSlot, BlockRecord};
 use crate::server::store::replay::{KeptState, Provenance};
 use crate::server::store::{now_ms, Store};
 
-use super::batch::{StreamingBatch, FLUSH_EVERY};
+use super::batch::{FinalBatch, StreamingBatch, FLUSH_EVERY};
 
 /// Folds the events of a turn into the record that is stored. Pure.
 #[derive(Clone, Debug)]
@@ -209,6 +210,7 @@ impl Persist {
         slot: AnswerSlot,
         keeping: Option<StateKeeping>,
         batch: Arc<StreamingBatch>,
+        finals: Arc<FinalBatch>,
     ) -> Persist {
         let max_state = keeping.as_ref().map_or(0, |k| k.max_bytes);
         let (latest, mut rx) = watch::channel::<Pending>(None);
@@ -225,16 +227,17 @@ impl Persist {
                 let pending = rx.borrow_and_update().clone();
                 if let Some((record, state)) = pending {
                     let last = record.status != VersionStatus::Streaming;
-                    let saved = store.scoped(&who).save_answer(&writer_slot, &record).await;
-                    if let (Ok(()), Some(state)) = (&saved, state) {
-                        let kept = store
-                            .scoped(&who)
-                            .keep_reasoning_state(&writer_slot, &state, max_state)
-                            .await;
-                        if let Err(e) = kept {
-                            tracing::warn!(error = %e, "an answer's reasoning state could not be kept; the next turn is sent without it");
-                        }
-                    }
+                    let saved = if last {
+                        let ending = FinalState {
+                            who: who.clone(),
+                            slot: writer_slot.clone(),
+                            answer: record.clone(),
+                            kept: state.map(|s| (s, max_state)),
+                        };
+                        finals.save(&store, ending).await
+                    } else {
+                        store.scoped(&who).save_answer(&writer_slot, &record).await
+                    };
                     if let Err(e) = &saved {
                         tracing::error!(error = %e, "a streaming answer could not be saved");
                         writer_failed.store(true, Ordering::Relaxed);
@@ -505,7 +508,14 @@ pub async fn begin(
         history,
         options,
         first,
-        Persist::start(store.clone(), who, slot, keeping, state.streaming.clone()),
+        Persist::start(
+            store.clone(),
+            who,
+            slot,
+            keeping,
+            state.streaming.clone(),
+            state.finals.clone(),
+        ),
     ))
 }
 
