@@ -429,11 +429,31 @@ async fn final_states_of_many_answers_are_written_together_and_a_refused_one_alo
     use ponder::server::store::replay::{KeptState, Provenance};
     use ponder::server::turn::batch::FinalBatch;
     use std::sync::Arc;
-    for (engine, store) in stores().await {
+    for (engine, url) in engine_urls().await {
+        let store = Store::open(&url).await.expect(engine);
+        let mut side = side_connection(&url).await;
+        // A block whose text is "poison" fails its insert: an answer refused after its first
+        // statement was written, which only its savepoint can undo.
+        let poison: &[&str] = match store.backend() {
+            ponder::server::store::Backend::Sqlite => {
+                &["CREATE TRIGGER poison BEFORE INSERT ON thinking_blocks \
+                 WHEN NEW.text = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned'); END"]
+            }
+            ponder::server::store::Backend::Postgres => &[
+                "CREATE FUNCTION poison() RETURNS trigger AS $$ BEGIN \
+                 IF NEW.text = 'poison' THEN RAISE EXCEPTION 'poisoned'; END IF; RETURN NEW; END \
+                 $$ LANGUAGE plpgsql",
+                "CREATE TRIGGER poison BEFORE INSERT ON thinking_blocks FOR EACH ROW \
+                 EXECUTE FUNCTION poison()",
+            ],
+        };
+        for sql in poison {
+            sqlx::query(sql).execute(&mut side).await.expect("trigger");
+        }
         let (alice, bob) = two_users(&store).await;
         let (alice, bob) = (Arc::new(alice), Arc::new(bob));
         let mut slots = Vec::new();
-        for who in [&alice, &alice, &bob, &bob] {
+        for who in [&alice, &alice, &bob, &bob, &alice] {
             let me = store.scoped(who);
             let conv = me.create_conversation(None, "q").await.expect("create");
             me.add_user_message(&conv.id, "q", None).await.expect("q");
@@ -457,11 +477,14 @@ async fn final_states_of_many_answers_are_written_together_and_a_refused_one_alo
             provenance: from.clone(),
             items: vec![serde_json::json!({"type": "thinking", "signature": "sig-bob"})],
         });
-        let finals = [
+        // Handed over newest conversation first: written in the conversations' order, the
+        // results still come back in the order asked.
+        let mut finals = [
             (&alice, 0, "azimuth answer", "perihelion thought", None),
             (&alice, 1, "a late end", "late", None),
             (&alice, 2, "forged onto bob's", "forged", None),
             (&bob, 3, "bob's answer", "bob thinks", Some((kept, 10_000))),
+            (&alice, 4, "a poisoned answer", "poison", None),
         ]
         .map(|(who, at, content, thinking, kept)| FinalState {
             who: who.clone(),
@@ -469,17 +492,45 @@ async fn final_states_of_many_answers_are_written_together_and_a_refused_one_alo
             answer: answer(content, thinking, VersionStatus::Done),
             kept,
         });
+        finals.sort_by(|a, b| b.slot.conversation_id.cmp(&a.slot.conversation_id));
         let results = store.save_finals(&finals).await;
-        assert!(results[0].is_ok(), "{engine}: {results:?}");
-        assert!(
-            matches!(results[1], Err(StoreError::Conflict(_))),
-            "{engine}: {results:?}"
+        let mut outcome: Vec<(String, &'static str)> = finals
+            .iter()
+            .zip(&results)
+            .map(|(f, r)| {
+                let kind = match r {
+                    Ok(()) => "ok",
+                    Err(StoreError::Conflict(_)) => "conflict",
+                    Err(StoreError::NotFound) => "not found",
+                    Err(StoreError::Unavailable(_)) => "unavailable",
+                    Err(StoreError::Refused(_)) => "refused",
+                };
+                (f.answer.content.clone(), kind)
+            })
+            .collect();
+        outcome.sort();
+        assert_eq!(
+            outcome,
+            [
+                ("a late end".to_string(), "conflict"),
+                ("a poisoned answer".to_string(), "unavailable"),
+                ("azimuth answer".to_string(), "ok"),
+                ("bob's answer".to_string(), "ok"),
+                ("forged onto bob's".to_string(), "not found"),
+            ],
+            "{engine}"
         );
-        assert!(
-            matches!(results[2], Err(StoreError::NotFound)),
-            "{engine}: {results:?}"
+        let poisoned = store
+            .scoped(&alice)
+            .conversation(&slots[4].conversation_id, true)
+            .await
+            .expect("poisoned");
+        let v = poisoned.messages[1].shown().expect("version");
+        assert_eq!(
+            (v.content.as_str(), v.status, v.blocks.len()),
+            ("", VersionStatus::Streaming, 0),
+            "{engine}: the refused answer's first write is undone"
         );
-        assert!(results[3].is_ok(), "{engine}: {results:?}");
 
         let shown = |who: Arc<Identity>, at: usize| {
             let store = store.clone();

@@ -32,10 +32,7 @@ impl Store {
     pub async fn save_finals(&self, finals: &[FinalState]) -> Vec<Result<(), StoreError>> {
         match self.save_finals_in_one(finals).await {
             Ok(results) => results,
-            Err(e) => finals
-                .iter()
-                .map(|_| Err(StoreError::Unavailable(e.to_string())))
-                .collect(),
+            Err(e) => finals.iter().map(|_| Err(e.clone())).collect(),
         }
     }
 

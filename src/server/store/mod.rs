@@ -46,7 +46,7 @@ pub enum Backend {
 
 /// A failure of the store, as the rest of the server sees it. The detail is for the log; the
 /// reader is told only that the history could not be read or written.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum StoreError {
     /// The database is unreachable, locked, full or broken.
     Unavailable(String),
@@ -149,6 +149,7 @@ impl Store {
         let hot = (on_file && backend == Backend::Sqlite).then(|| {
             pool_options(backend)
                 .max_connections(1)
+                .idle_timeout(None)
                 .connect_lazy_with(options.clone())
         });
         let pool = pool_options(backend)
@@ -245,8 +246,6 @@ impl OpeningLock {
     }
 }
 
-/// The URL sqlx connects with (the file created with its directory unless a `mode=` says
-/// otherwise) and the file's path, `None` for an in-memory database.
 /// The options of the store's pools: a connection's settings, and how long a turn waits for one.
 fn pool_options(backend: Backend) -> AnyPoolOptions {
     AnyPoolOptions::new()
@@ -271,6 +270,8 @@ fn pool_options(backend: Backend) -> AnyPoolOptions {
         })
 }
 
+/// The URL sqlx connects with (the file created with its directory unless a `mode=` says
+/// otherwise) and the file's path, `None` for an in-memory database.
 fn sqlite_url(url: &str) -> Result<(String, Option<std::path::PathBuf>), StoreError> {
     let rest = url
         .strip_prefix("sqlite://")

@@ -32,6 +32,17 @@ pub struct KeptState {
     pub items: Vec<Value>,
 }
 
+impl KeptState {
+    /// The items as they are stored, when there are any and they fit in `max_bytes`.
+    fn stored(&self, max_bytes: usize) -> Option<String> {
+        if self.items.is_empty() {
+            return None;
+        }
+        let items = Value::Array(self.items.clone()).to_string();
+        (items.len() <= max_bytes).then_some(items)
+    }
+}
+
 impl Scoped<'_> {
     /// What the model is sent to answer `answer` (an assistant message of the conversation):
     /// the shown versions of every message before it, thinking excluded, unfinished answers
@@ -122,7 +133,7 @@ impl Scoped<'_> {
         state: &KeptState,
         max_bytes: usize,
     ) -> Result<(), StoreError> {
-        if state.items.is_empty() {
+        if state.stored(max_bytes).is_none() {
             return Ok(());
         }
         let _turn = self.write_turn().await;
@@ -142,10 +153,9 @@ impl Scoped<'_> {
         state: &KeptState,
         max_bytes: usize,
     ) -> Result<(), StoreError> {
-        let items = Value::Array(state.items.clone()).to_string();
-        if state.items.is_empty() || items.len() > max_bytes {
+        let Some(items) = state.stored(max_bytes) else {
             return Ok(());
-        }
+        };
         sqlx::query("DELETE FROM reasoning_states WHERE version_id = $1 AND user_id = $2")
             .bind(&slot.version_id)
             .bind(self.user_id())

@@ -46,26 +46,38 @@ fn put<T>(queue: &Mutex<Queue<T>>, add: impl FnOnce(&mut T)) -> bool {
     !std::mem::replace(&mut waiting.writing, true)
 }
 
-/// What the writer takes next; `None` when nothing waits, and then the writer is gone (in the
-/// same lock, so the next item starts another).
-fn take<T: Default>(queue: &Mutex<Queue<T>>, empty: impl Fn(&T) -> bool) -> Option<T> {
+/// What the writer takes next (`split` leaves in the queue what is for a later round); `None`
+/// when nothing waits, and then the writer is gone (in the same lock, so the next item starts
+/// another).
+fn take<T>(
+    queue: &Mutex<Queue<T>>,
+    empty: impl Fn(&T) -> bool,
+    split: impl FnOnce(&mut T) -> T,
+) -> Option<T> {
     let mut waiting = lock(queue);
     if empty(&waiting.items) {
         waiting.writing = false;
         return None;
     }
-    Some(std::mem::take(&mut waiting.items))
+    Some(split(&mut waiting.items))
 }
 
-/// Lets the next item start a writer again if this one ends in any other way (its runtime
-/// stopping).
-/// Emptied when the writer leaves by [`take`].
-struct Writing<'a, T>(Option<&'a Mutex<Queue<T>>>);
+/// Lets the next item start a writer again if this one ends in any other way (a panic, its
+/// runtime stopping), emptied when the writer leaves by [`take`]. With `drop_waiting`, what
+/// waits is dropped too, so that turns awaiting their result are told it will not come.
+struct Writing<'a, T: Default> {
+    queue: Option<&'a Mutex<Queue<T>>>,
+    drop_waiting: bool,
+}
 
-impl<T> Drop for Writing<'_, T> {
+impl<T: Default> Drop for Writing<'_, T> {
     fn drop(&mut self) {
-        if let Some(queue) = self.0 {
-            lock(queue).writing = false;
+        if let Some(queue) = self.queue {
+            let mut waiting = lock(queue);
+            waiting.writing = false;
+            if self.drop_waiting {
+                waiting.items = T::default();
+            }
         }
     }
 }
@@ -103,11 +115,14 @@ impl StreamingBatch {
     }
 
     async fn write(self: Arc<Self>, store: Store) {
-        let mut running = Writing(Some(&self.waiting));
+        let mut running = Writing {
+            queue: Some(&self.waiting),
+            drop_waiting: false,
+        };
         loop {
             tokio::time::sleep(FLUSH_EVERY).await;
-            let Some(taken) = take(&self.waiting, HashMap::is_empty) else {
-                running.0 = None;
+            let Some(taken) = take(&self.waiting, HashMap::is_empty, std::mem::take) else {
+                running.queue = None;
                 return;
             };
             let (states, flags): (Vec<StreamingState>, Vec<Arc<AtomicBool>>) =
@@ -123,6 +138,11 @@ impl StreamingBatch {
 }
 
 type Reply = oneshot::Sender<Result<(), StoreError>>;
+
+/// Final states in one transaction at most: each is a savepoint, and PostgreSQL slows every
+/// session's snapshots once a transaction has more than 64 subtransactions (two an answer
+/// with a reasoning state). A long batch would also hold SQLite's writers back.
+const MAX_FINALS: usize = 32;
 
 /// The final states waiting for the next transaction, shared by the turns of one server.
 #[derive(Default)]
@@ -149,8 +169,15 @@ impl FinalBatch {
     }
 
     async fn write(self: Arc<Self>, store: Store) {
-        let mut running = Writing(Some(&self.waiting));
-        while let Some(taken) = take(&self.waiting, Vec::is_empty) {
+        let mut running = Writing {
+            queue: Some(&self.waiting),
+            drop_waiting: true,
+        };
+        let first = |states: &mut Vec<(FinalState, Reply)>| {
+            let rest = states.split_off(states.len().min(MAX_FINALS));
+            std::mem::replace(states, rest)
+        };
+        while let Some(taken) = take(&self.waiting, Vec::is_empty, first) {
             let (states, replies): (Vec<FinalState>, Vec<Reply>) = taken.into_iter().unzip();
             tracing::debug!(answers = states.len(), "final states written together");
             let results = store.save_finals(&states).await;
@@ -158,6 +185,6 @@ impl FinalBatch {
                 let _ = reply.send(result);
             }
         }
-        running.0 = None;
+        running.queue = None;
     }
 }
