@@ -128,7 +128,7 @@ pub struct StateKeeping {
 }
 
 /// What the turn's writer is handed: the answer's final state, and the reasoning state to keep
-/// beside it.
+/// beside it (only a final state is handed over; streaming ones go to the batch).
 type Pending = Option<(AnswerRecord, Option<Arc<KeptState>>)>;
 
 /// What a reasoning block looked like when its state was last handed over: a block that has
@@ -222,37 +222,31 @@ impl Persist {
         let writer_who = who.clone();
         tokio::spawn(async move {
             let (store, who) = (writer_store, writer_who);
-            loop {
+            let (record, state) = loop {
                 let changed = rx.changed().await;
-                let pending = rx.borrow_and_update().clone();
-                if let Some((record, state)) = pending {
-                    let last = record.status != VersionStatus::Streaming;
-                    let saved = if last {
-                        let ending = FinalState {
-                            who: who.clone(),
-                            slot: writer_slot.clone(),
-                            answer: record.clone(),
-                            kept: state.map(|s| (s, max_state)),
-                        };
-                        finals.save(&store, ending).await
-                    } else {
-                        store.scoped(&who).save_answer(&writer_slot, &record).await
-                    };
-                    if let Err(e) = &saved {
-                        tracing::error!(error = %e, "a streaming answer could not be saved");
-                        writer_failed.store(true, Ordering::Relaxed);
-                    }
-                    if last {
-                        written_tx.send_replace(true);
-                        if matches!(saved, Err(ref e) if !e.is_final()) {
-                            keep_trying(&store, &who, &writer_slot, &record).await;
-                        }
-                        break;
+                if let Some(last) = rx.borrow_and_update().clone() {
+                    if last.0.status != VersionStatus::Streaming {
+                        break last;
                     }
                 }
                 if changed.is_err() {
-                    break;
+                    return;
                 }
+            };
+            let ending = FinalState {
+                who: who.clone(),
+                slot: writer_slot.clone(),
+                answer: record.clone(),
+                kept: state.map(|s| (s, max_state)),
+            };
+            let saved = finals.save(&store, ending).await;
+            if let Err(e) = &saved {
+                tracing::error!(error = %e, "an answer's final state could not be saved");
+                writer_failed.store(true, Ordering::Relaxed);
+            }
+            written_tx.send_replace(true);
+            if matches!(saved, Err(ref e) if !e.is_final()) {
+                keep_trying(&store, &who, &writer_slot, &record).await;
             }
         });
         Persist {
