@@ -435,6 +435,21 @@ mod more_effort_tests {
     }
 }
 
+/// The least time between two updates of a streaming answer on the page. Each update costs a
+/// style, layout and paint of the growing answer whatever it adds, so the page shows what
+/// arrived twenty times a second instead of every frame: the text still moves smoothly, and a
+/// long turn costs the reader's browser a third of the work.
+pub const UPDATE_INTERVAL_MS: f64 = 50.0;
+
+/// How long the page waits before showing events that just arrived, when it last showed some
+/// at `last_ms` (`None`: not yet in this turn, so at once).
+pub fn update_wait(now_ms: f64, last_ms: Option<f64>) -> std::time::Duration {
+    let due = last_ms.map_or(now_ms, |last| last + UPDATE_INTERVAL_MS);
+    std::time::Duration::from_micros(
+        ((due - now_ms).clamp(0.0, UPDATE_INTERVAL_MS) * 1000.0) as u64,
+    )
+}
+
 /// How long the page waits before reconnecting to a turn the server keeps, after `attempt`
 /// failed tries: at once, then doubling from half a second to eight; `None` after about a
 /// minute of trying (the answer is then shown as dropped, with Retry).
@@ -470,8 +485,21 @@ pub fn reconnect(
 
 #[cfg(test)]
 mod reconnect_tests {
-    use super::{reconnect, reconnect_delay};
+    use super::{reconnect, reconnect_delay, update_wait};
     use std::time::Duration;
+
+    #[test]
+    fn a_streaming_answer_is_shown_at_once_and_then_at_most_twenty_times_a_second() {
+        assert_eq!(update_wait(1_000.0, None), Duration::ZERO);
+        assert_eq!(
+            update_wait(1_010.0, Some(1_000.0)),
+            Duration::from_millis(40)
+        );
+        assert_eq!(update_wait(1_050.0, Some(1_000.0)), Duration::ZERO);
+        assert_eq!(update_wait(1_300.0, Some(1_000.0)), Duration::ZERO);
+        // A clock set back never makes the page wait longer than one interval.
+        assert_eq!(update_wait(900.0, Some(1_000.0)), Duration::from_millis(50));
+    }
 
     #[test]
     fn only_a_kept_turn_whose_id_is_known_is_reconnected_and_each_try_counts() {

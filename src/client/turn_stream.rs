@@ -51,8 +51,8 @@ pub trait TurnHost: Copy + 'static {
     fn events(&self, id: String, after: Option<u64>) -> Call;
     /// Resolves after `duration`.
     fn sleep(&self, duration: std::time::Duration) -> LocalBoxFuture<'static, ()>;
-    /// Runs `then` before the next paint.
-    fn on_frame(&self, then: Box<dyn FnOnce()>);
+    /// Runs `then` before the first paint at least `after` from now.
+    fn on_frame(&self, after: std::time::Duration, then: Box<dyn FnOnce()>);
 }
 
 /// A request for a turn's stream.
@@ -151,13 +151,15 @@ fn warm_up_decoder() {
     decoder.finish(&mut events);
 }
 
-/// Collects decoded events and applies them at most once per animation frame; a replay first
-/// replaces the turn's state in the same update, so the stored copy never blinks.
+/// Collects decoded events and applies them before a paint, at most once per
+/// [`decisions::UPDATE_INTERVAL_MS`]; a replay first replaces the turn's state in the same
+/// update, so the stored copy never blinks.
 #[derive(Clone)]
 struct FrameBatch {
     pending: Rc<RefCell<Vec<TurnEvent>>>,
     scheduled: Rc<Cell<bool>>,
     fresh: Rc<RefCell<Option<TurnState>>>,
+    last: Rc<Cell<Option<f64>>>,
 }
 
 impl FrameBatch {
@@ -166,6 +168,7 @@ impl FrameBatch {
             pending: Rc::default(),
             scheduled: Rc::default(),
             fresh: Rc::default(),
+            last: Rc::default(),
         }
     }
 
@@ -181,15 +184,20 @@ impl FrameBatch {
         self.pending.borrow_mut().append(events);
         if !self.scheduled.replace(true) {
             let this = self.clone();
-            chat.on_frame(Box::new(move || {
-                this.scheduled.set(false);
-                this.flush(chat, turn);
-            }));
+            let after = decisions::update_wait(now_ms(), self.last.get());
+            chat.on_frame(
+                after,
+                Box::new(move || {
+                    this.scheduled.set(false);
+                    this.flush(chat, turn);
+                }),
+            );
         }
     }
 
     fn flush<H: TurnHost>(&self, chat: H, turn: RwSignal<TurnState>) {
         let events = std::mem::take(&mut *self.pending.borrow_mut());
+        self.last.set(Some(now_ms()));
         if let Some(fresh) = self.fresh.borrow_mut().take() {
             turn.set(fresh);
         }
@@ -449,6 +457,8 @@ mod tests {
         stopped_on_server: RefCell<Vec<String>>,
         lost: RefCell<Vec<bool>>,
         waits: RefCell<Vec<Duration>>,
+        /// How long each update waited for.
+        frames: RefCell<Vec<Duration>>,
         /// The reader presses Stop once this many events were applied.
         stop_after: Cell<Option<usize>>,
         stop: RefCell<Option<oneshot::Sender<Leave>>>,
@@ -547,7 +557,8 @@ mod tests {
             .boxed_local()
         }
 
-        fn on_frame(&self, then: Box<dyn FnOnce()>) {
+        fn on_frame(&self, after: Duration, then: Box<dyn FnOnce()>) {
+            self.0.frames.borrow_mut().push(after);
             then();
         }
     }
@@ -617,6 +628,11 @@ mod tests {
         assert_eq!(*script.calls.borrow(), ["send", "events t1 after Some(2)"]);
         assert_eq!(*script.lost.borrow(), [false, true, false]);
         assert_eq!(script.waits.borrow()[1..], [Duration::ZERO]);
+        assert_eq!(
+            *script.frames.borrow(),
+            [Duration::ZERO, Duration::from_millis(50)],
+            "the first events are shown at the next frame, later ones one interval after the last update"
+        );
     }
 
     #[test]

@@ -564,8 +564,12 @@ impl TurnHost for ChatController {
         sleep(duration)
     }
 
-    fn on_frame(&self, then: Box<dyn FnOnce()>) {
-        request_animation_frame(then);
+    fn on_frame(&self, after: std::time::Duration, then: Box<dyn FnOnce()>) {
+        if after.is_zero() {
+            request_animation_frame(then);
+        } else {
+            set_timeout(move || request_animation_frame(then), after);
+        }
     }
 
     fn connection_lost(&self, lost: bool) {
