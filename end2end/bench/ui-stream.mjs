@@ -30,8 +30,10 @@ import { chromium } from "@playwright/test";
 import { ROOT, startServer } from "./ponder-server.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 5);
-// VARIANT=rich: the same with formulas and code in several languages ([perf-rich]).
-const PROMPT = process.env.VARIANT === "rich" ? "Benchmark the page [perf-rich]" : "Benchmark the page [perf]";
+// VARIANT=rich: the same with formulas and code in several languages ([perf-rich]);
+// VARIANT=long: ten times the text (about 1.5 MB), ten words a delta, in the same time ([perf-long]).
+const PROMPTS = { rich: "Benchmark the page [perf-rich]", long: "Benchmark the page [perf-long]" };
+const PROMPT = PROMPTS[process.env.VARIANT] ?? "Benchmark the page [perf]";
 const FRAME_BUDGET_MS = 16.7;
 // rAF timestamps are coarsened (0.1 ms, with jitter), so a frame on time reads 16.6 to 16.8 ms;
 // a frame that missed its slot reads 33.3 ms or more.

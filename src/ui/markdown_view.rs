@@ -2,7 +2,10 @@
 //! comes from [`crate::markdown`], through the allow-list again in [`super::sanitize`].
 //!
 //! While the text streams, finished top-level blocks are appended to the DOM once and only the
-//! open tail is replaced; changes arrive at most once per animation frame.
+//! open tail is replaced; changes arrive at most twenty times a second. Finished blocks go into
+//! sections of about [`SECTION_CHARS`] of text, which the browser skips (style, layout and
+//! paint) while they are out of view (`.md-section` in `style/markdown.css`), so each frame of
+//! a megabyte of reasoning costs what is on screen, not the whole text.
 //!
 //! The renderer is not in the page's first download: it is part of the message bubbles' chunk
 //! (see [`super::message_code`]), so it is here whenever a view of it is.
@@ -10,7 +13,7 @@
 use leptos::html::Div;
 use leptos::prelude::*;
 
-use super::sanitize::{append_markup, browser_url, replace_with_markup, sanitized_fragment};
+use super::sanitize::{browser_url, markup_fragment, replace_with_markup, sanitized_fragment};
 use crate::markdown::{IncrementalMarkdown, Update};
 
 /// Markdown with every kind of block the renderer handles, for [`warm_up_renderer`].
@@ -33,6 +36,37 @@ pub fn warm_up_renderer() {
     let _ = sanitized_fragment(md.finished_html());
 }
 
+/// Characters of text after which a new section of finished blocks starts.
+const SECTION_CHARS: usize = 4096;
+
+/// Appends the sanitized `html` to `done`, block by block, into its last section while that
+/// holds under [`SECTION_CHARS`] of text (`filled`), else into a new one.
+fn append_in_sections(done: &web_sys::Element, html: &str, filled: &mut usize) {
+    let (Some(fragment), Some(document)) = (markup_fragment(html), done.owner_document()) else {
+        return;
+    };
+    let mut section = done
+        .last_element_child()
+        .filter(|_| *filled < SECTION_CHARS);
+    while let Some(block) = fragment.first_child() {
+        let current = match section.take() {
+            Some(s) => s,
+            None => {
+                let Ok(s) = document.create_element("div") else {
+                    return;
+                };
+                s.set_class_name("md-section");
+                let _ = done.append_child(&s);
+                *filled = 0;
+                s
+            }
+        };
+        *filled += block.text_content().map_or(0, |t| t.len());
+        let _ = current.append_child(&block);
+        section = Some(current).filter(|_| *filled < SECTION_CHARS);
+    }
+}
+
 /// Renders `text` as sanitized markdown.
 #[component]
 pub fn MarkdownView(
@@ -49,6 +83,7 @@ pub fn MarkdownView(
     let done = NodeRef::<Div>::new();
     let tail = NodeRef::<Div>::new();
     let renderer = StoredValue::new_local(IncrementalMarkdown::with_urls(browser_url));
+    let filled = StoredValue::new_local(0usize);
 
     Effect::new(move |_| {
         let (Some(done_el), Some(tail_el)) = (done.get(), tail.get()) else {
@@ -68,23 +103,22 @@ pub fn MarkdownView(
         if update == Update::Unchanged {
             return;
         }
+        let done_el: &web_sys::Element = &done_el;
         renderer.with_value(|md| {
             let added = match update {
                 Update::Unchanged => "",
-                Update::Appended { from } => {
-                    let added = &md.finished_html()[from..];
-                    append_markup(&done_el, added);
-                    added
-                }
+                Update::Appended { from } => &md.finished_html()[from..],
                 Update::Reset => {
-                    replace_with_markup(&done_el, md.finished_html());
+                    done_el.set_text_content(None);
+                    filled.set_value(0);
                     md.finished_html()
                 }
             };
+            filled.update_value(|filled| append_in_sections(done_el, added, filled));
             // Formulas and code are dressed once their block is finished, never in the open
             // tail, and the finished part is only searched when a block with either arrived.
             if super::rich::wants_dressing(added) {
-                super::rich::typeset(&done_el);
+                super::rich::typeset(done_el);
             }
             replace_with_markup(&tail_el, md.tail_html());
         });

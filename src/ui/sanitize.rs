@@ -89,13 +89,20 @@ pub fn replace_with_markup(target: &Element, html: &str) {
 
 /// Appends the sanitized `html` to `target`.
 pub fn append_markup(target: &Element, html: &str) {
-    if html.is_empty() {
-        return;
-    }
-    if let Some(fragment) = sanitized_fragment(html) {
-        own_directions(&fragment);
+    if let Some(fragment) = markup_fragment(html) {
         let _ = target.append_child(&fragment);
     }
+}
+
+/// The sanitized `html`, each block in the direction of its own text, ready to be appended;
+/// `None` when there is nothing to append.
+pub fn markup_fragment(html: &str) -> Option<DocumentFragment> {
+    if html.is_empty() {
+        return None;
+    }
+    let fragment = sanitized_fragment(html)?;
+    own_directions(&fragment);
+    Some(fragment)
 }
 
 /// Each block of text takes the direction of its own first strong character, whatever the

@@ -114,14 +114,18 @@ pub fn ThinkingBlock(
         }
     });
 
-    // The header changes with the clock and with the block's status, kind, timing and text;
-    // the block itself is read untracked.
+    // The header changes with the clock (while the block runs) and with the block's status,
+    // kind, timing and text; the block itself is read untracked.
     let timing = Memo::new(move |_| read_block(turn, index, |b| (b.duration_ms, b.ended_at)));
     let header = Memo::new(move |_| {
-        let now = clock.0.get();
+        // Only a block still running reads the clock: a finished one's label (its words
+        // counted over up to megabytes of reasoning) changes with the block alone.
+        let now = match timing.get() {
+            (None, None) => clock.0.get(),
+            _ => 0.0,
+        };
         status.track();
         kind.track();
-        timing.track();
         text_len.track();
         untrack(|| read_block(turn, index, |b| labels::header(b, now, l)))
     });

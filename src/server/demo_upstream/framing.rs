@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::frame_kit::{chunk, sse_event, tool_arguments, Counts, Framing, PROMPT_TOKENS, SEAL};
 use super::pacer::Emit;
-use super::scenarios::{tokens, DemoTool, Script, Step};
+use super::scenarios::{token_groups, DemoTool, Script, Step};
 use crate::server::config::ProviderKind;
 
 /// Stands for raw bytes in a rendered chunk, replaced after rendering (invalid UTF-8 cannot
@@ -59,7 +59,7 @@ pub fn render_with_files(
                 let pieces = if script.fast {
                     vec![text.as_str()]
                 } else {
-                    tokens(text)
+                    token_groups(text, script.words)
                 };
                 for t in pieces {
                     counts.reasoning_chars += t.len() as u64;
@@ -70,7 +70,7 @@ pub fn render_with_files(
                 let pieces = if script.fast {
                     vec![text.as_str()]
                 } else {
-                    tokens(text)
+                    token_groups(text, script.words)
                 };
                 for t in pieces {
                     counts.answer_chars += t.len() as u64;

@@ -186,10 +186,15 @@ impl Picks {
 /// The reasoning: paragraphs with numbered and bulleted lists, code and now and then a small
 /// table, as a model thinks aloud.
 pub fn thinking() -> String {
+    thinking_of(THINKING_BYTES)
+}
+
+/// [`thinking`] of at least `bytes`.
+pub fn thinking_of(bytes: usize) -> String {
     let mut picks = Picks(0x9E37_79B9_7F4A_7C15);
-    let mut out = String::with_capacity(THINKING_BYTES + 1024);
+    let mut out = String::with_capacity(bytes + 1024);
     let mut section = 0;
-    while out.len() < THINKING_BYTES {
+    while out.len() < bytes {
         section += 1;
         picks.paragraph(&mut out);
         match section % 6 {
@@ -206,11 +211,16 @@ pub fn thinking() -> String {
 
 /// The answer: titled sections of paragraphs, lists and code, and one larger table.
 pub fn answer() -> String {
+    answer_of(ANSWER_BYTES)
+}
+
+/// [`answer`] of at least `bytes`.
+pub fn answer_of(bytes: usize) -> String {
     let mut picks = Picks(0xD1B5_4A32_D192_ED03);
-    let mut out = String::with_capacity(ANSWER_BYTES + 1024);
+    let mut out = String::with_capacity(bytes + 1024);
     out.push_str("# What the measurements show\n\n");
     let mut section = 0;
-    while out.len() < ANSWER_BYTES {
+    while out.len() < bytes {
         section += 1;
         out.push_str(&format!("## Part {section}\n\n"));
         picks.paragraph(&mut out);

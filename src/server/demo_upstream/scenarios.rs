@@ -74,6 +74,10 @@ pub enum Scenario {
     /// load of the UI benchmark's rich variant (typesetting and highlighting on the way).
     #[cfg(feature = "bench-corpus")]
     PerfRich,
+    /// `[perf-long]`: `[perf]` ten times over (about 1 MB of reasoning, 500 KB of answer), ten
+    /// words a delta at the same pace: the long turn of the UI benchmark, in the same time.
+    #[cfg(feature = "bench-corpus")]
+    PerfLong,
     /// `[tools]`: thinks, searches the web (the results are sources), thinks again, runs code,
     /// then answers citing two of the sources: tool steps between thinking blocks.
     Tools,
@@ -113,6 +117,8 @@ impl Scenario {
         ("[tools]", Scenario::Tools),
         #[cfg(feature = "bench-corpus")]
         ("[perf-rich]", Scenario::PerfRich),
+        #[cfg(feature = "bench-corpus")]
+        ("[perf-long]", Scenario::PerfLong),
         ("[code]", Scenario::Code),
         ("[math]", Scenario::Math),
         ("[tty]", Scenario::Tty),
@@ -286,6 +292,8 @@ pub struct Script {
     pub fast: bool,
     /// The script's own pause between chunks, in place of the configured token delay.
     pub pace: Option<Duration>,
+    /// Words in each chunk (one, as most models stream; more for a fast model's larger deltas).
+    pub words: usize,
 }
 
 /// The default scenario's reasoning.
@@ -340,6 +348,7 @@ impl Scenario {
             finish: "stop",
             fast: false,
             pace: None,
+            words: 1,
         };
         let think = || Step::Think(THINKING.into());
         let answer = || Step::Answer(ANSWER.into());
@@ -434,6 +443,15 @@ impl Scenario {
             pace: Some(PERF_PACE),
             ..ok(vec![Step::Think(perf::rich_thinking()), Step::Answer(perf::rich_answer())])
         },
+        #[cfg(feature = "bench-corpus")]
+        Scenario::PerfLong => Script {
+            pace: Some(PERF_PACE),
+            words: PERF_LONG_WORDS,
+            ..ok(vec![
+                Step::Think(perf::thinking_of(perf::THINKING_BYTES * PERF_LONG_WORDS)),
+                Step::Answer(perf::answer_of(perf::ANSWER_BYTES * PERF_LONG_WORDS)),
+            ])
+        },
         Scenario::Unauthorized => Script {
             status: 401,
             error_body: Some(r#"{"error":{"message":"Incorrect API key provided: {key}","type":"invalid_request_error"}}"#.into()),
@@ -457,6 +475,10 @@ impl Scenario {
 /// `[perf]`'s pause between chunks: 200 deltas a second.
 #[cfg(feature = "bench-corpus")]
 const PERF_PACE: Duration = Duration::from_millis(5);
+
+/// `[perf-long]` is `[perf]` this many times over, with this many words a delta.
+#[cfg(feature = "bench-corpus")]
+const PERF_LONG_WORDS: usize = 10;
 
 /// The XSS corpus the renderer is tested on (records start with a `----8<---- label` line).
 fn xss_payloads() -> Vec<&'static str> {
@@ -494,6 +516,18 @@ fn inline_think(open: &[&str]) -> Vec<Step> {
         Step::Answer(ANSWER.into()),
     ]);
     steps
+}
+
+/// [`tokens`] in groups of `words` (the last one may be shorter).
+pub fn token_groups(text: &str, words: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for group in tokens(text).chunks(words.max(1)) {
+        let len: usize = group.iter().map(|t| t.len()).sum();
+        out.push(&text[start..start + len]);
+        start += len;
+    }
+    out
 }
 
 /// Splits text into token-sized pieces (a word with its leading space), as a model streams.
@@ -542,6 +576,9 @@ mod tests {
             assert_eq!(tokens(text).concat(), text);
         }
         assert_eq!(tokens("a bc  d"), ["a", " bc", "  d"]);
+        assert_eq!(token_groups("a bc  d e", 2), ["a bc", "  d e"]);
+        assert_eq!(token_groups("a bc  d", 2), ["a bc", "  d"]);
+        assert_eq!(token_groups("a bc", 1), ["a", " bc"]);
     }
 
     #[test]
@@ -589,6 +626,33 @@ mod tests {
             chunks,
             words + 3,
             "a role chunk, one per word, finish, usage"
+        );
+    }
+
+    #[cfg(feature = "bench-corpus")]
+    #[test]
+    fn the_long_perf_scenario_is_ten_times_the_text_in_deltas_of_ten_words() {
+        let script = script("bench [perf-long]");
+        let [Step::Think(thinking), Step::Answer(answer)] = &script.steps[..] else {
+            panic!("a reasoning and an answer step: {:?}", script.steps);
+        };
+        assert!(thinking.len() >= 10 * perf::THINKING_BYTES);
+        assert!(answer.len() >= 10 * perf::ANSWER_BYTES);
+        assert!(thinking.starts_with(&perf::thinking()[..1000]));
+        let groups = token_groups(thinking, 10).len() + token_groups(answer, 10).len();
+        assert_eq!(
+            groups,
+            tokens(thinking).len().div_ceil(10) + tokens(answer).len().div_ceil(10)
+        );
+        use crate::server::demo_upstream::{framing::render_openai, Emit};
+        let chunks = render_openai(&script)
+            .iter()
+            .filter(|e| matches!(e, Emit::Chunk(_)))
+            .count();
+        assert_eq!(
+            chunks,
+            groups + 3,
+            "a role chunk, one per ten words, finish, usage"
         );
     }
 }
