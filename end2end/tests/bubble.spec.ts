@@ -143,6 +143,24 @@ test.describe("the message bubble", () => {
     ]);
   });
 
+  test("a long answer is drawn in sections; those made while it streamed are skipped out of view, a stored copy's never", async ({ page }) => {
+    await chat.send("[essay] please");
+    await chat.waitForTurnEnd();
+    const done = chat.lastAssistant().locator(".answer .md-done");
+    await expect(done.locator(":scope > :not(.md-section)")).toHaveCount(0);
+    const sections = done.locator(":scope > .md-section");
+    expect(await sections.count()).toBeGreaterThanOrEqual(2);
+    // Every section made by the stream's small steps may be skipped out of view.
+    expect(await sections.evaluateAll((els) => els.map((el) => getComputedStyle(el).contentVisibility))).toEqual(
+      Array(await sections.count()).fill("auto"),
+    );
+    // Opened again, the stored answer comes whole: no section is skipped at a guessed size.
+    await page.reload();
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+    await expect(chat.answer()).toContainText("Part 12");
+    await expect(chat.lastAssistant().locator(".md-skip")).toHaveCount(0);
+  });
+
   test("Stop is offered in the bubble while it streams", async () => {
     await chat.send("[long] go");
     const stop = chat.lastAssistant().getByRole("button", { name: chat.w.t("stop_answer") });

@@ -40,8 +40,12 @@ pub fn warm_up_renderer() {
 const SECTION_CHARS: usize = 4096;
 
 /// Appends the sanitized `html` to `done`, block by block, into its last section while that
-/// holds under [`SECTION_CHARS`] of text (`filled`), else into a new one.
-fn append_in_sections(done: &web_sys::Element, html: &str, filled: &mut usize) {
+/// holds under [`SECTION_CHARS`] of text (`filled`), else into a new one. Only sections made by
+/// the small steps of a live stream may be skipped (`md-skip`): each is drawn as it fills, so
+/// the browser knows its size when it skips it. A text shown whole at once (a stored answer, a
+/// replay) would be skipped at a guessed size, and a message scrolled into view could then
+/// move away as the sections around it are drawn.
+fn append_in_sections(done: &web_sys::Element, html: &str, filled: &mut usize, skip: bool) {
     let (Some(fragment), Some(document)) = (markup_fragment(html), done.owner_document()) else {
         return;
     };
@@ -55,7 +59,11 @@ fn append_in_sections(done: &web_sys::Element, html: &str, filled: &mut usize) {
                 let Ok(s) = document.create_element("div") else {
                     return;
                 };
-                s.set_class_name("md-section");
+                s.set_class_name(if skip {
+                    "md-section md-skip"
+                } else {
+                    "md-section"
+                });
                 let _ = done.append_child(&s);
                 *filled = 0;
                 s
@@ -114,7 +122,11 @@ pub fn MarkdownView(
                     md.finished_html()
                 }
             };
-            filled.update_value(|filled| append_in_sections(done_el, added, filled));
+            // A small step of a live stream; a replay arrives whole, like a stored text.
+            let skip = streaming
+                && matches!(update, Update::Appended { .. })
+                && added.len() < SECTION_CHARS;
+            filled.update_value(|filled| append_in_sections(done_el, added, filled, skip));
             // Formulas and code are dressed once their block is finished, never in the open
             // tail, and the finished part is only searched when a block with either arrived.
             if super::rich::wants_dressing(added) {

@@ -15,6 +15,9 @@ pub enum Scenario {
     NoThink,
     /// `[long]`: thinks briefly, then a long markdown answer.
     Long,
+    /// `[essay]`: `[long]`'s answer six times over (about 10 KB), eight words a delta: a text
+    /// long enough for the page to draw it in several sections.
+    Essay,
     /// `[slow]`: three seconds of silence before the first token.
     Slow,
     /// `[think-only]`: thinks until the token limit, never answers (`finish_reason: length`).
@@ -128,6 +131,7 @@ impl Scenario {
         ("[401]", Scenario::Unauthorized),
         ("[no-think]", Scenario::NoThink),
         ("[long]", Scenario::Long),
+        ("[essay]", Scenario::Essay),
         ("[slow]", Scenario::Slow),
         ("[think-only]", Scenario::ThinkOnly),
         ("[drop]", Scenario::Drop),
@@ -356,6 +360,10 @@ impl Scenario {
         Scenario::ThinkThenAnswer => ok(vec![think(), answer()]),
         Scenario::NoThink => ok(vec![answer()]),
         Scenario::Long => ok(vec![Step::Think("A long answer is wanted; I'll structure it in parts.".into()), Step::Answer(long_answer())]),
+        Scenario::Essay => Script {
+            words: 8,
+            ..ok(vec![Step::Think("An essay, then.".into()), Step::Answer(long_answer().repeat(6))])
+        },
         Scenario::Slow => ok(vec![Step::Pause(Duration::from_secs(3)), think(), answer()]),
         Scenario::ThinkOnly => Script { finish: "length", ..ok(vec![think(), Step::Think(" And more, and more…".into())]) },
         Scenario::Drop => ok(vec![think(), Step::Answer("Here is the beginning of the answer, and then".into()), Step::Cut]),
