@@ -150,10 +150,9 @@ test.describe("the message bubble", () => {
     await expect(done.locator(":scope > :not(.md-section)")).toHaveCount(0);
     const sections = done.locator(":scope > .md-section");
     expect(await sections.count()).toBeGreaterThanOrEqual(2);
-    // Every section made by the stream's small steps may be skipped out of view.
-    expect(await sections.evaluateAll((els) => els.map((el) => getComputedStyle(el).contentVisibility))).toEqual(
-      Array(await sections.count()).fill("auto"),
-    );
+    // Every section the stream made after its first step may be skipped out of view.
+    const later = (await sections.evaluateAll((els) => els.map((el) => getComputedStyle(el).contentVisibility))).slice(1);
+    expect(later).toEqual(Array(later.length).fill("auto"));
     // Opened again, the stored answer comes whole: no section is skipped at a guessed size.
     await page.reload();
     await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();

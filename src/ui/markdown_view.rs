@@ -41,8 +41,8 @@ const SECTION_CHARS: usize = 4096;
 
 /// Appends the sanitized `html` to `done`, block by block, into its last section while that
 /// holds under [`SECTION_CHARS`] of text (`filled`), else into a new one. Only sections made by
-/// the small steps of a live stream may be skipped (`md-skip`): each is drawn as it fills, so
-/// the browser knows its size when it skips it. A text shown whole at once (a stored answer, a
+/// the steps of a live stream after its first may be skipped (`md-skip`): each is drawn as it
+/// fills, so the browser knows its size when it skips it. A text shown whole at once (a stored answer, a
 /// replay) would be skipped at a guessed size, and a message scrolled into view could then
 /// move away as the sections around it are drawn.
 fn append_in_sections(done: &web_sys::Element, html: &str, filled: &mut usize, skip: bool) {
@@ -122,10 +122,9 @@ pub fn MarkdownView(
                     md.finished_html()
                 }
             };
-            // A small step of a live stream; a replay arrives whole, like a stored text.
-            let skip = streaming
-                && matches!(update, Update::Appended { .. })
-                && added.len() < SECTION_CHARS;
+            // A later step of a live stream; a replay's first step brings all it has, like a
+            // stored text.
+            let skip = streaming && matches!(update, Update::Appended { from } if from > 0);
             filled.update_value(|filled| append_in_sections(done_el, added, filled, skip));
             // Formulas and code are dressed once their block is finished, never in the open
             // tail, and the finished part is only searched when a block with either arrived.
