@@ -614,6 +614,16 @@ mod tests {
         assert_eq!(thirds("日本語"), ["日", "本", "語"]);
     }
 
+    /// The chunks an OpenAI-style stream of `script` sends.
+    #[cfg(feature = "bench-corpus")]
+    fn chunks(script: &Script) -> usize {
+        use crate::server::demo_upstream::{framing::render_openai, Emit};
+        render_openai(script)
+            .iter()
+            .filter(|e| matches!(e, Emit::Chunk(_)))
+            .count()
+    }
+
     #[cfg(feature = "bench-corpus")]
     #[test]
     fn the_perf_scenario_streams_its_texts_word_by_word_at_its_own_pace() {
@@ -625,13 +635,8 @@ mod tests {
             [Step::Think(perf::thinking()), Step::Answer(perf::answer())]
         );
         let words = tokens(&perf::thinking()).len() + tokens(&perf::answer()).len();
-        use crate::server::demo_upstream::{framing::render_openai, Emit};
-        let chunks = render_openai(&script)
-            .iter()
-            .filter(|e| matches!(e, Emit::Chunk(_)))
-            .count();
         assert_eq!(
-            chunks,
+            chunks(&script),
             words + 3,
             "a role chunk, one per word, finish, usage"
         );
@@ -652,13 +657,8 @@ mod tests {
             groups,
             tokens(thinking).len().div_ceil(10) + tokens(answer).len().div_ceil(10)
         );
-        use crate::server::demo_upstream::{framing::render_openai, Emit};
-        let chunks = render_openai(&script)
-            .iter()
-            .filter(|e| matches!(e, Emit::Chunk(_)))
-            .count();
         assert_eq!(
-            chunks,
+            chunks(&script),
             groups + 3,
             "a role chunk, one per ten words, finish, usage"
         );
