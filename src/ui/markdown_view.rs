@@ -42,9 +42,9 @@ const SECTION_CHARS: usize = 4096;
 /// Appends the sanitized `html` to `done`, block by block, into its last section while that
 /// holds under [`SECTION_CHARS`] of text (`filled`), else into a new one. Only sections made by
 /// the steps of a live stream after its first may be skipped (`md-skip`): each is drawn as it
-/// fills, so the browser knows its size when it skips it. A text shown whole at once (a stored answer, a
-/// replay) would be skipped at a guessed size, and a message scrolled into view could then
-/// move away as the sections around it are drawn.
+/// fills, so the browser knows its size when it skips it. A text shown whole at once (a stored
+/// answer, a replay) would be skipped at a guessed size, and a message scrolled into view could
+/// then move away as the sections around it are drawn.
 fn append_in_sections(done: &web_sys::Element, html: &str, filled: &mut usize, skip: bool) {
     let (Some(fragment), Some(document)) = (markup_fragment(html), done.owner_document()) else {
         return;

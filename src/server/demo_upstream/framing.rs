@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::frame_kit::{chunk, sse_event, tool_arguments, Counts, Framing, PROMPT_TOKENS, SEAL};
 use super::pacer::Emit;
-use super::scenarios::{token_groups, DemoTool, Script, Step};
+use super::scenarios::{DemoTool, Script, Step};
 use crate::server::config::ProviderKind;
 
 /// Stands for raw bytes in a rendered chunk, replaced after rendering (invalid UTF-8 cannot
@@ -56,23 +56,13 @@ pub fn render_with_files(
     for step in &script.steps {
         match step {
             Step::Think(text) => {
-                let pieces = if script.fast {
-                    vec![text.as_str()]
-                } else {
-                    token_groups(text, script.words)
-                };
-                for t in pieces {
+                for t in script.pieces(text) {
                     counts.reasoning_chars += t.len() as u64;
                     framing.think(t, &counts, &mut out);
                 }
             }
             Step::Answer(text) => {
-                let pieces = if script.fast {
-                    vec![text.as_str()]
-                } else {
-                    token_groups(text, script.words)
-                };
-                for t in pieces {
+                for t in script.pieces(text) {
                     counts.answer_chars += t.len() as u64;
                     framing.answer(t, &counts, &mut out);
                 }

@@ -300,6 +300,18 @@ pub struct Script {
     pub words: usize,
 }
 
+impl Script {
+    /// The pieces `text` streams in: whole when [`Script::fast`], else [`token_groups`] of
+    /// [`Script::words`].
+    pub fn pieces<'a>(&self, text: &'a str) -> Vec<&'a str> {
+        if self.fast {
+            vec![text]
+        } else {
+            token_groups(text, self.words)
+        }
+    }
+}
+
 /// The default scenario's reasoning.
 pub const THINKING: &str =
     "The user wants a clear answer, so first I should pin down what is really being asked. \
@@ -527,7 +539,7 @@ fn inline_think(open: &[&str]) -> Vec<Step> {
 }
 
 /// [`tokens`] in groups of `words` (the last one may be shorter).
-pub fn token_groups(text: &str, words: usize) -> Vec<&str> {
+fn token_groups(text: &str, words: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     for group in tokens(text).chunks(words.max(1)) {
