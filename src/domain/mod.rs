@@ -9,6 +9,7 @@ pub mod attachment;
 pub mod event;
 pub mod file_ref;
 pub mod history;
+pub mod instructions;
 pub mod message;
 pub mod page;
 pub mod reasoning;
@@ -38,5 +39,6 @@ mod tests {
         check::<NewChatModel>();
         check::<ControlsSource>();
         check::<ToolStatus>();
+        check::<super::instructions::Level>();
     }
 }

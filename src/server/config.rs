@@ -6,9 +6,11 @@ use std::time::Duration;
 use crate::domain::Controls;
 
 mod files;
+mod instructions;
 mod sharing;
 pub use files::ModelFiles;
 use files::{attachment_limits, model_files, pdf_renderer};
+pub use instructions::ModelInstructions;
 use sharing::sharing;
 
 /// The wire format Ponder speaks to its upstream.
@@ -143,6 +145,9 @@ pub struct Config {
     /// What named models read besides text, set by the operator (`PONDER_MODEL_FILES`): this
     /// wins over what a model's family name suggests.
     pub model_files: Vec<ModelFiles>,
+    /// What each model is always told first, set by the administrator
+    /// (`PONDER_MODEL_INSTRUCTIONS`): no reader can remove it.
+    pub model_instructions: ModelInstructions,
     /// The program that reads PDFs and large images in a child process of its own: this
     /// binary (`ponder extract-pdf`, `ponder shrink-image`); `PONDER_FILE_READER` names
     /// another (a test harness names the built `ponder`).
@@ -608,6 +613,9 @@ impl Config {
             limits,
             attachments: attachment_limits(&get)?,
             model_files: model_files(get("PONDER_MODEL_FILES").as_deref())?,
+            model_instructions: instructions::model_instructions(
+                get("PONDER_MODEL_INSTRUCTIONS").as_deref(),
+            )?,
             file_reader: get("PONDER_FILE_READER")
                 .map(std::path::PathBuf::from)
                 .or_else(|| std::env::current_exe().ok())

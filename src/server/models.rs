@@ -394,6 +394,7 @@ impl Catalogue {
             controls,
             model,
             answer_now: None,
+            instructions: None,
         })
     }
 

@@ -126,6 +126,9 @@ pub fn request(
         "messages": with_replay(messages),
         "stream": true,
     });
+    if let Some(text) = &options.instructions {
+        body["system"] = json!(text);
+    }
     let settings = effective_settings(options);
     let mode = thinking_mode(&options.model);
     let off = settings.thinking == Some(false);

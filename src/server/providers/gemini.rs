@@ -45,16 +45,20 @@ pub fn request(
             })
         })
         .collect();
+    let mut body = json!({
+        "contents": contents,
+        "generationConfig": {
+            "maxOutputTokens": config.max_output_tokens,
+            "thinkingConfig": thinking,
+        },
+    });
+    if let Some(text) = &options.instructions {
+        body["systemInstruction"] = json!({"parts": [{"text": text}]});
+    }
     UpstreamRequest {
         url: format!("{base_url}/models/{model}:streamGenerateContent?alt=sse"),
         headers,
-        body: json!({
-            "contents": contents,
-            "generationConfig": {
-                "maxOutputTokens": config.max_output_tokens,
-                "thinkingConfig": thinking,
-            },
-        }),
+        body,
     }
 }
 

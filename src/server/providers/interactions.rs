@@ -78,16 +78,20 @@ pub fn request(
     } else if settings.thinking == Some(false) {
         generation["thinking_level"] = json!("low");
     }
+    let mut body = json!({
+        "model": model,
+        "input": input,
+        "stream": true,
+        "store": false,
+        "generation_config": generation,
+    });
+    if let Some(text) = &options.instructions {
+        body["system_instruction"] = json!(text);
+    }
     UpstreamRequest {
         url: format!("{base_url}/interactions"),
         headers,
-        body: json!({
-            "model": model,
-            "input": input,
-            "stream": true,
-            "store": false,
-            "generation_config": generation,
-        }),
+        body,
     }
 }
 

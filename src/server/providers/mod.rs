@@ -129,6 +129,10 @@ pub struct TurnOptions {
     pub settings: ReasoningSettings,
     pub controls: Controls,
     pub answer_now: Option<AnswerNow>,
+    /// The system instructions, every level combined
+    /// ([`crate::domain::instructions::Instructions::combined`]); sent as each provider
+    /// expects them.
+    pub instructions: Option<String>,
 }
 
 impl TurnOptions {
@@ -662,6 +666,72 @@ mod tests {
             settings: ReasoningSettings { thinking, effort },
             controls: Controls::new(true, true, true),
             answer_now: None,
+            instructions: None,
+        }
+    }
+
+    #[test]
+    fn instructions_go_where_each_wire_format_takes_them_and_nowhere_without_them() {
+        let told = |model: &str| TurnOptions {
+            instructions: Some("Be brief.".into()),
+            ..options(model, None, None)
+        };
+        let first = |b: &Value| b["messages"][0].clone();
+        assert_eq!(
+            first(&body("openai", &told("qwen3:8b"))),
+            json!({"role": "system", "content": "Be brief."})
+        );
+        assert_eq!(
+            first(&body("openai", &told("o3-mini")))["role"],
+            "developer"
+        );
+        assert_eq!(
+            first(&body("openai", &told("openai/gpt-5.1")))["role"],
+            "developer"
+        );
+        assert_eq!(first(&body("openai", &told("o3")))["role"], "developer");
+        assert_eq!(first(&body("openai", &told("olmo-2")))["role"], "system");
+        assert_eq!(body("anthropic", &told("m"))["system"], "Be brief.");
+        assert_eq!(body("responses", &told("m"))["instructions"], "Be brief.");
+        assert_eq!(
+            body("gemini", &told("m"))["systemInstruction"],
+            json!({"parts": [{"text": "Be brief."}]})
+        );
+        assert_eq!(
+            body("gemini-interactions", &told("m"))["system_instruction"],
+            "Be brief."
+        );
+        assert_eq!(
+            first(&body("ollama", &told("m"))),
+            json!({"role": "system", "content": "Be brief."})
+        );
+        for provider in [
+            "openai",
+            "anthropic",
+            "responses",
+            "gemini",
+            "gemini-interactions",
+            "ollama",
+        ] {
+            let b = body(provider, &options("m", None, None));
+            for key in [
+                "system",
+                "instructions",
+                "systemInstruction",
+                "system_instruction",
+            ] {
+                assert!(b.get(key).is_none(), "{provider} sent {key}");
+            }
+            let roles: Vec<&Value> = b["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|m| &m["role"])
+                .collect();
+            assert!(
+                !roles.iter().any(|r| *r == "system" || *r == "developer"),
+                "{provider}"
+            );
         }
     }
 

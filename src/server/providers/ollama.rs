@@ -59,6 +59,9 @@ pub fn request(
             json!({"role": "assistant", "content": super::AnswerNow::prefill_text(reasoning)}),
         );
     }
+    if let Some(text) = &options.instructions {
+        list.insert(0, json!({"role": "system", "content": text}));
+    }
     body["messages"] = serde_json::Value::Array(list);
     UpstreamRequest {
         url: format!("{base_url}/api/chat"),

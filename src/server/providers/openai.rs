@@ -40,6 +40,12 @@ pub fn request(
             sent["reasoning_details"] = Value::Array(message.replay.clone());
         }
     }
+    if let Some(text) = &options.instructions {
+        list.insert(
+            0,
+            json!({"role": system_role(&options.model), "content": text}),
+        );
+    }
     let mut body = json!({
         "model": options.model,
         "stream": true,
@@ -80,6 +86,23 @@ pub enum Dialect {
     /// Every other server: `chat_template_kwargs.enable_thinking` (Qwen3, GLM and most
     /// templates) and `reasoning_effort`.
     Template,
+}
+
+/// The role instructions go in: `developer` for OpenAI's reasoning models (o1 and later, GPT-5),
+/// which take it in place of `system`; `system` for every other model, since many self-hosted
+/// chat templates know no other.
+pub fn system_role(model: &str) -> &'static str {
+    let model = model.to_ascii_lowercase();
+    let name = model.rsplit('/').next().unwrap_or(&model);
+    let reasoning = ["o1", "o3", "o4"]
+        .iter()
+        .any(|family| name == *family || name.starts_with(&format!("{family}-")))
+        || name.starts_with("gpt-5");
+    if reasoning {
+        "developer"
+    } else {
+        "system"
+    }
 }
 
 /// The dialect of the server at `base_url` serving `model`.

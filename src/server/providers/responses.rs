@@ -74,18 +74,22 @@ pub fn request(
     if let Some(effort) = effort {
         reasoning["effort"] = json!(effort.as_str());
     }
+    let mut body = json!({
+        "model": options.model,
+        "input": input_with_replay(messages),
+        "stream": true,
+        "store": false,
+        "include": ["reasoning.encrypted_content"],
+        "max_output_tokens": config.max_output_tokens,
+        "reasoning": reasoning,
+    });
+    if let Some(text) = &options.instructions {
+        body["instructions"] = json!(text);
+    }
     UpstreamRequest {
         url: format!("{base_url}/responses"),
         headers,
-        body: json!({
-            "model": options.model,
-            "input": input_with_replay(messages),
-            "stream": true,
-            "store": false,
-            "include": ["reasoning.encrypted_content"],
-            "max_output_tokens": config.max_output_tokens,
-            "reasoning": reasoning,
-        }),
+        body,
     }
 }
 
