@@ -77,10 +77,26 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     let (state, who) = req::caller()?;
     if !request.is_stored() {
         let settings = request.settings();
-        let options =
+        let mut options =
             state
                 .models
                 .resolve(&state.config, request.model.as_deref(), None, settings)?;
+        let personal = state
+            .store
+            .scoped(&who)
+            .personal_instructions()
+            .await
+            .map_err(req::store_error)?;
+        options.instructions = turn::persist::combined(
+            &state.config,
+            &options.model,
+            personal,
+            None,
+            request
+                .instructions
+                .as_deref()
+                .and_then(|t| crate::domain::instructions::checked(t).ok().flatten()),
+        );
         let mut messages = request.messages;
         if messages.iter().any(|m| !m.inline.is_empty()) {
             turn::files::take_inline(&state.config, &mut messages).await?;

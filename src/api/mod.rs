@@ -6,6 +6,7 @@ pub mod chat;
 pub mod codec;
 pub mod error;
 pub mod history;
+pub mod instructions;
 pub mod models;
 pub mod rich;
 pub mod share;

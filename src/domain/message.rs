@@ -167,6 +167,12 @@ pub struct ChatRequest {
     /// `POST /api/attachments` gave them, in order (at most [`MAX_ATTACHMENTS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<String>,
+    /// The conversation's own instructions: for a turn the server does not store, sent with
+    /// its history; for a stored turn that starts a conversation, kept as the new
+    /// conversation's (later ones are set with `POST /api/instructions/set`). At most
+    /// [`crate::domain::instructions::MAX_INSTRUCTION_CHARS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
     /// How the reader wants some of `attachments` sent, by id (a PDF `"text"` rather than as a
     /// document); kept with the message, and followed wherever the model can take it that way.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -188,6 +194,7 @@ impl ChatRequest {
             effort: None,
             replay: None,
             attachments: Vec::new(),
+            instructions: None,
             send_as: Default::default(),
         }
     }
@@ -250,6 +257,17 @@ impl ChatRequest {
     /// Checks what serde cannot: a turn needs a last message from the user, and the history has
     /// a size limit. The failure is told to whoever sent the request.
     pub fn validate(&self) -> Result<(), Failure> {
+        if let Some(text) = &self.instructions {
+            if let Err(why) = crate::domain::instructions::checked(text) {
+                return Err(Failure::of(ErrorCode::BadRequest, false).with("detail", why));
+            }
+        }
+        if self.instructions.is_some() && self.is_stored() && self.conversation.is_some() {
+            return Err(Failure::of(ErrorCode::BadRequest, false).with(
+                "detail",
+                "a stored conversation's `instructions` are set with POST /api/instructions/set",
+            ));
+        }
         if self.is_stored() {
             return self.validate_stored();
         }

@@ -12,6 +12,7 @@ mod chat_api;
 mod faults;
 mod hardening;
 mod hostile;
+mod instructions;
 mod models;
 mod ops;
 mod pages;

@@ -205,6 +205,8 @@ async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
             regenerate: None,
             model: "demo",
             settings: Default::default(),
+            instructions: None,
+            conversation_instructions: None,
             turn: "t1",
             replica: Some("replica-a"),
         };

@@ -228,7 +228,12 @@ fn reply(
             return json_response(StatusCode::BAD_REQUEST, &error);
         }
     };
-    if let Some(report) = super::received::report(provider, &request) {
+    let report = if prompt.contains("[system]") {
+        Some(super::received::system_report(provider, &request))
+    } else {
+        super::received::report(provider, &request)
+    };
+    if let Some(report) = report {
         let mut first = true;
         script.steps.retain_mut(|step| match step {
             super::scenarios::Step::Answer(text) if first => {

@@ -29,6 +29,51 @@ pub(super) fn report(provider: ProviderKind, body: &Value) -> Option<String> {
     Some(out)
 }
 
+/// What a `[system]` question is answered with: the system text the request carried, wherever
+/// its wire format keeps it, quoted whole so a test reads every level that reached the model.
+pub(super) fn system_report(provider: ProviderKind, body: &Value) -> String {
+    match system_text(provider, body) {
+        Some(text) => format!("My system text:\n\n```text\n{text}\n```\n"),
+        None => "I received no system text.".to_string(),
+    }
+}
+
+/// The system text of a request: Chat Completions' and Ollama's `system` or `developer`
+/// messages, Anthropic's `system`, Responses' `instructions`, Gemini's `systemInstruction`,
+/// Interactions' `system_instruction`.
+fn system_text(provider: ProviderKind, body: &Value) -> Option<String> {
+    let texts = |v: &Value| -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(parts) => Some(
+                parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => None,
+        }
+    };
+    let text = match provider {
+        ProviderKind::OpenAi | ProviderKind::Ollama => {
+            let found: Vec<String> = body["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|m| m["role"] == "system" || m["role"] == "developer")
+                .filter_map(|m| texts(&m["content"]))
+                .collect();
+            (!found.is_empty()).then(|| found.join("\n"))
+        }
+        ProviderKind::Anthropic => texts(&body["system"]),
+        ProviderKind::Responses => texts(&body["instructions"]),
+        ProviderKind::Gemini => texts(&body["systemInstruction"]["parts"]),
+        ProviderKind::Interactions => texts(&body["system_instruction"]),
+    };
+    text.filter(|t| !t.is_empty())
+}
+
 /// The tokens a provider that counts them apart would say the files of every user message
 /// took: [`FILE_TOKENS`] each, images apart from documents (text files count as text).
 pub(super) fn file_tokens(provider: ProviderKind, body: &Value) -> FileTokens {

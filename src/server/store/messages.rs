@@ -253,7 +253,18 @@ impl Scoped<'_> {
             .await?;
         Ok(message_id)
     }
+}
 
+/// What an answer is asked with: the model, the reasoning settings, and the combined
+/// instructions (`Some("")`: none; `None`: not known, as for an import).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Asking<'a> {
+    pub model: &'a str,
+    pub settings: ReasoningSettings,
+    pub instructions: Option<&'a str>,
+}
+
+impl Scoped<'_> {
     /// Opens the answer to the conversation's last message, or a new version of the assistant
     /// message `regenerate` (earlier versions are kept).
     pub async fn start_answer(
@@ -267,8 +278,13 @@ impl Scoped<'_> {
         self.owns_conversation(conversation).await?;
         let mut tx = self.pool().begin().await?;
         lock_conversation(&mut tx, conversation).await?;
+        let asking = Asking {
+            model,
+            settings,
+            instructions: None,
+        };
         let slot = self
-            .start_answer_in(&mut tx, conversation, regenerate, model, settings, turn)
+            .start_answer_in(&mut tx, conversation, regenerate, asking, turn)
             .await?;
         tx.commit().await?;
         Ok(slot)
@@ -281,10 +297,14 @@ impl Scoped<'_> {
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
         conversation: &str,
         regenerate: Option<&str>,
-        model: &str,
-        settings: ReasoningSettings,
+        asking: Asking<'_>,
         turn: Option<&str>,
     ) -> Result<AnswerSlot, StoreError> {
+        let Asking {
+            model,
+            settings,
+            instructions,
+        } = asking;
         let now = now_ms();
         let (message_id, version) = match regenerate {
             Some(message) => {
@@ -313,7 +333,8 @@ impl Scoped<'_> {
         let version_id = new_id();
         sqlx::query(
             "INSERT INTO message_versions (id, message_id, user_id, idx, content, status, created_at, \
-             model, thinking, effort, turn_id) VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9, $10)",
+             model, thinking, effort, turn_id, instructions) \
+             VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(&version_id)
         .bind(&message_id)
@@ -325,6 +346,7 @@ impl Scoped<'_> {
         .bind(thinking)
         .bind(effort)
         .bind(turn)
+        .bind(instructions)
         .execute(&mut **tx)
         .await?;
         sqlx::query(

@@ -14,6 +14,7 @@ pub mod identity;
 pub mod ids;
 pub mod import;
 mod index;
+pub mod instructions;
 pub mod limits;
 mod messages;
 pub mod opening;

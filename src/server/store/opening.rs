@@ -4,6 +4,7 @@
 //! refused leaves none of them behind. With several replicas, the row saying which one runs the
 //! turn is written in the same transaction.
 
+use super::messages::Asking;
 use super::records::AnswerSlot;
 use super::scope::{lock_conversation, Scoped};
 use super::{Backend, StoreError};
@@ -35,6 +36,10 @@ pub struct Opening<'a> {
     pub regenerate: Option<&'a str>,
     pub model: &'a str,
     pub settings: ReasoningSettings,
+    /// The combined instructions the answer is asked with (`None`: none), kept with it.
+    pub instructions: Option<&'a str>,
+    /// A new conversation's own instructions, written with it.
+    pub conversation_instructions: Option<&'a str>,
     pub turn: &'a str,
     /// The replica the turn runs on, recorded with the opening (several replicas only: the
     /// row goes to PostgreSQL's `running_turns`).
@@ -72,9 +77,18 @@ impl Scoped<'_> {
                 id.to_string()
             }
             (None, Some(workspace)) => {
-                self.create_conversation_in(&mut tx, workspace, opening.title)
+                let id = self
+                    .create_conversation_in(&mut tx, workspace, opening.title)
                     .await?
-                    .id
+                    .id;
+                if let Some(text) = opening.conversation_instructions {
+                    sqlx::query("UPDATE conversations SET instructions = $1 WHERE id = $2")
+                        .bind(text)
+                        .bind(&id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                id
             }
             (None, None) => return Err(StoreError::NotFound),
         };
@@ -101,8 +115,11 @@ impl Scoped<'_> {
                 &mut tx,
                 &conversation,
                 opening.regenerate,
-                opening.model,
-                opening.settings,
+                Asking {
+                    model: opening.model,
+                    settings: opening.settings,
+                    instructions: Some(opening.instructions.unwrap_or_default()),
+                },
                 Some(opening.turn),
             )
             .await?;

@@ -396,12 +396,42 @@ pub async fn begin(
         _ => request.settings(),
     };
     let remembered_model = remembered.as_ref().and_then(|(m, _)| m.as_deref());
-    let options = state.models.resolve(
+    let mut options = state.models.resolve(
         &state.config,
         request.model.as_deref(),
         remembered_model,
         settings,
     )?;
+    let asked_for = request
+        .instructions
+        .as_deref()
+        .and_then(|t| crate::domain::instructions::checked(t).ok().flatten());
+    let reused = match &request.regenerate {
+        Some(message) => me
+            .version_instructions(message)
+            .await
+            .map_err(store_error)?,
+        None => None,
+    };
+    options.instructions = match reused {
+        Some(kept) => Some(kept).filter(|k| !k.is_empty()),
+        None => {
+            let levels = me
+                .instruction_levels(
+                    request.conversation.as_deref(),
+                    request.workspace.as_deref(),
+                )
+                .await
+                .map_err(store_error)?;
+            combined(
+                &state.config,
+                &options.model,
+                levels.personal,
+                levels.workspace,
+                levels.conversation.or(asked_for.clone()),
+            )
+        }
+    };
     let keeping = state.config.replay.enabled.then(|| StateKeeping {
         provenance: super::replay::provenance(&state.config, &state.upstream_base, &options.model),
         max_bytes: state.config.replay.max_conversation_bytes,
@@ -437,6 +467,8 @@ pub async fn begin(
         regenerate: request.regenerate.as_deref(),
         model: &options.model,
         settings: options.settings,
+        instructions: options.instructions.as_deref(),
+        conversation_instructions: asked_for.as_deref(),
         turn,
         replica,
     };
@@ -511,6 +543,30 @@ pub async fn begin(
             state.finals.clone(),
         ),
     ))
+}
+
+/// The text `model` is sent: the administrator's for it, then the reader's levels.
+pub fn combined(
+    config: &crate::server::config::Config,
+    model: &str,
+    personal: Option<String>,
+    workspace: Option<String>,
+    conversation: Option<String>,
+) -> Option<String> {
+    use crate::domain::instructions::{Instructions, Level};
+    Instructions::of([
+        (
+            Level::Model,
+            config
+                .model_instructions
+                .for_model(model)
+                .map(str::to_string),
+        ),
+        (Level::Personal, personal),
+        (Level::Workspace, workspace),
+        (Level::Conversation, conversation),
+    ])
+    .combined()
 }
 
 /// The error a turn ends with when its answer cannot be saved.
