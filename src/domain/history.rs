@@ -241,6 +241,11 @@ pub struct Conversation {
     /// leaves the earlier ones to a later request (0: it starts at the beginning).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub first: usize,
+    /// The conversation's own system instructions (the other levels are the reader's, the
+    /// workspace's and the administrator's). Left out of a share or an export unless the
+    /// reader chooses to include them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
 }
 
 /// Settings as two nullable columns store them.

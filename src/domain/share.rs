@@ -173,6 +173,7 @@ pub fn snapshot(
         settings: Default::default(),
         messages,
         first: 0,
+        instructions: None,
     };
     (snapshot, files)
 }
@@ -340,6 +341,7 @@ mod tests {
             updated_at: 2,
             rev: 5,
             model: Some("demo".into()),
+            instructions: None,
             settings: crate::domain::ReasoningSettings {
                 thinking: Some(true),
                 effort: None,

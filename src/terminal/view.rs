@@ -687,6 +687,7 @@ mod tests {
             model: None,
             settings: Default::default(),
             first: 4,
+            instructions: None,
             messages: vec![
                 Message {
                     id: "u".into(),
@@ -870,6 +871,7 @@ mod tests {
             model: None,
             settings: Default::default(),
             first: 0,
+            instructions: None,
             messages: vec![
                 message("u", crate::domain::Role::User, &asked),
                 message("a", crate::domain::Role::Assistant, &answered),

@@ -10,6 +10,7 @@ use super::icons::{icon, Icon};
 use super::menus::{ExportMenu, SettingsMenu};
 use super::model_picker::ModelPicker;
 use super::notices::Notices;
+use super::instructions_menu::InstructionsMenu;
 use super::share_menu::ShareMenu;
 use super::sidebar::Sidebar;
 use super::sign_in::SignIn;
@@ -125,6 +126,7 @@ pub fn ChatPage() -> impl IntoView {
                     <div class="top-actions">
                         <ModelPicker/>
                         <ShareMenu/>
+                        <InstructionsMenu/>
                         <ExportMenu/>
                         <SettingsMenu/>
                     </div>

@@ -193,6 +193,7 @@ mod tests {
                 settings: Default::default(),
                 messages: vec![message(Role::User, asked), message(Role::Assistant, answer)],
                 first: 0,
+                instructions: None,
             },
             locale: locale.into(),
             base_path: "/ponder".into(),

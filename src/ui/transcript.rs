@@ -295,6 +295,7 @@ mod tests {
             updated_at: 0,
             rev: 0,
             model: None,
+            instructions: None,
             settings: Default::default(),
             messages: vec![
                 message(
@@ -355,6 +356,7 @@ mod tests {
             updated_at: 0,
             rev: 0,
             model: None,
+            instructions: None,
             settings: Default::default(),
             messages: vec![
                 message(

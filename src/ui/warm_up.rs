@@ -103,6 +103,7 @@ fn warm_up_sending(turn: &TurnState, now: f64) {
             versions: vec![version],
         }],
         first: 0,
+        instructions: None,
     });
     let _ = serde_json::to_string(&record);
     let request = ChatRequest::stateless(vec![ChatMessage::user("Warm up")]);

@@ -170,21 +170,27 @@ impl Backend for BrowserHistory {
 
     fn send_request(
         &self,
-        _: ChatController,
+        c: ChatController,
         _: String,
         history: Vec<ChatMessage>,
         _: Option<String>,
     ) -> ChatRequest {
-        ChatRequest::stateless(history)
+        ChatRequest {
+            instructions: c.instructions.get_untracked(),
+            ..ChatRequest::stateless(history)
+        }
     }
 
     fn again_request(
         &self,
-        _: ChatController,
+        c: ChatController,
         _: Option<String>,
         history: Vec<ChatMessage>,
     ) -> ChatRequest {
-        ChatRequest::stateless(history)
+        ChatRequest {
+            instructions: c.instructions.get_untracked(),
+            ..ChatRequest::stateless(history)
+        }
     }
 
     fn retry_keeps_versions(&self, _: Option<&str>) -> bool {

@@ -6,6 +6,7 @@
 //!   the server ([`server_history`]), chosen once when the page starts;
 //! - [`turns`]: send, stop, retry, regenerate, edit, branch, "Answer now", "Think more";
 //! - [`models`]: the model list and the reasoning controls;
+//! - [`instructions`]: the open chat's own system instructions;
 //! - [`notices`]: notices and the polite announcements;
 //! - [`chunks`]: the code the page fetches when first used, and the macro that declares it.
 
@@ -35,6 +36,7 @@ mod backend;
 mod browser_history;
 mod chunks;
 mod history;
+mod instructions;
 mod models;
 mod notices;
 mod server_history;
@@ -231,6 +233,9 @@ pub struct ChatController {
     /// The reasoning settings the next turn asks for.
     pub thinking: RwSignal<Option<bool>>,
     pub effort: RwSignal<Option<Effort>>,
+    /// The open chat's own system instructions: sent with a chat this browser keeps, with the
+    /// first message of a new chat the server keeps, and kept on the server after that.
+    pub instructions: RwSignal<Option<String>>,
     /// The running turn's id on the server, for "Answer now".
     running_turn: StoredValue<Option<String>>,
     /// With the chats in this browser: the bytes of the files attached in it, in base64, by
@@ -328,6 +333,7 @@ impl ChatController {
             model: RwSignal::new(None),
             thinking: RwSignal::new(None),
             effort: RwSignal::new(None),
+            instructions: RwSignal::new(None),
             running_turn: StoredValue::new(None),
             inline_files: StoredValue::new(Default::default()),
             locale,
@@ -404,6 +410,7 @@ impl ChatController {
             last.map(|v| v.settings).unwrap_or_default(),
         );
         self.conversation_id.set(chat.id);
+        self.instructions.set(chat.instructions);
         self.opening.set(false);
         self.title.set(chat.title);
         self.earlier.set(chat.first);
@@ -474,6 +481,7 @@ impl ChatController {
             ..Meta::default()
         });
         self.conversation_id.set(id);
+        self.instructions.set(None);
         self.opening.set(false);
         self.title.set(String::new());
         self.earlier.set(0);
@@ -538,6 +546,7 @@ impl ChatController {
             settings: Default::default(),
             messages,
             first: self.earlier.get_untracked(),
+            instructions: self.instructions.get_untracked(),
         })
         .with_message_extra(message_extra);
         record.extra = meta.extra;

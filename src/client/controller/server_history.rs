@@ -415,8 +415,13 @@ impl Backend for ServerHistory {
         _: Vec<ChatMessage>,
         edited: Option<String>,
     ) -> ChatRequest {
+        let conversation = c.meta.with_value(|m| m.on_server.then(|| m.id.clone()));
         ChatRequest {
-            conversation: c.meta.with_value(|m| m.on_server.then(|| m.id.clone())),
+            instructions: conversation
+                .is_none()
+                .then(|| c.instructions.get_untracked())
+                .flatten(),
+            conversation,
             workspace: c.workspace.get_untracked(),
             content: Some(text),
             edit: edited,

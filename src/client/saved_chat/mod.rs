@@ -514,6 +514,7 @@ pub(crate) mod sample {
             settings: Default::default(),
             messages,
             first: 0,
+            instructions: None,
         })
     }
 }
@@ -702,6 +703,7 @@ mod tests {
             updated_at: 2,
             rev: 3,
             model: Some("m".into()),
+            instructions: None,
             settings: Default::default(),
             messages: vec![
                 Message {

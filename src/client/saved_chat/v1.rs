@@ -271,6 +271,7 @@ impl From<Record> for SavedChat {
                 settings: r.settings,
                 messages,
                 first: r.earlier,
+                instructions: None,
             },
             extra: r.extra,
             message_extra: Vec::new(),

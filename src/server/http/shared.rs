@@ -78,6 +78,7 @@ fn frame(
             settings: Default::default(),
             messages: Vec::new(),
             first: 0,
+            instructions: None,
         },
         locale: locale.tag().into(),
         base_path: state.config.base_path.clone(),

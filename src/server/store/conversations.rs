@@ -154,7 +154,7 @@ impl Scoped<'_> {
         page: Page,
     ) -> Result<Conversation, StoreError> {
         let head: ConversationRow = sqlx::query_as(
-            "SELECT id, title, workspace_id, created_at, updated_at, rev, model, thinking, effort FROM conversations \
+            "SELECT id, title, workspace_id, created_at, updated_at, rev, model, thinking, effort, instructions FROM conversations \
              WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
         )
         .bind(id)

@@ -91,6 +91,7 @@ pub(super) struct ConversationRow {
     created_at: i64,
     updated_at: i64,
     rev: i64,
+    instructions: Option<String>,
     #[sqlx(flatten)]
     settings: SettingsRow,
 }
@@ -109,6 +110,7 @@ impl ConversationRow {
             rev: self.rev,
             messages,
             first,
+            instructions: self.instructions,
         }
     }
 }

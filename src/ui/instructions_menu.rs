@@ -1,0 +1,184 @@
+//! The Instructions menu: every level of system instructions that applies to the chat shown, in
+//! one place. The administrator's level for the chat's model (read only), the reader's own, the
+//! workspace's and the chat's (each editable), and the text the model is sent. The panel is a
+//! chunk of its own (`instructions_panel`), fetched when the menu first opens.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use leptos::wasm_split::SplitLoaderError;
+
+use super::icons::{icon, Icon};
+use super::menus::menu_toggled;
+use crate::client::controller::ChatController;
+use crate::domain::instructions::{Instructions, Level};
+use crate::domain::Failure;
+
+/// The menu, wherever someone is signed in (the server keeps the reader's own level).
+#[component]
+pub fn InstructionsMenu() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let t = crate::ui::locale::tr();
+    let panel = RwSignal::new(None::<InstructionsPanelCode>);
+    let signed_in = move || chat.me.with(|me| me.as_ref().is_some_and(|me| me.account.is_some()));
+    view! {
+        <Show when=signed_in>
+            <details class="menu instructions-menu" on:toggle=move |ev| {
+                if menu_toggled(ev) && panel.get_untracked().is_none() {
+                    chat.when_loaded(instructions_panel_code(), move |code| panel.set(Some(code)));
+                }
+            }>
+                <summary class="menu-button">{icon(Icon::Instructions)}<span class="menu-label">{t.instructions_menu}</span></summary>
+                <div class="menu-panel">{move || panel.get().map(|code| code())}</div>
+            </details>
+        </Show>
+    }
+}
+
+/// Builds the panel.
+type InstructionsPanelCode = fn() -> AnyView;
+
+#[leptos::wasm_split::wasm_split(instructions_panel, wasm_split_path = leptos::wasm_split, fallible)]
+fn instructions_panel_code() -> Result<InstructionsPanelCode, SplitLoaderError> {
+    Ok(|| view! { <InstructionsPanel/> }.into_any())
+}
+
+/// The texts as loaded, to send only what the reader changed.
+#[derive(Clone, Default, PartialEq)]
+struct Loaded {
+    admin: Option<String>,
+    personal: String,
+    workspace: String,
+    chat: String,
+}
+
+#[component]
+fn InstructionsPanel() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let l = crate::ui::locale::locale();
+    let t = l.catalogue();
+    let loaded = RwSignal::new(Loaded::default());
+    let personal = RwSignal::new(String::new());
+    let workspace = RwSignal::new(String::new());
+    let own = RwSignal::new(String::new());
+    let failed = RwSignal::new(None::<Failure>);
+    let busy = RwSignal::new(false);
+    let load = move || {
+        let on_server = chat.chat_on_server();
+        let conversation = on_server.then(|| chat.conversation_id.get_untracked());
+        let space = chat.workspace.get_untracked();
+        let model = chat.model.get_untracked();
+        spawn_local(async move {
+            match crate::api::instructions::get_instructions(conversation, space, model).await {
+                Ok(set) => {
+                    let text = |level| set.get(level).unwrap_or_default().to_string();
+                    let now = Loaded {
+                        admin: set.get(Level::Model).map(str::to_string),
+                        personal: text(Level::Personal),
+                        workspace: text(Level::Workspace),
+                        chat: if on_server {
+                            text(Level::Conversation)
+                        } else {
+                            chat.instructions.get_untracked().unwrap_or_default()
+                        },
+                    };
+                    personal.set(now.personal.clone());
+                    workspace.set(now.workspace.clone());
+                    own.set(now.chat.clone());
+                    loaded.set(now);
+                    failed.set(None);
+                }
+                Err(e) => failed.set(Some(e.0)),
+            }
+        });
+    };
+    Effect::new(move |_| {
+        chat.conversation_id.track();
+        chat.workspace.track();
+        chat.model.track();
+        load();
+    });
+    let sent = move || {
+        Instructions::of([
+            (Level::Model, loaded.with(|l| l.admin.clone())),
+            (Level::Personal, Some(personal.get())),
+            (Level::Workspace, Some(workspace.get())),
+            (Level::Conversation, Some(own.get())),
+        ])
+        .combined()
+    };
+    let save = move |_| {
+        let before = loaded.get_untracked();
+        let (mine, space, ours) = (
+            personal.get_untracked(),
+            workspace.get_untracked(),
+            own.get_untracked(),
+        );
+        let on_server = chat.chat_on_server();
+        let conversation = chat.conversation_id.get_untracked();
+        let workspace_id = chat.workspace.get_untracked();
+        if !on_server && ours != before.chat {
+            let text = Some(ours.trim().to_string()).filter(|t| !t.is_empty());
+            chat.keep_own_instructions(text);
+        }
+        busy.set(true);
+        failed.set(None);
+        spawn_local(async move {
+            use crate::api::instructions::set_instructions;
+            let mut changes = Vec::new();
+            if mine != before.personal {
+                changes.push((Level::Personal, None, mine));
+            }
+            if space != before.workspace && chat.server.get_untracked() {
+                changes.push((Level::Workspace, workspace_id, space));
+            }
+            if on_server && ours != before.chat {
+                changes.push((Level::Conversation, Some(conversation), ours));
+            }
+            let mut result = Ok(());
+            for (level, id, text) in changes {
+                result = set_instructions(level, id, text).await.map_err(|e| e.0);
+                if result.is_err() {
+                    break;
+                }
+            }
+            match result {
+                Ok(()) => chat.status.set(t.instructions_saved.to_string()),
+                Err(e) => failed.set(Some(e)),
+            }
+            busy.set(false);
+            load();
+        });
+    };
+    let field = move |id: &'static str, label: &'static str, text: RwSignal<String>| {
+        view! {
+            <label class="instructions-label" for=id>{label}</label>
+            <textarea id=id class="instructions-text" rows="3" dir="auto"
+                maxlength=crate::domain::instructions::MAX_INSTRUCTION_CHARS
+                prop:value=move || text.get()
+                on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+        }
+    };
+    view! {
+        <div class="instructions-panel">
+            {move || loaded.with(|l| l.admin.clone()).map(|admin| view! {
+                <div class="instructions-admin">
+                    <p class="menu-note">{t.instructions_admin}</p>
+                    <p class="instructions-admin-text" dir="auto">{admin}</p>
+                </div>
+            })}
+            {field("instructions-personal", t.instructions_personal, personal)}
+            <Show when=move || chat.server.get()>
+                {field("instructions-workspace", t.instructions_workspace, workspace)}
+            </Show>
+            {field("instructions-chat", t.instructions_chat, own)}
+            <button type="button" class="action primary instructions-save"
+                disabled=move || busy.get() on:click=save>{t.save}</button>
+            {move || failed.get().map(|e| view! { <p class="error-message" role="alert">{crate::client::labels::failure_text(&e, l)}</p> })}
+            <h3 class="instructions-sent-title">{t.instructions_sent}</h3>
+            {move || match sent() {
+                Some(text) => view! { <pre class="instructions-sent" dir="auto">{text}</pre> }.into_any(),
+                None => view! { <p class="menu-note">{t.instructions_none}</p> }.into_any(),
+            }}
+        </div>
+    }
+}
