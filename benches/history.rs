@@ -108,6 +108,7 @@ fn big_conversation() -> Import {
         });
     }
     Import {
+        instructions: None,
         key: "bench-36mb".into(),
         title: "A long proof".into(),
         created_at: 1_764_489_600_000,

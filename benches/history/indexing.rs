@@ -76,6 +76,7 @@ fn filler(n: usize) -> Import {
         })
         .collect();
     Import {
+        instructions: None,
         key: format!("fill-{n}"),
         title: format!("Filler {n}"),
         created_at: 1_764_489_600_000,

@@ -357,6 +357,9 @@ pub struct Import {
     pub title: String,
     pub created_at: i64,
     pub messages: Vec<ImportMessage>,
+    /// The conversation's own instructions, when the file carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

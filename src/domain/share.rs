@@ -12,13 +12,16 @@ use super::history::{Conversation, Import, ImportMessage, ImportVersion, Message
 pub const SHARE_PREFIX: &str = "/s/";
 
 /// What a link includes besides the messages: the reasoning (off unless asked for: it is the
-/// most private part of a chat) and the files sent with the reader's messages.
+/// most private part of a chat), the files sent with the reader's messages, and the chat's own
+/// instructions (off unless asked for).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShareChoice {
     #[serde(default)]
     pub thinking: bool,
     #[serde(default)]
     pub files: bool,
+    #[serde(default)]
+    pub instructions: bool,
 }
 
 /// A link as its owner (or the admin) lists it. The token itself is shown once, in `url`,
@@ -173,7 +176,10 @@ pub fn snapshot(
         settings: Default::default(),
         messages,
         first: 0,
-        instructions: None,
+        instructions: conversation
+            .instructions
+            .clone()
+            .filter(|_| choice.instructions),
     };
     (snapshot, files)
 }
@@ -186,6 +192,7 @@ pub fn continued(snapshot: &Conversation, key: String, files: &[Option<FileRef>]
         key,
         title: snapshot.title.clone(),
         created_at: 0,
+        instructions: snapshot.instructions.clone(),
         messages: snapshot
             .messages
             .iter()
@@ -429,6 +436,7 @@ mod tests {
         let choice = ShareChoice {
             thinking: true,
             files: true,
+            instructions: false,
         };
         let (shot, files) = snapshot(&chat(), choice, 99);
         assert_eq!(files, ["att-2", "att-3"]);
@@ -455,6 +463,21 @@ mod tests {
     }
 
     #[test]
+    fn a_chats_instructions_reach_a_link_only_when_chosen() {
+        let mut chat = chat();
+        chat.instructions = Some("Answer as a pirate.".into());
+        let (shot, _) = snapshot(&chat, ShareChoice::default(), 99);
+        assert_eq!(shot.instructions, None);
+        assert!(!serde_json::to_string(&shot).unwrap().contains("pirate"));
+        let chosen = ShareChoice {
+            instructions: true,
+            ..ShareChoice::default()
+        };
+        let (shot, _) = snapshot(&chat, chosen, 99);
+        assert_eq!(shot.instructions.as_deref(), Some("Answer as a pirate."));
+    }
+
+    #[test]
     fn days_are_dated_in_utc() {
         assert_eq!(iso_day(0), "1970-01-01");
         assert_eq!(iso_day(1_764_892_800_000), "2025-12-05");
@@ -467,6 +490,7 @@ mod tests {
         let choice = ShareChoice {
             thinking: true,
             files: true,
+            instructions: false,
         };
         let (shot, _) = snapshot(&chat(), choice, 99);
         let mine = file("my-copy");

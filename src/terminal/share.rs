@@ -1,4 +1,4 @@
-//! Shared links from `ponder chat`: `/share [thinking] [files]` makes a link to the chat shown
+//! Shared links from `ponder chat`: `/share [thinking] [files] [instructions]` makes a link to the chat shown
 //! (as the page's Share menu does) and prints it once; `/shares` lists the chat's links,
 //! numbered; `/unshare N` revokes the Nth of that list. What a line asks and how a list reads
 //! are decided here without I/O.
@@ -16,7 +16,7 @@ pub const UNSHARE: &str = "/unshare";
 /// What a line typed in `ponder chat` asks of the chat's links.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `/share`, with `thinking` and `files` to include them.
+    /// `/share`, with `thinking`, `files` and `instructions` to include them.
     Make(ShareChoice),
     /// `/shares`.
     List,
@@ -47,6 +47,7 @@ pub fn command(line: &str) -> Option<Command> {
                 match word.trim_start_matches('+').to_ascii_lowercase().as_str() {
                     "thinking" => choice.thinking = true,
                     "files" => choice.files = true,
+                    "instructions" => choice.instructions = true,
                     _ => return Some(Command::Usage),
                 }
             }
@@ -58,7 +59,7 @@ pub fn command(line: &str) -> Option<Command> {
 }
 
 /// The usage of the three commands.
-pub const USAGE: &str = "/share [thinking] [files] · /shares · /unshare N";
+pub const USAGE: &str = "/share [thinking] [files] [instructions] · /shares · /unshare N";
 
 /// A link as one numbered line of `/shares`.
 pub fn listed(n: usize, link: &ShareLink, l: Locale) -> String {
@@ -89,17 +90,18 @@ mod tests {
             Some(Command::Make(ShareChoice::default()))
         );
         assert_eq!(
-            command("/share thinking files"),
+            command("/share thinking files instructions"),
             Some(Command::Make(ShareChoice {
                 thinking: true,
-                files: true
+                files: true,
+                instructions: true,
             }))
         );
         assert_eq!(
             command(" /share +Thinking "),
             Some(Command::Make(ShareChoice {
                 thinking: true,
-                files: false
+                ..ShareChoice::default()
             }))
         );
         assert_eq!(command("/share everything"), Some(Command::Usage));
@@ -121,6 +123,7 @@ mod tests {
             choice: ShareChoice {
                 thinking: true,
                 files: true,
+                instructions: false,
             },
             created_at: 1_764_892_800_000,
             updated_at: 0,

@@ -19,7 +19,10 @@ pub fn InstructionsMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let t = crate::ui::locale::tr();
     let panel = RwSignal::new(None::<InstructionsPanelCode>);
-    let signed_in = move || chat.me.with(|me| me.as_ref().is_some_and(|me| me.account.is_some()));
+    let signed_in = move || {
+        chat.me
+            .with(|me| me.as_ref().is_some_and(|me| me.account.is_some()))
+    };
     view! {
         <Show when=signed_in>
             <details class="menu instructions-menu" on:toggle=move |ev| {
@@ -116,9 +119,9 @@ fn InstructionsPanel() -> impl IntoView {
         let on_server = chat.chat_on_server();
         let conversation = chat.conversation_id.get_untracked();
         let workspace_id = chat.workspace.get_untracked();
+        let own_text = Some(ours.trim().to_string()).filter(|t| !t.is_empty());
         if !on_server && ours != before.chat {
-            let text = Some(ours.trim().to_string()).filter(|t| !t.is_empty());
-            chat.keep_own_instructions(text);
+            chat.keep_own_instructions(own_text.clone());
         }
         busy.set(true);
         failed.set(None);
@@ -142,7 +145,12 @@ fn InstructionsPanel() -> impl IntoView {
                 }
             }
             match result {
-                Ok(()) => chat.status.set(t.instructions_saved.to_string()),
+                Ok(()) => {
+                    if on_server {
+                        chat.instructions.set(own_text);
+                    }
+                    chat.status.set(t.instructions_saved.to_string());
+                }
                 Err(e) => failed.set(Some(e)),
             }
             busy.set(false);

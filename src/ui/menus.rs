@@ -63,12 +63,17 @@ fn account_section_code() -> Result<AccountSectionCode, SplitLoaderError> {
 pub fn ExportMenu() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let with_thinking = RwSignal::new(true);
+    let with_instructions = RwSignal::new(false);
     let l = crate::ui::locale::locale();
     let t = l.catalogue();
     let export = move |json: bool| {
         let with_thinking = with_thinking.get_untracked();
+        let with_instructions = with_instructions.get_untracked();
         chat.when_loaded(chat_files_code(), move |files| {
-            chat.exportable(move |record| {
+            chat.exportable(move |mut record| {
+                if !with_instructions {
+                    record.chat.instructions = None;
+                }
                 let base = export_name(&crate::i18n::title(t, &record.chat.title));
                 if json {
                     (files.carry)(
@@ -116,6 +121,17 @@ pub fn ExportMenu() -> impl IntoView {
                     />
                     <label for="export-thinking">{t.include_thinking}</label>
                 </div>
+                <Show when=move || chat.instructions.with(Option::is_some)>
+                    <div class="checkbox">
+                        <input
+                            type="checkbox"
+                            id="export-instructions"
+                            prop:checked=move || with_instructions.get()
+                            on:change=move |ev| with_instructions.set(event_target_checked(&ev))
+                        />
+                        <label for="export-instructions">{t.include_instructions}</label>
+                    </div>
+                </Show>
                 <button type="button" class="action" disabled=move || chat.entries.with(Vec::is_empty) on:click=move |_| export(false)>
                     {t.download_markdown}
                 </button>

@@ -59,6 +59,7 @@ fn SharePanel() -> impl IntoView {
     let t = l.catalogue();
     let thinking = RwSignal::new(false);
     let files = RwSignal::new(false);
+    let instructions = RwSignal::new(false);
     let made = RwSignal::new(None::<String>);
     let copied = RwSignal::new(false);
     let links = RwSignal::new(Vec::<ShareLink>::new());
@@ -103,6 +104,7 @@ fn SharePanel() -> impl IntoView {
         let choice = ShareChoice {
             thinking: thinking.get_untracked(),
             files: files.get_untracked(),
+            instructions: instructions.get_untracked(),
         };
         run(Box::pin(async move {
             let link = crate::api::share::create_share(id, choice)
@@ -176,6 +178,13 @@ fn SharePanel() -> impl IntoView {
                     on:change=move |ev| files.set(event_target_checked(&ev))/>
                 <label for="share-files">{t.include_files}</label>
             </div>
+            <Show when=move || chat.instructions.with(Option::is_some)>
+                <div class="checkbox">
+                    <input type="checkbox" id="share-instructions" prop:checked=move || instructions.get()
+                        on:change=move |ev| instructions.set(event_target_checked(&ev))/>
+                    <label for="share-instructions">{t.include_instructions}</label>
+                </div>
+            </Show>
             <button type="button" class="action primary create-link"
                 disabled=move || busy.get() || chat.entries.with(Vec::is_empty)
                 on:click=create

@@ -50,6 +50,12 @@ pub fn document(page: &SharedPage) -> String {
                 <p class="shared-kicker">{w.shared_kicker}</p>
                 <h1 dir="auto">{title.clone()}</h1>
                 <p class="shared-about"><time datetime=day.clone()>{about}</time></p>
+                {shot.instructions.clone().map(|text| view! {
+                    <details class="shared-instructions">
+                        <summary>{t.instructions_chat}</summary>
+                        <p dir="auto">{text}</p>
+                    </details>
+                })}
             </header>
             <div class="messages shared-messages" inner_html=transcript></div>
             <footer class="shared-foot">{action}</footer>

@@ -253,3 +253,52 @@ async fn each_wire_format_carries_them_to_the_model() {
         in_order(&text, &[ADMIN, "PERSONAL", "THIS-CHAT"]);
     }
 }
+
+#[tokio::test]
+async fn a_chats_instructions_reach_a_share_only_when_chosen_and_a_branch_keeps_them() {
+    let app = app("openai").await;
+    let (conversation, answer, _) = turn(
+        &app,
+        "ann",
+        json!({"content": "hello", "instructions": "SECRET-CHAT-RULE"}),
+    )
+    .await;
+    for (chosen, shown) in [(false, false), (true, true)] {
+        let link = ok(
+            &app,
+            "ann",
+            "/api/shares/create",
+            json!({"conversation": conversation, "choice": {"instructions": chosen}}),
+        )
+        .await;
+        let url = link["url"].as_str().unwrap();
+        let page = app
+            .http
+            .get(format!("http://{}{url}", app.addr))
+            .header("Remote-User", "ann")
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(page.contains("SECRET-CHAT-RULE"), shown, "chosen: {chosen}");
+        assert_eq!(link["choice"]["instructions"], chosen);
+    }
+    let branch = ok(
+        &app,
+        "ann",
+        "/api/conversations/branch",
+        json!({"id": conversation, "upto": answer}),
+    )
+    .await;
+    let id = branch["id"].as_str().unwrap().to_string();
+    let view = ok(
+        &app,
+        "ann",
+        "/api/instructions/get",
+        json!({"conversation": id}),
+    )
+    .await;
+    assert!(view.to_string().contains("SECRET-CHAT-RULE"), "{view}");
+}

@@ -1585,6 +1585,7 @@ async fn import_discard_position_and_preferences_at_the_store() {
             }),
         };
         let import = Import {
+            instructions: None,
             key: "browser:abc".into(),
             title: "Old chat".into(),
             created_at: 5,

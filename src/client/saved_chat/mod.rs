@@ -344,6 +344,7 @@ pub fn to_import(record: &SavedChat) -> Import {
         key: c.id.clone(),
         title: c.title.clone(),
         created_at: c.created_at,
+        instructions: c.instructions.clone(),
         messages: c
             .messages
             .iter()
@@ -362,6 +363,13 @@ pub fn to_import(record: &SavedChat) -> Import {
 pub fn export_markdown(chat: &Conversation, with_thinking: bool, l: Locale) -> String {
     let c = l.catalogue();
     let mut out = format!("# {}\n\n", crate::i18n::title(c, &chat.title));
+    if let Some(text) = &chat.instructions {
+        out.push_str(&format!("> **{}**\n>\n", c.instructions_chat));
+        for line in text.lines() {
+            out.push_str(&format!("> {line}\n"));
+        }
+        out.push('\n');
+    }
     for m in &chat.messages {
         let Some(v) = m.shown() else { continue };
         let who = match m.role {

@@ -54,8 +54,8 @@ impl Scoped<'_> {
             now
         };
         sqlx::query(
-            "INSERT INTO conversations (id, user_id, workspace_id, title, created_at, updated_at, rev, deleted_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, 0, $6)",
+            "INSERT INTO conversations (id, user_id, workspace_id, title, created_at, updated_at, rev, deleted_at, instructions) \
+             VALUES ($1, $2, $3, $4, $5, $6, 0, $6, $7)",
         )
         .bind(&id)
         .bind(self.user_id())
@@ -63,6 +63,12 @@ impl Scoped<'_> {
         .bind(&title)
         .bind(created)
         .bind(now)
+        .bind(
+            import
+                .instructions
+                .as_deref()
+                .and_then(|t| crate::domain::instructions::checked(t).ok().flatten()),
+        )
         .execute(self.pool())
         .await?;
         let written = self.import_messages(&id, &import.messages).await;

@@ -41,6 +41,7 @@ struct LinkRow {
     title: String,
     thinking: i64,
     files: i64,
+    instructions: i64,
     messages: i64,
     created_at: i64,
     updated_at: i64,
@@ -56,6 +57,7 @@ impl LinkRow {
             choice: ShareChoice {
                 thinking: self.thinking != 0,
                 files: self.files != 0,
+                instructions: self.instructions != 0,
             },
             created_at: self.created_at,
             updated_at: self.updated_at,
@@ -66,7 +68,8 @@ impl LinkRow {
     }
 }
 
-const LINK_COLUMNS: &str = "s.id, s.conversation_id, s.title, s.thinking, s.files, s.messages, \
+const LINK_COLUMNS: &str =
+    "s.id, s.conversation_id, s.title, s.thinking, s.files, s.instructions, s.messages, \
      s.created_at, s.updated_at";
 
 /// What a snapshot is stored as.
@@ -121,8 +124,8 @@ impl Scoped<'_> {
         let id = new_id();
         sqlx::query(
             "INSERT INTO shares (id, token_hash, user_id, conversation_id, thinking, files, title, \
-             messages, snapshot, file_ids, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+             messages, snapshot, file_ids, created_at, updated_at, instructions) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)",
         )
         .bind(&id)
         .bind(digest(&token))
@@ -135,6 +138,7 @@ impl Scoped<'_> {
         .bind(&taken.snapshot)
         .bind(&taken.file_ids)
         .bind(now)
+        .bind(i64::from(choice.instructions))
         .execute(self.pool())
         .await?;
         Ok((self.share_link(&id).await?, token))
@@ -154,7 +158,8 @@ impl Scoped<'_> {
             .await?;
         let done = sqlx::query(
             "UPDATE shares SET thinking = $1, files = $2, title = $3, messages = $4, snapshot = $5, \
-             file_ids = $6, updated_at = $7, dressing = '{}' WHERE id = $8 AND user_id = $9",
+             file_ids = $6, updated_at = $7, dressing = '{}', instructions = $10 \
+             WHERE id = $8 AND user_id = $9",
         )
         .bind(i64::from(choice.thinking))
         .bind(i64::from(choice.files))
@@ -165,6 +170,7 @@ impl Scoped<'_> {
         .bind(now)
         .bind(id)
         .bind(self.user_id())
+        .bind(i64::from(choice.instructions))
         .execute(self.pool())
         .await?;
         found(done.rows_affected())?;
@@ -291,11 +297,12 @@ impl Store {
             .and_then(|shot| Ok((shot, serde_json::from_str::<Vec<String>>(&file_ids)?)));
         match read {
             Ok((snapshot, files_shown)) => Ok(Opened {
-                snapshot,
                 choice: ShareChoice {
                     thinking: thinking != 0,
                     files: files != 0,
+                    instructions: snapshot.instructions.is_some(),
                 },
+                snapshot,
                 dressing,
                 owner,
                 files: files_shown,
