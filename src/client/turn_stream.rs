@@ -216,7 +216,8 @@ pub enum Leave {
 
 /// Where a turn's events come from: the request that starts it, or a turn already running.
 pub enum Source {
-    Send(ChatRequest),
+    /// Boxed: a request is far larger than a turn's id.
+    Send(Box<ChatRequest>),
     Join(String),
 }
 
@@ -245,7 +246,7 @@ async fn run_turn<H: TurnHost>(
         .sleep(std::time::Duration::from_secs(guard_secs))
         .fuse();
     let (stored, mut turn_id, mut pending) = match source {
-        Source::Send(request) => (request.is_stored(), None, Some(chat.send(request).fuse())),
+        Source::Send(request) => (request.is_stored(), None, Some(chat.send(*request).fuse())),
         Source::Join(id) => (true, Some(id), None),
     };
     // A joined turn is replayed from its start: the stored copy shown meanwhile is replaced.
@@ -584,14 +585,14 @@ mod tests {
 
     /// A request the server keeps (so a dropped stream is reconnected to).
     fn stored() -> Source {
-        Source::Send(ChatRequest {
+        Source::Send(Box::new(ChatRequest {
             content: Some("hi".into()),
             ..ChatRequest::stateless(Vec::new())
-        })
+        }))
     }
 
     fn stateless() -> Source {
-        Source::Send(ChatRequest::stateless(Vec::new()))
+        Source::Send(Box::new(ChatRequest::stateless(Vec::new())))
     }
 
     /// Follows a turn from `source` against `replies`; the script tells what happened.

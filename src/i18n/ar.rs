@@ -115,7 +115,7 @@ pub static AR: Catalogue = Catalogue {
     share_title: "مشاركة هذه المحادثة",
     share_explain: "من لديه الرابط يرى المحادثة كما تظهر الآن، للقراءة فقط. يبقى الشريط الجانبي وحسابك والفروع الأخرى خاصة.",
     include_files: "تضمين الملفات المرفقة",
-    instructions_menu: "التعليمات",
+    instructions_title: "التعليمات",
     instructions_admin: "حدّدها المسؤول لهذا النموذج: تُرسل دائمًا أولًا ولا يمكن إزالتها.",
     instructions_personal: "تعليماتك، لكل المحادثات",
     instructions_workspace: "تعليمات مساحة العمل هذه، لكل محادثاتها",

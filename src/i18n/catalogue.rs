@@ -190,7 +190,7 @@ pub struct Catalogue {
     pub share_title: &'static str,
     pub share_explain: &'static str,
     pub include_files: &'static str,
-    pub instructions_menu: &'static str,
+    pub instructions_title: &'static str,
     pub instructions_admin: &'static str,
     pub instructions_personal: &'static str,
     pub instructions_workspace: &'static str,

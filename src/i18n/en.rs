@@ -87,7 +87,7 @@ pub static EN: Catalogue = Catalogue {
     share_title: "Share this conversation",
     share_explain: "Anyone with the link sees the conversation as it is shown now, read only. Your sidebar, your account and other branches stay private.",
     include_files: "Include attached files",
-    instructions_menu: "Instructions",
+    instructions_title: "Instructions",
     instructions_admin: "Set by the administrator for this model: always sent first, and it cannot be removed.",
     instructions_personal: "Yours, for every chat",
     instructions_workspace: "This workspace’s, for every chat in it",

@@ -87,7 +87,7 @@ pub static JA: Catalogue = Catalogue {
     share_title: "この会話を共有",
     share_explain: "リンクを知っている人は、今表示されている会話を閲覧のみで見られます。サイドバー、アカウント、ほかの分岐は公開されません。",
     include_files: "添付ファイルを含める",
-    instructions_menu: "指示",
+    instructions_title: "指示",
     instructions_admin: "このモデルに管理者が設定した指示です。常に最初に送られ、削除できません。",
     instructions_personal: "あなたの指示(すべてのチャット)",
     instructions_workspace: "このワークスペースの指示(その中のすべてのチャット)",

@@ -95,7 +95,7 @@ pub static PT_BR: Catalogue = Catalogue {
     share_title: "Compartilhar esta conversa",
     share_explain: "Quem tiver o link vê a conversa como está agora, só para leitura. Sua barra lateral, sua conta e outros ramos continuam privados.",
     include_files: "Incluir arquivos anexados",
-    instructions_menu: "Instruções",
+    instructions_title: "Instruções",
     instructions_admin: "Definidas pelo administrador para este modelo: sempre enviadas primeiro, e não podem ser removidas.",
     instructions_personal: "Suas, para todas as conversas",
     instructions_workspace: "Deste espaço de trabalho, para todas as conversas nele",

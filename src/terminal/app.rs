@@ -563,7 +563,7 @@ impl Chat {
         })));
         self.back = 0;
         self.status = String::new();
-        vec![self.follow(Source::Send(request), None)]
+        vec![self.follow(Source::Send(Box::new(request)), None)]
     }
 
     /// Follows the running turn `turn` that writes the last answer shown.

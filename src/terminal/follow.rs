@@ -37,7 +37,8 @@ pub enum Progress {
 /// Where a turn's events come from: the request that starts it, or a turn already running.
 #[derive(Clone, Debug)]
 pub enum Source {
-    Send(ChatRequest),
+    /// Boxed: a request is far larger than a turn's id.
+    Send(Box<ChatRequest>),
     Join(String),
 }
 

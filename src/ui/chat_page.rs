@@ -7,7 +7,6 @@ use super::clock::Clock;
 use super::composer::Composer;
 use super::conversation::Conversation;
 use super::icons::{icon, Icon};
-use super::instructions_menu::InstructionsMenu;
 use super::menus::{ExportMenu, SettingsMenu};
 use super::model_picker::ModelPicker;
 use super::notices::Notices;
@@ -126,7 +125,6 @@ pub fn ChatPage() -> impl IntoView {
                     <div class="top-actions">
                         <ModelPicker/>
                         <ShareMenu/>
-                        <InstructionsMenu/>
                         <ExportMenu/>
                         <SettingsMenu/>
                     </div>

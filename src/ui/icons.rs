@@ -29,8 +29,6 @@ pub enum Icon {
     Attach,
     /// A box with an arrow out of it: share by link.
     Share,
-    /// A page of lines: system instructions.
-    Instructions,
 }
 
 impl Icon {
@@ -53,7 +51,6 @@ impl Icon {
             Icon::Close => "M6 6l12 12M18 6L6 18",
             Icon::Trash => "M5 7h14M10 7V4h4v3M7 7l1 13h8l1-13",
             Icon::Share => "M12 15V4M8 8l4-4 4 4M5 12v7h14v-7",
-            Icon::Instructions => "M6 4h12v16H6zM9 8h6M9 12h6M9 16h3",
             Icon::Attach => "M16.5 6.5l-8 8a2.1 2.1 0 0 0 3 3l8.5-8.5a4 4 0 0 0-5.7-5.7L5.6 12a6 6 0 0 0 8.5 8.5l6.4-6.4",
             Icon::ThinkMore => "M9.5 18h5M10.5 21h3M12 3a6 6 0 0 0-3.5 10.9c.6.5 1 1.2 1 2.1h5c0-.9.4-1.6 1-2.1A6 6 0 0 0 12 3z",
         }

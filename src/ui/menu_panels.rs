@@ -62,6 +62,9 @@ fn SettingsPanel() -> impl IntoView {
         </fieldset>
         <NewChatModelSetting/>
         <LanguageSetting/>
+        <Show when=move || chat.me.with(|me| me.as_ref().is_some_and(|me| me.account.is_some()))>
+            <super::instructions_panel::InstructionsPanel/>
+        </Show>
         // Only once the chat has a block to expand.
         <Show when=move || chat.entries.with(|e| e.iter().any(|e| e.turn().is_some_and(|t| t.with(|t| !t.blocks.is_empty()))))>
             <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>

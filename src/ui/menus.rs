@@ -121,17 +121,15 @@ pub fn ExportMenu() -> impl IntoView {
                     />
                     <label for="export-thinking">{t.include_thinking}</label>
                 </div>
-                <Show when=move || chat.instructions.with(Option::is_some)>
-                    <div class="checkbox">
-                        <input
-                            type="checkbox"
-                            id="export-instructions"
-                            prop:checked=move || with_instructions.get()
-                            on:change=move |ev| with_instructions.set(event_target_checked(&ev))
-                        />
-                        <label for="export-instructions">{t.include_instructions}</label>
-                    </div>
-                </Show>
+                <div class="checkbox" hidden=move || chat.instructions.with(Option::is_none)>
+                    <input
+                        type="checkbox"
+                        id="export-instructions"
+                        prop:checked=move || with_instructions.get()
+                        on:change=move |ev| with_instructions.set(event_target_checked(&ev))
+                    />
+                    <label for="export-instructions">{t.include_instructions}</label>
+                </div>
                 <button type="button" class="action" disabled=move || chat.entries.with(Vec::is_empty) on:click=move |_| export(false)>
                     {t.download_markdown}
                 </button>

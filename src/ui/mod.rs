@@ -13,7 +13,7 @@ pub mod dom;
 pub mod empty_chat;
 pub mod first_paint;
 pub mod icons;
-pub mod instructions_menu;
+pub mod instructions_panel;
 pub mod locale;
 pub mod markdown_view;
 pub mod menu_panels;

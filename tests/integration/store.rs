@@ -1950,3 +1950,101 @@ async fn uploads_at_the_same_time_all_land_and_the_quota_still_holds() {
         assert_eq!(a.attachment_bytes().await.expect("used"), limit, "{engine}");
     }
 }
+
+#[tokio::test]
+async fn instruction_levels_are_each_users_own_and_an_answer_keeps_what_it_was_asked_with() {
+    use ponder::domain::instructions::Level;
+    use ponder::server::store::opening::{Asked, Opening};
+    for (engine, store) in stores().await {
+        let (alice, bob) = two_users(&store).await;
+        let me = store.scoped(&alice);
+        let them = store.scoped(&bob);
+        let workspace = me.default_workspace().await.expect("workspace").id;
+        me.set_instructions(Level::Personal, None, Some("mine"))
+            .await
+            .expect("personal");
+        me.set_instructions(Level::Workspace, Some(&workspace), Some("ours"))
+            .await
+            .expect("workspace");
+        let opened = me
+            .open_turn(Opening {
+                conversation: None,
+                workspace: None,
+                title: "t",
+                asked: Some(Asked {
+                    content: "q",
+                    edit: None,
+                    attachments: &[],
+                    max_bytes: u64::MAX,
+                    send_as: &[],
+                }),
+                regenerate: None,
+                model: "demo",
+                settings: Default::default(),
+                instructions: Some("mine\n\nours\n\nthis chat"),
+                conversation_instructions: Some("this chat"),
+                turn: "t1",
+                replica: None,
+            })
+            .await
+            .expect("opened");
+        let conversation = opened.slot.conversation_id.clone();
+        let levels = me
+            .instruction_levels(Some(&conversation), None)
+            .await
+            .expect("levels");
+        assert_eq!(
+            (
+                levels.personal.as_deref(),
+                levels.workspace.as_deref(),
+                levels.conversation.as_deref()
+            ),
+            (Some("mine"), Some("ours"), Some("this chat")),
+            "{engine}"
+        );
+        assert_eq!(
+            me.version_instructions(&opened.slot.message_id)
+                .await
+                .expect("kept")
+                .as_deref(),
+            Some("mine\n\nours\n\nthis chat"),
+            "{engine}"
+        );
+        let new_chat = me.instruction_levels(None, None).await.expect("new chat");
+        assert_eq!(new_chat.conversation, None, "{engine}");
+        assert_eq!(new_chat.workspace.as_deref(), Some("ours"), "{engine}");
+
+        // Bob reaches none of Alice's, and his own are his.
+        for result in [
+            them.instruction_levels(Some(&conversation), None)
+                .await
+                .map(|_| ()),
+            them.set_instructions(Level::Conversation, Some(&conversation), Some("x"))
+                .await,
+            them.set_instructions(Level::Workspace, Some(&workspace), Some("x"))
+                .await,
+            them.version_instructions(&opened.slot.message_id)
+                .await
+                .map(|_| ()),
+        ] {
+            assert!(
+                matches!(result, Err(StoreError::NotFound)),
+                "{engine}: {result:?}"
+            );
+        }
+        assert_eq!(
+            them.personal_instructions().await.expect("bob"),
+            None,
+            "{engine}"
+        );
+        assert!(matches!(
+            me.set_instructions(Level::Model, None, Some("x")).await,
+            Err(StoreError::Conflict(_))
+        ));
+        me.set_instructions(Level::Conversation, Some(&conversation), None)
+            .await
+            .expect("cleared");
+        let read = me.conversation(&conversation, false).await.expect("read");
+        assert_eq!(read.instructions, None, "{engine}");
+    }
+}

@@ -548,7 +548,7 @@ async fn stored_chats_open_from_the_picker_continue_on_the_server_and_a_streamin
         ..ChatRequest::stateless(Vec::new())
     };
     let elsewhere = tokio::spawn(async move {
-        follow::follow(&direct, Source::Send(request), Duration::from_secs(30), tx).await
+        follow::follow(&direct, Source::Send(Box::new(request)), Duration::from_secs(30), tx).await
     });
     let conversation = loop {
         match progress.recv().await.expect("the turn runs") {
@@ -650,7 +650,7 @@ async fn a_turn_whose_connection_breaks_is_rejoined_after_its_last_event_and_arr
         content: Some("[long-think] cut me off and come back".into()),
         ..ChatRequest::stateless(Vec::new())
     };
-    let progress = followed(&through_proxy, Source::Send(request)).await;
+    let progress = followed(&through_proxy, Source::Send(Box::new(request))).await;
     let lost = progress.iter().position(|p| *p == Progress::Lost);
     let back = progress.iter().position(|p| *p == Progress::Back);
     assert!(

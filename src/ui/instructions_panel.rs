@@ -1,49 +1,14 @@
-//! The Instructions menu: every level of system instructions that applies to the chat shown, in
-//! one place. The administrator's level for the chat's model (read only), the reader's own, the
-//! workspace's and the chat's (each editable), and the text the model is sent. The panel is a
-//! chunk of its own (`instructions_panel`), fetched when the menu first opens.
+//! The settings' Instructions section: every level of system instructions that applies to the
+//! chat shown, in one place. The administrator's level for the chat's model (read only), the
+//! reader's own, the workspace's and the chat's (each editable), and the text the model is sent.
+//! It is part of the settings panel's chunk (`menu_panels`).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use leptos::wasm_split::SplitLoaderError;
 
-use super::icons::{icon, Icon};
-use super::menus::menu_toggled;
 use crate::client::controller::ChatController;
 use crate::domain::instructions::{Instructions, Level};
 use crate::domain::Failure;
-
-/// The menu, wherever someone is signed in (the server keeps the reader's own level).
-#[component]
-pub fn InstructionsMenu() -> impl IntoView {
-    let chat = expect_context::<ChatController>();
-    let t = crate::ui::locale::tr();
-    let panel = RwSignal::new(None::<InstructionsPanelCode>);
-    let signed_in = move || {
-        chat.me
-            .with(|me| me.as_ref().is_some_and(|me| me.account.is_some()))
-    };
-    view! {
-        <Show when=signed_in>
-            <details class="menu instructions-menu" on:toggle=move |ev| {
-                if menu_toggled(ev) && panel.get_untracked().is_none() {
-                    chat.when_loaded(instructions_panel_code(), move |code| panel.set(Some(code)));
-                }
-            }>
-                <summary class="menu-button">{icon(Icon::Instructions)}<span class="menu-label">{t.instructions_menu}</span></summary>
-                <div class="menu-panel">{move || panel.get().map(|code| code())}</div>
-            </details>
-        </Show>
-    }
-}
-
-/// Builds the panel.
-type InstructionsPanelCode = fn() -> AnyView;
-
-#[leptos::wasm_split::wasm_split(instructions_panel, wasm_split_path = leptos::wasm_split, fallible)]
-fn instructions_panel_code() -> Result<InstructionsPanelCode, SplitLoaderError> {
-    Ok(|| view! { <InstructionsPanel/> }.into_any())
-}
 
 /// The texts as loaded, to send only what the reader changed.
 #[derive(Clone, Default, PartialEq)]
@@ -54,8 +19,9 @@ struct Loaded {
     chat: String,
 }
 
+/// The section, for a signed-in reader (the server keeps the reader's own level).
 #[component]
-fn InstructionsPanel() -> impl IntoView {
+pub fn InstructionsPanel() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let l = crate::ui::locale::locale();
     let t = l.catalogue();
@@ -167,7 +133,8 @@ fn InstructionsPanel() -> impl IntoView {
         }
     };
     view! {
-        <div class="instructions-panel">
+        <fieldset class="instructions-panel">
+            <legend>{t.instructions_title}</legend>
             {move || loaded.with(|l| l.admin.clone()).map(|admin| view! {
                 <div class="instructions-admin">
                     <p class="menu-note">{t.instructions_admin}</p>
@@ -187,6 +154,6 @@ fn InstructionsPanel() -> impl IntoView {
                 Some(text) => view! { <pre class="instructions-sent" dir="auto">{text}</pre> }.into_any(),
                 None => view! { <p class="menu-note">{t.instructions_none}</p> }.into_any(),
             }}
-        </div>
+        </fieldset>
     }
 }
