@@ -635,6 +635,26 @@ mod tests {
     }
 
     #[test]
+    fn a_chats_own_instructions_are_kept_with_it_and_an_export_says_them() {
+        let mut record = record_with(vec![sample::user("m1", "q")]);
+        record.chat.instructions = Some("Be brief.\nUse SI units.".into());
+        assert_eq!(read_back(&record), record);
+        assert_eq!(json_of(&record)["instructions"], "Be brief.\nUse SI units.");
+        assert_eq!(
+            to_import(&record).instructions.as_deref(),
+            Some("Be brief.\nUse SI units.")
+        );
+        let md = export_markdown(&record.chat, false, Locale::En);
+        assert!(
+            md.contains("> **This chat’s**\n>\n> Be brief.\n> Use SI units.\n"),
+            "{md}"
+        );
+        record.chat.instructions = None;
+        assert!(json_of(&record).get("instructions").is_none());
+        assert!(!export_markdown(&record.chat, false, Locale::En).contains("This chat’s"));
+    }
+
+    #[test]
     fn a_record_without_thinking_restores_as_a_plain_message() {
         let raw = r#"{"id":"c","title":"old","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#;
         let record = parse_conversation(raw).unwrap();

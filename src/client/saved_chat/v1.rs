@@ -120,6 +120,8 @@ pub(super) struct Record {
     messages: Vec<SavedMessage>,
     #[serde(default, skip_serializing_if = "is_zero_usize")]
     earlier: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    instructions: Option<String>,
     #[serde(flatten)]
     extra: Map<String, Value>,
 }
@@ -271,7 +273,7 @@ impl From<Record> for SavedChat {
                 settings: r.settings,
                 messages,
                 first: r.earlier,
-                instructions: None,
+                instructions: r.instructions,
             },
             extra: r.extra,
             message_extra: Vec::new(),
@@ -299,6 +301,7 @@ impl From<SavedChat> for Record {
             model: c.model,
             settings: c.settings,
             earlier: c.first,
+            instructions: c.instructions,
             extra: s.extra,
         }
     }
