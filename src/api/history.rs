@@ -255,3 +255,26 @@ pub async fn set_preferences(
         .await
         .map_err(|e| crate::server::http::request::store_error(e).into())
 }
+
+/// Waits (at most 15 s) for the title the model writes for conversation `id` after its first
+/// answer: that title once written (or the reader's, if they renamed it), `null` when titles by
+/// the model are off or none came in time.
+#[server(prefix = "/api", endpoint = "titles/wait", input = Json, output = Json)]
+pub async fn wait_for_title(id: String) -> Result<Option<String>, ApiError> {
+    use crate::server::http::request::{caller, store_error};
+    use std::time::Duration;
+    let (state, who) = caller()?;
+    let me = state.store.scoped(&who);
+    let until = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let (title, made_of_first_words) = me.title_of(&id).await.map_err(store_error)?;
+        if !made_of_first_words {
+            return Ok(Some(title));
+        }
+        let left = until.saturating_duration_since(tokio::time::Instant::now());
+        if !state.config.titles || left.is_zero() {
+            return Ok(None);
+        }
+        state.titles.wait(left.min(Duration::from_secs(1))).await;
+    }
+}

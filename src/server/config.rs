@@ -148,6 +148,11 @@ pub struct Config {
     /// What each model is always told first, set by the administrator
     /// (`PONDER_MODEL_INSTRUCTIONS`): no reader can remove it.
     pub model_instructions: ModelInstructions,
+    /// Titles by the model after a new conversation's first answer (`PONDER_TITLES`: `model`,
+    /// the default, or `off`).
+    pub titles: bool,
+    /// The model that writes titles (`PONDER_TITLE_MODEL`); none: the conversation's own.
+    pub title_model: Option<String>,
     /// The program that reads PDFs and large images in a child process of its own: this
     /// binary (`ponder extract-pdf`, `ponder shrink-image`); `PONDER_FILE_READER` names
     /// another (a test harness names the built `ponder`).
@@ -616,6 +621,18 @@ impl Config {
             model_instructions: instructions::model_instructions(
                 get("PONDER_MODEL_INSTRUCTIONS").as_deref(),
             )?,
+            titles: match get("PONDER_TITLES").as_deref().map(str::trim) {
+                None | Some("") | Some("model") => true,
+                Some("off") => false,
+                Some(other) => {
+                    return Err(ConfigError(format!(
+                        "PONDER_TITLES={other:?} must be model or off"
+                    )))
+                }
+            },
+            title_model: get("PONDER_TITLE_MODEL")
+                .map(|m| m.trim().to_string())
+                .filter(|m| !m.is_empty()),
             file_reader: get("PONDER_FILE_READER")
                 .map(std::path::PathBuf::from)
                 .or_else(|| std::env::current_exe().ok())

@@ -19,4 +19,5 @@ pub mod rich_work;
 pub mod state;
 pub mod store;
 pub mod telemetry;
+pub mod titles;
 pub mod turn;

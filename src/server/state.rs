@@ -40,6 +40,8 @@ pub struct AppState {
     pub streaming: Arc<super::turn::batch::StreamingBatch>,
     /// The final states of the stored turns that end together, written in one transaction.
     pub finals: Arc<super::turn::batch::FinalBatch>,
+    /// Wakes the pages waiting for a title by the model.
+    pub titles: Arc<super::titles::TitleBoard>,
 }
 
 impl AppState {
@@ -59,6 +61,7 @@ impl AppState {
             relay: None,
             streaming: Arc::default(),
             finals: Arc::default(),
+            titles: Arc::default(),
             http: upstream_client(&config)?,
             redactor: Arc::new(Redactor::new(secrets.iter().map(String::as_str))),
             config: Arc::new(config),
@@ -87,6 +90,7 @@ impl AppState {
             relay: self.relay.clone(),
             streaming: self.streaming.clone(),
             finals: self.finals.clone(),
+            titles: self.titles.clone(),
         })
     }
 

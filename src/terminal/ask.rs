@@ -110,7 +110,13 @@ pub async fn run(options: Options) -> Result<i32, ClientError> {
     let task = {
         let server = server.clone();
         tokio::spawn(async move {
-            follow::follow(&server, Source::Send(Box::new(request)), Duration::from_secs(120), tx).await
+            follow::follow(
+                &server,
+                Source::Send(Box::new(request)),
+                Duration::from_secs(120),
+                tx,
+            )
+            .await
         })
     };
     let started = std::time::Instant::now();

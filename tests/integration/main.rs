@@ -29,3 +29,4 @@ mod store;
 mod store_faults;
 mod store_hardening;
 mod terminal;
+mod titles;

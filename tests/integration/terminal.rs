@@ -548,7 +548,13 @@ async fn stored_chats_open_from_the_picker_continue_on_the_server_and_a_streamin
         ..ChatRequest::stateless(Vec::new())
     };
     let elsewhere = tokio::spawn(async move {
-        follow::follow(&direct, Source::Send(Box::new(request)), Duration::from_secs(30), tx).await
+        follow::follow(
+            &direct,
+            Source::Send(Box::new(request)),
+            Duration::from_secs(30),
+            tx,
+        )
+        .await
     });
     let conversation = loop {
         match progress.recv().await.expect("the turn runs") {

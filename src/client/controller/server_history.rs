@@ -127,6 +127,27 @@ lazy_actions! {
         });
     }
 
+    /// Shows the title the model writes for conversation `id` after its first answer, in the
+    /// list and (while it is shown) the top bar, once the server has it.
+    fn wait_for_title(this, id: String) {
+        spawn_local(async move {
+            let Ok(Some(title)) = crate::api::history::wait_for_title(id.clone()).await else {
+                return;
+            };
+            if this.conversation_id.get_untracked() == id {
+                this.title.set(title.clone());
+                this.meta.update_value(|m| m.title = title.clone());
+            }
+            this.conversations.update(|list| {
+                if let Some(c) = list.iter_mut().find(|c| c.id == id) {
+                    c.title = title;
+                }
+            });
+            // A list read before the title was written may still be on its way.
+            this.refresh_list();
+        });
+    }
+
     /// Brings in the page of messages before the `before` last of conversation `id`, unless an
     /// earlier page is already on its way.
     fn earlier(this, id: String, page: Page, before: usize) {
@@ -497,5 +518,9 @@ impl Backend for ServerHistory {
 
     fn turn_ended(&self, c: ChatController) {
         self.refresh_list(c);
+        // The first answer of a new chat: the model writes its title next.
+        if c.entries.with_untracked(|e| e.len() == 2) && c.chat_on_server() {
+            stored_chat::wait_for_title(c, c.conversation_id.get_untracked());
+        }
     }
 }

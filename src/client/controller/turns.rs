@@ -400,7 +400,11 @@ impl ChatController {
     /// in the next task: the event that sent the message only renders it. On a fresh page the
     /// first send did all three in one task of about 50 ms, the longest of a whole turn.
     fn start(&self, request: ChatRequest, turn: RwSignal<TurnState>) {
-        self.follow(Source::Send(Box::new(request)), turn, self.locale.catalogue().sending);
+        self.follow(
+            Source::Send(Box::new(request)),
+            turn,
+            self.locale.catalogue().sending,
+        );
     }
 
     /// Joins the turn `id` that writes the answer shown in `turn` (a conversation opened while

@@ -203,6 +203,30 @@ fn reply(
         let error = error_body(provider, 400, &message, "invalid_request_error");
         return json_response(StatusCode::BAD_REQUEST, &error);
     }
+    if let Some(title) = super::received::title_reply(provider, &request) {
+        let script = super::scenarios::Script {
+            status: 200,
+            error_body: None,
+            steps: vec![super::scenarios::Step::Answer(title)],
+            finish: "stop",
+            fast: true,
+            pace: None,
+            words: 1,
+        };
+        let content_type = match provider {
+            ProviderKind::Ollama => "application/x-ndjson",
+            ProviderKind::Gemini if !sse => "application/json",
+            _ => "text/event-stream",
+        };
+        // Not one of the streams the tests count: Ponder asks it on its own.
+        let uncounted = std::sync::Arc::new(super::pacer::DemoStats::default());
+        return stream_response(
+            render_with_files(provider, &script, sse, Default::default()),
+            Duration::ZERO,
+            uncounted,
+            content_type,
+        );
+    }
     let prompt = last_user_message(provider, &request);
     let mut scenario = Scenario::from_prompt(&prompt);
     if scenario == Scenario::ErrorOnce {

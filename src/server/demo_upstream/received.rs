@@ -38,6 +38,47 @@ pub(super) fn system_report(provider: ProviderKind, body: &Value) -> String {
     }
 }
 
+/// What the demo answers a title request (Ponder's own, after a conversation's first answer)
+/// with: the question's first line as it was asked, so a chat keeps the title it had; with
+/// `[titled]` in the question a title of its own, after reasoning written inline where a real
+/// model might leak it (`<think>…</think>`), which Ponder must not keep. `None` for any other
+/// request.
+pub(super) fn title_reply(provider: ProviderKind, body: &Value) -> Option<String> {
+    let system = system_text(provider, body)?;
+    if !system.starts_with("You write titles for conversations") {
+        return None;
+    }
+    let asked = user_messages(provider, body)
+        .last()
+        .map(|m| {
+            let parts = match provider {
+                ProviderKind::Gemini => &m["parts"],
+                _ => &m["content"],
+            };
+            match parts {
+                Value::String(s) => s.clone(),
+                Value::Array(list) => list
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(""),
+                _ => String::new(),
+            }
+        })
+        .unwrap_or_default();
+    let question = asked
+        .strip_prefix("Question:\n")
+        .and_then(|rest| rest.split("\n\nAnswer:\n").next())
+        .unwrap_or(&asked);
+    if question.contains("[titled]") {
+        return Some(
+            "<think>DEMO-TITLE-REASONING: a title of six words at most.</think>A Title by the Demo Model"
+                .to_string(),
+        );
+    }
+    Some(question.lines().next().unwrap_or_default().to_string())
+}
+
 /// The system text of a request: Chat Completions' and Ollama's `system` or `developer`
 /// messages, Anthropic's `system`, Responses' `instructions`, Gemini's `systemInstruction`,
 /// Interactions' `system_instruction`.

@@ -89,7 +89,7 @@ impl Scoped<'_> {
         }
         let title: String = title.chars().take(200).collect();
         let done = sqlx::query(
-            "UPDATE conversations SET title = $1, updated_at = $2, rev = rev + 1 WHERE id = $3 AND user_id = $4 AND deleted_at IS NULL",
+            "UPDATE conversations SET title = $1, updated_at = $2, rev = rev + 1, title_source = 'reader' WHERE id = $3 AND user_id = $4 AND deleted_at IS NULL",
         )
         .bind(&title)
         .bind(now_ms())
@@ -268,5 +268,37 @@ impl Scoped<'_> {
             .await?;
         tx.commit().await?;
         Ok(())
+    }
+}
+
+impl Scoped<'_> {
+    /// Writes a title the model made, unless the conversation has one the reader or a model
+    /// gave it since (or it is gone); whether it was written.
+    pub async fn set_model_title(&self, id: &str, title: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE conversations SET title = $1, rev = rev + 1, title_source = 'model' \
+             WHERE id = $2 AND user_id = $3 AND deleted_at IS NULL AND title_source = 'auto'",
+        )
+        .bind(title)
+        .bind(id)
+        .bind(self.user_id())
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// A conversation's title, and whether it is still the one Ponder made from its first words
+    /// (no model nor reader gave it another).
+    pub async fn title_of(&self, id: &str) -> Result<(String, bool), StoreError> {
+        let row: Option<(String, String)> = sqlx::query_as(
+            "SELECT title, title_source FROM conversations \
+             WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
+        )
+        .bind(id)
+        .bind(self.user_id())
+        .fetch_optional(self.pool())
+        .await?;
+        let (title, source) = row.ok_or(StoreError::NotFound)?;
+        Ok((title, source == "auto"))
     }
 }

@@ -211,6 +211,7 @@ impl Persist {
         keeping: Option<StateKeeping>,
         batch: Arc<StreamingBatch>,
         finals: Arc<FinalBatch>,
+        title: Option<crate::server::titles::TitleJob>,
     ) -> Persist {
         let max_state = keeping.as_ref().map_or(0, |k| k.max_bytes);
         let (latest, mut rx) = watch::channel::<Pending>(None);
@@ -245,6 +246,11 @@ impl Persist {
                 writer_failed.store(true, Ordering::Relaxed);
             }
             written_tx.send_replace(true);
+            if let (Ok(()), Some(job)) = (&saved, title) {
+                if record.status == VersionStatus::Done && !record.content.trim().is_empty() {
+                    job.start(record.content.clone());
+                }
+            }
             if matches!(saved, Err(ref e) if !e.is_final()) {
                 keep_trying(&store, &who, &writer_slot, &record).await;
             }
@@ -523,6 +529,21 @@ pub async fn begin(
             return Err(store_error(e));
         }
     };
+    let title = match (&request.content, made_here && state.config.titles) {
+        (Some(question), true) => Some(crate::server::titles::TitleJob {
+            config: state.config.clone(),
+            http: state.http.clone(),
+            base: state.upstream_base.clone(),
+            store: store.clone(),
+            who: who.clone(),
+            board: state.titles.clone(),
+            conversation: slot.conversation_id.clone(),
+            question: question.clone(),
+            model: options.model.clone(),
+            controls: options.controls,
+        }),
+        _ => None,
+    };
     let first = TurnEvent::Turn {
         conversation: slot.conversation_id.clone(),
         user_message,
@@ -541,6 +562,7 @@ pub async fn begin(
             keeping,
             state.streaming.clone(),
             state.finals.clone(),
+            title,
         ),
     ))
 }
