@@ -724,6 +724,9 @@ async fn start_ponder(stub: SocketAddr, keep: Keep) -> Res<Server> {
         .env("LEPTOS_OUTPUT_NAME", "ponder")
         .env("PONDER_UPSTREAM_URL", format!("http://{stub}/v1"))
         .env("PONDER_MODEL", "stub")
+        // Every stored turn here starts a conversation: with titles by the model each would
+        // send a second request to the stub, which this harness does not count as a turn.
+        .env("PONDER_TITLES", "off")
         .env("PONDER_DATABASE_URL", database_url(keep).await?)
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log)
