@@ -81,13 +81,8 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
             state
                 .models
                 .resolve(&state.config, request.model.as_deref(), None, settings)?;
-        let personal = state
-            .store
-            .scoped(&who)
-            .personal_instructions()
-            .await
-            .map_err(req::store_error)?;
-        options.instructions = turn::persist::combined(
+        let personal = state.personal.of(&state.store, &who).await;
+        options.instructions = crate::server::instructions::combined(
             &state.config,
             &options.model,
             personal,

@@ -18,6 +18,7 @@ pub mod find;
 pub mod labels;
 pub mod local_store;
 pub mod saved_chat;
+pub mod shortcuts;
 pub mod thinking_view;
 pub mod tray;
 pub mod turn_state;

@@ -9,6 +9,7 @@ pub mod demo_upstream;
 pub mod dress;
 pub mod extract;
 pub mod http;
+pub mod instructions;
 pub mod models;
 pub mod outcome;
 pub mod providers;

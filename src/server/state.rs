@@ -42,6 +42,8 @@ pub struct AppState {
     pub finals: Arc<super::turn::batch::FinalBatch>,
     /// Wakes the pages waiting for a title by the model.
     pub titles: Arc<super::titles::TitleBoard>,
+    /// Each reader's own instructions as last read, for turns the server does not store.
+    pub personal: Arc<super::instructions::PersonalLevels>,
 }
 
 impl AppState {
@@ -62,6 +64,7 @@ impl AppState {
             streaming: Arc::default(),
             finals: Arc::default(),
             titles: Arc::default(),
+            personal: Arc::default(),
             http: upstream_client(&config)?,
             redactor: Arc::new(Redactor::new(secrets.iter().map(String::as_str))),
             config: Arc::new(config),
@@ -91,6 +94,7 @@ impl AppState {
             streaming: self.streaming.clone(),
             finals: self.finals.clone(),
             titles: self.titles.clone(),
+            personal: self.personal.clone(),
         })
     }
 

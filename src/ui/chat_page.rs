@@ -11,9 +11,31 @@ use super::menus::{ExportMenu, SettingsMenu};
 use super::model_picker::ModelPicker;
 use super::notices::Notices;
 use super::share_menu::ShareMenu;
+use super::shortcuts_sheet::{sheet_code, SheetCode, SHEET_ID};
 use super::sidebar::Sidebar;
 use super::sign_in::SignIn;
 use crate::client::controller::{now_ms, ChatController};
+use crate::client::shortcuts::{shortcut, Press, Shortcut};
+
+/// Opens the shortcuts' sheet, fetching its chunk the first time.
+fn open_sheet(chat: ChatController, sheet: RwSignal<Option<SheetCode>>) {
+    let show = || {
+        if let Some(dialog) = super::dom::find(&format!("#{SHEET_ID}")) {
+            use leptos::wasm_bindgen::JsCast;
+            if let Ok(dialog) = dialog.dyn_into::<web_sys::HtmlDialogElement>() {
+                let _ = dialog.show_modal();
+            }
+        }
+    };
+    if sheet.get_untracked().is_some() {
+        show();
+        return;
+    }
+    chat.when_loaded(sheet_code(), move |code| {
+        sheet.set(Some(code));
+        request_animation_frame(show);
+    });
+}
 
 /// The whole chat: it owns the page's controller and clock, reads saved chats once hydrated,
 /// and lays out the conversation list, the top bar, notices, the conversation, the status
@@ -35,6 +57,7 @@ pub fn ChatPage() -> impl IntoView {
             .map(|me| me.needs_setup)
     });
     let drawer = RwSignal::new(false);
+    let sheet = RwSignal::new(None::<SheetCode>);
     // The tab says which chat it holds.
     Effect::new(move |_| {
         let title = chat.title.get();
@@ -60,17 +83,67 @@ pub fn ChatPage() -> impl IntoView {
                 .and_then(|t| leptos::wasm_bindgen::JsCast::dyn_into::<web_sys::Node>(t).ok());
             super::dom::close_menus_outside(target.as_ref());
         });
-        // Escape closes the open menu, else the conversations drawer (focus back on its button).
+        // The keyboard: Escape closes the open menu, else the conversations drawer (focus back
+        // on its button), else stops the answer being written; the shortcuts of `?`'s sheet.
         let escape = window_event_listener(leptos::ev::keydown, move |ev| {
-            if ev.key() != "Escape" {
+            let key = ev.key();
+            let press = Press {
+                key: &key,
+                ctrl: ev.ctrl_key(),
+                meta: ev.meta_key(),
+                shift: ev.shift_key(),
+                alt: ev.alt_key(),
+                typing: super::dom::typing_in_field(),
+                composing: ev.is_composing(),
+            };
+            let Some(shortcut) = shortcut(press) else {
+                return;
+            };
+            if super::dom::find("dialog[open]").is_some() {
                 return;
             }
-            if super::dom::close_menu_with_escape() {
+            let done = match shortcut {
+                Shortcut::Stop if super::dom::close_menu_with_escape() => true,
+                Shortcut::Stop if drawer.get_untracked() => {
+                    drawer.set(false);
+                    super::dom::focus_by_id("drawer-toggle");
+                    true
+                }
+                Shortcut::Stop => {
+                    let stops = chat.is_running() && chat.editing.get_untracked().is_none();
+                    if stops {
+                        chat.stop();
+                    }
+                    stops
+                }
+                Shortcut::Sheet => {
+                    open_sheet(chat, sheet);
+                    true
+                }
+                Shortcut::NewChat => {
+                    chat.new_chat();
+                    super::dom::focus_by_id("composer-input");
+                    true
+                }
+                Shortcut::Search => match super::dom::find(".search input[type=search]") {
+                    Some(field) => {
+                        drawer.set(true);
+                        let _ = field.focus();
+                        true
+                    }
+                    None => false,
+                },
+                Shortcut::FocusComposer => {
+                    super::dom::focus_by_id("composer-input");
+                    true
+                }
+                Shortcut::ToggleThinking => {
+                    super::dom::toggle_last_details(".messages details.thinking")
+                }
+                Shortcut::Regenerate => chat.regenerate_last(),
+            };
+            if done {
                 ev.prevent_default();
-            } else if drawer.get_untracked() {
-                ev.prevent_default();
-                drawer.set(false);
-                super::dom::focus_by_id("drawer-toggle");
             }
         });
         on_cleanup(move || {
@@ -144,6 +217,7 @@ pub fn ChatPage() -> impl IntoView {
             // drawn at the start by the style sheet.
             <Sidebar open=drawer/>
             <super::message_bubble::DisclaimerExplanation explanation=disclaimer/>
+            {move || sheet.get().map(|code| code())}
             // An address that leads nowhere: the page says so in place of the chat.
             {move || chat.lost.get().then(|| view! { <super::not_found::NotFound/> })}
         </div>

@@ -246,3 +246,55 @@ fn text_nodes(node: &web_sys::Node, out: &mut Vec<web_sys::Node>) {
         }
     }
 }
+
+/// The focus is in a field that takes text: an input that is not a button or a box, a text
+/// area, a select or editable content.
+pub fn typing_in_field() -> bool {
+    let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.active_element())
+    else {
+        return false;
+    };
+    match el.tag_name().to_ascii_lowercase().as_str() {
+        "textarea" | "select" => true,
+        "input" => !matches!(
+            el.get_attribute("type").unwrap_or_default().as_str(),
+            "checkbox" | "radio" | "button" | "submit" | "reset" | "file" | "range" | "color"
+        ),
+        _ => el
+            .get_attribute("contenteditable")
+            .is_some_and(|v| v != "false"),
+    }
+}
+
+/// The first element `selector` finds, as an HTML element.
+pub fn find(selector: &str) -> Option<web_sys::HtmlElement> {
+    use leptos::wasm_bindgen::JsCast;
+    web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(selector).ok().flatten())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+}
+
+/// Opens or closes the last `<details>` `selector` finds, as a click on its summary would
+/// (its `toggle` handler runs). False when there is none.
+pub fn toggle_last_details(selector: &str) -> bool {
+    use leptos::wasm_bindgen::JsCast;
+    let found = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector_all(selector).ok());
+    let Some(list) = found else {
+        return false;
+    };
+    let last = list
+        .get(list.length().saturating_sub(1))
+        .and_then(|n| n.dyn_into::<web_sys::HtmlDetailsElement>().ok());
+    match last {
+        Some(details) => {
+            details.set_open(!details.open());
+            true
+        }
+        None => false,
+    }
+}

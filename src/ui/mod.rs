@@ -30,6 +30,7 @@ pub mod search;
 pub mod share_menu;
 #[cfg(feature = "ssr")]
 pub mod shared_page;
+pub mod shortcuts_sheet;
 pub mod sidebar;
 pub mod sign_in;
 pub mod sources;

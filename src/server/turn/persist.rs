@@ -429,7 +429,7 @@ pub async fn begin(
                 )
                 .await
                 .map_err(store_error)?;
-            combined(
+            crate::server::instructions::combined(
                 &state.config,
                 &options.model,
                 levels.personal,
@@ -565,30 +565,6 @@ pub async fn begin(
             title,
         ),
     ))
-}
-
-/// The text `model` is sent: the administrator's for it, then the reader's levels.
-pub fn combined(
-    config: &crate::server::config::Config,
-    model: &str,
-    personal: Option<String>,
-    workspace: Option<String>,
-    conversation: Option<String>,
-) -> Option<String> {
-    use crate::domain::instructions::{Instructions, Level};
-    Instructions::of([
-        (
-            Level::Model,
-            config
-                .model_instructions
-                .for_model(model)
-                .map(str::to_string),
-        ),
-        (Level::Personal, personal),
-        (Level::Workspace, workspace),
-        (Level::Conversation, conversation),
-    ])
-    .combined()
 }
 
 /// The error a turn ends with when its answer cannot be saved.
