@@ -36,7 +36,7 @@ fn ShortcutSheet() -> impl IntoView {
         Shortcut::Regenerate => t.regenerate_answer,
     };
     view! {
-        <dialog id=SHEET_ID class="shortcuts-sheet" aria-labelledby="shortcuts-title">
+        <dialog id=SHEET_ID class="disclaimer-dialog shortcuts-sheet" aria-labelledby="shortcuts-title">
             <h2 id="shortcuts-title">{t.shortcuts_title}</h2>
             <table>
                 <tbody>
