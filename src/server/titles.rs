@@ -64,19 +64,22 @@ impl TitleJob {
         tokio::spawn(async move {
             let made = tokio::time::timeout(TITLE_TIMEOUT, self.ask(&answer)).await;
             let title = match made {
-                Ok(Ok(Some(title))) => title,
-                Ok(Ok(None)) => return,
+                Ok(Ok(title)) => title,
                 Ok(Err(why)) => {
                     tracing::info!(why = %why, "no title from the model");
-                    return;
+                    None
                 }
                 Err(_) => {
                     tracing::info!("no title from the model within 30 s");
-                    return;
+                    None
                 }
             };
+            // Without one the first words stay, and the pages waiting are told so.
             let me = self.store.scoped(&self.who);
-            match me.set_model_title(&self.conversation, &title).await {
+            match me
+                .set_model_title(&self.conversation, title.as_deref())
+                .await
+            {
                 Ok(_) => self.board.written(),
                 Err(e) => tracing::warn!(error = %e, "a model's title could not be kept"),
             }

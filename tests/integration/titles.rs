@@ -76,11 +76,20 @@ async fn a_readers_name_stays_and_titles_can_be_turned_off() {
     // Asking again in the same chat makes no new title, and a late model title would not win.
     let who = app.state.local_identity().await.unwrap();
     let me = app.state.store.scoped(&who);
-    assert!(!me.set_model_title(&id, "Another").await.unwrap());
+    assert!(!me.set_model_title(&id, Some("Another")).await.unwrap());
     assert_eq!(
         post(&app, "/api/titles/wait", json!({ "id": id })).await,
         "My tides"
     );
+
+    // A model that gives no title leaves the first words, and the page is told at once.
+    let untitled = first_turn(&app, "Why is the sky blue?").await;
+    let started = std::time::Instant::now();
+    assert_eq!(
+        post(&app, "/api/titles/wait", json!({ "id": untitled })).await,
+        "Why is the sky blue?"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
 
     let off = TestApp::spawn(&[("PONDER_TITLES", "off")]).await;
     let id = first_turn(&off, "[titled] tides").await;

@@ -39,9 +39,9 @@ pub(super) fn system_report(provider: ProviderKind, body: &Value) -> String {
 }
 
 /// What the demo answers a title request (Ponder's own, after a conversation's first answer)
-/// with: the question's first line as it was asked, so a chat keeps the title it had; with
-/// `[titled]` in the question a title of its own, after reasoning written inline where a real
-/// model might leak it (`<think>…</think>`), which Ponder must not keep. `None` for any other
+/// with: for a question with `[titled]` in it a title of its own, after reasoning written
+/// inline where a real model might leak it (`<think>…</think>`), which Ponder must not keep;
+/// for any other question nothing, so a chat keeps its first words. `None` for any other
 /// request.
 pub(super) fn title_reply(provider: ProviderKind, body: &Value) -> Option<String> {
     let system = system_text(provider, body)?;
@@ -76,7 +76,7 @@ pub(super) fn title_reply(provider: ProviderKind, body: &Value) -> Option<String
                 .to_string(),
         );
     }
-    Some(question.lines().next().unwrap_or_default().to_string())
+    Some(String::new())
 }
 
 /// The system text of a request: Chat Completions' and Ollama's `system` or `developer`

@@ -273,10 +273,12 @@ impl Scoped<'_> {
 
 impl Scoped<'_> {
     /// Writes a title the model made, unless the conversation has one the reader or a model
-    /// gave it since (or it is gone); whether it was written.
-    pub async fn set_model_title(&self, id: &str, title: &str) -> Result<bool, StoreError> {
+    /// gave it since (or it is gone); whether it was written. `None`: the model gave none, and
+    /// the first words stay for good.
+    pub async fn set_model_title(&self, id: &str, title: Option<&str>) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE conversations SET title = $1, rev = rev + 1, title_source = 'model' \
+            "UPDATE conversations SET title = COALESCE($1, title), rev = rev + 1, \
+             title_source = 'model' \
              WHERE id = $2 AND user_id = $3 AND deleted_at IS NULL AND title_source = 'auto'",
         )
         .bind(title)
