@@ -140,7 +140,10 @@ pub fn ChatPage() -> impl IntoView {
                 Shortcut::ToggleThinking => {
                     super::dom::toggle_last_details(".messages details.thinking")
                 }
-                Shortcut::Regenerate => chat.regenerate_last(),
+                // The last answer's own button (its code is in the bubbles' chunk).
+                Shortcut::Regenerate => {
+                    super::dom::click_in_last(".bubble", ".regenerate:not(:disabled)")
+                }
             };
             if done {
                 ev.prevent_default();

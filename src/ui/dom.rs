@@ -298,3 +298,22 @@ pub fn toggle_last_details(selector: &str) -> bool {
         None => false,
     }
 }
+
+/// Clicks what `inner` finds in the last element `outer` finds; false when there is none.
+pub fn click_in_last(outer: &str, inner: &str) -> bool {
+    use leptos::wasm_bindgen::JsCast;
+    let target = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector_all(outer).ok())
+        .and_then(|list| list.get(list.length().saturating_sub(1)))
+        .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+        .and_then(|last| last.query_selector(inner).ok().flatten())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+    match target {
+        Some(el) => {
+            el.click();
+            true
+        }
+        None => false,
+    }
+}

@@ -473,7 +473,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
                     <CopyFace copied/>
                 </button>
                 <Show when=move || !wants_retry.get()>
-                    <button type="button" class="icon-button" aria-label=t.regenerate_answer
+                    <button type="button" class="icon-button regenerate" aria-label=t.regenerate_answer
                         disabled=move || chat.is_running()
                         on:click=regenerate
                     >{icon(Icon::Regenerate)}</button>

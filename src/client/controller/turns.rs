@@ -224,24 +224,6 @@ impl ChatController {
         self.start(request, turn);
     }
 
-    /// A new answer for the last message when it is an answer and no turn runs (the
-    /// keyboard's regenerate); whether one was asked.
-    pub fn regenerate_last(&self) -> bool {
-        if self.is_running() {
-            return false;
-        }
-        let last = self
-            .entries
-            .with_untracked(|e| e.last().filter(|e| e.role == Role::Assistant).cloned());
-        match last {
-            Some(entry) => {
-                self.regenerate(&entry);
-                true
-            }
-            None => false,
-        }
-    }
-
     /// A new answer for `entry`; earlier versions stay reachable.
     pub fn regenerate(&self, entry: &Entry) {
         self.regenerate_with(entry, None);
