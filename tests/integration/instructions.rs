@@ -34,14 +34,7 @@ async fn app(provider: &str) -> TestApp {
 }
 
 async fn api(app: &TestApp, user: &str, path: &str, body: Value) -> reqwest::Response {
-    app.http
-        .post(app.url(path))
-        .header("Remote-User", user)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .expect(path)
+    app.post_as(user, path, body).await
 }
 
 async fn ok(app: &TestApp, user: &str, path: &str, body: Value) -> Value {
@@ -229,14 +222,7 @@ async fn bad_instructions_are_refused_with_400_and_nothing_is_kept() {
 
 #[tokio::test]
 async fn each_wire_format_carries_them_to_the_model() {
-    for provider in [
-        "openai",
-        "anthropic",
-        "responses",
-        "gemini",
-        "gemini-interactions",
-        "ollama",
-    ] {
+    for provider in common::PROVIDERS {
         let app = app(provider).await;
         ok(
             &app,

@@ -19,14 +19,7 @@ async fn app(vars: &[(&str, &str)]) -> TestApp {
 }
 
 async fn api(app: &TestApp, user: &str, path: &str, body: Value) -> reqwest::Response {
-    app.http
-        .post(app.url(path))
-        .header("Remote-User", user)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .expect(path)
+    app.post_as(user, path, body).await
 }
 
 async fn ok(app: &TestApp, user: &str, path: &str, body: Value) -> Value {

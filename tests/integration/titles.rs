@@ -41,14 +41,7 @@ async fn first_turn(app: &TestApp, question: &str) -> String {
 
 #[tokio::test]
 async fn the_model_titles_a_new_chat_after_its_first_answer_without_its_reasoning() {
-    for provider in [
-        "openai",
-        "anthropic",
-        "responses",
-        "gemini",
-        "gemini-interactions",
-        "ollama",
-    ] {
+    for provider in common::PROVIDERS {
         let app = TestApp::spawn(&[("PONDER_PROVIDER", provider)]).await;
         let id = first_turn(&app, "[titled] Why is the sky blue?").await;
         let title = post(&app, "/api/titles/wait", json!({ "id": id })).await;

@@ -78,6 +78,24 @@ impl TestApp {
         }
     }
 
+    /// Posts `body` to `path` as `user`, named by the trusted proxy's header
+    /// (`PONDER_AUTH=header`).
+    pub async fn post_as(
+        &self,
+        user: &str,
+        path: &str,
+        body: serde_json::Value,
+    ) -> reqwest::Response {
+        self.http
+            .post(self.url(path))
+            .header("Remote-User", user)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect(path)
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!(
             "http://{}{}{}",
@@ -105,6 +123,16 @@ impl TestApp {
         after_start(read_events(response).await)
     }
 }
+
+/// Every wire format Ponder speaks, as `PONDER_PROVIDER` names them.
+pub const PROVIDERS: [&str; 6] = [
+    "openai",
+    "anthropic",
+    "responses",
+    "gemini",
+    "gemini-interactions",
+    "ollama",
+];
 
 /// The events after the `started` event every turn begins with (checked here).
 pub fn after_start(mut events: Vec<TurnEvent>) -> Vec<TurnEvent> {
