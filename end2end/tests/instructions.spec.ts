@@ -76,6 +76,14 @@ test("every level reaches the model in order, and the menu shows what is sent", 
     await expect(p.getByLabel("Yours, for every chat")).toHaveValue("Speak like a sailor.");
   }
 
+  // The chat's row menu leads to the same field, with the focus in it.
+  await page.keyboard.press("Escape");
+  const nav = page.getByRole("navigation", { name: chat.w.t("conversations") });
+  await nav.getByLabel(chat.w.t("options_for", { title: "[system] What were you told?" }), { exact: true }).click();
+  await nav.getByRole("button", { name: "Instructions", exact: true }).click();
+  await expect(panel.getByLabel("This chat’s")).toBeFocused();
+  await expect(panel.getByLabel("This chat’s")).toHaveValue("This chat is about tides.");
+
   // A new chat starts with no chat level; the others stay.
   await page.getByRole("button", { name: "New chat" }).first().click();
   await openMenu(page);

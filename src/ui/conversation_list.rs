@@ -132,6 +132,16 @@ fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl Into
                                 {icon(Icon::Edit)}
                                 {t.rename}
                             </button>
+                            <button type="button" class="menu-item" on:click=move |_| {
+                                if !current() {
+                                    id.with_value(|id| chat.open(id));
+                                }
+                                close.run(());
+                                super::instructions_panel::open_at_chat_instructions(chat);
+                            }>
+                                {icon(Icon::Edit)}
+                                {t.instructions_title}
+                            </button>
                             <button type="button" class="menu-item danger" on:click=move |_| { mode.set(Mode::ConfirmDelete); chat.want_list_actions(); }>
                                 {icon(Icon::Trash)}
                                 {t.delete}

@@ -10,6 +10,27 @@ use crate::client::controller::ChatController;
 use crate::domain::instructions::{Instructions, Level};
 use crate::domain::Failure;
 
+/// Opens the settings at the chat's instructions (a row menu's "Instructions"): the field takes
+/// the focus now if the section is drawn, else when it is.
+pub fn open_at_chat_instructions(chat: ChatController) {
+    chat.to_instructions.set_value(true);
+    if let Some(menu) = crate::ui::dom::find("#settings-menu") {
+        use leptos::wasm_bindgen::JsCast;
+        if let Ok(menu) = menu.dyn_into::<web_sys::HtmlDetailsElement>() {
+            menu.set_open(true);
+        }
+    }
+    request_animation_frame(move || take_focus(chat));
+}
+
+/// Gives the chat's instructions field the focus, if it was asked for and is drawn.
+fn take_focus(chat: ChatController) {
+    if chat.to_instructions.get_value() && crate::ui::dom::find("#instructions-chat").is_some() {
+        chat.to_instructions.set_value(false);
+        crate::ui::dom::focus_by_id("instructions-chat");
+    }
+}
+
 /// The texts as loaded, to send only what the reader changed.
 #[derive(Clone, Default, PartialEq)]
 struct Loaded {
@@ -60,6 +81,7 @@ pub fn InstructionsPanel() -> impl IntoView {
             }
         });
     };
+    Effect::new(move |_| take_focus(chat));
     Effect::new(move |_| {
         chat.conversation_id.track();
         chat.workspace.track();

@@ -23,7 +23,7 @@ pub fn SettingsMenu() -> impl IntoView {
     let panel = RwSignal::new(None::<SettingsPanelCode>);
     let section = RwSignal::new(None::<AccountSectionCode>);
     view! {
-        <details class="menu" on:toggle=move |ev| {
+        <details class="menu" id="settings-menu" on:toggle=move |ev| {
             if !menu_toggled(ev) {
                 return;
             }

@@ -236,6 +236,9 @@ pub struct ChatController {
     /// The open chat's own system instructions: sent with a chat this browser keeps, with the
     /// first message of a new chat the server keeps, and kept on the server after that.
     pub instructions: RwSignal<Option<String>>,
+    /// The chat's instructions field is to take the focus once the settings show it (a row
+    /// menu's "Instructions").
+    pub to_instructions: StoredValue<bool>,
     /// The running turn's id on the server, for "Answer now".
     running_turn: StoredValue<Option<String>>,
     /// With the chats in this browser: the bytes of the files attached in it, in base64, by
@@ -334,6 +337,7 @@ impl ChatController {
             thinking: RwSignal::new(None),
             effort: RwSignal::new(None),
             instructions: RwSignal::new(None),
+            to_instructions: StoredValue::new(false),
             running_turn: StoredValue::new(None),
             inline_files: StoredValue::new(Default::default()),
             locale,
