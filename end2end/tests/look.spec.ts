@@ -124,7 +124,7 @@ test.describe("the conversation list", () => {
     expect(title.width).toBeGreaterThanOrEqual(row.width - 50);
   });
 
-  test("each row has one menu: Rename and Delete; one menu open at a time, Escape and an outside click close it", async ({ page }) => {
+  test("each row has one menu: Rename, Instructions and Delete; one menu open at a time, Escape and an outside click close it", async ({ page }) => {
     const chat = new ChatPage(page, HISTORY);
     await chat.goto();
     const nav = page.getByRole("navigation", { name: "Conversations" });
@@ -132,7 +132,7 @@ test.describe("the conversation list", () => {
     const menu = nav.locator("details.row-menu", { has: page.getByLabel("Options for From yesterday") });
     await options.click();
     await expect(menu).toHaveAttribute("open");
-    await expect(menu.locator(".menu-panel").getByRole("button")).toHaveText(["Rename", "Delete"]);
+    await expect(menu.locator(".menu-panel").getByRole("button")).toHaveText(["Rename", "Instructions", "Delete"]);
     await noViolations(page, "a row menu open");
 
     // Opening Settings closes it.
