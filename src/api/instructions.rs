@@ -43,19 +43,13 @@ pub async fn get_instructions(
                 .map_err(store_error)?;
             (levels.personal, levels.workspace, levels.conversation)
         };
-    Ok(Instructions::of([
-        (
-            Level::Model,
-            state
-                .config
-                .model_instructions
-                .for_model(&model)
-                .map(str::to_string),
-        ),
-        (Level::Personal, personal),
-        (Level::Workspace, workspace),
-        (Level::Conversation, conversation),
-    ]))
+    Ok(crate::server::instructions::levels(
+        &state.config,
+        &model,
+        personal,
+        workspace,
+        conversation,
+    ))
 }
 
 /// Sets one of the reader's levels: `personal` (no `id`), a `workspace` or a `conversation` by

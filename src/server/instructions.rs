@@ -18,6 +18,17 @@ pub fn combined(
     workspace: Option<String>,
     conversation: Option<String>,
 ) -> Option<String> {
+    levels(config, model, personal, workspace, conversation).combined()
+}
+
+/// Every level that applies to a chat with `model`, the administrator's first.
+pub fn levels(
+    config: &Config,
+    model: &str,
+    personal: Option<String>,
+    workspace: Option<String>,
+    conversation: Option<String>,
+) -> Instructions {
     Instructions::of([
         (
             Level::Model,
@@ -30,7 +41,6 @@ pub fn combined(
         (Level::Workspace, workspace),
         (Level::Conversation, conversation),
     ])
-    .combined()
 }
 
 /// Users whose own level this process remembers at most.

@@ -93,7 +93,8 @@ pub fn ChatPage() -> impl IntoView {
                 meta: ev.meta_key(),
                 shift: ev.shift_key(),
                 alt: ev.alt_key(),
-                typing: super::dom::typing_in_field(),
+                // Only `?` depends on it: no DOM read for every other key typed.
+                typing: key == "?" && super::dom::typing_in_field(),
                 composing: ev.is_composing(),
             };
             let Some(shortcut) = shortcut(press) else {

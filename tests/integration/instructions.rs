@@ -38,9 +38,7 @@ async fn api(app: &TestApp, user: &str, path: &str, body: Value) -> reqwest::Res
 }
 
 async fn ok(app: &TestApp, user: &str, path: &str, body: Value) -> Value {
-    let response = api(app, user, path, body).await;
-    assert_eq!(response.status(), 200, "{path}");
-    response.json().await.expect("json")
+    app.ok_as(user, path, body).await
 }
 
 /// A turn's events: (conversation, answer message, answer text).

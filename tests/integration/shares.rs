@@ -23,9 +23,7 @@ async fn api(app: &TestApp, user: &str, path: &str, body: Value) -> reqwest::Res
 }
 
 async fn ok(app: &TestApp, user: &str, path: &str, body: Value) -> Value {
-    let response = api(app, user, path, body).await;
-    assert_eq!(response.status(), 200, "{path}");
-    response.json().await.expect("json")
+    app.ok_as(user, path, body).await
 }
 
 /// A stored turn of `user`'s; the conversation's id.

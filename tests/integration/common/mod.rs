@@ -96,6 +96,18 @@ impl TestApp {
             .expect(path)
     }
 
+    /// [`Self::post_as`], expecting `200`; the body as JSON.
+    pub async fn ok_as(
+        &self,
+        user: &str,
+        path: &str,
+        body: serde_json::Value,
+    ) -> serde_json::Value {
+        let response = self.post_as(user, path, body).await;
+        assert_eq!(response.status(), 200, "{path}");
+        response.json().await.expect("json")
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!(
             "http://{}{}{}",
