@@ -39,12 +39,14 @@ function at(worker: number) {
     proxyAuth: server(3150, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_DELETE_GRACE: "2" }),
     /** A trusted proxy names the user, and shared links open for anyone (PONDER_SHARING=public). */
     sharing: server(3180, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_SHARING: "public" }),
-    /** A trusted proxy names the user, and the administrator set instructions for every model
-     * (PONDER_MODEL_INSTRUCTIONS). */
+    /** A trusted proxy names the user, the administrator set instructions for every model
+     * (PONDER_MODEL_INSTRUCTIONS), and the configuration claims the deep model takes a
+     * temperature, which the demo refuses (PONDER_MODEL_CONTROLS). */
     instructions: server(3190, {
       PONDER_AUTH: "header",
       PONDER_TRUSTED_PROXIES: "127.0.0.1/32",
       PONDER_MODEL_INSTRUCTIONS: resolve(__dirname, "fixtures", "model-instructions.json"),
+      PONDER_MODEL_CONTROLS: "ponder-demo-deep=temperature+max_tokens",
     }),
     /** The whole app under /ponder/, as behind a reverse proxy's subpath. */
     basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),

@@ -248,11 +248,44 @@ pub struct Conversation {
     pub instructions: Option<String>,
 }
 
-/// Settings as two nullable columns store them.
+/// Settings as their nullable columns store them (`thinking`, `effort`; the sampling
+/// parameters apart, see [`Sampled`]).
 pub fn settings_from_columns(thinking: Option<i64>, effort: Option<String>) -> ReasoningSettings {
-    ReasoningSettings {
-        thinking: thinking.map(|t| t != 0),
-        effort: effort.as_deref().and_then(Effort::parse),
+    ReasoningSettings::reasoning(
+        thinking.map(|t| t != 0),
+        effort.as_deref().and_then(Effort::parse),
+    )
+}
+
+/// The sampling parameters as three nullable columns store them (`temperature`, `top_p`,
+/// `max_tokens`); a value the columns hold out of range (an edited database) is left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sampled {
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub max_tokens: Option<i64>,
+}
+
+impl Sampled {
+    pub fn of(settings: &ReasoningSettings) -> Sampled {
+        Sampled {
+            temperature: settings.temperature.map(|f| f.get()),
+            top_p: settings.top_p.map(|f| f.get()),
+            max_tokens: settings.max_tokens.map(i64::from),
+        }
+    }
+
+    /// `settings` with these parameters.
+    pub fn into_settings(self, settings: ReasoningSettings) -> ReasoningSettings {
+        use crate::domain::sampling::Tunable;
+        let pairs = [
+            (Tunable::Temperature, self.temperature),
+            (Tunable::TopP, self.top_p),
+            (Tunable::MaxTokens, self.max_tokens.map(|n| n as f64)),
+        ];
+        pairs
+            .into_iter()
+            .fold(settings, |s, (t, v)| s.with_sampling(t, v).unwrap_or(s))
     }
 }
 

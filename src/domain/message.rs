@@ -4,6 +4,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use super::event::{ErrorCode, Failure};
 use super::reasoning::{Effort, ReasoningSettings};
+use super::sampling::Fraction;
 
 /// Who wrote a message. Only two roles reach the model from the browser; a system prompt, if
 /// any, is the server's business.
@@ -159,6 +160,14 @@ pub struct ChatRequest {
     /// The reasoning effort, for a model that takes one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<Effort>,
+    /// Sampling parameters, for a model that takes them; nothing is sent for one not set
+    /// (the output limit is then the operator's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<Fraction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<Fraction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
     /// A stored turn: `false` sends the earlier answers without the reasoning state kept
     /// beside them (after the provider refused it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,6 +201,9 @@ impl ChatRequest {
             model: None,
             thinking: None,
             effort: None,
+            temperature: None,
+            top_p: None,
+            max_tokens: None,
             replay: None,
             attachments: Vec::new(),
             instructions: None,
@@ -199,11 +211,14 @@ impl ChatRequest {
         }
     }
 
-    /// The reasoning settings the reader chose for this turn.
+    /// The reasoning settings and sampling parameters the reader chose for this turn.
     pub fn settings(&self) -> ReasoningSettings {
         ReasoningSettings {
             thinking: self.thinking,
             effort: self.effort,
+            temperature: self.temperature,
+            top_p: self.top_p,
+            max_tokens: self.max_tokens,
         }
     }
 
@@ -261,6 +276,9 @@ impl ChatRequest {
             if let Err(why) = crate::domain::instructions::checked(text) {
                 return Err(Failure::of(ErrorCode::BadRequest, false).with("detail", why));
             }
+        }
+        if let Err(why) = self.settings().checked() {
+            return Err(Failure::of(ErrorCode::BadRequest, false).with("detail", why));
         }
         if self.instructions.is_some() && self.is_stored() && self.conversation.is_some() {
             return Err(Failure::of(ErrorCode::BadRequest, false).with(

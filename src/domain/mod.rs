@@ -14,6 +14,7 @@ pub mod message;
 pub mod page;
 pub mod reasoning;
 pub mod rich;
+pub mod sampling;
 pub mod share;
 pub mod wire;
 
@@ -40,5 +41,6 @@ mod tests {
         check::<ControlsSource>();
         check::<ToolStatus>();
         check::<super::instructions::Level>();
+        check::<super::sampling::Tunable>();
     }
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::sampling::{self, Fraction, Tunable, Tunables};
+
 /// How much reasoning a reader asks for. Each provider maps it onto its own wire (an effort
 /// word, a token budget, a level).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -108,38 +110,112 @@ impl<'de> Deserialize<'de> for EffortLevels {
     }
 }
 
-/// The reasoning settings of one turn. `None` leaves the model's own default, and nothing is
-/// sent for it.
+/// The settings of one turn: its reasoning (thinking on or off, the effort) and the sampling
+/// parameters the reader set. `None` leaves the model's own default, and nothing is sent for
+/// it (the output limit then is the operator's `PONDER_MAX_OUTPUT_TOKENS`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReasoningSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<Effort>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<Fraction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<Fraction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 impl ReasoningSettings {
+    /// Thinking and effort alone.
+    pub const fn reasoning(thinking: Option<bool>, effort: Option<Effort>) -> ReasoningSettings {
+        ReasoningSettings {
+            thinking,
+            effort,
+            temperature: None,
+            top_p: None,
+            max_tokens: None,
+        }
+    }
+
     pub fn is_default(&self) -> bool {
-        self.thinking.is_none() && self.effort.is_none()
+        *self == ReasoningSettings::default()
+    }
+
+    /// The value set for `tunable`, as a number.
+    pub fn sampling(&self, tunable: Tunable) -> Option<f64> {
+        match tunable {
+            Tunable::Temperature => self.temperature.map(Fraction::get),
+            Tunable::TopP => self.top_p.map(Fraction::get),
+            Tunable::MaxTokens => self.max_tokens.map(f64::from),
+        }
+    }
+
+    /// The same settings with `tunable` set to `value` (`None` clears it); a value outside
+    /// the parameter's range is refused with the reason.
+    pub fn with_sampling(
+        mut self,
+        tunable: Tunable,
+        value: Option<f64>,
+    ) -> Result<ReasoningSettings, String> {
+        if let Some(v) = value {
+            sampling::check(tunable, v)?;
+        }
+        match tunable {
+            Tunable::Temperature => self.temperature = value.and_then(Fraction::new),
+            Tunable::TopP => self.top_p = value.and_then(Fraction::new),
+            Tunable::MaxTokens => self.max_tokens = value.map(|v| v.round() as u32),
+        }
+        Ok(self)
+    }
+
+    /// The sampling parameters set, each checked against its range: a request with a value
+    /// out of range is refused whole.
+    pub fn checked(&self) -> Result<(), String> {
+        Tunable::ALL
+            .into_iter()
+            .try_for_each(|t| match self.sampling(t) {
+                Some(v) => sampling::check(t, v),
+                None => Ok(()),
+            })
+    }
+
+    /// These settings with the sampling parameters of `other`.
+    pub fn with_sampling_of(self, other: ReasoningSettings) -> ReasoningSettings {
+        ReasoningSettings {
+            thinking: self.thinking,
+            effort: self.effort,
+            ..other
+        }
+    }
+
+    /// These settings with no sampling parameter, as "Send again without the setting" asks.
+    pub fn reasoning_only(self) -> ReasoningSettings {
+        ReasoningSettings::reasoning(self.thinking, self.effort)
     }
 
     /// Only what `controls` accepts: a control the model does not have sends nothing, and an
     /// effort level it does not take becomes its nearest one.
     pub fn applicable(self, controls: Controls) -> ReasoningSettings {
         let thinking = self.thinking.filter(|_| controls.toggle);
+        let takes = |t: Tunable| controls.params.takes(t);
         ReasoningSettings {
             thinking,
             effort: self
                 .effort
                 .filter(|_| controls.effort && thinking != Some(false))
                 .and_then(|e| controls.levels.nearest(e)),
+            temperature: self.temperature.filter(|_| takes(Tunable::Temperature)),
+            top_p: self.top_p.filter(|_| takes(Tunable::TopP)),
+            max_tokens: self.max_tokens.filter(|_| takes(Tunable::MaxTokens)),
         }
     }
 }
 
-/// How the error of an upstream that refused a reasoning setting begins: the page offers the
+/// How the error of an upstream that refused a reasoning setting or a sampling parameter begins: the page offers the
 /// turn again without the setting when it sees it.
-pub const SETTING_REFUSED: &str = "The model server refused the reasoning setting";
+pub const SETTING_REFUSED: &str = "The model server refused the setting";
 
 /// Which model a new chat starts with: a setting of the reader's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -165,6 +241,9 @@ pub struct Controls {
     /// Which effort levels it takes (with `effort`).
     #[serde(default)]
     pub levels: EffortLevels,
+    /// Which sampling parameters it takes.
+    #[serde(default)]
+    pub params: Tunables,
 }
 
 impl Controls {
@@ -173,6 +252,7 @@ impl Controls {
         toggle: false,
         effort: false,
         levels: EffortLevels::STANDARD,
+        params: Tunables::NONE,
     };
 
     /// Controls with the standard effort levels.
@@ -182,7 +262,13 @@ impl Controls {
             toggle,
             effort,
             levels: EffortLevels::STANDARD,
+            params: Tunables::NONE,
         }
+    }
+
+    /// The same controls with these sampling parameters.
+    pub fn with_params(self, params: Tunables) -> Controls {
+        Controls { params, ..self }
     }
 
     /// The same controls with these effort levels.
@@ -313,10 +399,7 @@ mod tests {
             "a list without levels"
         );
         let opus = Controls::new(true, false, true).with_levels(&[Low, Medium, High, Xhigh, Max]);
-        let asked = ReasoningSettings {
-            thinking: None,
-            effort: Some(Minimal),
-        };
+        let asked = ReasoningSettings::reasoning(None, Some(Minimal));
         assert_eq!(asked.applicable(opus).effort, Some(Low));
     }
 
@@ -331,23 +414,28 @@ mod tests {
 
     #[test]
     fn settings_keep_only_what_the_model_takes() {
-        let chosen = ReasoningSettings {
-            thinking: Some(true),
-            effort: Some(Effort::High),
-        };
+        let chosen = ReasoningSettings::reasoning(Some(true), Some(Effort::High));
         let toggle_only = Controls::new(true, true, false);
         assert_eq!(
             chosen.applicable(toggle_only),
-            ReasoningSettings {
-                thinking: Some(true),
-                effort: None
-            }
+            ReasoningSettings::reasoning(Some(true), None)
         );
         assert!(chosen.applicable(Controls::NONE).is_default());
-        let off = ReasoningSettings {
-            thinking: Some(false),
-            effort: Some(Effort::Low),
-        };
+        let tuned = chosen
+            .with_sampling(Tunable::Temperature, Some(0.7))
+            .and_then(|s| s.with_sampling(Tunable::MaxTokens, Some(300.0)))
+            .unwrap();
+        let limit_only = toggle_only.with_params(Tunables::MAX_TOKENS_ONLY);
+        let kept = tuned.applicable(limit_only);
+        assert_eq!(
+            kept.temperature, None,
+            "a parameter the model refuses is not sent"
+        );
+        assert_eq!(kept.max_tokens, Some(300));
+        assert_eq!(tuned.applicable(toggle_only).max_tokens, None, "none taken");
+        assert!(tuned.with_sampling(Tunable::TopP, Some(1.5)).is_err());
+        assert_eq!(tuned.reasoning_only(), chosen);
+        let off = ReasoningSettings::reasoning(Some(false), Some(Effort::Low));
         let both = Controls::new(true, true, true);
         assert_eq!(
             off.applicable(both).effort,

@@ -299,10 +299,7 @@ mod tests {
                 reasoning_tokens: Some(5),
                 ..Default::default()
             }),
-            settings: crate::domain::ReasoningSettings {
-                thinking: Some(true),
-                effort: None,
-            },
+            settings: crate::domain::ReasoningSettings::reasoning(Some(true), None),
             model: Some("demo".into()),
             ..Version::text(content, 7)
         }
@@ -349,10 +346,7 @@ mod tests {
             rev: 5,
             model: Some("demo".into()),
             instructions: None,
-            settings: crate::domain::ReasoningSettings {
-                thinking: Some(true),
-                effort: None,
-            },
+            settings: crate::domain::ReasoningSettings::reasoning(Some(true), None),
             messages: vec![
                 Message {
                     id: "message-row-id".into(),

@@ -339,6 +339,25 @@ pub struct Catalogue {
     pub import_json: &'static str,
 
     // ---- the model picker ----
+    /// The sampling parameters' heading in the model picker.
+    pub params: &'static str,
+    pub param_temperature: &'static str,
+    pub param_top_p: &'static str,
+    pub param_max_tokens: &'static str,
+    /// A parameter's placeholder: nothing is sent.
+    pub param_default: &'static str,
+    /// `{low}`, `{high}`.
+    pub param_range: &'static str,
+    pub params_reset: &'static str,
+    pub presets: &'static str,
+    pub preset_save: &'static str,
+    pub preset_name: &'static str,
+    pub preset_shared: &'static str,
+    pub preset_shared_tag: &'static str,
+    /// `{name}`.
+    pub preset_delete: &'static str,
+    pub preset_instructions: &'static str,
+    pub preset_saved: &'static str,
     /// `{model}`.
     pub model_named: &'static str,
     pub search_models: &'static str,

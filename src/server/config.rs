@@ -113,6 +113,9 @@ pub struct Config {
     pub models: Vec<OfferedModel>,
     /// `PONDER_MODEL_CONTROLS`: the reasoning controls of named models, above anything guessed.
     pub model_controls: Vec<(String, Controls)>,
+    /// The sampling parameters of named models, from the same variable's words
+    /// (`temperature`, `top_p`, `max_tokens`, `no_sampling`), above their list and family.
+    pub model_params: Vec<(String, crate::domain::sampling::Tunables)>,
     /// How often the upstream's model list is fetched again.
     pub models_refresh: Duration,
     /// How "Answer now" asks for the answer.
@@ -382,8 +385,8 @@ impl Config {
         let models = get("PONDER_MODELS")
             .map(|v| parse_models(&v))
             .unwrap_or_default();
-        let model_controls = match get("PONDER_MODEL_CONTROLS") {
-            None => Vec::new(),
+        let (model_controls, model_params) = match get("PONDER_MODEL_CONTROLS") {
+            None => (Vec::new(), Vec::new()),
             Some(v) => parse_model_controls(&v)?,
         };
         let answer_now = match get("PONDER_ANSWER_NOW")
@@ -593,6 +596,7 @@ impl Config {
             model,
             models,
             model_controls,
+            model_params,
             models_refresh: parse_secs(&get, "PONDER_MODELS_REFRESH", 600.0)?,
             answer_now,
             max_output_tokens,
@@ -761,8 +765,17 @@ fn parse_models(text: &str) -> Vec<OfferedModel> {
 
 /// `PONDER_MODEL_CONTROLS`: `;`-separated `id=control+control`, the controls being
 /// `reasons`, `toggle`, `effort` (the last two imply the first) or `none`.
-fn parse_model_controls(text: &str) -> Result<Vec<(String, Controls)>, ConfigError> {
+/// `PONDER_MODEL_CONTROLS`: each model's reasoning controls, and its sampling parameters when
+/// the entry names any (`no_sampling` for none).
+type ModelControls = (
+    Vec<(String, Controls)>,
+    Vec<(String, crate::domain::sampling::Tunables)>,
+);
+
+fn parse_model_controls(text: &str) -> Result<ModelControls, ConfigError> {
+    use crate::domain::sampling::{Tunable, Tunables};
     let mut out = Vec::new();
+    let mut params_out = Vec::new();
     for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
         let Some((id, list)) = entry.rsplit_once('=') else {
             return Err(ConfigError(format!(
@@ -770,23 +783,37 @@ fn parse_model_controls(text: &str) -> Result<Vec<(String, Controls)>, ConfigErr
             )));
         };
         let mut controls = Controls::NONE;
+        let mut params: Option<Vec<Tunable>> = None;
+        let mut reasoning = false;
         for word in list.split('+').map(str::trim) {
+            reasoning |= ["none", "reasons", "toggle", "effort"].contains(&word);
+            let tunable = <Tunable as crate::domain::wire::WireName>::from_wire_name(word);
             match word {
+                _ if tunable.is_some() => params.get_or_insert_with(Vec::new).extend(tunable),
+                "no_sampling" => {
+                    params.get_or_insert_with(Vec::new);
+                }
                 "none" => {}
                 "reasons" => controls.reasons = true,
                 "toggle" => controls.toggle = true,
                 "effort" => controls.effort = true,
                 other => {
                     return Err(ConfigError(format!(
-                        "PONDER_MODEL_CONTROLS: {other:?} is not a control (reasons, toggle, effort or none)"
+                        "PONDER_MODEL_CONTROLS: {other:?} is not a control (reasons, toggle, effort, none, temperature, top_p, max_tokens or no_sampling)"
                     )))
                 }
             }
         }
         controls.reasons |= controls.toggle || controls.effort;
-        out.push((id.trim().to_string(), controls));
+        let sampling_only = params.is_some() && !reasoning;
+        if let Some(params) = params {
+            params_out.push((id.trim().to_string(), Tunables::of(&params)));
+        }
+        if !sampling_only {
+            out.push((id.trim().to_string(), controls));
+        }
     }
-    Ok(out)
+    Ok((out, params_out))
 }
 
 fn default_model(provider: ProviderKind) -> &'static str {

@@ -35,6 +35,7 @@ mod perf;
 pub mod reasoning;
 mod received;
 pub mod replay;
+mod sampling;
 pub mod scenarios;
 
 pub use framing::{render, render_openai};

@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::config::{Config, ProviderKind};
 use super::providers::TurnOptions;
 use crate::domain::reasoning::ControlsSource;
+use crate::domain::sampling::{Tunable, Tunables};
 use crate::domain::{Controls, ErrorCode, Failure, ModelInfo, ModelList, ReasoningSettings};
 use crate::i18n::errors::Said;
 
@@ -28,6 +29,8 @@ pub struct Listed {
     /// What it reads besides text, when the upstream says (OpenRouter's
     /// `architecture.input_modalities`, Ollama's `vision` capability).
     pub reads: Option<Takes>,
+    /// The sampling parameters it takes, when the upstream says (`supported_parameters`).
+    pub params: Option<Tunables>,
 }
 
 /// The longest a model-list request may take; a slower upstream keeps the last list.
@@ -73,12 +76,27 @@ fn text(v: &Value, key: &str) -> Option<String> {
 /// supported_parameters?}]}`. OpenRouter-style `supported_parameters` tell reasoning apart.
 fn openai_model(m: &Value) -> Option<Listed> {
     let id = text(m, "id")?;
+    let mut sampling = None;
     let name = text(m, "display_name").or_else(|| text(m, "name"));
     let metadata = m
         .get("supported_parameters")
         .and_then(Value::as_array)
         .map(|params| {
             let has = |p: &str| params.iter().any(|v| v.as_str() == Some(p));
+            let tunables = [
+                (Tunable::Temperature, has("temperature")),
+                (Tunable::TopP, has("top_p")),
+                (
+                    Tunable::MaxTokens,
+                    has("max_tokens") || has("max_completion_tokens"),
+                ),
+            ];
+            let taken: Vec<Tunable> = tunables
+                .iter()
+                .filter(|(_, on)| *on)
+                .map(|(t, _)| *t)
+                .collect();
+            sampling = Some(Tunables::of(&taken));
             let effort = has("reasoning_effort");
             let toggle = has("enable_thinking") || has("chat_template_kwargs");
             let reasons = effort || toggle || has("reasoning") || has("include_reasoning");
@@ -103,6 +121,7 @@ fn openai_model(m: &Value) -> Option<Listed> {
         name,
         metadata,
         reads,
+        params: sampling,
     })
 }
 
@@ -134,6 +153,7 @@ fn gemini_model(m: &Value) -> Option<Listed> {
         name: text(m, "displayName"),
         metadata,
         reads: None,
+        params: None,
     })
 }
 
@@ -145,6 +165,7 @@ fn ollama_model(m: &Value) -> Option<Listed> {
         name: None,
         metadata: None,
         reads: None,
+        params: None,
     })
 }
 
@@ -231,6 +252,38 @@ pub fn family(provider: ProviderKind, id: &str) -> Option<Controls> {
         return Some(c(true, provider == ProviderKind::Ollama, false));
     }
     None
+}
+
+/// Which sampling parameters a model takes, known from its name alone: reasoning models that
+/// refuse (or ignore) temperature and top-p take only the output limit (OpenAI's o-series and
+/// GPT-5, Claude Opus 4.7 and later, DeepSeek's reasoner); every other model all three.
+pub fn family_params(id: &str) -> Tunables {
+    let id = id.to_ascii_lowercase();
+    let name = id.rsplit('/').next().unwrap_or(&id);
+    let openai_reasoner = ["o1", "o3", "o4", "gpt-5"]
+        .iter()
+        .any(|p| name.starts_with(p));
+    let adaptive_only = name.contains("claude")
+        && super::providers::anthropic::thinking_mode(name)
+            == super::providers::anthropic::ThinkingMode::AdaptiveOnly;
+    let reasoner = name.contains("deepseek-reasoner") || name.contains("deepseek-r1");
+    if openai_reasoner || adaptive_only || reasoner {
+        Tunables::MAX_TOKENS_ONLY
+    } else {
+        Tunables::ALL
+    }
+}
+
+/// The sampling parameters of `id`: configured, else as its upstream lists them, else its
+/// name's family.
+pub fn params_of(config: &Config, id: &str, listed: Option<Tunables>) -> Tunables {
+    config
+        .model_params
+        .iter()
+        .find(|(m, _)| m == id)
+        .map(|(_, p)| *p)
+        .or(listed)
+        .unwrap_or_else(|| family_params(id))
 }
 
 /// The `reasoning.effort` levels of OpenAI's reasoning models: GPT-5 adds `minimal`, GPT-5.2
@@ -386,7 +439,9 @@ impl Catalogue {
                     .read()
                     .map(|o| o.contains(&model))
                     .unwrap_or(false);
-                decide(config.provider, &model, configured, None, observed).0
+                decide(config.provider, &model, configured, None, observed)
+                    .0
+                    .with_params(params_of(config, &model, None))
             }
         };
         Ok(TurnOptions {
@@ -480,18 +535,18 @@ pub fn build_list(
             .find(|(m, _)| m == id)
             .map(|(_, c)| *c)
     };
-    let info = |id: &str, name: Option<String>, metadata: Option<Controls>| {
+    let info = |id: &str, name: Option<String>, listed: Option<&Listed>| {
         let (controls, source) = decide(
             config.provider,
             id,
             configured(id),
-            metadata,
+            listed.and_then(|l| l.metadata),
             observed.contains(id),
         );
         ModelInfo {
             id: id.to_string(),
             name,
-            controls,
+            controls: controls.with_params(params_of(config, id, listed.and_then(|l| l.params))),
             source,
         }
     };
@@ -506,25 +561,21 @@ pub fn build_list(
                     .name
                     .clone()
                     .or_else(|| listed.and_then(|l| l.name.clone()));
-                info(&offered.id, name, listed.and_then(|l| l.metadata))
+                info(&offered.id, name, listed)
             })
             .collect()
     } else {
         fetched
             .unwrap_or_default()
             .iter()
-            .map(|l| info(&l.id, l.name.clone(), l.metadata))
+            .map(|l| info(&l.id, l.name.clone(), Some(l)))
             .collect()
     };
     if !models.iter().any(|m| m.id == config.model) {
         let listed = find(&config.model);
         models.insert(
             0,
-            info(
-                &config.model,
-                listed.and_then(|l| l.name.clone()),
-                listed.and_then(|l| l.metadata),
-            ),
+            info(&config.model, listed.and_then(|l| l.name.clone()), listed),
         );
     }
     let note = match (fetched, error) {
@@ -795,6 +846,57 @@ mod tests {
     }
 
     #[test]
+    fn sampling_parameters_come_from_configuration_then_the_list_then_the_family() {
+        use crate::domain::sampling::{Tunable, Tunables};
+        let body = serde_json::json!({"data": [
+            {"id": "meta/llama", "supported_parameters": ["temperature", "max_tokens"]},
+            {"id": "openai/o4-mini", "supported_parameters": ["max_completion_tokens", "reasoning_effort"]},
+            {"id": "plain"}
+        ]});
+        let listed = parse_list(ProviderKind::OpenAi, &body);
+        assert_eq!(
+            listed[0].params,
+            Some(Tunables::of(&[Tunable::Temperature, Tunable::MaxTokens]))
+        );
+        assert_eq!(listed[1].params, Some(Tunables::MAX_TOKENS_ONLY));
+        assert_eq!(listed[2].params, None);
+        assert_eq!(family_params("o3-mini"), Tunables::MAX_TOKENS_ONLY);
+        assert_eq!(family_params("gpt-5.2"), Tunables::MAX_TOKENS_ONLY);
+        assert_eq!(family_params("claude-opus-4-7"), Tunables::MAX_TOKENS_ONLY);
+        assert_eq!(family_params("claude-sonnet-4-5"), Tunables::ALL);
+        assert_eq!(
+            family_params("deepseek-reasoner"),
+            Tunables::MAX_TOKENS_ONLY
+        );
+        assert_eq!(family_params("qwen3:8b"), Tunables::ALL);
+        let c = config(&[
+            ("PONDER_MODELS", "meta/llama,plain,o3"),
+            ("PONDER_MODEL_CONTROLS", "plain=top_p;o3=effort+temperature"),
+        ]);
+        let list = build_list(&c, Some(&listed), None, &HashSet::new());
+        let params = |id: &str| list.find(id).unwrap().controls.params;
+        assert_eq!(
+            params("meta/llama"),
+            Tunables::of(&[Tunable::Temperature, Tunable::MaxTokens])
+        );
+        assert_eq!(
+            params("plain"),
+            Tunables::of(&[Tunable::TopP]),
+            "configured"
+        );
+        assert_eq!(
+            params("o3"),
+            Tunables::of(&[Tunable::Temperature]),
+            "configured above the family"
+        );
+        assert!(
+            !list.find("plain").unwrap().controls.reasons,
+            "sampling words alone configure no reasoning"
+        );
+        assert!(list.find("o3").unwrap().controls.effort);
+    }
+
+    #[test]
     fn the_list_is_narrowed_named_and_always_holds_the_default() {
         let listed = vec![
             Listed {
@@ -802,12 +904,14 @@ mod tests {
                 name: Some("Model A".into()),
                 metadata: None,
                 reads: None,
+                params: None,
             },
             Listed {
                 id: "b".into(),
                 name: None,
                 metadata: None,
                 reads: None,
+                params: None,
             },
         ];
         let c = config(&[("PONDER_MODEL", "b"), ("PONDER_MODELS", "a=Alpha,z")]);

@@ -235,6 +235,7 @@ fn ModelPanel(
             }}
         </p>
         {move || chat.models.with(|m| m.note.clone()).map(|note| view! { <p class="model-note">{note}</p> })}
+        <super::sampling_panel::SamplingControls/>
     </>
     }
 }

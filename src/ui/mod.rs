@@ -24,6 +24,7 @@ pub mod model_picker;
 pub mod not_found;
 pub mod notices;
 pub mod rich;
+pub mod sampling_panel;
 pub mod sanitize;
 pub mod scrolling_conversation;
 pub mod search;

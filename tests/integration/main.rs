@@ -24,6 +24,7 @@ mod replay;
 mod replicas;
 mod resume;
 mod rich_hostile;
+mod sampling;
 mod shares;
 mod store;
 mod store_faults;

@@ -1427,10 +1427,9 @@ async fn a_branch_keeps_every_field_and_is_found_by_search() {
         me.add_user_message(&conv.id, "Is Rust fast?", None)
             .await
             .expect("question");
-        let settings = ReasoningSettings {
-            thinking: Some(true),
-            effort: Some(Effort::High),
-        };
+        let settings = ReasoningSettings::reasoning(Some(true), Some(Effort::High))
+            .with_sampling(ponder::domain::sampling::Tunable::Temperature, Some(0.3))
+            .unwrap();
         let slot = me
             .start_answer(&conv.id, None, "m-1", settings, None)
             .await

@@ -233,6 +233,9 @@ pub struct ChatController {
     /// The reasoning settings the next turn asks for.
     pub thinking: RwSignal<Option<bool>>,
     pub effort: RwSignal<Option<Effort>>,
+    /// The sampling parameters the next turn asks for (temperature, top-p, the output limit);
+    /// its thinking and effort are the two signals above and stay unset here.
+    pub sampling: RwSignal<ReasoningSettings>,
     /// The open chat's own system instructions: sent with a chat this browser keeps, with the
     /// first message of a new chat the server keeps, and kept on the server after that.
     pub instructions: RwSignal<Option<String>>,
@@ -336,6 +339,7 @@ impl ChatController {
             model: RwSignal::new(None),
             thinking: RwSignal::new(None),
             effort: RwSignal::new(None),
+            sampling: RwSignal::new(ReasoningSettings::default()),
             instructions: RwSignal::new(None),
             to_instructions: StoredValue::new(false),
             running_turn: StoredValue::new(None),

@@ -57,11 +57,15 @@ impl ChatController {
             .unwrap_or(ReasoningSettings {
                 thinking: self.thinking.get_untracked(),
                 effort: self.effort.get_untracked(),
+                ..self.sampling.get_untracked()
             })
             .applicable(self.models.with_untracked(|m| m.controls(&model)));
         request.model = (!model.is_empty()).then(|| model.clone());
         request.thinking = settings.thinking;
         request.effort = settings.effort;
+        request.temperature = settings.temperature;
+        request.top_p = settings.top_p;
+        request.max_tokens = settings.max_tokens;
         turn.update_untracked(|t| {
             t.model = request.model.clone();
             t.settings = settings;
@@ -74,6 +78,8 @@ impl ChatController {
         self.model.set(model);
         self.thinking.set(settings.thinking);
         self.effort.set(settings.effort);
+        self.sampling
+            .set(ReasoningSettings::reasoning(None, None).with_sampling_of(settings));
     }
 
     /// Changes the thinking preference and keeps it (with history on the server, in the

@@ -58,6 +58,7 @@ impl ChatController {
                 .then(|| decisions::more_effort(asked.effort, controls.levels))
                 .flatten()
                 .or(asked.effort),
+            ..asked
         };
         self.regenerate_with(entry, Some(more));
     }
@@ -67,6 +68,7 @@ impl ChatController {
     pub fn retry_without_settings(&self, entry: &Entry) {
         self.thinking.set(None);
         self.effort.set(None);
+        self.sampling.set(ReasoningSettings::default());
         self.retry(entry);
     }
 

@@ -245,6 +245,11 @@ fn reply(
         let error = error_body(provider, 400, &message, "invalid_request_error");
         return json_response(StatusCode::BAD_REQUEST, &error);
     }
+    let sampled = super::sampling::received(provider, &request);
+    if let Some(message) = super::sampling::refusal(provider, &asked.model, &sampled) {
+        let error = error_body(provider, 400, &message, "invalid_request_error");
+        return json_response(StatusCode::BAD_REQUEST, &error);
+    }
     let mut script = match reasoning::apply(scenario.script(), &asked) {
         Ok(script) => script,
         Err(message) => {
@@ -254,6 +259,8 @@ fn reply(
     };
     let report = if prompt.contains("[system]") {
         Some(super::received::system_report(provider, &request))
+    } else if prompt.contains("[params]") {
+        Some(super::sampling::report(&sampled))
     } else {
         super::received::report(provider, &request)
     };

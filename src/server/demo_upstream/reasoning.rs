@@ -33,7 +33,10 @@ pub fn openai_list() -> Value {
     let data: Vec<Value> = MODELS
         .iter()
         .map(|(id, name, reasons, toggle, effort)| {
-            let mut params = vec!["max_tokens", "temperature"];
+            let mut params = vec!["max_tokens"];
+            if *id != super::sampling::LIMIT_ONLY {
+                params.extend(["temperature", "top_p"]);
+            }
             if *reasons {
                 params.extend(["reasoning", "include_reasoning"]);
             }

@@ -122,10 +122,11 @@ pub fn request(
     }
     let mut body = json!({
         "model": options.model,
-        "max_tokens": config.max_output_tokens,
+        "max_tokens": options.max_tokens(config),
         "messages": with_replay(messages),
         "stream": true,
     });
+    options.put_sampling(&mut body, "temperature", "top_p");
     if let Some(text) = &options.instructions {
         body["system"] = json!(text);
     }
@@ -150,7 +151,7 @@ pub fn request(
                 .effort
                 .map(budget_for)
                 .unwrap_or(config.thinking_budget);
-            let budget = asked.min(config.max_output_tokens.saturating_sub(1));
+            let budget = asked.min(options.max_tokens(config).saturating_sub(1));
             if off {
                 body["thinking"] = json!({"type": "disabled"});
             } else if budget >= MIN_BUDGET {
@@ -1206,7 +1207,7 @@ mod tests {
         let body = |model: &str, thinking: Option<bool>, effort: Option<Effort>| {
             let options = super::super::TurnOptions {
                 model: model.into(),
-                settings: ReasoningSettings { thinking, effort },
+                settings: ReasoningSettings::reasoning(thinking, effort),
                 ..Default::default()
             };
             request(&c, "u", &[ChatMessage::user("hi")], &options).body

@@ -48,10 +48,11 @@ pub fn request(
     let mut body = json!({
         "contents": contents,
         "generationConfig": {
-            "maxOutputTokens": config.max_output_tokens,
+            "maxOutputTokens": options.max_tokens(config),
             "thinkingConfig": thinking,
         },
     });
+    options.put_sampling(&mut body["generationConfig"], "temperature", "topP");
     if let Some(text) = &options.instructions {
         body["systemInstruction"] = json!({"parts": [{"text": text}]});
     }
@@ -677,7 +678,7 @@ mod tests {
     fn gemini_3_takes_a_level_and_2_5_a_budget_summaries_always() {
         use crate::domain::{Effort, ReasoningSettings};
         let cfg = |model: &str, thinking: Option<bool>, effort: Option<Effort>| {
-            thinking_config(model, ReasoningSettings { thinking, effort })
+            thinking_config(model, ReasoningSettings::reasoning(thinking, effort))
         };
         assert_eq!(
             cfg("gemini-3-pro-preview", None, Some(Effort::Low)),

@@ -66,9 +66,10 @@ pub fn request(
         .flat_map(|(step, m)| m.replay.iter().cloned().chain([step]))
         .collect();
     let mut generation = json!({
-        "max_output_tokens": config.max_output_tokens,
+        "max_output_tokens": options.max_tokens(config),
         "thinking_summaries": "auto",
     });
+    options.put_sampling(&mut generation, "temperature", "top_p");
     let settings = super::effective_settings(options);
     let thinking = super::gemini::thinking_config(model, settings);
     if let Some(level) = thinking.get("thinkingLevel") {
@@ -626,10 +627,7 @@ mod tests {
         let c = Config::from_lookup(|v| (v == "PONDER_API_KEY").then(|| "k".to_string())).unwrap();
         let options = TurnOptions {
             model: "gemini-3-flash-preview".into(),
-            settings: ReasoningSettings {
-                thinking: None,
-                effort: Some(Effort::Medium),
-            },
+            settings: ReasoningSettings::reasoning(None, Some(Effort::Medium)),
             ..Default::default()
         };
         let req = request(

@@ -136,6 +136,23 @@ pub struct TurnOptions {
 }
 
 impl TurnOptions {
+    /// The output limit a request asks for: the reader's, else the operator's
+    /// (`PONDER_MAX_OUTPUT_TOKENS`).
+    pub fn max_tokens(&self, config: &Config) -> u32 {
+        self.settings.max_tokens.unwrap_or(config.max_output_tokens)
+    }
+
+    /// Writes the temperature and top-p the reader set into `target` under the wire's names
+    /// for them; nothing for one not set.
+    pub fn put_sampling(&self, target: &mut Value, temperature: &str, top_p: &str) {
+        if let Some(t) = self.settings.temperature {
+            target[temperature] = Value::from(t.get());
+        }
+        if let Some(p) = self.settings.top_p {
+            target[top_p] = Value::from(p.get());
+        }
+    }
+
     /// The configured model with no settings: what a turn asked nothing of gets.
     pub fn default_for(config: &Config) -> Self {
         TurnOptions {
@@ -211,15 +228,9 @@ pub fn build_request(
 /// else the lowest effort.
 pub(crate) fn ask_again_settings(controls: Controls) -> ReasoningSettings {
     if controls.toggle {
-        ReasoningSettings {
-            thinking: Some(false),
-            effort: None,
-        }
+        ReasoningSettings::reasoning(Some(false), None)
     } else if controls.effort {
-        ReasoningSettings {
-            thinking: None,
-            effort: Some(crate::domain::Effort::Low),
-        }
+        ReasoningSettings::reasoning(None, Some(crate::domain::Effort::Low))
     } else {
         ReasoningSettings::default()
     }
@@ -227,8 +238,9 @@ pub(crate) fn ask_again_settings(controls: Controls) -> ReasoningSettings {
 
 /// The reasoning fields a request body carries, as the wire names them ("reasoning_effort:
 /// \"high\""), read back from the body itself so that what the reader is told is exactly what
-/// was sent. Empty when it carries none.
-pub fn sent_settings(body: &Value) -> String {
+/// was sent, then the sampling parameters the reader set ("temperature: 0.7"). Empty when it
+/// carries none.
+pub fn sent_settings(body: &Value, settings: &ReasoningSettings) -> String {
     let paths: [&[&str]; 7] = [
         &["reasoning_effort"],
         &["chat_template_kwargs", "enable_thinking"],
@@ -245,15 +257,44 @@ pub fn sent_settings(body: &Value) -> String {
             words.push(format!("{}: {value}", path.join(".")));
         }
     }
+    for tunable in crate::domain::sampling::Tunable::ALL {
+        let value = match tunable {
+            crate::domain::sampling::Tunable::Temperature => {
+                settings.temperature.map(|f| f.to_string())
+            }
+            crate::domain::sampling::Tunable::TopP => settings.top_p.map(|f| f.to_string()),
+            crate::domain::sampling::Tunable::MaxTokens => {
+                settings.max_tokens.map(|n| n.to_string())
+            }
+        };
+        if let Some(value) = value {
+            words.push(format!("{}: {value}", tunable.as_str()));
+        }
+    }
     words.join(", ")
 }
 
 /// True when an upstream's refusal is about reasoning: its words name a reasoning field.
-pub fn names_a_reasoning_field(detail: &str) -> bool {
+pub fn names_a_setting(detail: &str) -> bool {
     let detail = detail.to_ascii_lowercase();
-    ["reason", "think", "effort", "budget"]
-        .iter()
-        .any(|w| detail.contains(w))
+    [
+        "reason",
+        "think",
+        "effort",
+        "budget",
+        "temperature",
+        "top_p",
+        "top-p",
+        "topp",
+        "max_tokens",
+        "max_output_tokens",
+        "maxoutputtokens",
+        "max_completion_tokens",
+        "num_predict",
+        "sampling",
+    ]
+    .iter()
+    .any(|w| detail.contains(w))
 }
 
 /// The thinking budget (tokens) an effort level asks of the budget-based providers
@@ -269,12 +310,18 @@ pub fn budget_for(effort: crate::domain::Effort) -> u32 {
     }
 }
 
-/// The settings a request sends: the reader's, or for asking again, the cheapest.
+/// The settings a request sends: the reader's, or for asking again, the cheapest reasoning
+/// (the sampling parameters the reader set stay).
 pub(crate) fn effective_settings(options: &TurnOptions) -> ReasoningSettings {
-    match &options.answer_now {
+    let reasoning = match &options.answer_now {
         Some(AnswerNow::AskAgain(_)) => ask_again_settings(options.controls),
         Some(AnswerNow::Prefill(_)) => ReasoningSettings::default(),
-        None => options.settings,
+        None => return options.settings,
+    };
+    ReasoningSettings {
+        thinking: reasoning.thinking,
+        effort: reasoning.effort,
+        ..options.settings
     }
 }
 
@@ -663,7 +710,7 @@ mod tests {
     fn options(model: &str, thinking: Option<bool>, effort: Option<Effort>) -> TurnOptions {
         TurnOptions {
             model: model.into(),
-            settings: ReasoningSettings { thinking, effort },
+            settings: ReasoningSettings::reasoning(thinking, effort),
             controls: Controls::new(true, true, true),
             answer_now: None,
             instructions: None,
@@ -739,6 +786,78 @@ mod tests {
         let config =
             Config::from_lookup(|n| (n == "PONDER_PROVIDER").then(|| provider.into())).unwrap();
         build_request(&config, "http://u", &[ChatMessage::user("q")], options).body
+    }
+
+    #[test]
+    fn sampling_goes_where_each_wire_format_takes_it_and_only_when_set() {
+        use crate::domain::sampling::Tunable;
+        let set = |o: TurnOptions| TurnOptions {
+            settings: o
+                .settings
+                .with_sampling(Tunable::Temperature, Some(0.7))
+                .and_then(|s| s.with_sampling(Tunable::TopP, Some(0.9)))
+                .and_then(|s| s.with_sampling(Tunable::MaxTokens, Some(512.0)))
+                .unwrap(),
+            ..o
+        };
+        let cases: [(&str, &str, [&str; 3]); 6] = [
+            ("openai", "", ["temperature", "top_p", "max_tokens"]),
+            ("anthropic", "", ["temperature", "top_p", "max_tokens"]),
+            (
+                "responses",
+                "",
+                ["temperature", "top_p", "max_output_tokens"],
+            ),
+            (
+                "gemini",
+                "/generationConfig",
+                ["temperature", "topP", "maxOutputTokens"],
+            ),
+            (
+                "gemini-interactions",
+                "/generation_config",
+                ["temperature", "top_p", "max_output_tokens"],
+            ),
+            (
+                "ollama",
+                "/options",
+                ["temperature", "top_p", "num_predict"],
+            ),
+        ];
+        for (provider, at, [temperature, top_p, limit]) in cases {
+            let b = body(provider, &set(options("m", None, None)));
+            let holder = b.pointer(at).unwrap_or(&b);
+            assert_eq!(holder[temperature], 0.7, "{provider}");
+            assert_eq!(holder[top_p], 0.9, "{provider}");
+            assert_eq!(holder[limit], 512, "{provider}");
+            let plain = body(provider, &options("m", None, None));
+            let holder = plain.pointer(at).unwrap_or(&plain);
+            assert!(
+                holder.get(temperature).is_none(),
+                "{provider}: none unless set"
+            );
+            assert!(holder.get(top_p).is_none(), "{provider}: none unless set");
+            assert_ne!(holder[limit], 512, "{provider}: the operator's limit");
+        }
+        let b = body("openai", &set(options("m", None, None)));
+        assert_eq!(
+            sent_settings(&b, &set(options("m", None, None)).settings),
+            "temperature: 0.7, top_p: 0.9, max_tokens: 512"
+        );
+        assert!(names_a_setting(
+            "Unsupported parameter: 'temperature' is not supported with this model."
+        ));
+        let low = TurnOptions {
+            settings: ReasoningSettings::reasoning(None, Some(Effort::High))
+                .with_sampling(Tunable::MaxTokens, Some(2000.0))
+                .unwrap(),
+            ..options("claude-sonnet-4-5", None, None)
+        };
+        let b = body("anthropic", &low);
+        assert_eq!(
+            b["thinking"]["budget_tokens"], 1999,
+            "the budget stays below the reader's limit"
+        );
     }
 
     /// Every key a reasoning setting may add to a request, to check that none is sent when
@@ -867,22 +986,23 @@ mod tests {
     fn the_settings_sent_are_read_back_from_the_body() {
         let b = body("openai", &options("m", Some(false), Some(Effort::High)));
         assert_eq!(
-            sent_settings(&b),
+            sent_settings(&b, &Default::default()),
             "reasoning_effort: \"high\", chat_template_kwargs.enable_thinking: false"
         );
         let b = body("anthropic", &options("m", None, Some(Effort::Low)));
         assert_eq!(
-            sent_settings(&b),
+            sent_settings(&b, &Default::default()),
             "thinking.type: \"enabled\", thinking.budget_tokens: 1024"
         );
         assert_eq!(
-            sent_settings(&body("openai", &options("m", None, None))),
+            sent_settings(
+                &body("openai", &options("m", None, None)),
+                &Default::default()
+            ),
             ""
         );
-        assert!(names_a_reasoning_field(
-            "Unsupported parameter: 'reasoning_effort'"
-        ));
-        assert!(!names_a_reasoning_field(
+        assert!(names_a_setting("Unsupported parameter: 'reasoning_effort'"));
+        assert!(!names_a_setting(
             "This model's maximum context length is 8192 tokens"
         ));
     }

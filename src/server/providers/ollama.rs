@@ -34,8 +34,9 @@ pub fn request(
     let mut body = json!({
         "model": options.model,
         "stream": true,
-        "options": {"num_predict": config.max_output_tokens},
+        "options": {"num_predict": options.max_tokens(config)},
     });
+    options.put_sampling(&mut body["options"], "temperature", "top_p");
     let settings = super::effective_settings(options);
     let think = match (settings.thinking, settings.effort) {
         (Some(false), _) => Some(json!(false)),

@@ -50,8 +50,9 @@ pub fn request(
         "model": options.model,
         "stream": true,
         "stream_options": {"include_usage": true},
-        "max_tokens": config.max_output_tokens,
+        "max_tokens": options.max_tokens(config),
     });
+    options.put_sampling(&mut body, "temperature", "top_p");
     let settings = effective_settings(options);
     for (key, value) in reasoning_fields(dialect(base_url, &options.model), settings) {
         body[key] = value;
@@ -804,9 +805,10 @@ mod tests {
         use crate::domain::{Effort, ReasoningSettings};
         let fields = |base: &str, model: &str, thinking: Option<bool>, effort: Option<Effort>| {
             let mut body = json!({});
-            for (k, v) in
-                reasoning_fields(dialect(base, model), ReasoningSettings { thinking, effort })
-            {
+            for (k, v) in reasoning_fields(
+                dialect(base, model),
+                ReasoningSettings::reasoning(thinking, effort),
+            ) {
                 body[k] = v;
             }
             body

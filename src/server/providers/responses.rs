@@ -80,9 +80,10 @@ pub fn request(
         "stream": true,
         "store": false,
         "include": ["reasoning.encrypted_content"],
-        "max_output_tokens": config.max_output_tokens,
+        "max_output_tokens": options.max_tokens(config),
         "reasoning": reasoning,
     });
+    options.put_sampling(&mut body, "temperature", "top_p");
     if let Some(text) = &options.instructions {
         body["instructions"] = json!(text);
     }

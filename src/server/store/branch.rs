@@ -13,7 +13,7 @@ use crate::domain::Role;
 /// branch's own).
 const VERSION_COLUMNS: &str =
     "idx, status, error, retryable, model, finish_reason, input_tokens, output_tokens, \
-     reasoning_tokens, created_at, content, thinking, effort, extras";
+     reasoning_tokens, created_at, content, thinking, effort, temperature, top_p, max_tokens, extras";
 
 /// The columns of a thinking block copied as they are.
 const BLOCK_COLUMNS: &str =
@@ -40,8 +40,8 @@ impl Scoped<'_> {
         let now = now_ms();
         let mut tx = self.pool().begin().await?;
         let made = sqlx::query(
-            "INSERT INTO conversations (id, user_id, workspace_id, title, model, thinking, effort, instructions, created_at, updated_at, rev) \
-             SELECT $1, user_id, workspace_id, $2, model, thinking, effort, instructions, $3, $3, 0 FROM conversations \
+            "INSERT INTO conversations (id, user_id, workspace_id, title, model, thinking, effort, temperature, top_p, max_tokens, instructions, created_at, updated_at, rev) \
+             SELECT $1, user_id, workspace_id, $2, model, thinking, effort, temperature, top_p, max_tokens, instructions, $3, $3, 0 FROM conversations \
              WHERE id = $4 AND user_id = $5 AND deleted_at IS NULL",
         )
         .bind(&id)

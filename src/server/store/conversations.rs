@@ -154,7 +154,7 @@ impl Scoped<'_> {
         page: Page,
     ) -> Result<Conversation, StoreError> {
         let head: ConversationRow = sqlx::query_as(
-            "SELECT id, title, workspace_id, created_at, updated_at, rev, model, thinking, effort, instructions FROM conversations \
+            "SELECT id, title, workspace_id, created_at, updated_at, rev, model, thinking, effort, temperature, top_p, max_tokens, instructions FROM conversations \
              WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
         )
         .bind(id)
@@ -177,7 +177,7 @@ impl Scoped<'_> {
             _ => (0, -1),
         };
         let versions: Vec<VersionRow> = sqlx::query_as(
-            "SELECT v.id, v.message_id, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.created_at, v.turn_id, v.extras, \
+            "SELECT v.id, v.message_id, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.temperature, v.top_p, v.max_tokens, v.created_at, v.turn_id, v.extras, \
              v.input_tokens, v.output_tokens, v.reasoning_tokens \
              FROM message_versions v JOIN messages m ON m.id = v.message_id \
              WHERE m.conversation_id = $1 AND v.user_id = $2 AND m.position BETWEEN $3 AND $4 \
@@ -240,7 +240,7 @@ impl Scoped<'_> {
         id: &str,
     ) -> Result<(Option<String>, ReasoningSettings), StoreError> {
         let row: SettingsRow = sqlx::query_as(
-            "SELECT model, thinking, effort FROM conversations WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
+            "SELECT model, thinking, effort, temperature, top_p, max_tokens FROM conversations WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL",
         )
         .bind(id)
         .bind(self.user_id())

@@ -330,11 +330,12 @@ impl Scoped<'_> {
         };
         let thinking = settings.thinking.map(i64::from);
         let effort = settings.effort.map(|e| e.as_str());
+        let sampled = crate::domain::history::Sampled::of(&settings);
         let version_id = new_id();
         sqlx::query(
             "INSERT INTO message_versions (id, message_id, user_id, idx, content, status, created_at, \
-             model, thinking, effort, turn_id, instructions) \
-             VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9, $10, $11)",
+             model, thinking, effort, turn_id, instructions, temperature, top_p, max_tokens) \
+             VALUES ($1, $2, $3, $4, '', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
         )
         .bind(&version_id)
         .bind(&message_id)
@@ -347,11 +348,14 @@ impl Scoped<'_> {
         .bind(effort)
         .bind(turn)
         .bind(instructions)
+        .bind(sampled.temperature)
+        .bind(sampled.top_p)
+        .bind(sampled.max_tokens)
         .execute(&mut **tx)
         .await?;
         sqlx::query(
             "UPDATE conversations SET model = $1, thinking = $2, effort = $3, updated_at = $6, \
-             rev = rev + 1 WHERE id = $4 AND user_id = $5",
+             temperature = $7, top_p = $8, max_tokens = $9, rev = rev + 1 WHERE id = $4 AND user_id = $5",
         )
         .bind(model)
         .bind(thinking)
@@ -359,6 +363,9 @@ impl Scoped<'_> {
         .bind(conversation)
         .bind(self.user_id())
         .bind(now)
+        .bind(sampled.temperature)
+        .bind(sampled.top_p)
+        .bind(sampled.max_tokens)
         .execute(&mut **tx)
         .await?;
         Ok(AnswerSlot {

@@ -75,11 +75,19 @@ pub(super) struct SettingsRow {
     pub model: Option<String>,
     thinking: Option<i64>,
     effort: Option<String>,
+    temperature: Option<f64>,
+    top_p: Option<f64>,
+    max_tokens: Option<i64>,
 }
 
 impl SettingsRow {
     pub fn settings(&self) -> ReasoningSettings {
-        settings_from_columns(self.thinking, self.effort.clone())
+        crate::domain::history::Sampled {
+            temperature: self.temperature,
+            top_p: self.top_p,
+            max_tokens: self.max_tokens,
+        }
+        .into_settings(settings_from_columns(self.thinking, self.effort.clone()))
     }
 }
 

@@ -418,7 +418,7 @@ impl TurnRun {
         for (name, value) in &req.headers {
             builder = builder.header(*name, value);
         }
-        self.sent_settings = providers::sent_settings(&req.body);
+        self.sent_settings = providers::sent_settings(&req.body, &self.options.settings);
         self.phase = Phase::Connecting(Box::pin(builder.send()));
     }
 
@@ -476,7 +476,7 @@ impl TurnRun {
                 && replay::carries_state(&self.messages)
                 && replay::names_replayed_state(&detail);
             let about_reasoning =
-                refused && !settings.is_empty() && providers::names_a_reasoning_field(&detail);
+                refused && !settings.is_empty() && providers::names_a_setting(&detail);
             let failure = if about_state {
                 wording::replay_refused(status, &detail)
             } else if about_reasoning {
