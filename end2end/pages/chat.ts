@@ -25,6 +25,30 @@ export class ChatPage {
     await expect(this.page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
   }
 
+  /** Opens the model picker (its list, presets and parameters), unless it is open. */
+  async openPicker() {
+    const picker = this.page.locator(".model-picker");
+    if (!(await picker.evaluate((d) => (d as HTMLDetailsElement).open))) {
+      await picker.locator("summary").click();
+    }
+    await expect(this.page.locator(".model-list")).toBeVisible();
+  }
+
+  /** Closes the model picker, if it is open. */
+  async closePicker() {
+    const picker = this.page.locator(".model-picker");
+    if (await picker.evaluate((d) => (d as HTMLDetailsElement).open)) {
+      await picker.locator("summary").click();
+    }
+  }
+
+  /** Sets a sampling parameter in the open picker (blank: the model's default). */
+  async setParameter(label: string, value: string) {
+    const field = this.page.locator("fieldset.sampling").getByLabel(label);
+    await field.fill(value);
+    await field.press("Tab");
+  }
+
   /** Picks Rename or Delete in the row menu of the conversation titled `title`. */
   async rowAction(title: string, action: "Rename" | "Delete") {
     const nav = this.page.getByRole("navigation", { name: this.w.t("conversations") });

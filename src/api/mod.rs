@@ -8,6 +8,7 @@ pub mod error;
 pub mod history;
 pub mod instructions;
 pub mod models;
+pub mod presets;
 pub mod rich;
 pub mod share;
 pub mod turn;

@@ -12,6 +12,7 @@ pub mod history;
 pub mod instructions;
 pub mod message;
 pub mod page;
+pub mod preset;
 pub mod reasoning;
 pub mod rich;
 pub mod sampling;

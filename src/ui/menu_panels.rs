@@ -194,6 +194,7 @@ fn ModelPanel(
     });
     view! {
     <>
+        <super::presets_panel::PresetList menu/>
         <label class="visually-hidden" for="model-search">{t.search_models}</label>
         <input
             id="model-search"
@@ -236,6 +237,7 @@ fn ModelPanel(
         </p>
         {move || chat.models.with(|m| m.note.clone()).map(|note| view! { <p class="model-note">{note}</p> })}
         <super::sampling_panel::SamplingControls/>
+        <super::presets_panel::PresetSave/>
     </>
     }
 }

@@ -23,6 +23,7 @@ pub mod message_code;
 pub mod model_picker;
 pub mod not_found;
 pub mod notices;
+pub mod presets_panel;
 pub mod rich;
 pub mod sampling_panel;
 pub mod sanitize;

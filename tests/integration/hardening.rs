@@ -51,6 +51,12 @@ const JSON_ENDPOINTS: &[&str] = &[
     "shares/all",
     "shares/revoke-any",
     "models/list",
+    "instructions/get",
+    "instructions/set",
+    "titles/wait",
+    "presets/list",
+    "presets/save",
+    "presets/delete",
     "render/math",
     "render/code",
 ];

@@ -17,6 +17,7 @@ mod models;
 mod ops;
 mod pages;
 mod partition;
+mod presets;
 mod providers;
 mod providers_http;
 mod reasoning_shapes;

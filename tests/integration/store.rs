@@ -2047,3 +2047,80 @@ async fn instruction_levels_are_each_users_own_and_an_answer_keeps_what_it_was_a
         assert_eq!(read.instructions, None, "{engine}");
     }
 }
+
+/// Presets on both engines: a reader's own and the shared ones, reached only as their scope
+/// allows; a shared one is changed by an administrator only.
+#[tokio::test]
+async fn presets_keep_their_settings_and_their_owners_on_both_engines() {
+    use ponder::domain::preset::Preset;
+    use ponder::domain::sampling::Tunable;
+    use ponder::domain::ReasoningSettings;
+    for (engine, store) in stores().await {
+        let (alice, bob) = two_users(&store).await;
+        let settings = ReasoningSettings::reasoning(Some(false), None)
+            .with_sampling(Tunable::Temperature, Some(0.35))
+            .and_then(|s| s.with_sampling(Tunable::MaxTokens, Some(2048.0)))
+            .expect("settings");
+        let own = Preset {
+            name: "Quick".into(),
+            model: Some("m".into()),
+            settings,
+            instructions: Some("Be quick.".into()),
+            ..Preset::default()
+        };
+        let kept = store
+            .scoped(&bob)
+            .save_preset(own, false)
+            .await
+            .expect(engine);
+        assert_eq!(kept.settings, settings, "{engine}");
+        assert!(kept.editable && !kept.shared, "{engine}");
+        let shared = Preset {
+            name: "House".into(),
+            shared: true,
+            ..Preset::default()
+        };
+        let house = store
+            .scoped(&alice)
+            .save_preset(shared, true)
+            .await
+            .expect(engine);
+        let seen = store.scoped(&bob).presets(false).await.expect(engine);
+        assert_eq!(
+            seen.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            ["House", "Quick"],
+            "{engine}"
+        );
+        let changed = Preset {
+            name: "Mine".into(),
+            ..house.clone()
+        };
+        assert!(matches!(
+            store.scoped(&bob).save_preset(changed.clone(), false).await,
+            Err(StoreError::NotFound)
+        ));
+        let changed = store
+            .scoped(&alice)
+            .save_preset(changed, true)
+            .await
+            .expect(engine);
+        assert!(
+            changed.shared,
+            "{engine}: sharing is decided when it is made"
+        );
+        assert!(
+            matches!(
+                store.scoped(&alice).delete_preset(&kept.id, true).await,
+                Err(StoreError::NotFound)
+            ),
+            "{engine}: an administrator does not delete a reader's own"
+        );
+        store
+            .scoped(&alice)
+            .delete_preset(&house.id, true)
+            .await
+            .expect(engine);
+        let seen = store.scoped(&alice).presets(true).await.expect(engine);
+        assert!(seen.is_empty(), "{engine}: {seen:?}");
+    }
+}

@@ -236,6 +236,8 @@ pub struct ChatController {
     /// The sampling parameters the next turn asks for (temperature, top-p, the output limit);
     /// its thinking and effort are the two signals above and stay unset here.
     pub sampling: RwSignal<ReasoningSettings>,
+    /// The presets offered in the model picker (loaded when it first opens).
+    pub presets: RwSignal<Vec<crate::domain::preset::Preset>>,
     /// The open chat's own system instructions: sent with a chat this browser keeps, with the
     /// first message of a new chat the server keeps, and kept on the server after that.
     pub instructions: RwSignal<Option<String>>,
@@ -340,6 +342,7 @@ impl ChatController {
             thinking: RwSignal::new(None),
             effort: RwSignal::new(None),
             sampling: RwSignal::new(ReasoningSettings::default()),
+            presets: RwSignal::new(Vec::new()),
             instructions: RwSignal::new(None),
             to_instructions: StoredValue::new(false),
             running_turn: StoredValue::new(None),

@@ -73,6 +73,47 @@ impl ChatController {
         request
     }
 
+    /// Takes `preset` for the next turns: its model (while on offer), its thinking, effort and
+    /// sampling parameters (an unset one back to the model's default), and its instructions
+    /// as the open chat's own, when it has some (kept on the server for a chat there).
+    pub fn apply_preset(&self, preset: &crate::domain::preset::Preset) {
+        if let Some(model) = &preset.model {
+            let offered = self.models.with_untracked(|m| m.find(model).is_some());
+            if offered {
+                self.pick_model(model.clone());
+            }
+        }
+        self.thinking.set(preset.settings.thinking);
+        self.effort.set(preset.settings.effort);
+        self.sampling
+            .set(ReasoningSettings::default().with_sampling_of(preset.settings));
+        let Some(text) = preset.instructions.clone() else {
+            return;
+        };
+        if !self.chat_on_server() {
+            self.keep_own_instructions(Some(text));
+            return;
+        }
+        let this = *self;
+        let conversation = self.conversation_id.get_untracked();
+        spawn_local(async move {
+            use crate::domain::instructions::Level;
+            let kept = crate::api::instructions::set_instructions(
+                Level::Conversation,
+                Some(conversation),
+                text.clone(),
+            )
+            .await;
+            match kept {
+                Ok(()) => this.instructions.set(Some(text)),
+                Err(e) => this.notify(
+                    super::NoticeKind::Server,
+                    crate::client::labels::failure_text(&e.0, this.locale),
+                ),
+            }
+        });
+    }
+
     /// The model and settings a conversation shown last used.
     pub(super) fn take_settings(&self, model: Option<String>, settings: ReasoningSettings) {
         self.model.set(model);
