@@ -49,11 +49,12 @@ export class ChatPage {
     await field.press("Tab");
   }
 
-  /** Picks Rename or Delete in the row menu of the conversation titled `title`. */
-  async rowAction(title: string, action: "Rename" | "Delete") {
+  /** Picks Rename or Delete (or any item, by its words) in the row menu of the conversation titled `title`. */
+  async rowAction(title: string, action: "Rename" | "Delete" | { name: string }) {
     const nav = this.page.getByRole("navigation", { name: this.w.t("conversations") });
     await nav.getByLabel(this.w.t("options_for", { title }), { exact: true }).click();
-    await nav.getByRole("button", { name: this.w.t(action === "Rename" ? "rename" : "delete"), exact: true }).click();
+    const name = typeof action === "string" ? this.w.t(action === "Rename" ? "rename" : "delete") : action.name;
+    await nav.getByRole("button", { name, exact: true }).click();
   }
 
   composer(): Locator {

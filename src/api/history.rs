@@ -91,6 +91,43 @@ pub async fn rename_conversation(id: String, title: String) -> Result<(), ApiErr
         .map_err(crate::server::http::request::store_error)?)
 }
 
+/// Pins a conversation on top of the list, or unpins it.
+#[server(prefix = "/api", endpoint = "conversations/pin", input = Json, output = Json)]
+pub async fn pin_conversation(id: String, pinned: bool) -> Result<(), ApiError> {
+    let (state, who) = crate::server::http::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .set_pinned(&id, pinned)
+        .await
+        .map_err(crate::server::http::request::store_error)?)
+}
+
+/// Replaces a conversation's tags; answers them as kept (trimmed, repeats left out). More
+/// than ten, or one too long, is a 400.
+#[server(prefix = "/api", endpoint = "conversations/tags", input = Json, output = Json)]
+pub async fn tag_conversation(id: String, tags: Vec<String>) -> Result<Vec<String>, ApiError> {
+    let (state, who) = crate::server::http::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .set_tags(&id, &tags)
+        .await
+        .map_err(crate::server::http::request::store_error)?)
+}
+
+/// Moves a conversation to another of the reader's workspaces.
+#[server(prefix = "/api", endpoint = "conversations/move", input = Json, output = Json)]
+pub async fn move_conversation(id: String, workspace: String) -> Result<(), ApiError> {
+    let (state, who) = crate::server::http::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .move_conversation(&id, &workspace)
+        .await
+        .map_err(crate::server::http::request::store_error)?)
+}
+
 /// Deletes a conversation; it can be restored until `PONDER_DELETE_GRACE` has passed. Returns
 /// when it was deleted (ms).
 #[server(prefix = "/api", endpoint = "conversations/delete", input = Json, output = Json)]

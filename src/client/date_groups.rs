@@ -7,6 +7,8 @@ use super::saved_chat::ConversationSummary;
 /// When a conversation was last active, as the list groups it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DateGroup {
+    /// The pinned conversations, whenever they were active, above the rest.
+    Pinned,
     Today,
     Yesterday,
     Previous7Days,
@@ -17,6 +19,7 @@ impl DateGroup {
     /// The group's heading.
     pub fn label(self, c: &crate::i18n::Catalogue) -> &'static str {
         match self {
+            DateGroup::Pinned => c.pinned,
             DateGroup::Today => c.today,
             DateGroup::Yesterday => c.yesterday,
             DateGroup::Previous7Days => c.previous_7_days,
@@ -36,8 +39,8 @@ impl DateGroup {
     }
 }
 
-/// The list cut into its date groups, in the list's own order (most recent first), with empty
-/// groups left out. `local_day` maps a time (ms since the epoch) to the reader's day number.
+/// The list cut into its date groups (the pinned ones first, whenever they were active), in the
+/// list's own order (most recent first), with empty groups left out. `local_day` maps a time (ms since the epoch) to the reader's day number.
 pub fn group_by_date(
     list: &[ConversationSummary],
     now_ms: f64,
@@ -46,7 +49,11 @@ pub fn group_by_date(
     let today = local_day(now_ms);
     let mut groups: Vec<(DateGroup, Vec<ConversationSummary>)> = Vec::new();
     for item in list {
-        let group = DateGroup::of(local_day(item.updated_at), today);
+        let group = if item.pinned {
+            DateGroup::Pinned
+        } else {
+            DateGroup::of(local_day(item.updated_at), today)
+        };
         match groups.iter_mut().find(|(g, _)| *g == group) {
             Some((_, items)) => items.push(item.clone()),
             None => groups.push((group, vec![item.clone()])),
@@ -74,7 +81,22 @@ mod tests {
             id: id.into(),
             title: id.into(),
             updated_at,
+            ..Default::default()
         }
+    }
+
+    #[test]
+    fn pinned_chats_come_first_whenever_they_were_active() {
+        let now = 20_000.0 * DAY + 12.0 * HOUR;
+        let old_pinned = ConversationSummary {
+            pinned: true,
+            ..chat("old but pinned", now - 40.0 * DAY)
+        };
+        let list = vec![chat("new", now - HOUR), old_pinned];
+        let groups = group_by_date(&list, now, |ms| day_at_offset(ms, 0.0));
+        assert_eq!(groups[0].0, DateGroup::Pinned);
+        assert_eq!(groups[0].1[0].id, "old but pinned");
+        assert_eq!(groups[1].0, DateGroup::Today);
     }
 
     #[test]

@@ -29,6 +29,42 @@ pub struct ConversationSummary {
     /// Set when it was deleted: it can be restored until the grace period ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<i64>,
+    /// Kept on top of the list.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pinned: bool,
+    /// The reader's tags, which filter the list ([`checked_tags`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+/// How many tags a conversation may have, and how long each may be (characters).
+pub const MAX_TAGS: usize = 10;
+pub const MAX_TAG_CHARS: usize = 32;
+
+/// Tags as kept: trimmed, inner spaces folded to one, blanks and repeats (ignoring case) left
+/// out, in the order given; more than [`MAX_TAGS`], a tag over [`MAX_TAG_CHARS`] or one with a
+/// control character or a comma is refused with the reason.
+pub fn checked_tags(tags: &[String]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for tag in tags {
+        let tag = tag.split_whitespace().collect::<Vec<_>>().join(" ");
+        if tag.is_empty() {
+            continue;
+        }
+        if tag.chars().count() > MAX_TAG_CHARS {
+            return Err(format!("a tag has at most {MAX_TAG_CHARS} characters"));
+        }
+        if tag.chars().any(|c| c.is_control() || c == ',') {
+            return Err("a tag must not hold a comma or a control character".into());
+        }
+        if !out.iter().any(|t| t.to_lowercase() == tag.to_lowercase()) {
+            out.push(tag);
+        }
+    }
+    if out.len() > MAX_TAGS {
+        return Err(format!("a conversation has at most {MAX_TAGS} tags"));
+    }
+    Ok(out)
 }
 
 /// A title Ponder made rather than the reader: a mark after the title it came from (or

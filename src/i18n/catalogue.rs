@@ -310,6 +310,16 @@ pub struct Catalogue {
     pub delete_this_chat: &'static str,
     pub yes_delete: &'static str,
     pub keep: &'static str,
+    /// The list's group of pinned chats.
+    pub pinned: &'static str,
+    pub pin: &'static str,
+    pub unpin: &'static str,
+    pub tags: &'static str,
+    pub tags_field: &'static str,
+    /// The row menu's item; `{workspace}`.
+    pub move_to: &'static str,
+    pub filter_by_tag: &'static str,
+    pub all_chats: &'static str,
     pub today: &'static str,
     pub yesterday: &'static str,
     pub previous_7_days: &'static str,

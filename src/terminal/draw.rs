@@ -305,6 +305,8 @@ mod tests {
                 workspace_id: "w".into(),
                 updated_at: 0,
                 deleted_at: None,
+                pinned: false,
+                tags: Vec::new(),
             })
             .collect()));
         let (rows, _) = screen(&mut chat, 50, 14);

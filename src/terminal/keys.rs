@@ -313,6 +313,8 @@ mod tests {
                 workspace_id: "w".into(),
                 updated_at: 0,
                 deleted_at: None,
+                pinned: false,
+                tags: Vec::new(),
             })
             .collect()
     }

@@ -1,5 +1,6 @@
-//! The conversation list itself: the chats under Today, Yesterday, Previous 7 days and Older,
-//! each with its menu (rename, delete with a confirmation). A page with nothing to list never
+//! The conversation list itself: the pinned chats, then the rest under Today, Yesterday,
+//! Previous 7 days and Older, narrowed by a tag when one is chosen; each with its menu (rename,
+//! instructions, pin, tags, move to another workspace, delete with a confirmation). A page with nothing to list never
 //! runs this code, so it is a chunk of its own (`conversation_list`), fetched once the first chat
 //! is listed.
 
@@ -27,8 +28,18 @@ pub fn conversation_list_code() -> Result<ConversationListCode, SplitLoaderError
 fn ConversationGroups(close: Callback<()>) -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let groups = Memo::new(move |_| {
-        chat.conversations
-            .with(|list| group_by_date(list, now_ms(), local_day))
+        let tag = chat.tag_filter.get();
+        chat.conversations.with(|list| match &tag {
+            Some(tag) => {
+                let shown: Vec<ConversationSummary> = list
+                    .iter()
+                    .filter(|c| c.tags.contains(tag))
+                    .cloned()
+                    .collect();
+                group_by_date(&shown, now_ms(), local_day)
+            }
+            None => group_by_date(list, now_ms(), local_day),
+        })
     });
     let items_of = move |group: DateGroup| {
         groups.with(|g| {
@@ -39,11 +50,12 @@ fn ConversationGroups(close: Callback<()>) -> impl IntoView {
         })
     };
     view! {
+        <TagFilter/>
         <For each=move || groups.with(|g| g.iter().map(|(g, _)| *g).collect::<Vec<_>>()) key=|g| *g let:group>
             <section class="conversation-group" aria-labelledby=format!("group-{group:?}")>
                 <h2 class="group-label" id=format!("group-{group:?}")>{group.label(crate::ui::locale::tr())}</h2>
                 <ul class="conversation-list">
-                    <For each=move || items_of(group) key=|c| (c.id.clone(), c.title.clone()) let:item>
+                    <For each=move || items_of(group) key=|c| (c.id.clone(), c.title.clone(), c.pinned, c.tags.clone()) let:item>
                         <ConversationItem item close/>
                     </For>
                 </ul>
@@ -52,10 +64,50 @@ fn ConversationGroups(close: Callback<()>) -> impl IntoView {
     }
 }
 
+/// Every tag in the list, each a toggle that narrows the list to its chats; nothing when no
+/// chat has a tag.
+#[component]
+fn TagFilter() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let t = crate::ui::locale::tr();
+    let tags = Memo::new(move |_| {
+        let mut all: Vec<String> = Vec::new();
+        chat.conversations.with(|list| {
+            for tag in list.iter().flat_map(|c| &c.tags) {
+                if !all.contains(tag) {
+                    all.push(tag.clone());
+                }
+            }
+        });
+        all.sort_by_key(|t| t.to_lowercase());
+        all
+    });
+    view! {
+        <Show when=move || tags.with(|t| !t.is_empty())>
+            <div class="tag-filter" role="group" aria-label=t.filter_by_tag>
+                <button type="button" class="tag-chip" aria-pressed=move || chat.tag_filter.with(Option::is_none).to_string()
+                    on:click=move |_| chat.tag_filter.set(None)>{t.all_chats}</button>
+                <For each=move || tags.get() key=|t| t.clone() let:tag>
+                    {
+                        let pressed = tag.clone();
+                        let chosen = tag.clone();
+                        view! {
+                            <button type="button" class="tag-chip" dir="auto"
+                                aria-pressed=move || chat.tag_filter.with(|f| f.as_ref() == Some(&pressed)).to_string()
+                                on:click=move |_| chat.tag_filter.set(Some(chosen.clone()))>{tag}</button>
+                        }
+                    }
+                </For>
+            </div>
+        </Show>
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Normal,
     Renaming,
+    Tagging,
     ConfirmDelete,
 }
 
@@ -72,7 +124,20 @@ fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl Into
         title.clone()
     };
     let draft = RwSignal::new(original.clone());
+    let tags_draft = RwSignal::new(item.tags.join(", "));
+    let pinned = item.pinned;
+    let tags = item.tags.clone();
     let id = StoredValue::new(item.id.clone());
+    let on_server = move || chat.server.get();
+    let elsewhere = move || {
+        let here = chat.workspace.get();
+        chat.workspaces.with(|all| {
+            all.iter()
+                .filter(|w| here.as_ref() != Some(&w.id))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    };
     let current = move || chat.conversation_id.with(|c| id.with_value(|id| c == id));
     let title_for_label = title.clone();
     let rename_input = NodeRef::<leptos::html::Input>::new();
@@ -118,6 +183,7 @@ fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl Into
                         }
                     >
                         {title.clone()}
+                        {(!tags.is_empty()).then(|| view! { <span class="row-tags">{tags.join(" · ")}</span> })}
                     </button>
                     <details class="menu row-menu" on:toggle=one_menu_open>
                         <summary
@@ -142,6 +208,27 @@ fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl Into
                                 {icon(Icon::Edit)}
                                 {t.instructions_title}
                             </button>
+                            <Show when=on_server>
+                                <button type="button" class="menu-item" on:click=move |_| id.with_value(|id| chat.pin(id.clone(), !pinned))>
+                                    {icon(Icon::Check)}
+                                    {if pinned { t.unpin } else { t.pin }}
+                                </button>
+                                <button type="button" class="menu-item" on:click=move |_| { mode.set(Mode::Tagging); chat.want_list_actions(); }>
+                                    {icon(Icon::Edit)}
+                                    {t.tags}
+                                </button>
+                                <For each=elsewhere key=|w| w.id.clone() let:space>
+                                    {
+                                        let name = super::workspaces::workspace_name(&space.name, t);
+                                        view! {
+                                            <button type="button" class="menu-item" on:click=move |_| id.with_value(|id| chat.move_to(id.clone(), space.id.clone()))>
+                                                {icon(Icon::Next)}
+                                                {crate::i18n::fill(t.move_to, &[("workspace", &name)])}
+                                            </button>
+                                        }
+                                    }
+                                </For>
+                            </Show>
                             <button type="button" class="menu-item danger" on:click=move |_| { mode.set(Mode::ConfirmDelete); chat.want_list_actions(); }>
                                 {icon(Icon::Trash)}
                                 {t.delete}
@@ -166,6 +253,35 @@ fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl Into
                             type="text"
                             prop:value=move || draft.get()
                             on:input=move |ev| draft.set(event_target_value(&ev))
+                            on:keydown=move |ev| {
+                                if ev.key() == "Escape" {
+                                    ev.prevent_default();
+                                    stop_renaming.with_value(|stop| stop());
+                                }
+                            }
+                        />
+                        <button type="submit" class="action">{t.save}</button>
+                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|stop| stop())>{t.cancel}</button>
+                    </form>
+                }
+                .into_any(),
+                Mode::Tagging => view! {
+                    <form
+                        class="rename-form"
+                        on:submit=move |ev| {
+                            ev.prevent_default();
+                            id.with_value(|id| chat.set_tags(id.clone(), &tags_draft.get_untracked()));
+                            mode.set(Mode::Normal);
+                        }
+                    >
+                        <label class="visually-hidden" for=move || id.with_value(|id| format!("tags-{id}"))>{t.tags_field}</label>
+                        <input
+                            id=move || id.with_value(|id| format!("tags-{id}"))
+                            type="text"
+                            placeholder=t.tags_field
+                            autofocus
+                            prop:value=move || tags_draft.get()
+                            on:input=move |ev| tags_draft.set(event_target_value(&ev))
                             on:keydown=move |ev| {
                                 if ev.key() == "Escape" {
                                     ev.prevent_default();

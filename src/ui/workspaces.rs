@@ -107,7 +107,7 @@ pub fn Workspaces() -> impl IntoView {
 
 /// A workspace's name as the reader reads it: the first workspace's stored name in their
 /// language, any other as its owner wrote it.
-fn workspace_name(name: &str, t: &crate::i18n::Catalogue) -> String {
+pub fn workspace_name(name: &str, t: &crate::i18n::Catalogue) -> String {
     if name == crate::domain::history::FIRST_WORKSPACE {
         t.first_workspace.to_string()
     } else {

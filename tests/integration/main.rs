@@ -15,6 +15,7 @@ mod hostile;
 mod instructions;
 mod models;
 mod ops;
+mod organise;
 mod pages;
 mod partition;
 mod presets;

@@ -39,6 +39,7 @@ mod history;
 mod instructions;
 mod models;
 mod notices;
+mod organise;
 mod server_history;
 mod server_list;
 #[cfg(test)]
@@ -238,6 +239,8 @@ pub struct ChatController {
     pub sampling: RwSignal<ReasoningSettings>,
     /// The presets offered in the model picker (loaded when it first opens).
     pub presets: RwSignal<Vec<crate::domain::preset::Preset>>,
+    /// The tag the conversation list is narrowed to (none: every chat).
+    pub tag_filter: RwSignal<Option<String>>,
     /// The open chat's own system instructions: sent with a chat this browser keeps, with the
     /// first message of a new chat the server keeps, and kept on the server after that.
     pub instructions: RwSignal<Option<String>>,
@@ -343,6 +346,7 @@ impl ChatController {
             effort: RwSignal::new(None),
             sampling: RwSignal::new(ReasoningSettings::default()),
             presets: RwSignal::new(Vec::new()),
+            tag_filter: RwSignal::new(None),
             instructions: RwSignal::new(None),
             to_instructions: StoredValue::new(false),
             running_turn: StoredValue::new(None),
@@ -608,8 +612,13 @@ impl ChatController {
                     self.remember_current();
                 }
                 self.conversations.update(|list| {
-                    list.retain(|c| c.id != record.chat.id);
-                    list.push(record.summary());
+                    let mut summary = record.summary();
+                    if let Some(at) = list.iter().position(|c| c.id == record.chat.id) {
+                        let old = list.remove(at);
+                        summary.pinned = old.pinned;
+                        summary.tags = old.tags;
+                    }
+                    list.push(summary);
                     saved_chat::sort_newest_first(list);
                 });
             }

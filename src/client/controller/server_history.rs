@@ -243,15 +243,9 @@ impl Backend for ServerHistory {
         spawn_local(async move {
             let workspace = c.workspace.get_untracked();
             match crate::api::history::list_conversations(workspace, false).await {
-                Ok(list) => c.conversations.set(
-                    list.into_iter()
-                        .map(|s| ConversationSummary {
-                            id: s.id,
-                            title: s.title,
-                            updated_at: s.updated_at as f64,
-                        })
-                        .collect(),
-                ),
+                Ok(list) => c
+                    .conversations
+                    .set(list.into_iter().map(ConversationSummary::from).collect()),
                 Err(e) => c.notify(
                     NoticeKind::Server,
                     c.say_failed(|w| w.chats_not_listed, &e.0),

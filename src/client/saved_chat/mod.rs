@@ -51,11 +51,27 @@ pub struct SavedChat {
 }
 
 /// What the conversation list shows.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct ConversationSummary {
     pub id: String,
     pub title: String,
     pub updated_at: f64,
+    /// Kept on top of the list (chats on the server).
+    pub pinned: bool,
+    /// The reader's tags (chats on the server).
+    pub tags: Vec<String>,
+}
+
+impl From<crate::domain::history::ConversationSummary> for ConversationSummary {
+    fn from(s: crate::domain::history::ConversationSummary) -> Self {
+        ConversationSummary {
+            id: s.id,
+            title: s.title,
+            updated_at: s.updated_at as f64,
+            pinned: s.pinned,
+            tags: s.tags,
+        }
+    }
 }
 
 impl SavedChat {
@@ -104,6 +120,7 @@ impl SavedChat {
             id: self.chat.id.clone(),
             title: self.chat.title.clone(),
             updated_at: self.chat.updated_at as f64,
+            ..ConversationSummary::default()
         }
     }
 }
@@ -1128,11 +1145,13 @@ mod tests {
                 id: "a".into(),
                 title: "a".into(),
                 updated_at: 1.0,
+                ..Default::default()
             },
             ConversationSummary {
                 id: "b".into(),
                 title: "b".into(),
                 updated_at: 3.0,
+                ..Default::default()
             },
         ];
         sort_newest_first(&mut list);

@@ -158,6 +158,8 @@ impl Scoped<'_> {
             workspace_id,
             updated_at: now,
             deleted_at: None,
+            pinned: false,
+            tags: Vec::new(),
         })
     }
 }

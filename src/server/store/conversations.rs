@@ -23,10 +23,10 @@ impl Scoped<'_> {
     ) -> Result<Vec<ConversationSummary>, StoreError> {
         let workspace = self.own_workspace(workspace).await?;
         let sql = if deleted {
-            "SELECT id, title, workspace_id, updated_at, deleted_at FROM conversations \
+            "SELECT id, title, workspace_id, updated_at, deleted_at, pinned_at, tags FROM conversations \
              WHERE user_id = $1 AND workspace_id = $2 AND deleted_at IS NOT NULL ORDER BY deleted_at DESC"
         } else {
-            "SELECT id, title, workspace_id, updated_at, deleted_at FROM conversations \
+            "SELECT id, title, workspace_id, updated_at, deleted_at, pinned_at, tags FROM conversations \
              WHERE user_id = $1 AND workspace_id = $2 AND deleted_at IS NULL ORDER BY updated_at DESC, id DESC"
         };
         let rows: Vec<SummaryRow> = sqlx::query_as(sql)
@@ -78,6 +78,8 @@ impl Scoped<'_> {
             workspace_id: workspace.id,
             updated_at: now,
             deleted_at: None,
+            pinned: false,
+            tags: Vec::new(),
         })
     }
 

@@ -18,6 +18,7 @@ pub mod instructions;
 pub mod limits;
 mod messages;
 pub mod opening;
+mod organise;
 mod presets;
 pub mod records;
 pub mod replay;

@@ -36,6 +36,8 @@ pub(super) struct SummaryRow {
     workspace_id: String,
     updated_at: i64,
     deleted_at: Option<i64>,
+    pinned_at: Option<i64>,
+    tags: Option<String>,
 }
 
 impl From<SummaryRow> for ConversationSummary {
@@ -46,6 +48,12 @@ impl From<SummaryRow> for ConversationSummary {
             workspace_id: r.workspace_id,
             updated_at: r.updated_at,
             deleted_at: r.deleted_at,
+            pinned: r.pinned_at.is_some(),
+            tags: r
+                .tags
+                .and_then(|t| serde_json::from_str::<Vec<String>>(&t).ok())
+                .and_then(|t| crate::domain::history::checked_tags(&t).ok())
+                .unwrap_or_default(),
         }
     }
 }
