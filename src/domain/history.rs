@@ -513,6 +513,10 @@ pub struct Preferences {
     pub theme: Option<String>,
     #[serde(default)]
     pub default_model: Option<String>,
+    /// Titles by the model for this reader's new chats: `"model"` or `"off"` (none: the
+    /// server's `PONDER_TITLES`). Read from the first workspace's preferences.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub titles: Option<String>,
 }
 
 impl Preferences {
@@ -527,6 +531,7 @@ impl Preferences {
         .into_iter()
         .flatten()
         .all(|v| !v.is_empty() && v.chars().count() <= 64 && !v.chars().any(char::is_control))
+            && matches!(self.titles.as_deref(), None | Some("model" | "off"))
     }
 }
 

@@ -240,6 +240,7 @@ pub static AR: Catalogue = Catalogue {
     move_to: "نقل إلى {workspace}",
     filter_by_tag: "التصفية حسب الوسم",
     all_chats: "الكل",
+    titles_setting: "السماح للنموذج بتسمية المحادثات الجديدة بعد أول إجابة",
     today: "اليوم",
     yesterday: "أمس",
     previous_7_days: "آخر 7 أيام",

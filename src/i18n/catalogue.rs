@@ -320,6 +320,8 @@ pub struct Catalogue {
     pub move_to: &'static str,
     pub filter_by_tag: &'static str,
     pub all_chats: &'static str,
+    /// Settings: titles by the model.
+    pub titles_setting: &'static str,
     pub today: &'static str,
     pub yesterday: &'static str,
     pub previous_7_days: &'static str,

@@ -201,6 +201,7 @@ pub static EN: Catalogue = Catalogue {
     move_to: "Move to {workspace}",
     filter_by_tag: "Filter by tag",
     all_chats: "All",
+    titles_setting: "Let the model name new chats after their first answer",
     today: "Today",
     yesterday: "Yesterday",
     previous_7_days: "Previous 7 days",

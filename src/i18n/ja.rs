@@ -200,6 +200,7 @@ pub static JA: Catalogue = Catalogue {
     move_to: "{workspace} に移動",
     filter_by_tag: "タグで絞り込む",
     all_chats: "すべて",
+    titles_setting: "最初の回答のあと、新しいチャットの名前をモデルに付けさせる",
     today: "今日",
     yesterday: "昨日",
     previous_7_days: "過去7日間",

@@ -210,6 +210,7 @@ pub static PT_BR: Catalogue = Catalogue {
     move_to: "Mover para {workspace}",
     filter_by_tag: "Filtrar por etiqueta",
     all_chats: "Todos",
+    titles_setting: "Deixar o modelo nomear os novos chats após a primeira resposta",
     today: "Hoje",
     yesterday: "Ontem",
     previous_7_days: "Últimos 7 dias",

@@ -62,6 +62,18 @@ impl TitleJob {
     /// Asks for the title of the exchange that ended with `answer`, in the background.
     pub fn start(self, answer: String) {
         tokio::spawn(async move {
+            let me = self.store.scoped(&self.who);
+            let wanted = match me.preferences(None).await.map(|p| p.titles) {
+                Ok(Some(choice)) => choice != "off",
+                _ => true,
+            };
+            if !wanted {
+                if let Err(e) = me.set_model_title(&self.conversation, None).await {
+                    tracing::warn!(error = %e, "a chat's first words could not be kept as its title");
+                }
+                self.board.written();
+                return;
+            }
             let made = tokio::time::timeout(TITLE_TIMEOUT, self.ask(&answer)).await;
             let title = match made {
                 Ok(Ok(title)) => title,

@@ -61,6 +61,9 @@ fn SettingsPanel() -> impl IntoView {
                 .collect_view()}
         </fieldset>
         <NewChatModelSetting/>
+        <Show when=move || chat.server.get()>
+            <TitlesSetting/>
+        </Show>
         <LanguageSetting/>
         <Show when=move || chat.me.with(|me| me.as_ref().is_some_and(|me| me.account.is_some()))>
             <super::instructions_panel::InstructionsPanel/>
@@ -69,6 +72,45 @@ fn SettingsPanel() -> impl IntoView {
         <Show when=move || chat.entries.with(|e| e.iter().any(|e| e.turn().is_some_and(|t| t.with(|t| !t.blocks.is_empty()))))>
             <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>
         </Show>
+    }
+}
+
+/// Whether the model names this reader's new chats after their first answer (kept with the
+/// reader's preferences on the server, for every device).
+#[component]
+fn TitlesSetting() -> impl IntoView {
+    use leptos::task::spawn_local;
+    let chat = expect_context::<ChatController>();
+    let t = crate::ui::locale::tr();
+    let on = RwSignal::new(true);
+    spawn_local(async move {
+        if let Ok(prefs) = crate::api::history::get_preferences(None).await {
+            on.set(prefs.titles.as_deref() != Some("off"));
+        }
+    });
+    let change = move |wanted: bool| {
+        on.set(wanted);
+        spawn_local(async move {
+            let kept = match crate::api::history::get_preferences(None).await {
+                Ok(mut prefs) => {
+                    prefs.titles = Some(if wanted { "model" } else { "off" }.to_string());
+                    crate::api::history::set_preferences(None, prefs).await
+                }
+                Err(e) => Err(e),
+            };
+            if let Err(e) = kept {
+                on.set(!wanted);
+                chat.status
+                    .set(crate::client::labels::failure_text(&e.0, chat.locale));
+            }
+        });
+    };
+    view! {
+        <div class="checkbox">
+            <input type="checkbox" id="titles-by-model" prop:checked=move || on.get()
+                on:change=move |ev| change(event_target_checked(&ev))/>
+            <label for="titles-by-model">{t.titles_setting}</label>
+        </div>
     }
 }
 

@@ -1679,6 +1679,7 @@ async fn import_discard_position_and_preferences_at_the_store() {
             locale: Some("ja".into()),
             theme: None,
             default_model: Some("m-2".into()),
+            titles: Some("off".into()),
         };
         me.set_preferences(None, &prefs).await.expect("set");
         assert_eq!(me.preferences(None).await.expect("get"), prefs, "{engine}");
@@ -1700,6 +1701,11 @@ async fn import_discard_position_and_preferences_at_the_store() {
         );
         let bad = Preferences {
             locale: Some("x".repeat(65)),
+            ..prefs.clone()
+        };
+        assert!(me.set_preferences(None, &bad).await.is_err(), "{engine}");
+        let bad = Preferences {
+            titles: Some("sometimes".into()),
             ..prefs.clone()
         };
         assert!(me.set_preferences(None, &bad).await.is_err(), "{engine}");

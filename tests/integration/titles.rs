@@ -95,3 +95,45 @@ async fn a_readers_name_stays_and_titles_can_be_turned_off() {
     let list = post(&off, "/api/conversations/list", json!({})).await;
     assert_eq!(list[0]["title"], "[titled] tides");
 }
+
+#[tokio::test]
+async fn a_reader_who_turned_titles_off_keeps_the_first_words() {
+    let app = TestApp::spawn(&[]).await;
+    let prefs = post(&app, "/api/preferences/get", json!({})).await;
+    assert!(prefs.get("titles").is_none(), "unset: the server's choice");
+    let mut prefs = prefs;
+    prefs["titles"] = json!("off");
+    post(
+        &app,
+        "/api/preferences/set",
+        json!({ "preferences": prefs }),
+    )
+    .await;
+    let id = first_turn(&app, "[titled] tides off").await;
+    assert_eq!(
+        post(&app, "/api/titles/wait", json!({ "id": id })).await,
+        "[titled] tides off"
+    );
+    prefs["titles"] = json!("model");
+    post(
+        &app,
+        "/api/preferences/set",
+        json!({ "preferences": prefs }),
+    )
+    .await;
+    let id = first_turn(&app, "[titled] tides on").await;
+    assert_eq!(
+        post(&app, "/api/titles/wait", json!({ "id": id })).await,
+        "A Title by the Demo Model"
+    );
+    prefs["titles"] = json!("sometimes");
+    let response = app
+        .http
+        .post(app.url("/api/preferences/set"))
+        .header("content-type", "application/json")
+        .body(json!({ "preferences": prefs }).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 409, "only model or off");
+}

@@ -64,6 +64,7 @@ pub(super) struct PreferencesRow {
     locale: Option<String>,
     theme: Option<String>,
     default_model: Option<String>,
+    titles: Option<String>,
 }
 
 impl From<PreferencesRow> for Preferences {
@@ -73,6 +74,7 @@ impl From<PreferencesRow> for Preferences {
             locale: r.locale,
             theme: r.theme,
             default_model: r.default_model,
+            titles: r.titles,
         }
     }
 }

@@ -52,7 +52,7 @@ impl Scoped<'_> {
     pub async fn preferences(&self, workspace: Option<&str>) -> Result<Preferences, StoreError> {
         let workspace = self.own_workspace(workspace).await?.id;
         let row: Option<PreferencesRow> = sqlx::query_as(
-            "SELECT thinking, locale, theme, default_model FROM preferences WHERE user_id = $1 AND workspace_id = $2",
+            "SELECT thinking, locale, theme, default_model, titles FROM preferences WHERE user_id = $1 AND workspace_id = $2",
         )
         .bind(self.user_id())
         .bind(&workspace)
@@ -79,7 +79,7 @@ impl Scoped<'_> {
             .execute(&mut *tx)
             .await?;
         sqlx::query(
-            "INSERT INTO preferences (user_id, workspace_id, thinking, locale, theme, default_model) VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO preferences (user_id, workspace_id, thinking, locale, theme, default_model, titles) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(self.user_id())
         .bind(&workspace)
@@ -87,6 +87,7 @@ impl Scoped<'_> {
         .bind(prefs.locale.as_deref())
         .bind(prefs.theme.as_deref())
         .bind(prefs.default_model.as_deref())
+        .bind(prefs.titles.as_deref())
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
