@@ -270,7 +270,7 @@ pub enum ErrorCode {
     /// its body said) and `retry_after` (its `Retry-After` as sent, usually seconds) when it
     /// sent them.
     UpstreamStatus = "upstream_status",
-    /// The model server refused the reasoning settings sent with the turn. Params: `status` (the
+    /// The model server refused the reasoning settings or sampling parameters sent with the turn. Params: `status` (the
     /// number), `settings` (the fields, as sent), `detail` (what its body said) when it said so.
     SettingRefused = "setting_refused",
     /// The model server refused the reasoning state sent back with earlier answers. Params:

@@ -229,7 +229,7 @@ pub static JA: Catalogue = Catalogue {
     import_json: "JSON エクスポートをインポート…",
 
     params: "パラメーター",
-    param_temperature: "温度 (temperature)",
+    param_temperature: "温度",
     param_top_p: "Top-p",
     param_max_tokens: "出力上限（トークン）",
     param_default: "モデルの既定値",

@@ -82,6 +82,7 @@ fn other_languages_are_translated() {
         "{label}",
         "API",
         "PDF",
+        "Top-p",
     ];
     let english = all_strings(Locale::En.catalogue());
     for locale in [Locale::Ja, Locale::Ar] {

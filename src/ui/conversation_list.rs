@@ -147,14 +147,21 @@ fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl Into
         if let Some(el) = rename_input.get() {
             // The value is put in here, before selecting: the binding that also sets it may run
             // later, and a value set after the selection would collapse it to the end.
-            el.set_value(&draft.get_untracked());
+            let text = if mode.get_untracked() == Mode::Tagging {
+                tags_draft
+            } else {
+                draft
+            };
+            el.set_value(&text.get_untracked());
             let _ = el.focus();
             el.select();
             request_animation_frame(move || el.select());
         }
     });
+    let tags_before = item.tags.join(", ");
     let stop_renaming = move || {
         draft.set(original.clone());
+        tags_draft.set(tags_before.clone());
         mode.set(Mode::Normal);
         let label = id.with_value(|id| format!("row-menu-{id}"));
         request_animation_frame(move || {
@@ -237,63 +244,43 @@ fn ConversationItem(item: ConversationSummary, close: Callback<()>) -> impl Into
                     </details>
                 }
                 .into_any(),
-                Mode::Renaming => view! {
-                    <form
-                        class="rename-form"
-                        on:submit=move |ev| {
-                            ev.prevent_default();
-                            id.with_value(|id| chat.rename(id, draft.get_untracked()));
-                            mode.set(Mode::Normal);
-                        }
-                    >
-                        <label class="visually-hidden" for=move || id.with_value(|id| format!("rename-{id}"))>{t.new_title}</label>
-                        <input
-                            node_ref=rename_input
-                            id=move || id.with_value(|id| format!("rename-{id}"))
-                            type="text"
-                            prop:value=move || draft.get()
-                            on:input=move |ev| draft.set(event_target_value(&ev))
-                            on:keydown=move |ev| {
-                                if ev.key() == "Escape" {
-                                    ev.prevent_default();
-                                    stop_renaming.with_value(|stop| stop());
-                                }
+                m @ (Mode::Renaming | Mode::Tagging) => {
+                    let tagging = m == Mode::Tagging;
+                    let (prefix, label, text) = if tagging {
+                        ("tags", t.tags_field, tags_draft)
+                    } else {
+                        ("rename", t.new_title, draft)
+                    };
+                    view! {
+                        <form
+                            class="rename-form"
+                            on:submit=move |ev| {
+                                ev.prevent_default();
+                                let value = text.get_untracked();
+                                id.with_value(|id| if tagging { chat.set_tags(id.clone(), &value) } else { chat.rename(id, value) });
+                                mode.set(Mode::Normal);
                             }
-                        />
-                        <button type="submit" class="action">{t.save}</button>
-                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|stop| stop())>{t.cancel}</button>
-                    </form>
-                }
-                .into_any(),
-                Mode::Tagging => view! {
-                    <form
-                        class="rename-form"
-                        on:submit=move |ev| {
-                            ev.prevent_default();
-                            id.with_value(|id| chat.set_tags(id.clone(), &tags_draft.get_untracked()));
-                            mode.set(Mode::Normal);
-                        }
-                    >
-                        <label class="visually-hidden" for=move || id.with_value(|id| format!("tags-{id}"))>{t.tags_field}</label>
-                        <input
-                            id=move || id.with_value(|id| format!("tags-{id}"))
-                            type="text"
-                            placeholder=t.tags_field
-                            autofocus
-                            prop:value=move || tags_draft.get()
-                            on:input=move |ev| tags_draft.set(event_target_value(&ev))
-                            on:keydown=move |ev| {
-                                if ev.key() == "Escape" {
-                                    ev.prevent_default();
-                                    stop_renaming.with_value(|stop| stop());
+                        >
+                            <label class="visually-hidden" for=move || id.with_value(|id| format!("{prefix}-{id}"))>{label}</label>
+                            <input
+                                node_ref=rename_input
+                                id=move || id.with_value(|id| format!("{prefix}-{id}"))
+                                type="text"
+                                prop:value=move || text.get()
+                                on:input=move |ev| text.set(event_target_value(&ev))
+                                on:keydown=move |ev| {
+                                    if ev.key() == "Escape" {
+                                        ev.prevent_default();
+                                        stop_renaming.with_value(|stop| stop());
+                                    }
                                 }
-                            }
-                        />
-                        <button type="submit" class="action">{t.save}</button>
-                        <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|stop| stop())>{t.cancel}</button>
-                    </form>
+                            />
+                            <button type="submit" class="action">{t.save}</button>
+                            <button type="button" class="action" on:click=move |_| stop_renaming.with_value(|stop| stop())>{t.cancel}</button>
+                        </form>
+                    }
+                    .into_any()
                 }
-                .into_any(),
                 Mode::ConfirmDelete => view! {
                     <div class="confirm-delete" role="group" aria-label=t.confirm_delete>
                         <span>{t.delete_this_chat}</span>

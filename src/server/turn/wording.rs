@@ -245,7 +245,7 @@ mod tests {
         let refused = setting_refused(StatusCode::BAD_REQUEST, "effort", "unknown field");
         assert_eq!(
             refused.message,
-            "The model server refused the reasoning settings sent with this turn (effort) with 400. Send it again without them. (unknown field)"
+            "The model server refused the settings sent with this turn (effort) with 400. Send it again without them. (unknown field)"
         );
         assert!(refused
             .message
