@@ -52,12 +52,16 @@ async fn forward(
     let status = answer.status();
     let content_type = answer.headers().get("content-type").cloned();
     let bytes = answer.bytes().await.unwrap_or_default();
-    if uri.path().ends_with("/messages")
+    let turn_path = uri.path().ends_with("/messages")
         || uri.path().ends_with("/responses")
         || uri.path().ends_with("/chat/completions")
         || uri.path().contains(":streamGenerateContent")
-        || uri.path().ends_with("/interactions")
-    {
+        || uri.path().ends_with("/interactions");
+    // Ponder's own title request after a new chat's first answer runs in the background and
+    // may arrive after the next turn's: it is not a turn, and not recorded as one.
+    let title_request =
+        String::from_utf8_lossy(&body).contains(ponder::server::titles::TITLE_INSTRUCTIONS);
+    if turn_path && !title_request {
         r.seen.lock().unwrap().push(Exchange {
             request: String::from_utf8_lossy(&body).into_owned(),
             response: String::from_utf8_lossy(&bytes).into_owned(),
