@@ -152,6 +152,15 @@ impl ReasoningSettings {
         }
     }
 
+    /// The value set for `tunable` as the reader reads it (`0.7`, `512`).
+    pub fn sampling_text(&self, tunable: Tunable) -> Option<String> {
+        match tunable {
+            Tunable::Temperature => self.temperature.map(|f| f.to_string()),
+            Tunable::TopP => self.top_p.map(|f| f.to_string()),
+            Tunable::MaxTokens => self.max_tokens.map(|n| n.to_string()),
+        }
+    }
+
     /// The same settings with `tunable` set to `value` (`None` clears it); a value outside
     /// the parameter's range is refused with the reason.
     pub fn with_sampling(

@@ -7,7 +7,6 @@ use leptos::task::spawn_local;
 
 use crate::client::controller::ChatController;
 use crate::domain::preset::{Preset, MAX_PRESET_NAME};
-use crate::domain::ReasoningSettings;
 
 /// The presets, above the model list; picking one closes the picker.
 #[component]
@@ -99,11 +98,7 @@ pub fn PresetSave() -> impl IntoView {
         let preset = Preset {
             name: name.get_untracked(),
             model: Some(chat.current_model()).filter(|m| !m.is_empty()),
-            settings: ReasoningSettings {
-                thinking: chat.thinking.get_untracked(),
-                effort: chat.effort.get_untracked(),
-                ..chat.sampling.get_untracked()
-            },
+            settings: chat.composer_settings(),
             instructions: Some(instructions.get_untracked()),
             shared: shared.get_untracked() && admin(),
             ..Preset::default()

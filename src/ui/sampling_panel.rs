@@ -63,13 +63,7 @@ fn SamplingField(tunable: Tunable) -> impl IntoView {
         t.param_range,
         &[("low", &low.to_string()), ("high", &ceiling.to_string())],
     );
-    let shown = move || {
-        chat.sampling.with(|s| match tunable {
-            Tunable::Temperature => s.temperature.map(|f| f.to_string()),
-            Tunable::TopP => s.top_p.map(|f| f.to_string()),
-            Tunable::MaxTokens => s.max_tokens.map(|n| n.to_string()),
-        })
-    };
+    let shown = move || chat.sampling.with(|s| s.sampling_text(tunable));
     let change = move |text: String| {
         let text = text.trim().replace(',', ".");
         let value = if text.is_empty() {

@@ -54,11 +54,7 @@ impl ChatController {
     ) -> ChatRequest {
         let model = untrack(|| self.current_model());
         let settings = settings
-            .unwrap_or(ReasoningSettings {
-                thinking: self.thinking.get_untracked(),
-                effort: self.effort.get_untracked(),
-                ..self.sampling.get_untracked()
-            })
+            .unwrap_or_else(|| self.composer_settings())
             .applicable(self.models.with_untracked(|m| m.controls(&model)));
         request.model = (!model.is_empty()).then(|| model.clone());
         request.thinking = settings.thinking;
@@ -71,6 +67,15 @@ impl ChatController {
             t.settings = settings;
         });
         request
+    }
+
+    /// What the composer and the picker are set to now: thinking, effort and the parameters.
+    pub fn composer_settings(&self) -> ReasoningSettings {
+        ReasoningSettings {
+            thinking: self.thinking.get_untracked(),
+            effort: self.effort.get_untracked(),
+            ..self.sampling.get_untracked()
+        }
     }
 
     /// Takes `preset` for the next turns: its model (while on offer), its thinking, effort and

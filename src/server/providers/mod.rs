@@ -258,16 +258,7 @@ pub fn sent_settings(body: &Value, settings: &ReasoningSettings) -> String {
         }
     }
     for tunable in crate::domain::sampling::Tunable::ALL {
-        let value = match tunable {
-            crate::domain::sampling::Tunable::Temperature => {
-                settings.temperature.map(|f| f.to_string())
-            }
-            crate::domain::sampling::Tunable::TopP => settings.top_p.map(|f| f.to_string()),
-            crate::domain::sampling::Tunable::MaxTokens => {
-                settings.max_tokens.map(|n| n.to_string())
-            }
-        };
-        if let Some(value) = value {
+        if let Some(value) = settings.sampling_text(tunable) {
             words.push(format!("{}: {value}", tunable.as_str()));
         }
     }
@@ -318,11 +309,7 @@ pub(crate) fn effective_settings(options: &TurnOptions) -> ReasoningSettings {
         Some(AnswerNow::Prefill(_)) => ReasoningSettings::default(),
         None => return options.settings,
     };
-    ReasoningSettings {
-        thinking: reasoning.thinking,
-        effort: reasoning.effort,
-        ..options.settings
-    }
+    reasoning.with_sampling_of(options.settings)
 }
 
 /// A fresh parser for one response of the configured provider.
