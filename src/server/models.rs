@@ -6,6 +6,7 @@
 //! The parsers of each provider's list are pure and tested on the shapes the real servers send.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::providers::files::Takes;
@@ -353,7 +354,20 @@ struct Fetched {
 pub struct Catalogue {
     fetched: RwLock<Fetched>,
     observed: RwLock<HashSet<String>>,
+    first: FirstFetch,
 }
+
+/// Whether the refresh task has started and finished its first fetch, so that a turn asked in
+/// the server's first seconds waits for the list instead of guessing its model's controls.
+#[derive(Debug, Default)]
+struct FirstFetch {
+    started: AtomicBool,
+    done: AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+/// How long a turn waits for the first model list before deciding from the model's name.
+const FIRST_FETCH_WAIT: Duration = Duration::from_secs(3);
 
 impl Catalogue {
     /// The picker's list now, from the last fetch and what turns have shown.
@@ -463,6 +477,24 @@ impl Catalogue {
                 Err(e) => f.error = Some(e),
             }
         }
+        self.first.done.store(true, Ordering::Release);
+        self.first.notify.notify_waiters();
+    }
+
+    /// Waits (at most [`FIRST_FETCH_WAIT`]) until the refresh task's first fetch has ended,
+    /// when one is running: a turn asked in the server's first seconds then sends only the
+    /// settings its model takes, as the list says, rather than what its name suggests.
+    pub async fn first_fetch(&self) {
+        if !self.first.started.load(Ordering::Acquire) || self.first.done.load(Ordering::Acquire) {
+            return;
+        }
+        let notified = self.first.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.first.done.load(Ordering::Acquire) {
+            return;
+        }
+        let _ = tokio::time::timeout(FIRST_FETCH_WAIT, notified).await;
     }
 
     /// Fetches the list once and keeps it (or keeps the previous one and the error); true when
@@ -503,6 +535,7 @@ impl Catalogue {
         base: String,
     ) {
         let me = self.clone();
+        self.first.started.store(true, Ordering::Release);
         tokio::spawn(async move {
             let every = config.models_refresh.max(Duration::from_secs(5));
             let mut retry = Duration::from_secs(5);

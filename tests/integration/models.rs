@@ -268,6 +268,11 @@ async fn list_server(kind: &'static str) -> String {
                     tokio::time::sleep(Duration::from_secs(10)).await;
                     (axum::http::StatusCode::OK, "{\"data\":[]}".to_string())
                 }
+                "late" => {
+                    tokio::time::sleep(Duration::from_millis(400)).await;
+                    let data = json!({"data": [{"id": "vendor/gpt-4o", "supported_parameters": ["max_tokens"]}]});
+                    (axum::http::StatusCode::OK, data.to_string())
+                }
                 "fail" => (
                     axum::http::StatusCode::INTERNAL_SERVER_ERROR,
                     "{\"error\":\"down\"}".to_string(),
@@ -294,6 +299,38 @@ fn config_for(url: &str) -> Config {
         _ => None,
     })
     .unwrap()
+}
+
+#[tokio::test]
+async fn a_turn_in_the_servers_first_seconds_waits_for_the_list_not_the_models_name() {
+    use ponder::domain::sampling::Tunables;
+    let late = list_server("late").await;
+    let config = std::sync::Arc::new(config_for(&late));
+    use ponder::domain::sampling::Tunable;
+    let asked = ponder::domain::ReasoningSettings::default()
+        .with_sampling(Tunable::Temperature, Some(0.5))
+        .and_then(|s| s.with_sampling(Tunable::MaxTokens, Some(99.0)))
+        .unwrap();
+    let idle = Catalogue::default();
+    let started = Instant::now();
+    idle.first_fetch().await;
+    assert!(
+        started.elapsed() < Duration::from_millis(100),
+        "with no refresh running nothing is awaited"
+    );
+    let guessed = idle
+        .resolve(&config, Some("vendor/gpt-4o"), None, asked)
+        .unwrap();
+    assert_eq!(guessed.controls.params, Tunables::ALL, "the name's family");
+    let catalogue = std::sync::Arc::new(Catalogue::default());
+    catalogue.spawn_refresh(config.clone(), reqwest::Client::new(), late.clone());
+    catalogue.first_fetch().await;
+    let options = catalogue
+        .resolve(&config, Some("vendor/gpt-4o"), None, asked)
+        .unwrap();
+    assert_eq!(options.controls.params, Tunables::MAX_TOKENS_ONLY);
+    assert_eq!(options.settings.temperature, None, "{:?}", options.settings);
+    assert_eq!(options.settings.max_tokens, Some(99));
 }
 
 #[tokio::test]

@@ -402,6 +402,7 @@ pub async fn begin(
         _ => request.settings(),
     };
     let remembered_model = remembered.as_ref().and_then(|(m, _)| m.as_deref());
+    state.models.first_fetch().await;
     let mut options = state.models.resolve(
         &state.config,
         request.model.as_deref(),
