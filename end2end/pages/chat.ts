@@ -1,6 +1,15 @@
 import AxeBuilder from "@axe-core/playwright";
-import { expect, type Locator, type Page } from "@playwright/test";
+import { expect, type Browser, type Locator, type Page } from "@playwright/test";
 import { words, type Words } from "./i18n";
+
+/** A device of `user`, named by the trusted proxy's header, with the chat at `url` open. */
+export async function deviceOf(browser: Browser, url: string, user: string): Promise<[Page, ChatPage]> {
+  const context = await browser.newContext({ baseURL: url, extraHTTPHeaders: { "Remote-User": user } });
+  const page = await context.newPage();
+  const chat = new ChatPage(page, url);
+  await chat.goto();
+  return [page, chat];
+}
 
 /** Runs axe (WCAG 2.2 A and AA) on the settled page and expects no violation. */
 export async function expectNoViolations(page: Page, state: string) {

@@ -1,6 +1,6 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { SERVERS } from "../servers";
-import { ChatPage } from "../pages/chat";
+import { ChatPage, deviceOf } from "../pages/chat";
 
 // Organising the list (chats on the server): a pinned chat heads the list in a Pinned group,
 // tags show under a title and a chip narrows the list to them, a chat moves to another
@@ -8,12 +8,8 @@ import { ChatPage } from "../pages/chat";
 
 const URL = SERVERS.instructions.url;
 
-async function device(browser: Browser, user: string): Promise<[Page, ChatPage]> {
-  const context = await browser.newContext({ baseURL: URL, extraHTTPHeaders: { "Remote-User": user } });
-  const page = await context.newPage();
-  const chat = new ChatPage(page, URL);
-  await chat.goto();
-  return [page, chat];
+function device(browser: Browser, user: string): Promise<[Page, ChatPage]> {
+  return deviceOf(browser, URL, user);
 }
 
 test("pin, tags with a filter, and move to another workspace", async ({ browser }) => {

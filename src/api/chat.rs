@@ -77,16 +77,29 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     let (state, who) = req::caller()?;
     if !request.is_stored() {
         let settings = request.settings();
+        state.models.first_fetch().await;
         let mut options =
             state
                 .models
                 .resolve(&state.config, request.model.as_deref(), None, settings)?;
-        let personal = state.personal.of(&state.store, &who).await;
+        // A temporary chat in a workspace takes the workspace's instructions as its chats do.
+        let (personal, workspace) = match request.workspace.as_deref() {
+            Some(id) if state.config.history == crate::server::config::HistoryMode::Server => {
+                let levels = state
+                    .store
+                    .scoped(&who)
+                    .instruction_levels(None, Some(id))
+                    .await
+                    .map_err(req::store_error)?;
+                (levels.personal, levels.workspace)
+            }
+            _ => (state.personal.of(&state.store, &who).await, None),
+        };
         options.instructions = crate::server::instructions::combined(
             &state.config,
             &options.model,
             personal,
-            None,
+            workspace,
             request
                 .instructions
                 .as_deref()

@@ -1,11 +1,10 @@
-//! localStorage, through gloo-storage: the browser side of [`super::saved_chat`].
+//! localStorage (and this tab's sessionStorage): the browser side of [`super::saved_chat`].
 //!
 //! Called only from effects and event handlers, so only after hydration. Every failure is a
 //! value: a full or disabled storage must never stop the chat. The functions read and write a
 //! [`Shelf`]: this browser's localStorage on the page ([`BROWSER`]), a map in the controller's
 //! native tests.
 
-use gloo_storage::{LocalStorage, Storage};
 use web_sys::wasm_bindgen::JsValue;
 
 use crate::domain::reasoning::NewChatModel;
@@ -45,48 +44,62 @@ pub trait Shelf {
     fn keys(&self) -> Vec<String>;
 }
 
-/// This browser's localStorage.
-pub struct BrowserShelf;
+/// One of the browser's Web Storage areas: localStorage, shared by the browser's tabs and kept
+/// until cleared, or this tab's sessionStorage, gone when the tab closes.
+pub enum WebShelf {
+    Local,
+    Session,
+}
 
-/// The page's shelf.
-pub static BROWSER: BrowserShelf = BrowserShelf;
+/// The page's shelf: this browser's localStorage.
+pub static BROWSER: WebShelf = WebShelf::Local;
 
-impl Shelf for BrowserShelf {
-    /// Touching localStorage can throw (disabled storage), so this goes through `web_sys`
-    /// first; gloo-storage is used only when this says yes.
+/// This tab's shelf (sessionStorage): a temporary chat is kept there and nowhere else.
+pub static TAB: WebShelf = WebShelf::Session;
+
+impl WebShelf {
+    /// Touching the storage can throw (disabled storage), so every use goes through here.
+    fn storage(&self) -> Option<web_sys::Storage> {
+        let window = web_sys::window()?;
+        match self {
+            WebShelf::Local => window.local_storage(),
+            WebShelf::Session => window.session_storage(),
+        }
+        .ok()
+        .flatten()
+    }
+}
+
+impl Shelf for WebShelf {
     fn available(&self) -> bool {
-        web_sys::window()
-            .and_then(|w| w.local_storage().ok().flatten())
-            .is_some()
+        self.storage().is_some()
     }
 
     fn get(&self, key: &str) -> Option<String> {
-        if !self.available() {
-            return None;
-        }
-        LocalStorage::raw().get_item(key).ok().flatten()
+        self.storage()?.get_item(key).ok().flatten()
     }
 
     fn set(&self, key: &str, value: &str) -> Result<(), SaveError> {
-        if !self.available() {
-            return Err(SaveError::Unavailable);
-        }
-        LocalStorage::raw().set_item(key, value).map_err(classify)
+        self.storage()
+            .ok_or(SaveError::Unavailable)?
+            .set_item(key, value)
+            .map_err(classify)
     }
 
     fn remove(&self, key: &str) {
-        if self.available() {
-            let _ = LocalStorage::raw().remove_item(key);
+        if let Some(storage) = self.storage() {
+            let _ = storage.remove_item(key);
         }
     }
 
     fn keys(&self) -> Vec<String> {
-        if !self.available() {
+        let Some(storage) = self.storage() else {
             return Vec::new();
-        }
-        let raw = LocalStorage::raw();
-        let len = raw.length().unwrap_or(0);
-        (0..len).filter_map(|i| raw.key(i).ok().flatten()).collect()
+        };
+        let len = storage.length().unwrap_or(0);
+        (0..len)
+            .filter_map(|i| storage.key(i).ok().flatten())
+            .collect()
     }
 }
 
@@ -134,6 +147,42 @@ impl Shelf for MemoryShelf {
 
     fn keys(&self) -> Vec<String> {
         MEMORY.with_borrow(|m| m.keys().cloned().collect())
+    }
+}
+
+/// The tab's shelf in native tests: [`MemoryShelf`]'s map under keys of its own.
+#[cfg(test)]
+pub struct MemoryTab;
+
+#[cfg(test)]
+impl MemoryTab {
+    const PREFIX: &str = "tab:";
+}
+
+#[cfg(test)]
+impl Shelf for MemoryTab {
+    fn available(&self) -> bool {
+        true
+    }
+
+    fn get(&self, key: &str) -> Option<String> {
+        MemoryShelf.get(&format!("{}{key}", Self::PREFIX))
+    }
+
+    fn set(&self, key: &str, value: &str) -> Result<(), SaveError> {
+        MemoryShelf.set(&format!("{}{key}", Self::PREFIX), value)
+    }
+
+    fn remove(&self, key: &str) {
+        MemoryShelf.remove(&format!("{}{key}", Self::PREFIX));
+    }
+
+    fn keys(&self) -> Vec<String> {
+        MemoryShelf
+            .keys()
+            .into_iter()
+            .filter_map(|k| k.strip_prefix(Self::PREFIX).map(str::to_string))
+            .collect()
     }
 }
 

@@ -11,6 +11,13 @@ pub const UPLOAD_PATH: &str = "/api/attachments";
 /// The longest file name kept, in characters.
 pub const MAX_NAME_CHARS: usize = 255;
 
+/// Whether an upload asks to be kept: `keep=0` asks the server only to judge it (a temporary
+/// chat's file, which the page keeps and sends inside each request as a browser's history does).
+pub fn to_keep(query: Option<&str>) -> bool {
+    !url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .any(|(k, v)| k == "keep" && v == "0")
+}
+
 /// The name a file was sent under (`?name=` of the upload's query), as it is kept: its last
 /// path segment, without control characters or the direction overrides that make
 /// `photo\u{202e}gnp.exe` read as `photoexe.png`, at most [`MAX_NAME_CHARS`]; `file` when

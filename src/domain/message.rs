@@ -138,7 +138,8 @@ pub struct ChatRequest {
     /// A stored turn: the conversation it belongs to (none: a new conversation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<String>,
-    /// A new conversation's workspace (none: the default one).
+    /// A new conversation's workspace (none: the default one); for a turn the server does not
+    /// store (a temporary chat), the workspace whose instructions it follows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
     /// A stored turn: the reader's new message.

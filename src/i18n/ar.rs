@@ -168,6 +168,8 @@ pub static AR: Catalogue = Catalogue {
     copy_code: "نسخ التعليمات البرمجية",
 
     editing_notice: "أنت تعدّل رسالة: عند الإرسال ستُستبدل، وتُحذف الرسائل التي تليها.",
+    temporary_chat: "محادثة مؤقتة",
+    temporary_chat_note: "محادثة مؤقتة: لا تُحفظ في سجلك، وتبقى في هذا التبويب وحده (ساعة دون استخدام) وتزول عند إغلاقه.",
     cancel_edit: "إلغاء التعديل",
     message: "رسالة",
     message_placeholder: "راسِل Ponder…",

@@ -249,6 +249,10 @@ pub struct Catalogue {
 
     // ---- the composer ----
     pub editing_notice: &'static str,
+    /// The empty chat's switch that makes it temporary.
+    pub temporary_chat: &'static str,
+    /// The composer's note while the chat is temporary.
+    pub temporary_chat_note: &'static str,
     pub cancel_edit: &'static str,
     pub message: &'static str,
     pub message_placeholder: &'static str,

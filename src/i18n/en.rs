@@ -140,6 +140,8 @@ pub static EN: Catalogue = Catalogue {
     copy_code: "Copy code",
 
     editing_notice: "Editing a message: sending replaces it and drops the messages after it.",
+    temporary_chat: "Temporary chat",
+    temporary_chat_note: "Temporary chat: not saved to your history, kept only in this tab (for an hour untouched) and gone when it closes.",
     cancel_edit: "Cancel edit",
     message: "Message",
     message_placeholder: "Message Ponder…",

@@ -140,6 +140,8 @@ pub static JA: Catalogue = Catalogue {
     copy_code: "コードをコピー",
 
     editing_notice: "メッセージを編集中です。送信するとこのメッセージが置き換えられ、以降のメッセージは削除されます。",
+    temporary_chat: "一時チャット",
+    temporary_chat_note: "一時チャット：履歴には保存されず、このタブにだけ残ります（操作がなければ1時間まで）。タブを閉じると消えます。",
     cancel_edit: "編集をキャンセル",
     message: "メッセージ",
     message_placeholder: "Ponder にメッセージを送信…",

@@ -148,6 +148,8 @@ pub static PT_BR: Catalogue = Catalogue {
     copy_code: "Copiar código",
 
     editing_notice: "Editando uma mensagem: ao enviar, ela será substituída e as mensagens seguintes serão descartadas.",
+    temporary_chat: "Chat temporário",
+    temporary_chat_note: "Chat temporário: não é salvo no seu histórico, fica só nesta aba (por uma hora sem uso) e some quando ela é fechada.",
     cancel_edit: "Cancelar edição",
     message: "Mensagem",
     message_placeholder: "Mensagem para o Ponder…",

@@ -104,6 +104,9 @@ pub fn Composer() -> impl IntoView {
                     <button type="button" class="action" on:click=move |_| chat.cancel_edit()>{t.cancel_edit}</button>
                 </div>
             </Show>
+            <Show when=move || chat.temporary.get()>
+                <p class="temporary-note" role="status">{t.temporary_chat_note}</p>
+            </Show>
             {attach.tray()}
             <div class="composer-row">
                 <AttachButton/>

@@ -51,6 +51,15 @@ fn NewChatOffer() -> impl IntoView {
                     (!m.is_empty()).then(|| crate::i18n::fill(t.empty_chat_model, &[("model", &m)]))
                 }}
             </p>
+            <label class="temporary-toggle">
+                <input
+                    type="checkbox"
+                    name="temporary"
+                    prop:checked=move || chat.temporary.get()
+                    on:change=move |ev| chat.set_temporary(event_target_checked(&ev))
+                />
+                {t.temporary_chat}
+            </label>
             <ul class="example-prompts" aria-label=t.try_asking>
                 {[t.example_prompt_1, t.example_prompt_2, t.example_prompt_3]
                     .into_iter()

@@ -286,3 +286,62 @@ async fn a_chats_instructions_reach_a_share_only_when_chosen_and_a_branch_keeps_
     .await;
     assert!(view.to_string().contains("SECRET-CHAT-RULE"), "{view}");
 }
+
+#[tokio::test]
+async fn a_temporary_chat_follows_its_workspace_and_the_server_keeps_nothing_of_it() {
+    let app = app("openai").await;
+    let spaces = ok(&app, "tess", "/api/workspaces/list", json!({})).await;
+    let space = spaces[0]["id"].as_str().unwrap().to_string();
+    ok(
+        &app,
+        "tess",
+        "/api/instructions/set",
+        json!({"level": "workspace", "id": space, "text": "We are the Porto office."}),
+    )
+    .await;
+    let asked = json!({
+        "messages": [{"role": "user", "content": "[system] who are we?"}],
+        "workspace": space,
+    });
+    let (conversation, _, said) = turn(&app, "tess", asked.clone()).await;
+    in_order(&said, &[ADMIN, "We are the Porto office."]);
+    assert!(
+        conversation.is_empty(),
+        "no stored conversation: {conversation}"
+    );
+    let listed = ok(&app, "tess", "/api/conversations/list", json!({})).await;
+    assert_eq!(listed, json!([]));
+    let (_, _, plain) = turn(
+        &app,
+        "tess",
+        json!({"messages": [{"role": "user", "content": "[system] and now?"}]}),
+    )
+    .await;
+    assert!(!plain.contains("Porto"), "{plain}");
+
+    let foreign = api(&app, "mallory", "/api/chat", asked).await;
+    assert_eq!(foreign.status(), 404, "another reader's workspace");
+
+    let http = reqwest::Client::new();
+    let upload = |query: &'static str| {
+        http.post(app.url(&format!("/api/attachments?name=note.txt{query}")))
+            .header("Remote-User", "tess")
+            .header("content-type", "application/octet-stream")
+            .body("plain words")
+            .send()
+    };
+    let judged = upload("&keep=0").await.unwrap();
+    assert_eq!(judged.status(), 200, "judged, not kept");
+    let id = judged.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let back = http
+        .get(app.url(&format!("/api/attachments/{id}")))
+        .header("Remote-User", "tess")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(back.status(), 404);
+    assert_eq!(upload("").await.unwrap().status(), 201, "kept as before");
+}

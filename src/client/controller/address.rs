@@ -30,6 +30,9 @@ impl ChatController {
     /// there), or has a message in this browser's history.
     fn has_address(&self) -> bool {
         let has_messages = self.entries.with(|e| !e.is_empty());
+        if self.temporary.get() {
+            return false;
+        }
         self.meta.with_value(|m| {
             if self.history.on_server() {
                 m.on_server

@@ -29,7 +29,7 @@ impl ChatController {
     /// carries them; one no longer here (too large to keep, and the page reloaded since) is
     /// left out.
     pub(super) fn inline_of(&self, e: &super::Entry) -> Vec<InlineFile> {
-        if e.role != crate::domain::Role::User || self.history.on_server() {
+        if e.role != crate::domain::Role::User || self.kept_on_server() {
             return Vec::new();
         }
         let files = e.files.get_untracked();
@@ -49,7 +49,7 @@ impl ChatController {
 
     /// The server keeps the files (server-side history), not this page.
     pub fn files_on_server(&self) -> bool {
-        self.history.on_server()
+        self.kept_on_server()
     }
 
     /// The bytes (in base64) this page holds of the file `id`, sent from this browser.
@@ -60,7 +60,7 @@ impl ChatController {
     /// Puts into `record` the bytes of its files that fit [`INLINE_KEPT_BYTES`], for this
     /// browser's saved copy (the rest stay with the open page).
     pub(super) fn keep_inline(&self, record: &mut crate::client::saved_chat::SavedChat) {
-        if self.history.on_server() {
+        if self.kept_on_server() {
             return;
         }
         let named = carried::named_files(record);
@@ -111,10 +111,16 @@ impl ChatController {
                 return;
             };
             let url = format!(
-                "{}{UPLOAD_PATH}?name={}",
+                "{}{UPLOAD_PATH}?name={}{}",
                 browser::base_path(),
-                url::form_urlencoded::byte_serialize(name.as_bytes()).collect::<String>()
+                url::form_urlencoded::byte_serialize(name.as_bytes()).collect::<String>(),
+                if self.temporary.get_untracked() {
+                    "&keep=0"
+                } else {
+                    ""
+                }
             );
+            let kept_on_server = self.kept_on_server();
             let tray = self.tray;
             let locale = self.locale;
             let this = *self;
@@ -128,7 +134,7 @@ impl ChatController {
                 },
                 move |answer| {
                     let judged = outcome(answer, &name, locale);
-                    if this.history.on_server() {
+                    if kept_on_server {
                         tray.try_update(|t| t.set(key, judged));
                         return;
                     }

@@ -144,7 +144,7 @@ impl ChatController {
         if let Some(code) = self.local_chats.get_value() {
             return then(code);
         }
-        if !local_store::has_chats(self.shelf) {
+        if !local_store::has_chats(self.shelf) && !local_store::has_chats(self.tab) {
             return then(LocalChats::NOTHING_SAVED);
         }
         let this = *self;

@@ -72,10 +72,17 @@ impl ChatController {
             );
         }
         let mut settings = local_store::load_settings(self.shelf);
-        // The page's address names the chat to show; the base path shows the last one.
+        // The page's address names the chat to show; the base path shows this tab's temporary
+        // chat when it holds one, else the last one.
+        let mut temporary = None;
         if let Some(id) = self.addressed() {
             settings.last_conversation = Some(id.clone());
             self.arrived.set_value(Some(id));
+        } else {
+            temporary = self.temporary_in_tab();
+            if temporary.is_some() {
+                settings.last_conversation = None;
+            }
         }
         self.pref.set(settings.thinking);
         let needs_sign_in = self
@@ -102,6 +109,9 @@ impl ChatController {
                 });
             } else {
                 this.backend().load(this, local, &settings);
+                if let Some(id) = &temporary {
+                    this.restore_temporary(local, id);
+                }
             }
             this.loaded.set(true);
         });

@@ -16,7 +16,7 @@ impl ChatController {
     /// the server keeps them there (`POST /api/instructions/set`) and gets them back here.
     pub fn keep_own_instructions(&self, text: Option<String>) {
         self.instructions.set(text);
-        if !self.history.on_server() && self.entries.with_untracked(|e| !e.is_empty()) {
+        if !self.kept_on_server() && self.entries.with_untracked(|e| !e.is_empty()) {
             self.save();
         }
     }

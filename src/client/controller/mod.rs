@@ -42,6 +42,7 @@ mod notices;
 mod organise;
 mod server_history;
 mod server_list;
+mod temporary;
 #[cfg(test)]
 mod tests;
 mod turns;
@@ -182,6 +183,10 @@ pub struct ChatController {
     history: History,
     /// This browser's storage (on the server side of history, a cache of what was shown).
     shelf: &'static (dyn Shelf + Sync),
+    /// This tab's storage: where a temporary chat is kept.
+    tab: &'static (dyn Shelf + Sync),
+    /// The chat shown is temporary ([`temporary`]): kept only in this tab, for a while.
+    pub temporary: RwSignal<bool>,
     /// The saved chats' reader, once its chunk is here.
     local_chats: StoredValue<Option<LocalChats>>,
     pub conversation_id: RwSignal<String>,
@@ -288,6 +293,7 @@ impl ChatController {
         Self::with(
             History::chosen(server),
             &local_store::BROWSER,
+            &local_store::TAB,
             me,
             super::browser::page_locale(),
         )
@@ -296,6 +302,7 @@ impl ChatController {
     fn with(
         history: History,
         shelf: &'static (dyn Shelf + Sync),
+        tab: &'static (dyn Shelf + Sync),
         me: Option<Me>,
         locale: Locale,
     ) -> Self {
@@ -314,6 +321,8 @@ impl ChatController {
             }),
             history,
             shelf,
+            tab,
+            temporary: RwSignal::new(false),
             local_chats: StoredValue::new(None),
             conversation_id: RwSignal::new(id),
             title: RwSignal::new(String::new()),
@@ -395,6 +404,17 @@ impl ChatController {
     }
 
     fn show(&self, record: SavedChat) {
+        self.show_as(record, false);
+    }
+
+    /// Shows `record`, as a temporary chat or as one of the page's history (a temporary chat
+    /// shown before is then forgotten).
+    fn show_as(&self, record: SavedChat, temporary: bool) {
+        if temporary {
+            self.temporary.set(true);
+        } else {
+            self.end_temporary();
+        }
         self.new_scope();
         let SavedChat {
             chat,
@@ -410,7 +430,7 @@ impl ChatController {
             rev: chat.rev.max(0) as u64,
             extra,
             stored: true,
-            on_server: self.history.on_server(),
+            on_server: self.kept_on_server(),
         });
         // The conversation goes on with the model of its last answer (a server copy also says
         // its settings once it arrives).
@@ -437,7 +457,7 @@ impl ChatController {
     /// The page's entries for saved messages (and what each one's record says beyond them),
     /// made in the current conversation's scope.
     fn entries_of(&self, messages: &[Message], extras: Vec<Map<String, Value>>) -> Vec<Entry> {
-        let on_server = self.history.on_server();
+        let on_server = self.kept_on_server();
         let mut extras = extras.into_iter();
         self.in_scope(|| {
             messages
@@ -488,6 +508,7 @@ impl ChatController {
     /// Starts an empty conversation; it is saved with its first message.
     pub fn new_chat(&self) {
         self.leave();
+        self.end_temporary();
         self.new_scope();
         let id = new_id();
         self.meta.set_value(Meta {
@@ -579,6 +600,9 @@ impl ChatController {
         }
         let now = now_ms();
         self.save_state.update_value(|s| s.last_at = now);
+        if self.temporary.get_untracked() {
+            return self.save_temporary(now);
+        }
         let mut record = self.record(now);
         if self.history.on_server() {
             saved_chat::mark_server_copy(&mut record);
@@ -631,7 +655,7 @@ impl ChatController {
     /// and a reload joins the turn, so this browser's cache waits for the turn's end: writing
     /// it whole every second cost the page 25–40 ms a second at a megabyte of reasoning.
     fn save_throttled(&self) {
-        if self.history.on_server() {
+        if self.kept_on_server() {
             return;
         }
         let due = self

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use super::chunks::READER;
 use super::history::History;
 use super::{ChatController, NoticeKind};
-use crate::client::local_store::{self, MemoryShelf};
+use crate::client::local_store::{self, MemoryShelf, MemoryTab};
 use crate::client::saved_chat::{self, sample, SavedChat};
 use crate::client::turn_state::TurnState;
 use crate::domain::history::Message;
@@ -17,7 +17,7 @@ use crate::i18n::Locale;
 fn page() -> (Owner, ChatController) {
     let owner = Owner::new();
     owner.set();
-    let c = ChatController::with(History::Browser, &MemoryShelf, None, Locale::En);
+    let c = ChatController::with(History::Browser, &MemoryShelf, &MemoryTab, None, Locale::En);
     c.local_chats.set_value(Some(READER));
     (owner, c)
 }
@@ -279,4 +279,70 @@ fn a_message_sent_while_the_addressed_chat_opens_is_held_for_it_not_sent_to_a_ne
         c.held.get_value().as_deref(),
         Some("And in 2027?\n\nAnd later?")
     );
+}
+
+#[test]
+fn a_temporary_chat_stays_in_its_tab_only_and_is_gone_after_new_chat() {
+    use super::temporary::{kept_in, KEEP_MS};
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    c.refresh_list();
+    c.set_temporary(true);
+    assert!(c.temporary.get_untracked());
+    let mut record = saved("t", "Secret", 1);
+    local_store::remove(&MemoryShelf, "t");
+    record.set_rev(0);
+    c.show_as(record, true);
+    c.save();
+    assert!(
+        local_store::load(&MemoryShelf, "t").is_none(),
+        "never in this browser's history"
+    );
+    assert!(c
+        .conversations
+        .with_untracked(|l| l.iter().all(|s| s.id != "t")));
+    let settings = local_store::load_settings(&MemoryShelf);
+    assert_ne!(settings.last_conversation.as_deref(), Some("t"));
+    let now = super::now_ms();
+    assert_eq!(kept_in(&MemoryTab, now).as_deref(), Some("t"));
+    assert_eq!(
+        kept_in(&MemoryTab, now + KEEP_MS + 1.0),
+        None,
+        "the timeout"
+    );
+    c.set_temporary(false);
+    assert!(
+        c.temporary.get_untracked(),
+        "a chat with messages stays as it is"
+    );
+    let request = c.keeper().send_request(c, "more".into(), Vec::new(), None);
+    assert!(!request.is_stored(), "asked without the server keeping it");
+
+    // The tab reloads: the chat comes back, temporary.
+    let (_owner2, again) = page();
+    let id = again.temporary_in_tab().expect("kept in the tab");
+    again.restore_temporary(READER, &id);
+    assert!(again.temporary.get_untracked());
+    assert_eq!(again.conversation_id.get_untracked(), "t");
+    assert_eq!(again.entries.with_untracked(Vec::len), 4);
+
+    again.new_chat();
+    assert!(!again.temporary.get_untracked());
+    assert_eq!(kept_in(&MemoryTab, super::now_ms()), None, "forgotten");
+    assert!(local_store::load(&MemoryTab, "t").is_none());
+    assert!(local_store::load(&MemoryShelf, "t").is_none());
+}
+
+#[test]
+fn opening_another_chat_forgets_the_temporary_one() {
+    let (_owner, c) = page();
+    saved("a", "Apples", 1);
+    let record = saved("t", "Secret", 1);
+    local_store::remove(&MemoryShelf, "t");
+    c.show_as(record, true);
+    c.save();
+    c.open("a");
+    assert!(!c.temporary.get_untracked());
+    assert_eq!(super::temporary::kept_in(&MemoryTab, super::now_ms()), None);
+    assert_eq!(c.conversation_id.get_untracked(), "a");
 }

@@ -146,7 +146,7 @@ impl ChatController {
             entries.push(assistant);
         });
         let mut request =
-            self.backend()
+            self.keeper()
                 .send_request(*self, text.clone(), messages, edited_on_server);
         let asked = self.tray.with_untracked(|t| t.asked());
         if request.content.is_some() {
@@ -185,7 +185,7 @@ impl ChatController {
     /// The request that answers `entry` again: on the server, a new version of its stored
     /// message; in the browser, the history before it.
     fn request_again(&self, entry: &Entry) -> ChatRequest {
-        self.backend()
+        self.keeper()
             .again_request(*self, entry.server_id(), self.history_before(&entry.id))
     }
 
@@ -205,7 +205,7 @@ impl ChatController {
             return;
         }
         if self
-            .backend()
+            .keeper()
             .retry_keeps_versions(entry.server_id().as_deref())
         {
             // The server keeps the failed answer as a version: so does the page.
@@ -267,7 +267,7 @@ impl ChatController {
         if let Some(index) = decisions::switch_version(count, index, self.is_running()) {
             entry.active.set(index);
             self.save();
-            self.backend()
+            self.keeper()
                 .keep_active_version(*self, entry.server_id(), index);
         }
     }
@@ -295,7 +295,7 @@ impl ChatController {
         if self.is_running() {
             return;
         }
-        self.backend().branch(*self, &entry.id, entry.server_id());
+        self.keeper().branch(*self, &entry.id, entry.server_id());
     }
 
     /// Ends the running turn at once; what arrived stays, marked stopped. A turn the server keeps
@@ -357,7 +357,7 @@ impl ChatController {
             }
         });
         self.save();
-        self.backend().keep_block_choices(stored, open);
+        self.keeper().keep_block_choices(stored, open);
     }
 
     /// The reader opened or closed block `index` of the turn shown in `entry`: the choice is
@@ -366,7 +366,7 @@ impl ChatController {
         self.save();
         if let Some(message) = entry.server_id() {
             let version = entry.active.get_untracked();
-            self.backend()
+            self.keeper()
                 .keep_block_choices(vec![(message, version, index)], open);
         }
     }
@@ -443,7 +443,7 @@ impl ChatController {
                 return;
             }
             this.save();
-            this.backend().turn_ended(this);
+            this.keeper().turn_ended(this);
         });
     }
 

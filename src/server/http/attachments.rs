@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{header, HeaderValue, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::domain::attachment::{file_name, sniff};
+use crate::domain::attachment::{file_name, sniff, to_keep};
 use crate::domain::{ErrorCode, Failure};
 use crate::i18n::errors::Said;
 use crate::server::auth::Caller;
@@ -50,9 +50,10 @@ fn caller(req: &Request<Body>) -> Result<std::sync::Arc<Identity>, Failure> {
 
 /// `POST /api/attachments?name=…`: the body judged, kept, and described (`201`). Where the
 /// browser keeps the history (`PONDER_HISTORY=browser`) the file is judged and described alone
-/// (`200`, its id its SHA-256): the page keeps it and sends it inside the turn's request.
+/// (`200`, its id its SHA-256): the page keeps it and sends it inside the turn's request; so is
+/// a temporary chat's (`&keep=0`), which the server never keeps.
 pub async fn upload(state: &AppState, req: Request<Body>) -> Response {
-    let keeps = state.config.history == HistoryMode::Server;
+    let keeps = state.config.history == HistoryMode::Server && to_keep(req.uri().query());
     let who = match if keeps {
         owner(state, &req)
     } else {
