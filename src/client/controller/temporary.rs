@@ -5,8 +5,8 @@
 
 use leptos::prelude::*;
 
-use super::browser_history::BrowserHistory;
 use super::backend::Backend;
+use super::browser_history::BrowserHistory;
 use super::history::History;
 use super::{new_id, now_ms, ChatController, NoticeKind};
 use crate::client::decisions;
