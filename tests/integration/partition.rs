@@ -531,10 +531,16 @@ async fn a_replica_killed_mid_turn_ends_it_once_for_every_viewer() {
             seen[1].events, seen[2].events,
             "the same turn for both survivors' viewers"
         );
-        assert_eq!(
-            seen[0].events, seen[1].events,
-            "and for the viewer that moved"
+        // The viewer that moved may have seen a few more frames on the replica that died than
+        // it wrote down (its writes are batched); then its end comes numbered after them
+        // (`TurnLog::end_after`). Everything the survivors' viewers saw, it saw the same.
+        let (moved, stayed) = (&seen[0].events, &seen[1].events);
+        let written = stayed.len() - 1;
+        assert!(
+            moved.len() >= stayed.len() && moved[..written] == stayed[..written],
+            "and for the viewer that moved: {moved:?} against {stayed:?}"
         );
+        assert_eq!(moved.last().map(|e| &e.1), stayed.last().map(|e| &e.1));
         world.nothing_streaming().await;
         assert_eq!(world.status(&conversation), "interrupted");
         // The survivors take new turns.
