@@ -75,6 +75,8 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     }
     // Every turn spends the operator's key: only someone signed in may start one.
     let (state, who) = req::caller()?;
+    // A reader over their limit is refused before anything is written or sent upstream.
+    turn::ledger::check_quota(&state, &who).await?;
     if !request.is_stored() {
         let settings = request.settings();
         state.models.first_fetch().await;
@@ -111,6 +113,15 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
             turn::files::prepare(&state, &options.model, &mut messages).await?;
         }
         let control = state.turns.register(&who.user().id, None);
+        let ticket = turn::ledger::Ticket {
+            workspace: request.workspace.clone(),
+            ..turn::ledger::Ticket::new(
+                &control.0.id,
+                &who.user().id,
+                &messages,
+                options.instructions.as_deref(),
+            )
+        };
         if let Some(relay) = &state.relay {
             // Recorded so that Answer now sent to another replica finds it.
             let noted = state
@@ -129,6 +140,7 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
             messages,
             options,
             Some(control),
+            Some(ticket),
         )));
     }
     let began = crate::server::store::now_ms();
@@ -147,8 +159,22 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     req::set_event_stream_headers();
     req::set_turn_header(&control.0.id);
     let keep_alive = state.config.keep_alive;
-    let log = turn::start_stored_turn(state, history, options, control, first, persist)
-        .ok_or_else(|| ApiError::new("the turn could not be started", true))?;
+    let ticket = turn::ledger::Ticket::new(
+        &control.0.id,
+        &who.user().id,
+        &history,
+        options.instructions.as_deref(),
+    );
+    let log = turn::start_stored_turn(
+        state,
+        history,
+        options,
+        control,
+        first,
+        persist,
+        Some(ticket),
+    )
+    .ok_or_else(|| ApiError::new("the turn could not be started", true))?;
     Ok(TurnStream::new(turn::log::follow(
         log,
         turn::log::Follow {

@@ -12,3 +12,4 @@ pub mod presets;
 pub mod rich;
 pub mod share;
 pub mod turn;
+pub mod usage;

@@ -592,6 +592,7 @@ mod tests {
             output_tokens: Some(40),
             reasoning_tokens: Some(12),
             file_tokens: Some(1032),
+            ..Default::default()
         };
         assert_eq!(
             usage_line(&u, EN).as_deref(),

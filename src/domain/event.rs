@@ -118,6 +118,15 @@ impl<'de> Deserialize<'de> for FinishReason {
     }
 }
 
+/// A sum of money in millionths of the operator's currency unit: a price per million tokens
+/// times a count of tokens is exactly this, with no rounding.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cost {
+    pub micros: u64,
+    /// ISO 4217 code (`USD`, `EUR`, …) as the price table names it.
+    pub currency: String,
+}
+
 /// Token counts of one turn, when the upstream reports them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -132,6 +141,15 @@ pub struct Usage {
     /// `input_tokens_by_modality`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_tokens: Option<u64>,
+    /// Of `input_tokens`, those read from the provider's prompt cache (billed lower).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Some count here was estimated from the streamed characters: the provider reported none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
+    /// What the turn cost at the operator's prices (`PONDER_PRICES`), when its model has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
 }
 
 impl Usage {
@@ -141,6 +159,7 @@ impl Usage {
             && self.output_tokens.is_none()
             && self.reasoning_tokens.is_none()
             && self.file_tokens.is_none()
+            && self.cached_input_tokens.is_none()
     }
 }
 
@@ -323,6 +342,10 @@ pub enum ErrorCode {
     BodyUnreadable = "body_unreadable",
     /// Too many turns from this address (`PONDER_RATE_LIMIT`). Params: `retry_after` (seconds).
     RateLimited = "rate_limited",
+    /// The reader has reached a usage limit (`PONDER_QUOTA` or their own, set by an
+    /// administrator): `429` before the turn starts. Params: `limit` (tokens, or an amount and
+    /// its currency), `period` (`day` or `month`), `resets_at` (RFC 3339, UTC), `resets_at_ms`.
+    QuotaExceeded = "quota_exceeded",
     /// The conversation sent has too many messages. Params: `count`, `limit`.
     TooManyMessages = "too_many_messages",
     /// The conversation sent is too long. Params: `bytes`, `limit` (bytes).
@@ -620,7 +643,7 @@ impl ErrorCode {
                 415
             }
             UnknownHost => 421,
-            RateLimited | TooManyAttempts => 429,
+            RateLimited | TooManyAttempts | QuotaExceeded => 429,
             DatabaseUnavailable | ServerBusy => 503,
             _ => return None,
         })
@@ -735,6 +758,7 @@ mod tests {
                     output_tokens: Some(9),
                     reasoning_tokens: None,
                     file_tokens: None,
+                    ..Default::default()
                 }),
                 thinking_chars: 12,
                 total_ms: 40,

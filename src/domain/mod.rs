@@ -17,6 +17,7 @@ pub mod reasoning;
 pub mod rich;
 pub mod sampling;
 pub mod share;
+pub mod usage;
 pub mod wire;
 
 pub use event::{ErrorCode, Failure, FinishReason, ThinkingKind, TurnEvent, Usage};

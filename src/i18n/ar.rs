@@ -443,6 +443,7 @@ pub static AR: Catalogue = Catalogue {
         body_timeout: "لم يصل الطلب خلال {seconds} ث.",
         body_unreadable: "تعذّرت قراءة الطلب.",
         rate_limited: "الطلبات كثيرة جدًا.",
+        quota_exceeded: "لقد بلغت حد الاستخدام ({limit}). يمكنك بدء أدوار جديدة مجددًا في {resets_at}.",
         too_many_messages: "عدد الرسائل في هذه المحادثة {count}، ولا يقبل Ponder أكثر من {limit}.",
         conversation_too_long: "هذه المحادثة طويلة جدًا ({bytes} بايت؛ والحد الأقصى {limit}).",
         message_too_long: "هذه الرسالة طويلة جدًا ({bytes} بايت؛ والحد الأقصى {limit}).",

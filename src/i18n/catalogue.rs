@@ -622,6 +622,7 @@ pub struct ErrorWords {
     pub body_timeout: &'static str,
     pub body_unreadable: &'static str,
     pub rate_limited: &'static str,
+    pub quota_exceeded: &'static str,
     pub too_many_messages: &'static str,
     pub conversation_too_long: &'static str,
     pub message_too_long: &'static str,

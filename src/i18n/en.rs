@@ -394,6 +394,7 @@ pub static EN: Catalogue = Catalogue {
         body_timeout: "The request did not arrive within {seconds} s.",
         body_unreadable: "The request could not be read.",
         rate_limited: "Too many requests.",
+        quota_exceeded: "You have reached your usage limit ({limit}). New turns can start again at {resets_at}.",
         too_many_messages: "This conversation has {count} messages; Ponder accepts at most {limit}.",
         conversation_too_long: "This conversation is too long ({bytes} bytes; at most {limit}).",
         message_too_long: "This message is too long ({bytes} bytes; at most {limit}).",

@@ -75,6 +75,7 @@ fn sentence(f: &Failure, l: Locale) -> Option<String> {
         ErrorCode::BodyTimeout => e.body_timeout,
         ErrorCode::BodyUnreadable => e.body_unreadable,
         ErrorCode::RateLimited => e.rate_limited,
+        ErrorCode::QuotaExceeded => e.quota_exceeded,
         ErrorCode::TooManyMessages => e.too_many_messages,
         ErrorCode::ConversationTooLong => e.conversation_too_long,
         ErrorCode::MessageTooLong => e.message_too_long,

@@ -391,6 +391,7 @@ pub static JA: Catalogue = Catalogue {
         body_timeout: "リクエストが{seconds}秒以内に届きませんでした。",
         body_unreadable: "リクエストを読み取れませんでした。",
         rate_limited: "リクエストが多すぎます。",
+        quota_exceeded: "利用上限（{limit}）に達しました。{resets_at} 以降に再び質問できます。",
         too_many_messages: "この会話には{count}件のメッセージがあります。Ponder で扱えるのは最大{limit}件です。",
         conversation_too_long: "この会話は長すぎます（{bytes}バイト、上限は {limit}）。",
         message_too_long: "このメッセージは長すぎます（{bytes}バイト、上限は {limit}）。",

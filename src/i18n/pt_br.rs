@@ -403,6 +403,7 @@ pub static PT_BR: Catalogue = Catalogue {
         body_timeout: "A solicitação não chegou em {seconds} s.",
         body_unreadable: "Não foi possível ler a solicitação.",
         rate_limited: "Muitas solicitações.",
+        quota_exceeded: "Você atingiu seu limite de uso ({limit}). Novas conversas podem começar de novo em {resets_at}.",
         too_many_messages: "Esta conversa tem {count} mensagens; o Ponder aceita no máximo {limit}.",
         conversation_too_long: "Esta conversa é longa demais ({bytes} bytes; máximo de {limit}).",
         message_too_long: "Esta mensagem é longa demais ({bytes} bytes; máximo de {limit}).",

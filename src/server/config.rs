@@ -8,6 +8,7 @@ use crate::domain::Controls;
 mod files;
 mod instructions;
 mod sharing;
+pub mod usage;
 pub use files::ModelFiles;
 use files::{attachment_limits, model_files, pdf_renderer};
 pub use instructions::ModelInstructions;
@@ -151,6 +152,10 @@ pub struct Config {
     /// What each model is always told first, set by the administrator
     /// (`PONDER_MODEL_INSTRUCTIONS`): no reader can remove it.
     pub model_instructions: ModelInstructions,
+    /// What each model's tokens cost (`PONDER_PRICES`); none: usage is counted in tokens only.
+    pub prices: usage::Prices,
+    /// The limits readers are held to (`PONDER_QUOTA`, `PONDER_QUOTA_ADMINS`).
+    pub quota: usage::QuotaConfig,
     /// Titles by the model after a new conversation's first answer (`PONDER_TITLES`: `model`,
     /// the default, or `off`).
     pub titles: bool,
@@ -624,6 +629,11 @@ impl Config {
             model_files: model_files(get("PONDER_MODEL_FILES").as_deref())?,
             model_instructions: instructions::model_instructions(
                 get("PONDER_MODEL_INSTRUCTIONS").as_deref(),
+            )?,
+            prices: usage::prices(get("PONDER_PRICES").as_deref())?,
+            quota: usage::quota(
+                get("PONDER_QUOTA").as_deref(),
+                get("PONDER_QUOTA_ADMINS").as_deref(),
             )?,
             titles: match get("PONDER_TITLES").as_deref().map(str::trim) {
                 None | Some("") | Some("model") => true,

@@ -85,6 +85,12 @@ struct ReasonLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TokenLabel {
+    model: String,
+    kind: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabel {
     kind: String,
 }
@@ -108,6 +114,8 @@ pub struct Metrics {
     thinking_chars: Counter,
     answer_chars: Counter,
     answered_now: Counter,
+    tokens: Family<TokenLabel, Counter>,
+    estimated: Counter,
 }
 
 impl Default for Metrics {
@@ -130,6 +138,8 @@ impl Metrics {
             thinking_chars: Counter::default(),
             answer_chars: Counter::default(),
             answered_now: Counter::default(),
+            tokens: Family::default(),
+            estimated: Counter::default(),
         };
         // Every outcome is exported from the start, so a rate over it exists before the first
         // failure.
@@ -195,12 +205,42 @@ impl Metrics {
                 m.answer_chars.clone(),
             );
             r.register(
+                "tokens",
+                "Tokens turns spent, by model and kind (input, cached_input, output, reasoning); output includes reasoning, input includes cached_input, as in the usage ledger",
+                m.tokens.clone(),
+            );
+            r.register(
+                "usage_estimated_turns",
+                "Turns whose provider reported no count for some kind, estimated from characters",
+                m.estimated.clone(),
+            );
+            r.register(
                 "answer_now",
                 "Turns whose reasoning the reader cut short with Answer now",
                 m.answered_now.clone(),
             );
         }
         m
+    }
+
+    /// A turn's tokens, by kind, as its ledger line counts them.
+    pub fn tokens(&self, model: &str, spend: &crate::domain::usage::Spend) {
+        for (kind, n) in [
+            ("input", spend.input_tokens),
+            ("cached_input", spend.cached_input_tokens),
+            ("output", spend.output_tokens),
+            ("reasoning", spend.reasoning_tokens),
+        ] {
+            self.tokens
+                .get_or_create(&TokenLabel {
+                    model: model.to_string(),
+                    kind: kind.to_string(),
+                })
+                .inc_by(n);
+        }
+        if spend.estimated {
+            self.estimated.inc();
+        }
     }
 
     /// A reader cut a turn's reasoning short ("Answer now").

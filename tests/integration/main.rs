@@ -33,3 +33,4 @@ mod store_faults;
 mod store_hardening;
 mod terminal;
 mod titles;
+mod usage;

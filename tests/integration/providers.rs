@@ -1099,3 +1099,65 @@ fn every_recorded_stream_returns_exactly_its_opaque_reasoning_for_the_next_turn(
     );
     assert_no_problems(bad);
 }
+
+/// Each recording's usage, as the ledger counts it: the counts the provider reported are kept
+/// (its reasoning field above all), and what it left out is estimated from what streamed and
+/// marked so.
+#[test]
+fn every_recorded_usage_lands_in_the_ledger_line_with_its_reasoning() {
+    use ponder::domain::usage::{estimate_tokens, Spend, Streamed};
+    let mut bad = Vec::new();
+    for case in cases() {
+        let events = replay_whole(&case);
+        let Some(TurnEvent::Done { usage, .. }) = events.last() else {
+            continue;
+        };
+        let usage = usage.clone().unwrap_or_default();
+        let (mut thinking, mut answer) = (0u64, 0u64);
+        for e in &events {
+            match e {
+                TurnEvent::Thinking { text, .. } => thinking += text.chars().count() as u64,
+                TurnEvent::Delta { text } => answer += text.chars().count() as u64,
+                _ => {}
+            }
+        }
+        let streamed = Streamed {
+            input_chars: 400,
+            thinking_chars: thinking,
+            answer_chars: answer,
+            thinking_ms: 0,
+            total_ms: 0,
+        };
+        let line = Spend::of(&usage, streamed);
+        let [input, output, reasoning] = case.usage;
+        let name = case.name();
+        if line.input_tokens != input.unwrap_or(100) {
+            bad.push(format!("{name}: input {} for {input:?}", line.input_tokens));
+        }
+        let want_output = output.unwrap_or_else(|| estimate_tokens(thinking + answer));
+        if line.output_tokens != want_output {
+            bad.push(format!(
+                "{name}: output {} for {output:?}",
+                line.output_tokens
+            ));
+        }
+        match reasoning {
+            Some(r) if line.reasoning_tokens != r.min(want_output) => bad.push(format!(
+                "{name}: reasoning {} for {r}",
+                line.reasoning_tokens
+            )),
+            None if thinking > 0 && want_output > 0 && line.reasoning_tokens == 0 => {
+                bad.push(format!("{name}: reasoning streamed but none counted"))
+            }
+            _ => {}
+        }
+        let missing = input.is_none() || output.is_none() || (reasoning.is_none() && thinking > 0);
+        if line.estimated != missing {
+            bad.push(format!(
+                "{name}: estimated {} for {:?}",
+                line.estimated, case.usage
+            ));
+        }
+    }
+    assert_no_problems(bad);
+}

@@ -1581,6 +1581,7 @@ async fn import_discard_position_and_preferences_at_the_store() {
                 output_tokens: Some(40),
                 reasoning_tokens: Some(12),
                 file_tokens: Some(1032),
+                ..Default::default()
             }),
         };
         let import = Import {

@@ -20,7 +20,7 @@ use crate::server::store::attachments::AttachmentInfo;
 use crate::server::store::identity::Identity;
 
 /// A refusal with the status its code carries.
-fn refused(failure: Failure) -> Response {
+pub(super) fn refused(failure: Failure) -> Response {
     let status = failure
         .code
         .http_status()
@@ -38,7 +38,7 @@ fn owner(state: &AppState, req: &Request<Body>) -> Result<std::sync::Arc<Identit
 }
 
 /// The signed-in caller, or why a request without one is refused.
-fn caller(req: &Request<Body>) -> Result<std::sync::Arc<Identity>, Failure> {
+pub(super) fn caller(req: &Request<Body>) -> Result<std::sync::Arc<Identity>, Failure> {
     match req.extensions().get::<Caller>() {
         Some(Caller::Known(who)) => Ok(who.clone()),
         Some(Caller::Refused(failure)) => Err(failure.clone()),

@@ -12,6 +12,7 @@ mod ops;
 pub mod request;
 pub mod shared;
 pub mod socket;
+pub mod usage;
 
 pub use lifecycle::{prepare, run, serve};
 pub use ops::healthcheck;
@@ -107,6 +108,16 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
             get(move |req: Request<Body>| {
                 let (render, state) = (render.clone(), state.clone());
                 async move { render(page_request(&state, req).await).await }
+            }),
+        );
+    }
+    {
+        let state = state.clone();
+        app = app.route(
+            usage::CSV_PATH,
+            get(move |req: Request<Body>| {
+                let state = state.clone();
+                async move { usage::csv(&state, req).await }
             }),
         );
     }

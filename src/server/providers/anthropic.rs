@@ -287,6 +287,8 @@ impl UsageIn {
                 .as_ref()
                 .and_then(|d| d.thinking_tokens),
             file_tokens: None,
+            cached_input_tokens: self.cache_read_input_tokens,
+            ..Default::default()
         }
     }
 }
@@ -930,6 +932,8 @@ mod tests {
                     output_tokens: Some(1),
                     reasoning_tokens: None,
                     file_tokens: None,
+                    cached_input_tokens: Some(5),
+                    ..Default::default()
                 }),
                 Piece::BlockStart {
                     kind: ThinkingKind::Raw
@@ -946,6 +950,7 @@ mod tests {
                     output_tokens: Some(20),
                     reasoning_tokens: Some(12),
                     file_tokens: None,
+                    ..Default::default()
                 }),
                 Piece::End,
             ]

@@ -209,6 +209,8 @@ struct UsageIn {
     candidates_token_count: Option<u64>,
     #[serde(default)]
     thoughts_token_count: Option<u64>,
+    #[serde(default)]
+    cached_content_token_count: Option<u64>,
     /// The prompt's count by modality: the files are what is not text.
     #[serde(default)]
     prompt_tokens_details: Option<Vec<ModalityCount>>,
@@ -240,6 +242,8 @@ impl UsageIn {
                     .map(|m| m.token_count)
                     .sum()
             }),
+            cached_input_tokens: self.cached_content_token_count,
+            ..Default::default()
         }
     }
 }
@@ -648,7 +652,7 @@ mod tests {
     }
 
     const THOUGHT: &str = r#"{"candidates":[{"content":{"parts":[{"text":"**Plan** {\"x\"}","thought":true}],"role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":4}}"#;
-    const ANSWER: &str = r#"{"candidates":[{"content":{"parts":[{"text":"Hi é","thoughtSignature":"c2ln"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":2,"thoughtsTokenCount":30}}"#;
+    const ANSWER: &str = r#"{"candidates":[{"content":{"parts":[{"text":"Hi é","thoughtSignature":"c2ln"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":2,"thoughtsTokenCount":30,"cachedContentTokenCount":3}}"#;
 
     fn expected() -> Vec<Piece> {
         vec![
@@ -661,6 +665,7 @@ mod tests {
                 output_tokens: None,
                 reasoning_tokens: None,
                 file_tokens: None,
+                ..Default::default()
             }),
             Piece::State(json!({"thoughtSignature": "c2ln"})),
             Piece::Answer("Hi é".into()),
@@ -669,6 +674,8 @@ mod tests {
                 output_tokens: Some(32),
                 reasoning_tokens: Some(30),
                 file_tokens: None,
+                cached_input_tokens: Some(3),
+                ..Default::default()
             }),
             Piece::Finish("stop".into()),
         ]

@@ -168,6 +168,8 @@ struct UsageIn {
     total_output_tokens: Option<u64>,
     #[serde(default)]
     total_thought_tokens: Option<u64>,
+    #[serde(default)]
+    total_cached_tokens: Option<u64>,
     /// The input's count by modality: the files are what is not text.
     #[serde(default)]
     input_tokens_by_modality: Option<Vec<ModalityCount>>,
@@ -196,6 +198,8 @@ impl UsageIn {
                     .map(|m| m.tokens)
                     .sum()
             }),
+            cached_input_tokens: self.total_cached_tokens,
+            ..Default::default()
         }
     }
 }
@@ -544,6 +548,7 @@ mod tests {
                     output_tokens: Some(141),
                     reasoning_tokens: Some(115),
                     file_tokens: None,
+                    ..Default::default()
                 }),
                 Piece::Finish("stop".into()),
                 Piece::End,

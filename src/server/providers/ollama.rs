@@ -168,6 +168,7 @@ impl LineHandler for OllamaLines {
                 output_tokens: parsed.eval_count,
                 reasoning_tokens: None,
                 file_tokens: None,
+                ..Default::default()
             }));
             out.push(Piece::End);
             self.done = true;
@@ -205,6 +206,7 @@ mod tests {
                     output_tokens: Some(20),
                     reasoning_tokens: None,
                     file_tokens: None,
+                    ..Default::default()
                 }),
                 Piece::End,
             ]

@@ -441,7 +441,15 @@ struct UsageIn {
     #[serde(default)]
     completion_tokens_details: Option<Details>,
     #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
     reasoning_tokens: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -474,6 +482,11 @@ impl UsageIn {
             output_tokens: output,
             reasoning_tokens: reasoning,
             file_tokens: None,
+            cached_input_tokens: self
+                .prompt_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens),
+            ..Default::default()
         }
     }
 }
@@ -896,6 +909,7 @@ mod tests {
                     output_tokens: Some(2),
                     reasoning_tokens: Some(1),
                     file_tokens: None,
+                    ..Default::default()
                 }),
                 Piece::End,
             ]
@@ -1022,6 +1036,12 @@ mod tests {
             Some(Piece::Usage(u)) => u,
             other => panic!("{other:?}"),
         };
+        // The prompt cache's part of the input.
+        let u = usage("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1486,\"completion_tokens\":651,\"prompt_tokens_details\":{\"cached_tokens\":1408}}}\n\n");
+        assert_eq!(
+            (u.input_tokens, u.cached_input_tokens),
+            (Some(1486), Some(1408))
+        );
         // xAI: reasoning outside completion_tokens.
         let u = usage("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":2,\"total_tokens\":354,\"completion_tokens_details\":{\"reasoning_tokens\":340}}}\n\n");
         assert_eq!(u.output_tokens, Some(342));
@@ -1035,6 +1055,7 @@ mod tests {
                 output_tokens: Some(1720),
                 reasoning_tokens: Some(7),
                 file_tokens: None,
+                ..Default::default()
             }
         );
         // Older Groq: only in x_groq.

@@ -278,6 +278,14 @@ struct UsageIn {
     output_tokens: Option<u64>,
     #[serde(default)]
     output_tokens_details: Option<OutputDetails>,
+    #[serde(default)]
+    input_tokens_details: Option<InputDetails>,
+}
+
+#[derive(Deserialize)]
+struct InputDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -296,6 +304,11 @@ impl UsageIn {
                 .as_ref()
                 .and_then(|d| d.reasoning_tokens),
             file_tokens: None,
+            cached_input_tokens: self
+                .input_tokens_details
+                .as_ref()
+                .and_then(|d| d.cached_tokens),
+            ..Default::default()
         }
     }
 }
@@ -633,7 +646,7 @@ mod tests {
             json!({"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning"}}),
             json!({"type":"response.output_item.added","output_index":1,"item":{"type":"message"}}),
             json!({"type":"response.output_text.delta","output_index":1,"delta":"A"}),
-            json!({"type":"response.completed","response":{"usage":{"input_tokens":3,"output_tokens":9,"output_tokens_details":{"reasoning_tokens":5}}}}),
+            json!({"type":"response.completed","response":{"usage":{"input_tokens":3,"input_tokens_details":{"cached_tokens":2},"output_tokens":9,"output_tokens_details":{"reasoning_tokens":5}}}}),
             json!({"type":"response.output_text.delta","output_index":1,"delta":"late"}),
         ]);
         assert_eq!(
@@ -651,6 +664,8 @@ mod tests {
                     output_tokens: Some(9),
                     reasoning_tokens: Some(5),
                     file_tokens: None,
+                    cached_input_tokens: Some(2),
+                    ..Default::default()
                 }),
                 Piece::Finish("stop".into()),
                 Piece::End,

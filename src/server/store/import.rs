@@ -174,6 +174,9 @@ impl Scoped<'_> {
                 tools: v.tools.clone(),
                 sources: v.sources.clone(),
                 file_tokens: usage.file_tokens,
+                cached_input_tokens: usage.cached_input_tokens,
+                estimated: usage.estimated,
+                cost: usage.cost.clone(),
                 ..Extras::default()
             };
             if !usage.is_empty() {

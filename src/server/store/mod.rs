@@ -29,6 +29,7 @@ pub mod shares;
 pub mod streaming;
 pub mod tokens;
 pub mod turns;
+pub mod usage;
 mod workspaces;
 
 use std::str::FromStr;

@@ -88,6 +88,14 @@ pub struct Extras {
     /// other counts have columns of their own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_tokens: Option<u64>,
+    /// The rest of the answer's usage beside its columns: the cached input, whether a count
+    /// was estimated, and the cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::domain::usage::Cost>,
 }
 
 impl Extras {
@@ -116,6 +124,9 @@ impl Extras {
             && self.error_code.is_other()
             && self.error_params.is_empty()
             && self.file_tokens.is_none()
+            && self.cached_input_tokens.is_none()
+            && !self.estimated
+            && self.cost.is_none()
         {
             return None;
         }
@@ -130,6 +141,9 @@ impl Extras {
             error_code: error.map(|e| e.code).unwrap_or_default(),
             error_params: error.map(|e| e.params.clone()).unwrap_or_default(),
             file_tokens: self.file_tokens,
+            cached_input_tokens: self.cached_input_tokens,
+            estimated: self.estimated,
+            cost: self.cost.clone(),
         }
     }
 }

@@ -193,6 +193,9 @@ impl VersionRow {
             output_tokens: count(self.output_tokens),
             reasoning_tokens: count(self.reasoning_tokens),
             file_tokens: extras.file_tokens,
+            cached_input_tokens: extras.cached_input_tokens,
+            estimated: extras.estimated,
+            cost: extras.cost.clone(),
         };
         Version {
             usage: (!usage.is_empty()).then_some(usage),

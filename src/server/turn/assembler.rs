@@ -61,6 +61,11 @@ pub struct TurnAssembler {
 }
 
 impl TurnAssembler {
+    /// The counts the provider reported so far.
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
     pub fn new(stream_thinking: bool) -> Self {
         TurnAssembler {
             stream_thinking,
@@ -277,6 +282,8 @@ impl TurnAssembler {
                 self.usage.output_tokens = u.output_tokens.or(self.usage.output_tokens);
                 self.usage.reasoning_tokens = u.reasoning_tokens.or(self.usage.reasoning_tokens);
                 self.usage.file_tokens = u.file_tokens.or(self.usage.file_tokens);
+                self.usage.cached_input_tokens =
+                    u.cached_input_tokens.or(self.usage.cached_input_tokens);
             }
             Piece::Finish(reason) => self.finish_reason = Some(reason),
             Piece::End => self.done(now_ms, out),
@@ -977,6 +984,7 @@ mod tests {
                         output_tokens: None,
                         reasoning_tokens: None,
                         file_tokens: Some(1),
+                        ..Default::default()
                     }),
                 ),
                 (
@@ -986,6 +994,7 @@ mod tests {
                         output_tokens: Some(2),
                         reasoning_tokens: None,
                         file_tokens: None,
+                        ..Default::default()
                     }),
                 ),
                 (40, Piece::End),
@@ -1012,6 +1021,7 @@ mod tests {
                         output_tokens: Some(2),
                         reasoning_tokens: None,
                         file_tokens: Some(1),
+                        ..Default::default()
                     }),
                     thinking_chars: 0,
                     total_ms: 40,

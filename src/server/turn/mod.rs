@@ -7,6 +7,7 @@ pub mod assembler;
 pub mod batch;
 pub mod control;
 pub mod files;
+pub mod ledger;
 pub mod log;
 pub mod persist;
 pub mod relay;
@@ -43,8 +44,10 @@ pub fn turn_stream(
     messages: Vec<ChatMessage>,
     options: TurnOptions,
     control: Option<(Registration, tokio::sync::mpsc::Receiver<Command>)>,
+    ledger: Option<ledger::Ticket>,
 ) -> impl futures::Stream<Item = Bytes> + Send {
-    let run = TurnRun::new(state, messages, options, control);
+    let mut run = TurnRun::new(state, messages, options, control);
+    run.ledger = ledger;
     futures::stream::unfold(run, |mut run| async move {
         let bytes = match run.next_frame().await? {
             Produced::Events(events) => {
@@ -71,11 +74,17 @@ pub fn start_stored_turn(
     control: (Registration, tokio::sync::mpsc::Receiver<Command>),
     first: TurnEvent,
     persist: persist::Persist,
+    ledger: Option<ledger::Ticket>,
 ) -> Option<Arc<log::TurnLog>> {
     let turn_log = control.0.log.clone()?;
     let id = control.0.id.clone();
     let mut run = TurnRun::new(state.clone(), messages, options, Some(control));
     run.events.push(first);
+    run.ledger = ledger.map(|t| ledger::Ticket {
+        conversation: Some(persist.slot().conversation_id.clone()),
+        version: Some(persist.slot().version_id.clone()),
+        ..t
+    });
     run.persist = Some(persist);
     if state.config.orphan_turns == OrphanTurns::Stop {
         tokio::spawn(stop_when_unwatched(
@@ -287,6 +296,10 @@ struct TurnRun {
     paused: Option<serde_json::Value>,
     /// Continuations of paused responses so far.
     continuations: u32,
+    /// Whom the turn's usage line is for; none: the turn is not counted (a title, a test).
+    ledger: Option<ledger::Ticket>,
+    /// The time its reasoning blocks took, summed as they end.
+    thinking_ms: u64,
 }
 
 impl TurnRun {
@@ -333,6 +346,8 @@ impl TurnRun {
             returned: replay::Collector::default(),
             paused: None,
             continuations: 0,
+            ledger: None,
+            thinking_ms: 0,
         }
     }
 
@@ -357,6 +372,7 @@ impl TurnRun {
                 }
             }
             if !self.events.is_empty() {
+                self.account_for_events();
                 for event in self.events.drain(..) {
                     self.redactor.push(event, &mut self.redacted);
                 }
@@ -380,6 +396,9 @@ impl TurnRun {
                             }
                         }
                     }
+                }
+                if self.redacted.iter().any(TurnEvent::is_terminal) {
+                    self.write_ledger().await;
                 }
                 return Some(Produced::Events(std::mem::take(&mut self.redacted)));
             }
@@ -734,12 +753,73 @@ impl TurnRun {
         self.phase = Phase::Over;
     }
 
+    /// What the turn spent so far, the provider's counts completed by estimates.
+    fn spend(&self) -> crate::domain::usage::Spend {
+        self.spend_as(self.ledger.as_ref())
+    }
+
+    fn spend_as(&self, ticket: Option<&ledger::Ticket>) -> crate::domain::usage::Spend {
+        crate::domain::usage::Spend::of(
+            self.asm.usage(),
+            ledger::streamed(
+                ticket,
+                self.asm.thinking_chars,
+                self.asm.answer_chars,
+                self.thinking_ms,
+                self.now_ms(),
+            ),
+        )
+    }
+
+    /// Writes the turn's usage line before its last event goes out.
+    async fn write_ledger(&mut self) {
+        if let Some(ticket) = self.ledger.take() {
+            let spend = self.spend_as(Some(&ticket));
+            let outcome = self.asm.outcome().unwrap_or(Outcome::Error);
+            let line = ledger::line(&self.state, ticket, &self.options.model, spend, outcome);
+            ledger::write(&self.state.store, line).await;
+        }
+    }
+
+    /// Sums the reasoning time of the blocks that end, and gives the turn's `done` its final
+    /// usage: estimates for what the provider did not count, marked, and the cost.
+    fn account_for_events(&mut self) {
+        for event in &self.events {
+            if let TurnEvent::ThinkingEnd {
+                duration_ms: Some(ms),
+                ..
+            } = event
+            {
+                self.thinking_ms += ms;
+            }
+        }
+        if !self
+            .events
+            .iter()
+            .any(|e| matches!(e, TurnEvent::Done { .. }))
+        {
+            return;
+        }
+        let spend = self.spend();
+        let usage = ledger::final_usage(&self.state, &self.options.model, self.asm.usage(), &spend);
+        for event in &mut self.events {
+            if let TurnEvent::Done { usage: u, .. } = event {
+                *u = Some(usage.clone());
+            }
+        }
+    }
+
     fn log(&mut self) {
         if self.logged {
             return;
         }
         self.logged = true;
         let outcome = self.asm.outcome().unwrap_or(Outcome::ClientClosed);
+        if let Some(ticket) = self.ledger.take() {
+            let spend = self.spend_as(Some(&ticket));
+            let line = ledger::line(&self.state, ticket, &self.options.model, spend, outcome);
+            ledger::record_later(self.state.store.clone(), line);
+        }
         let total_ms = self.now_ms();
         let ttft_ms = self.asm.first_thinking_ms.or(self.asm.first_answer_ms);
         self.state.metrics.turn_finished(

@@ -87,6 +87,9 @@ impl AnswerBuilder {
                     self.record.output_tokens = u.output_tokens;
                     self.record.reasoning_tokens = u.reasoning_tokens;
                     self.record.extras.file_tokens = u.file_tokens;
+                    self.record.extras.cached_input_tokens = u.cached_input_tokens;
+                    self.record.extras.estimated = u.estimated;
+                    self.record.extras.cost = u.cost.clone();
                 }
             }
             TurnEvent::Error(failure) => {
@@ -347,6 +350,11 @@ impl Persist {
     }
 
     /// True once a write failed: the turn should tell the reader it is not being saved.
+    /// Where the answer is written.
+    pub fn slot(&self) -> &AnswerSlot {
+        &self.slot
+    }
+
     pub fn has_failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)
     }
@@ -671,6 +679,7 @@ mod tests {
                     output_tokens: Some(5),
                     reasoning_tokens: None,
                     file_tokens: None,
+                    ..Default::default()
                 }),
                 thinking_chars: 4,
                 total_ms: 9,
