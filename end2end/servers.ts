@@ -48,6 +48,15 @@ function at(worker: number) {
       PONDER_MODEL_INSTRUCTIONS: resolve(__dirname, "fixtures", "model-instructions.json"),
       PONDER_MODEL_CONTROLS: "ponder-demo-deep=temperature+max_tokens",
     }),
+    /** A trusted proxy names the user, turns are priced in euros (PONDER_PRICES) and each
+     * reader may spend one token a day (PONDER_QUOTA): a reader's second turn of the day is
+     * refused; the administrator (the first reader) is exempt. */
+    usage: server(3160, {
+      PONDER_AUTH: "header",
+      PONDER_TRUSTED_PROXIES: "127.0.0.1/32",
+      PONDER_PRICES: resolve(__dirname, "fixtures", "prices.json"),
+      PONDER_QUOTA: "tokens/day=1",
+    }),
     /** The whole app under /ponder/, as behind a reverse proxy's subpath. */
     basePath: server(3170, { PONDER_BASE_PATH: "/ponder" }),
     /** Anthropic Messages framing from the demo model, through the anthropic adapter. */

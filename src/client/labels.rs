@@ -273,7 +273,8 @@ pub fn file_about(
 }
 
 /// The answer's usage line, as far as the upstream counted: `1,290 tokens in (1,032 from files)
-/// · 40 out (12 thinking)`; `None` when it counted nothing.
+/// · 40 out (12 thinking) · USD 0.0012`, after `≈` when a count was estimated from characters;
+/// `None` when it counted nothing.
 pub fn usage_line(u: &Usage, l: Locale) -> Option<String> {
     let c = l.catalogue();
     let count = |n: u64, with: Option<u64>, said: &str, of: &str| {
@@ -291,8 +292,22 @@ pub fn usage_line(u: &Usage, l: Locale) -> Option<String> {
     ]
     .into_iter()
     .flatten()
+    .chain(u.cost.as_ref().map(|c| {
+        format!(
+            "{} {}",
+            c.currency,
+            crate::domain::usage::micros_text(c.micros)
+        )
+    }))
     .collect();
-    (!parts.is_empty()).then(|| parts.join(" · "))
+    let line = parts.join(" · ");
+    (!parts.is_empty()).then(|| {
+        if u.estimated {
+            format!("≈ {line}")
+        } else {
+            line
+        }
+    })
 }
 
 #[cfg(test)]
@@ -607,6 +622,19 @@ mod tests {
         u.input_tokens = None;
         assert_eq!(usage_line(&u, EN).as_deref(), Some("40 out"));
         assert_eq!(usage_line(&Usage::default(), EN), None);
+        let priced = Usage {
+            output_tokens: Some(40),
+            estimated: true,
+            cost: Some(crate::domain::usage::Cost {
+                micros: 1_200,
+                currency: "USD".into(),
+            }),
+            ..Usage::default()
+        };
+        assert_eq!(
+            usage_line(&priced, EN).as_deref(),
+            Some("≈ 40 out · USD 0.0012")
+        );
         assert_eq!(
             usage_line(
                 &Usage {

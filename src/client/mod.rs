@@ -23,3 +23,4 @@ pub mod thinking_view;
 pub mod tray;
 pub mod turn_state;
 pub mod turn_stream;
+pub mod usage_view;

@@ -295,6 +295,13 @@ pub fn parse_month(text: &str) -> Option<i64> {
         .then(|| days_from_civil(y, m, 1) * DAY_MS)
 }
 
+/// The month before `month` (`2026-12` → `2026-11`), as [`parse_month`] reads it.
+pub fn previous_month(month: &str) -> Option<String> {
+    let start = parse_month(month)?;
+    let (y, m, _) = civil(day_of(start) - 1);
+    Some(format!("{y:04}-{m:02}"))
+}
+
 /// The period holding `now_ms`: its first moment and the first moment of the next (ms, UTC).
 pub fn period_bounds(period: QuotaPeriod, now_ms: i64) -> (i64, i64) {
     let today = day_of(now_ms);

@@ -1,6 +1,6 @@
 //! Arabic (Modern Standard Arabic, laid out right to left).
 
-use super::catalogue::{Catalogue, ErrorWords, Plural};
+use super::catalogue::{Catalogue, ErrorWords, Plural, UsageWords};
 #[cfg(feature = "ssr")]
 use super::catalogue::{SharedWords, TerminalWords};
 
@@ -413,6 +413,7 @@ pub static AR: Catalogue = Catalogue {
     export_finished: "اكتملت",
     export_failed: "فشلت",
     first_workspace: "شخصي",
+    usage_title: "الاستخدام",
     errors: ErrorWords {
         detail_suffix: " (التفاصيل: {detail})",
         retry_after_suffix: " حاول مرة أخرى بعد {retry_after} ث.",
@@ -543,4 +544,48 @@ pub static AR: Catalogue = Catalogue {
         files_need_server: "يحفظ هذا الخادم المحادثات في المتصفح: لا يمكن إرفاق ملفات",
         file_way_unknown: "--as {way}: اكتب {ways}",
     },
+};
+
+/// The usage page's words, read only by its chunk.
+pub static USAGE_WORDS: UsageWords = UsageWords {
+    loading: "جارٍ التحميل…",
+    title: "الاستخدام",
+    this_month: "هذا الشهر",
+    last_month: "الشهر الماضي",
+    everyone: "استخدام الجميع",
+    turns: "الأدوار",
+    tokens: "الرموز",
+    input: "إدخال",
+    cached_input: "إدخال مخزّن",
+    answer: "إجابة",
+    reasoning: "تفكير",
+    tokens_per_day: "الرموز في اليوم",
+    thinking_per_day: "وقت التفكير في اليوم",
+    cost_per_day: "التكلفة في اليوم",
+    by_model: "حسب النموذج",
+    by_reader: "حسب المستخدم",
+    share: "الحصة",
+    day: "اليوم",
+    model: "النموذج",
+    reader: "المستخدم",
+    cost: "التكلفة",
+    thinking_time: "وقت التفكير",
+    total: "المجموع",
+    numbers: "الأرقام",
+    estimated: "قُدّر {n} من هذه الأدوار من عدد الأحرف: لم يُبلغ خادم النموذج عن عدد الرموز.",
+    none: "لا أدوار في هذا الشهر.",
+    limits: "حدودك",
+    limit_line: "{used} من {limit} {period} · يتجدد في {when}",
+    per_day: "في اليوم",
+    per_month: "في الشهر",
+    export: "تنزيل CSV",
+    readers_limits: "حدود المستخدمين",
+    default_limits: "كل من ليس له حدود خاصة: {limits}",
+    no_limit: "بلا حد",
+    limits_field: "الحدود",
+    save: "حفظ",
+    back_to_default: "العودة إلى الافتراضي",
+    admins_exempt: "لا تنطبق الحدود على المشرفين.",
+    unpriced: "لا أسعار على هذا الخادم: يُحسب الاستخدام بالرموز.",
+    saved: "تم الحفظ.",
 };

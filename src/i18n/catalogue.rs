@@ -517,6 +517,8 @@ pub struct Catalogue {
 
     /// What the server's failures say, by their code (see [`ErrorWords`]).
     pub errors: ErrorWords,
+    /// Settings → Usage's button; the page's own words are [`UsageWords`], in its chunk.
+    pub usage_title: &'static str,
     /// The terminal client's own words (`ponder chat`, `ponder ask`); not in the page's build,
     /// which never shows them.
     #[cfg(feature = "ssr")]
@@ -524,6 +526,54 @@ pub struct Catalogue {
     /// The shared page's own words (`/s/<token>`, drawn by the server only).
     #[cfg(feature = "ssr")]
     pub shared: SharedWords,
+}
+
+/// The usage page's words (Settings → Usage), and the administrator's view of everyone.
+#[derive(Debug, serde::Serialize)]
+pub struct UsageWords {
+    pub loading: &'static str,
+    pub title: &'static str,
+    pub this_month: &'static str,
+    pub last_month: &'static str,
+    pub everyone: &'static str,
+    pub turns: &'static str,
+    pub tokens: &'static str,
+    pub input: &'static str,
+    pub cached_input: &'static str,
+    pub answer: &'static str,
+    pub reasoning: &'static str,
+    pub tokens_per_day: &'static str,
+    pub thinking_per_day: &'static str,
+    pub cost_per_day: &'static str,
+    pub by_model: &'static str,
+    pub by_reader: &'static str,
+    pub share: &'static str,
+    pub day: &'static str,
+    pub model: &'static str,
+    pub reader: &'static str,
+    pub cost: &'static str,
+    pub thinking_time: &'static str,
+    pub total: &'static str,
+    pub numbers: &'static str,
+    /// `{n}`: how many turns of the month had a count estimated.
+    pub estimated: &'static str,
+    pub none: &'static str,
+    pub limits: &'static str,
+    /// `{used}` and `{limit}` (tokens, or an amount and its currency), `{period}` (per day or month), `{when}` the reset.
+    pub limit_line: &'static str,
+    pub per_day: &'static str,
+    pub per_month: &'static str,
+    pub export: &'static str,
+    pub readers_limits: &'static str,
+    /// `{limits}` the default limits as written, or no limit.
+    pub default_limits: &'static str,
+    pub no_limit: &'static str,
+    pub limits_field: &'static str,
+    pub save: &'static str,
+    pub back_to_default: &'static str,
+    pub admins_exempt: &'static str,
+    pub unpriced: &'static str,
+    pub saved: &'static str,
 }
 
 /// The chrome of a shared conversation's page; its content stays as written.

@@ -1,6 +1,6 @@
 //! English, the catalogue every other one is checked against.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural};
+use super::catalogue::{Catalogue, ErrorWords, Plural, UsageWords};
 #[cfg(feature = "ssr")]
 use super::catalogue::{SharedWords, TerminalWords};
 
@@ -364,6 +364,7 @@ pub static EN: Catalogue = Catalogue {
     export_failed: "failed",
     first_workspace: "Personal",
 
+    usage_title: "Usage",
     errors: ErrorWords {
         detail_suffix: " ({detail})",
         retry_after_suffix: " Try again in {retry_after} s.",
@@ -486,4 +487,48 @@ pub static EN: Catalogue = Catalogue {
         files_need_server: "this server keeps chats in the browser: files cannot be attached",
         file_way_unknown: "--as {way}: say {ways}",
     },
+};
+
+/// The usage page's words, read only by its chunk.
+pub static USAGE_WORDS: UsageWords = UsageWords {
+    loading: "Loading…",
+    title: "Usage",
+    this_month: "This month",
+    last_month: "Last month",
+    everyone: "Everyone's usage",
+    turns: "Turns",
+    tokens: "Tokens",
+    input: "input",
+    cached_input: "cached input",
+    answer: "answer",
+    reasoning: "reasoning",
+    tokens_per_day: "Tokens per day",
+    thinking_per_day: "Time spent thinking per day",
+    cost_per_day: "Cost per day",
+    by_model: "By model",
+    by_reader: "By reader",
+    share: "Share",
+    day: "Day",
+    model: "Model",
+    reader: "Reader",
+    cost: "Cost",
+    thinking_time: "Thinking time",
+    total: "Total",
+    numbers: "The numbers",
+    estimated: "{n} of these turns were counted from their characters: the model server reported no token count.",
+    none: "No turns this month.",
+    limits: "Your limits",
+    limit_line: "{used} of {limit} {period} · resets {when}",
+    per_day: "per day",
+    per_month: "per month",
+    export: "Download CSV",
+    readers_limits: "Readers' limits",
+    default_limits: "Everyone without limits of their own: {limits}",
+    no_limit: "no limit",
+    limits_field: "Limits",
+    save: "Save",
+    back_to_default: "Back to the default",
+    admins_exempt: "Administrators are not held to limits.",
+    unpriced: "No prices are set on this server: usage is counted in tokens.",
+    saved: "Saved.",
 };

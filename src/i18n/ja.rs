@@ -1,6 +1,6 @@
 //! Japanese.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural};
+use super::catalogue::{Catalogue, ErrorWords, Plural, UsageWords};
 #[cfg(feature = "ssr")]
 use super::catalogue::{SharedWords, TerminalWords};
 
@@ -361,6 +361,7 @@ pub static JA: Catalogue = Catalogue {
     export_finished: "完了",
     export_failed: "失敗",
     first_workspace: "個人",
+    usage_title: "利用状況",
     errors: ErrorWords {
         detail_suffix: "（{detail}）",
         retry_after_suffix: "{retry_after}秒後にもう一度お試しください。",
@@ -477,4 +478,49 @@ pub static JA: Catalogue = Catalogue {
         files_need_server: "このサーバーはチャットをブラウザーに保存します: ファイルは添付できません",
         file_way_unknown: "--as {way}: {ways} のどれかを指定してください",
     },
+};
+
+/// The usage page's words, read only by its chunk.
+pub static USAGE_WORDS: UsageWords = UsageWords {
+    loading: "読み込み中…",
+    title: "利用状況",
+    this_month: "今月",
+    last_month: "先月",
+    everyone: "全員の利用状況",
+    turns: "回数",
+    tokens: "トークン",
+    input: "入力",
+    cached_input: "キャッシュ済み入力",
+    answer: "回答",
+    reasoning: "推論",
+    tokens_per_day: "日ごとのトークン",
+    thinking_per_day: "日ごとの思考時間",
+    cost_per_day: "日ごとの費用",
+    by_model: "モデル別",
+    by_reader: "利用者別",
+    share: "割合",
+    day: "日付",
+    model: "モデル",
+    reader: "利用者",
+    cost: "費用",
+    thinking_time: "思考時間",
+    total: "合計",
+    numbers: "数値",
+    estimated:
+        "このうち {n} 回はモデルサーバーがトークン数を返さなかったため、文字数から見積もりました。",
+    none: "この月の利用はありません。",
+    limits: "利用上限",
+    limit_line: "{period} {limit} 中 {used} · {when} にリセット",
+    per_day: "1日あたり",
+    per_month: "1か月あたり",
+    export: "CSV をダウンロード",
+    readers_limits: "利用者ごとの上限",
+    default_limits: "個別の上限がない全員：{limits}",
+    no_limit: "上限なし",
+    limits_field: "上限",
+    save: "保存",
+    back_to_default: "既定に戻す",
+    admins_exempt: "管理者には上限がありません。",
+    unpriced: "このサーバーには料金が設定されていないため、トークン数で数えます。",
+    saved: "保存しました。",
 };

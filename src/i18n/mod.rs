@@ -266,6 +266,17 @@ pub fn catalogues_json() -> String {
     serde_json::to_string_pretty(&all).unwrap_or_default()
 }
 
+/// The usage page's words in `locale`: apart from the catalogue, so that only the page's chunk
+/// carries them.
+pub fn usage_words(locale: Locale) -> &'static catalogue::UsageWords {
+    match locale {
+        Locale::En => &en::USAGE_WORDS,
+        Locale::PtBr => &pt_br::USAGE_WORDS,
+        Locale::Ja => &ja::USAGE_WORDS,
+        Locale::Ar => &ar::USAGE_WORDS,
+    }
+}
+
 /// The six categories CLDR's plural rules sort numbers into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PluralCategory {

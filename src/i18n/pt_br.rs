@@ -1,6 +1,6 @@
 //! Brazilian Portuguese.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural};
+use super::catalogue::{Catalogue, ErrorWords, Plural, UsageWords};
 #[cfg(feature = "ssr")]
 use super::catalogue::{SharedWords, TerminalWords};
 
@@ -373,6 +373,7 @@ pub static PT_BR: Catalogue = Catalogue {
     export_finished: "concluída",
     export_failed: "falhou",
     first_workspace: "Pessoal",
+    usage_title: "Uso",
     errors: ErrorWords {
         detail_suffix: " ({detail})",
         retry_after_suffix: " Tente novamente em {retry_after} s.",
@@ -497,4 +498,48 @@ pub static PT_BR: Catalogue = Catalogue {
         files_need_server: "este servidor guarda os chats no navegador: não é possível anexar arquivos",
         file_way_unknown: "--as {way}: use {ways}",
     },
+};
+
+/// The usage page's words, read only by its chunk.
+pub static USAGE_WORDS: UsageWords = UsageWords {
+    loading: "Carregando…",
+    title: "Uso",
+    this_month: "Este mês",
+    last_month: "Mês passado",
+    everyone: "Uso de todos",
+    turns: "Turnos",
+    tokens: "Tokens",
+    input: "entrada",
+    cached_input: "entrada em cache",
+    answer: "resposta",
+    reasoning: "raciocínio",
+    tokens_per_day: "Tokens por dia",
+    thinking_per_day: "Tempo pensando por dia",
+    cost_per_day: "Custo por dia",
+    by_model: "Por modelo",
+    by_reader: "Por pessoa",
+    share: "Parcela",
+    day: "Dia",
+    model: "Modelo",
+    reader: "Pessoa",
+    cost: "Custo",
+    thinking_time: "Tempo pensando",
+    total: "Total",
+    numbers: "Os números",
+    estimated: "{n} destes turnos foram contados pelos caracteres: o servidor do modelo não informou os tokens.",
+    none: "Nenhum turno neste mês.",
+    limits: "Seus limites",
+    limit_line: "{used} de {limit} {period} · renova em {when}",
+    per_day: "por dia",
+    per_month: "por mês",
+    export: "Baixar CSV",
+    readers_limits: "Limites por pessoa",
+    default_limits: "Quem não tem limites próprios: {limits}",
+    no_limit: "sem limite",
+    limits_field: "Limites",
+    save: "Salvar",
+    back_to_default: "Voltar ao padrão",
+    admins_exempt: "Administradores não têm limites.",
+    unpriced: "Nenhum preço definido neste servidor: o uso é contado em tokens.",
+    saved: "Salvo.",
 };

@@ -1,6 +1,8 @@
 use super::*;
 
-fn all_strings(c: &Catalogue) -> Vec<(String, String)> {
+/// Every text of `locale`: its catalogue and the usage page's words (under `usage_page.`).
+fn all_strings(locale: Locale) -> Vec<(String, String)> {
+    let c = locale.catalogue();
     fn walk(prefix: &str, value: &serde_json::Value, out: &mut Vec<(String, String)>) {
         match value {
             serde_json::Value::Object(map) => {
@@ -19,6 +21,11 @@ fn all_strings(c: &Catalogue) -> Vec<(String, String)> {
     }
     let mut out = Vec::new();
     walk("", &serde_json::to_value(c).unwrap_or_default(), &mut out);
+    walk(
+        "usage_page",
+        &serde_json::to_value(super::usage_words(locale)).unwrap_or_default(),
+        &mut out,
+    );
     out.sort();
     out
 }
@@ -33,10 +40,10 @@ fn the_catalogues_dump_as_json_by_tag() {
 
 #[test]
 fn every_catalogue_has_every_key_with_a_text() {
-    let english = all_strings(Locale::En.catalogue());
+    let english = all_strings(Locale::En);
     assert!(english.len() > 200, "{} keys", english.len());
     for locale in Locale::ALL {
-        let strings = all_strings(locale.catalogue());
+        let strings = all_strings(locale);
         let keys: Vec<_> = strings.iter().map(|(k, _)| k.clone()).collect();
         let en_keys: Vec<_> = english.iter().map(|(k, _)| k.clone()).collect();
         assert_eq!(keys, en_keys, "{locale:?}");
@@ -48,9 +55,9 @@ fn every_catalogue_has_every_key_with_a_text() {
 
 #[test]
 fn placeholders_match_english() {
-    let english = all_strings(Locale::En.catalogue());
+    let english = all_strings(Locale::En);
     for locale in [Locale::PtBr, Locale::Ja, Locale::Ar] {
-        for ((key, en), (_, text)) in english.iter().zip(all_strings(locale.catalogue())) {
+        for ((key, en), (_, text)) in english.iter().zip(all_strings(locale)) {
             let (want, got) = (placeholders(en), placeholders(&text));
             // A plural form may leave the number out ("كلمتان": two words) or say it where
             // English does not ("{n} modelo" covers 0 and 1).
@@ -84,9 +91,9 @@ fn other_languages_are_translated() {
         "PDF",
         "Top-p",
     ];
-    let english = all_strings(Locale::En.catalogue());
+    let english = all_strings(Locale::En);
     for locale in [Locale::Ja, Locale::Ar] {
-        for ((key, en), (_, text)) in english.iter().zip(all_strings(locale.catalogue())) {
+        for ((key, en), (_, text)) in english.iter().zip(all_strings(locale)) {
             if same.contains(&en.as_str()) {
                 continue;
             }

@@ -65,12 +65,47 @@ fn SettingsPanel() -> impl IntoView {
             <TitlesSetting/>
         </Show>
         <LanguageSetting/>
+        <UsageOpener/>
         <Show when=move || chat.me.with(|me| me.as_ref().is_some_and(|me| me.account.is_some()))>
             <super::instructions_panel::InstructionsPanel/>
         </Show>
         // Only once the chat has a block to expand.
         <Show when=move || chat.entries.with(|e| e.iter().any(|e| e.turn().is_some_and(|t| t.with(|t| !t.blocks.is_empty()))))>
             <ExpandAll on_set_all=Callback::new(move |open| chat.set_all_blocks(open))/>
+        </Show>
+    }
+}
+
+/// Opens Settings → Usage, fetching its chunk the first time; the page is drawn over
+/// everything (a modal dialog in the body), and closing it takes it away.
+#[component]
+fn UsageOpener() -> impl IntoView {
+    use super::usage_page::{usage_code, UsageCode};
+    let chat = expect_context::<ChatController>();
+    let t = crate::ui::locale::tr();
+    let open = RwSignal::new(false);
+    let code = RwSignal::new(None::<UsageCode>);
+    let show = move |_| {
+        // The page is a modal of its own: the menu it came from closes under it.
+        if let Some(menu) = crate::ui::dom::find("#settings-menu") {
+            use leptos::wasm_bindgen::JsCast;
+            if let Ok(menu) = menu.dyn_into::<web_sys::HtmlDetailsElement>() {
+                menu.set_open(false);
+            }
+        }
+        if code.get_untracked().is_some() {
+            open.set(true);
+            return;
+        }
+        chat.when_loaded(usage_code(), move |c| {
+            code.set(Some(c));
+            open.set(true);
+        });
+    };
+    view! {
+        <button type="button" class="usage-open" on:click=show>{t.usage_title}</button>
+        <Show when=move || open.get()>
+            <leptos::portal::Portal>{move || code.get().map(|c| c(open))}</leptos::portal::Portal>
         </Show>
     }
 }

@@ -40,5 +40,6 @@ pub mod thinking_block;
 pub mod tool_step;
 #[cfg(feature = "ssr")]
 pub mod transcript;
+pub mod usage_page;
 pub mod warm_up;
 pub mod workspaces;
