@@ -20,7 +20,7 @@ pub async fn month_usage(
     use crate::server::http::request::{caller, store_error};
     let (state, who) = caller()?;
     let now = crate::server::store::now_ms();
-    let at = month_start(month.as_deref(), now)?;
+    let at = crate::server::http::usage::month_start(month.as_deref(), now)?;
     let (from, to) = period_bounds(QuotaPeriod::Month, at);
     let currency = state
         .config
@@ -103,19 +103,4 @@ pub async fn set_quota(
         .await
         .map_err(store_error)?;
     Ok(())
-}
-
-/// The month asked for (`2026-12`), or this one; a month that does not read is `400`.
-#[cfg(feature = "ssr")]
-pub fn month_start(month: Option<&str>, now: i64) -> Result<i64, crate::domain::Failure> {
-    use crate::domain::{ErrorCode, Failure};
-    match month.map(str::trim).filter(|m| !m.is_empty()) {
-        None => Ok(now),
-        Some(m) => crate::domain::usage::parse_month(m).ok_or_else(|| {
-            Failure::of(ErrorCode::BadRequest, false).with(
-                "detail",
-                format!("month {m:?} must be written like 2026-12"),
-            )
-        }),
-    }
 }

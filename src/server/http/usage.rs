@@ -37,7 +37,7 @@ pub async fn csv(state: &AppState, req: Request<Body>) -> Response {
             .map(|(_, v)| v.as_str())
     };
     let now = crate::server::store::now_ms();
-    let at = match crate::api::usage::month_start(get("month"), now) {
+    let at = match month_start(get("month"), now) {
         Ok(at) => at,
         Err(failure) => return refused(crate::i18n::errors::Said::said(failure)),
     };
@@ -80,6 +80,20 @@ pub async fn csv(state: &AppState, req: Request<Body>) -> Response {
         HeaderValue::from_static("nosniff"),
     );
     response
+}
+
+/// The month asked for (`2026-12`), or this one; a month that does not read is `400`.
+pub fn month_start(month: Option<&str>, now: i64) -> Result<i64, crate::domain::Failure> {
+    use crate::domain::{ErrorCode, Failure};
+    match month.map(str::trim).filter(|m| !m.is_empty()) {
+        None => Ok(now),
+        Some(m) => crate::domain::usage::parse_month(m).ok_or_else(|| {
+            Failure::of(ErrorCode::BadRequest, false).with(
+                "detail",
+                format!("month {m:?} must be written like 2026-12"),
+            )
+        }),
+    }
 }
 
 /// One line of the CSV.
