@@ -77,6 +77,12 @@ test("the administrator's usage page charts the month, reader by reader, in ligh
   expect(lines[0]).toContain("reasoning_tokens");
   expect(lines.filter((l) => l.includes(",usage-bo,"))).toHaveLength(1);
 
+  // One reader's month, from everyone's.
+  await readers.getByRole("button", { name: "usage-bo" }).click();
+  await expect(dialog.getByRole("heading", { name: "Reader: usage-bo" })).toBeVisible();
+  await expect(totals).toContainText("Turns1");
+  expect(await dialog.getByRole("link", { name: "Download CSV" }).getAttribute("href")).toContain("reader=usage-bo");
+
   await page.emulateMedia({ colorScheme: "dark" });
   await expectNoViolations(page, "the usage page is open, dark");
   await dialog.getByRole("button", { name: "Close" }).click();
@@ -87,6 +93,8 @@ test("a reader over their limit sees the refusal and when it resets; the model i
   const [page, chat] = await device(browser, `usage-ann-${Date.now()}`);
   await chat.send("first question of the day");
   await chat.waitForTurnEnd();
+  // That turn crossed the limit: it finished, and its usage line says so.
+  await expect(chat.lastAssistant().locator(".answer-usage")).toContainText(/usage limit reached: new turns from \d{4}-\d{2}-\d{2}T00:00:00Z/);
   const before = await (await page.request.get(`${SERVERS.usage.demoUrl}/demo/stats`)).json();
   await chat.send("and a second one");
   const alert = chat.lastAssistant().locator(".error-message").getByText(/You have reached your usage limit \(1\)\. New turns can start again at \d{4}-\d{2}-\d{2}T00:00:00Z\./);

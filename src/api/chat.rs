@@ -76,7 +76,7 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     // Every turn spends the operator's key: only someone signed in may start one.
     let (state, who) = req::caller()?;
     // A reader over their limit is refused before anything is written or sent upstream.
-    turn::ledger::check_quota(&state, &who).await?;
+    let quotas = turn::ledger::check_quota(&state, &who).await?;
     if !request.is_stored() {
         let settings = request.settings();
         state.models.first_fetch().await;
@@ -115,9 +115,10 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
         let control = state.turns.register(&who.user().id, None);
         let ticket = turn::ledger::Ticket {
             workspace: request.workspace.clone(),
+            quotas,
             ..turn::ledger::Ticket::new(
                 &control.0.id,
-                &who.user().id,
+                &who,
                 &messages,
                 options.instructions.as_deref(),
             )
@@ -159,12 +160,15 @@ pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     req::set_event_stream_headers();
     req::set_turn_header(&control.0.id);
     let keep_alive = state.config.keep_alive;
-    let ticket = turn::ledger::Ticket::new(
-        &control.0.id,
-        &who.user().id,
-        &history,
-        options.instructions.as_deref(),
-    );
+    let ticket = turn::ledger::Ticket {
+        quotas,
+        ..turn::ledger::Ticket::new(
+            &control.0.id,
+            &who,
+            &history,
+            options.instructions.as_deref(),
+        )
+    };
     let log = turn::start_stored_turn(
         state,
         history,

@@ -10,11 +10,12 @@ use crate::domain::usage::UsageReport;
 
 /// The reader's usage over `month` (`2026-12`; none: this month, UTC), by day and by model,
 /// with their limits and what they used of each. `everyone` (administrators only) sums every
-/// reader's lines and lists each reader.
+/// reader's lines and lists each reader; `reader` (administrators only) is one reader's, by name.
 #[server(prefix = "/api", endpoint = "usage/report", input = Json, output = Json)]
 pub async fn month_usage(
     #[server(default)] month: Option<String>,
     #[server(default)] everyone: bool,
+    #[server(default)] reader: Option<String>,
 ) -> Result<UsageReport, ApiError> {
     use crate::domain::usage::{period_bounds, report, QuotaPeriod};
     use crate::server::http::request::{caller, store_error};
@@ -28,13 +29,13 @@ pub async fn month_usage(
         .any()
         .then(|| state.config.prices.currency().to_string());
     let me = state.store.scoped(&who);
-    if everyone {
+    if everyone || reader.is_some() {
         let groups = state
             .store
-            .usage_groups_all(&who, from, to)
+            .usage_groups_all(&who, from, to, reader.as_deref())
             .await
             .map_err(store_error)?;
-        return Ok(report(at, now, &groups, currency, true));
+        return Ok(report(at, now, &groups, currency, reader.is_none()));
     }
     let groups = me.usage_groups(from, to).await.map_err(store_error)?;
     let mut out = report(at, now, &groups, currency, false);

@@ -300,7 +300,11 @@ pub fn usage_line(u: &Usage, l: Locale) -> Option<String> {
         )
     }))
     .collect();
-    let line = parts.join(" · ");
+    let mut line = parts.join(" · ");
+    if let Some(when) = &u.limit_reached {
+        line.push_str(" · ");
+        line.push_str(&fill(c.limit_reached, &[("when", when)]));
+    }
     (!parts.is_empty()).then(|| {
         if u.estimated {
             format!("≈ {line}")
@@ -634,6 +638,16 @@ mod tests {
         assert_eq!(
             usage_line(&priced, EN).as_deref(),
             Some("≈ 40 out · USD 0.0012")
+        );
+        let crossed = Usage {
+            limit_reached: Some("2026-12-07T00:00:00Z".into()),
+            ..priced
+        };
+        assert_eq!(
+            usage_line(&crossed, EN).as_deref(),
+            Some(
+                "≈ 40 out · USD 0.0012 · usage limit reached: new turns from 2026-12-07T00:00:00Z"
+            )
         );
         assert_eq!(
             usage_line(

@@ -10,6 +10,8 @@ pub const CHART_HEIGHT: u32 = 120;
 /// Each day's column: its bar and the gap after it.
 pub const BAR_WIDTH: u32 = 8;
 pub const BAR_PITCH: u32 = 12;
+/// Columns a chart always has room for: a month's, so its shape does not stretch with the date.
+pub const MONTH_DAYS: usize = 31;
 
 /// A part of a bar: which series (its class), and where it stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,7 +106,7 @@ fn day_chart(
         })
         .collect();
     DayChart {
-        width: (report.days.len() as u32 * BAR_PITCH).max(BAR_PITCH),
+        width: report.days.len().max(MONTH_DAYS) as u32 * BAR_PITCH,
         top,
         bars,
     }
@@ -230,7 +232,7 @@ mod tests {
     fn a_days_bar_stacks_input_answer_and_reasoning_bottom_first_and_adds_up() {
         let chart = tokens_chart(&report(), Locale::En);
         assert_eq!(chart.top, 1_000);
-        assert_eq!(chart.width, 36);
+        assert_eq!(chart.width, 31 * BAR_PITCH);
         let first = &chart.bars[0];
         assert_eq!(first.day, "1");
         let names: Vec<&str> = first.segments.iter().map(|s| s.series).collect();

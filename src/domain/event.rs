@@ -150,6 +150,10 @@ pub struct Usage {
     /// What the turn cost at the operator's prices (`PONDER_PRICES`), when its model has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<Cost>,
+    /// With this turn the reader reached a usage limit: when it resets (RFC 3339, UTC). The
+    /// turn finished; the next is refused until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_reached: Option<String>,
 }
 
 impl Usage {

@@ -414,6 +414,7 @@ pub static AR: Catalogue = Catalogue {
     export_failed: "فشلت",
     first_workspace: "شخصي",
     usage_title: "الاستخدام",
+    limit_reached: "بلغت حد الاستخدام: أدوار جديدة ابتداءً من {when}",
     errors: ErrorWords {
         detail_suffix: " (التفاصيل: {detail})",
         retry_after_suffix: " حاول مرة أخرى بعد {retry_after} ث.",

@@ -519,6 +519,8 @@ pub struct Catalogue {
     pub errors: ErrorWords,
     /// Settings → Usage's button; the page's own words are [`UsageWords`], in its chunk.
     pub usage_title: &'static str,
+    /// After an answer's usage line, when the turn took the reader to a limit: `{when}` it resets.
+    pub limit_reached: &'static str,
     /// The terminal client's own words (`ponder chat`, `ponder ask`); not in the page's build,
     /// which never shows them.
     #[cfg(feature = "ssr")]

@@ -365,6 +365,7 @@ pub static EN: Catalogue = Catalogue {
     first_workspace: "Personal",
 
     usage_title: "Usage",
+    limit_reached: "usage limit reached: new turns from {when}",
     errors: ErrorWords {
         detail_suffix: " ({detail})",
         retry_after_suffix: " Try again in {retry_after} s.",

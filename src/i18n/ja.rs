@@ -362,6 +362,7 @@ pub static JA: Catalogue = Catalogue {
     export_failed: "失敗",
     first_workspace: "個人",
     usage_title: "利用状況",
+    limit_reached: "利用上限に達しました。次の質問は {when} から",
     errors: ErrorWords {
         detail_suffix: "（{detail}）",
         retry_after_suffix: "{retry_after}秒後にもう一度お試しください。",

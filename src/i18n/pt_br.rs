@@ -374,6 +374,7 @@ pub static PT_BR: Catalogue = Catalogue {
     export_failed: "falhou",
     first_workspace: "Pessoal",
     usage_title: "Uso",
+    limit_reached: "limite de uso atingido: novos turnos a partir de {when}",
     errors: ErrorWords {
         detail_suffix: " ({detail})",
         retry_after_suffix: " Tente novamente em {retry_after} s.",

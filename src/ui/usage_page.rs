@@ -46,6 +46,8 @@ fn UsageDialog(open: RwSignal<bool>) -> impl IntoView {
     };
     let last_month = RwSignal::new(false);
     let everyone = RwSignal::new(false);
+    // An administrator looking at one reader's month, picked from everyone's.
+    let reader = RwSignal::new(None::<String>);
     let this_month = RwSignal::new(None::<String>);
     let report = RwSignal::new(None::<Result<UsageReport, Failure>>);
     Effect::new(move |_| {
@@ -58,8 +60,9 @@ fn UsageDialog(open: RwSignal<bool>) -> impl IntoView {
             None
         };
         let everyone = everyone.get();
+        let reader = reader.get();
         spawn_local(async move {
-            let got = crate::api::usage::month_usage(month, everyone)
+            let got = crate::api::usage::month_usage(month, everyone, reader)
                 .await
                 .map_err(|e| e.0);
             if let Ok(r) = &got {
@@ -86,7 +89,14 @@ fn UsageDialog(open: RwSignal<bool>) -> impl IntoView {
                     .map(|r| r.month.clone())
             })
             .unwrap_or_default();
-        let all = if everyone.get() { "&everyone=1" } else { "" };
+        let all = match reader.get() {
+            Some(name) => format!(
+                "&reader={}",
+                url::form_urlencoded::byte_serialize(name.as_bytes()).collect::<String>()
+            ),
+            None if everyone.get() => "&everyone=1".into(),
+            None => String::new(),
+        };
         format!(
             "{}/api/usage.csv?month={month}{all}",
             crate::client::browser::base_path()
@@ -116,7 +126,10 @@ fn UsageDialog(open: RwSignal<bool>) -> impl IntoView {
                 </fieldset>
                 <Show when=admin>
                     <label class="usage-everyone">
-                        <input type="checkbox" prop:checked=move || everyone.get() on:change=move |ev| everyone.set(event_target_checked(&ev))/>
+                        <input type="checkbox" prop:checked=move || everyone.get() on:change=move |ev| {
+                            reader.set(None);
+                            everyone.set(event_target_checked(&ev));
+                        }/>
                         {w.everyone}
                     </label>
                 </Show>
@@ -125,7 +138,13 @@ fn UsageDialog(open: RwSignal<bool>) -> impl IntoView {
             {move || match report.get() {
                 None => view! { <p role="status">{w.loading}</p> }.into_any(),
                 Some(Err(f)) => view! { <p class="usage-error" role="alert">{crate::client::labels::failure_text(&f, l)}</p> }.into_any(),
-                Some(Ok(r)) => view! { <Report report=r/> }.into_any(),
+                Some(Ok(r)) => view! {
+                    {reader.get().map(|name| view! { <h3 class="usage-reader">{format!("{}: {name}", w.reader)}</h3> })}
+                    <Report report=r pick=Callback::new(move |name: String| {
+                        everyone.set(false);
+                        reader.set(Some(name));
+                    })/>
+                }.into_any(),
             }}
             <Show when=admin>
                 <ReaderLimits/>
@@ -139,7 +158,11 @@ fn UsageDialog(open: RwSignal<bool>) -> impl IntoView {
 
 /// One month's figures: the totals, the charts with their tables, each model and reader.
 #[component]
-fn Report(report: UsageReport) -> impl IntoView {
+fn Report(
+    report: UsageReport,
+    /// Shows one reader's month (from everyone's).
+    pick: Callback<String>,
+) -> impl IntoView {
     let l = crate::ui::locale::locale();
     let w = crate::i18n::usage_words(l);
     let total = report.total.clone();
@@ -171,7 +194,7 @@ fn Report(report: UsageReport) -> impl IntoView {
         {estimated.map(|e| view! { <Note text=e/> })}
         {currency.is_none().then(|| view! { <Note text=w.unpriced.to_string()/> })}
         <Chart id="usage-tokens" title=w.tokens_per_day chart=tokens legend=vec![("reasoning", w.reasoning), ("answer", w.answer), ("input", w.input)]>
-            <table style:border-spacing="0.75rem 0.2rem" style:font-variant-numeric="tabular-nums">
+            <table style:border-spacing="0.75rem 0.2rem" style:font-variant-numeric="tabular-nums" style:white-space="nowrap">
                 <thead><tr><th scope="col">{w.day}</th><th scope="col">{w.reasoning}</th><th scope="col">{w.answer}</th><th scope="col">{w.input}</th><th scope="col">{w.cached_input}</th></tr></thead>
                 <tbody>
                     {days.iter().map(|d| view! {
@@ -181,7 +204,7 @@ fn Report(report: UsageReport) -> impl IntoView {
             </table>
         </Chart>
         <Chart id="usage-thinking" title=w.thinking_per_day chart=thinking legend=vec![]>
-            <table style:border-spacing="0.75rem 0.2rem" style:font-variant-numeric="tabular-nums">
+            <table style:border-spacing="0.75rem 0.2rem" style:font-variant-numeric="tabular-nums" style:white-space="nowrap">
                 <thead><tr><th scope="col">{w.day}</th><th scope="col">{w.thinking_time}</th><th scope="col">{w.turns}</th></tr></thead>
                 <tbody>
                     {report.days.iter().map(|d| view! {
@@ -192,7 +215,7 @@ fn Report(report: UsageReport) -> impl IntoView {
         </Chart>
         {cost.map(|chart| view! {
             <Chart id="usage-cost" title=w.cost_per_day chart legend=vec![]>
-                <table style:border-spacing="0.75rem 0.2rem" style:font-variant-numeric="tabular-nums">
+                <table style:border-spacing="0.75rem 0.2rem" style:font-variant-numeric="tabular-nums" style:white-space="nowrap">
                     <thead><tr><th scope="col">{w.day}</th><th scope="col">{w.cost}</th></tr></thead>
                     <tbody>
                         {cost_days.iter().map(|d| view! {
@@ -202,9 +225,9 @@ fn Report(report: UsageReport) -> impl IntoView {
                 </table>
             </Chart>
         })}
-        <Lines id="usage-models" title=w.by_model first=w.model lines=report.models.clone() currency=currency.clone()/>
+        <Lines id="usage-models" title=w.by_model first=w.model lines=report.models.clone() currency=currency.clone() pick=None/>
         {(!report.users.is_empty()).then(|| view! {
-            <Lines id="usage-readers" title=w.by_reader first=w.reader lines=report.users.clone() currency=currency.clone()/>
+            <Lines id="usage-readers" title=w.by_reader first=w.reader lines=report.users.clone() currency=currency.clone() pick=Some(pick)/>
         })}
     }
     .into_any()
@@ -228,7 +251,7 @@ fn Chart(
     view! {
         <section class="usage-chart" id=id aria-labelledby=labelled>
             <h3 id=heading>{title}</h3>
-            <svg viewBox=view_box role="img" aria-label=title preserveAspectRatio="none" class="usage-bars" style:width="100%" style:height="9rem">
+            <svg viewBox=view_box role="img" aria-label=title class="usage-bars" style:width="100%" style:height="auto" style:max-height="12rem">
                 <line class="usage-axis" x1="0" y1=CHART_HEIGHT x2=chart.width y2=CHART_HEIGHT style:stroke="var(--line-strong)"/>
                 {chart.bars.into_iter().map(|bar| {
                     let x = bar.x;
@@ -275,6 +298,8 @@ fn Lines(
     first: &'static str,
     lines: Vec<UsageLine>,
     currency: Option<String>,
+    /// A name that opens its own month (the readers', for an administrator).
+    pick: Option<Callback<String>>,
 ) -> impl IntoView {
     let l = crate::ui::locale::locale();
     let w = crate::i18n::usage_words(l);
@@ -285,7 +310,7 @@ fn Lines(
     view! {
         <section class="usage-lines" id=id aria-labelledby=labelled>
             <h3 id=heading>{title}</h3>
-            <table style:border-spacing="0.75rem 0.2rem" style:font-variant-numeric="tabular-nums">
+            <table style:border-spacing="0.75rem 0.2rem" style:font-variant-numeric="tabular-nums" style:white-space="nowrap">
                 <thead>
                     <tr>
                         <th scope="col">{first}</th>
@@ -303,7 +328,15 @@ fn Lines(
                         let cost = currency.clone().map(|c| view! { <td>{money(line.cost_micros, &c)}</td> });
                         view! {
                             <tr>
-                                <th scope="row">{line.key.clone()}</th>
+                                <th scope="row">
+                                    {match pick {
+                                        Some(pick) => {
+                                            let name = line.key.clone();
+                                            view! { <button type="button" class="linklike" on:click=move |_| pick.run(name.clone())>{line.key.clone()}</button> }.into_any()
+                                        }
+                                        None => line.key.clone().into_any(),
+                                    }}
+                                </th>
                                 <td class="usage-share">
                                     <svg class="usage-share-bar" viewBox="0 0 100 6" aria-hidden="true" style:width="4rem" style:height="0.6rem" style:margin-inline-end="0.4rem"><rect x="0" y="0" width=share height="6" style:fill="var(--brand)"/></svg>
                                     {percent(permille, l)}
@@ -350,7 +383,7 @@ fn Limits(quotas: Vec<QuotaState>) -> impl IntoView {
                         let over = q.used >= q.quota.limit;
                         view! {
                             <li class:usage-over=over style:color=over.then_some("var(--error)")>
-                                <meter min="0" max=q.quota.limit as f64 value=q.used.min(q.quota.limit) as f64></meter>
+                                <meter min="0" max=q.quota.limit as f64 high=q.quota.limit as f64 * 0.8 optimum="0" value=q.used.min(q.quota.limit) as f64></meter>
                                 {line}
                             </li>
                         }

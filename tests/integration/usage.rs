@@ -223,10 +223,16 @@ async fn a_reader_over_the_limit_is_refused_before_the_upstream_and_told_when_it
     // The first reader is the administrator, exempt by default.
     let (status, _, _) = chat(&app, "root", json!({"content": "hello"})).await;
     assert_eq!(status, 200);
-    let (status, _, _) = chat(&app, "root", json!({"content": "hello again"})).await;
+    let (status, events, _) = chat(&app, "root", json!({"content": "hello again"})).await;
     assert_eq!(status, 200, "an administrator is exempt");
-    let (status, _, _) = chat(&app, "ann", json!({"content": "hello"})).await;
+    assert_eq!(done_usage(&events).limit_reached, None);
+    let (status, events, _) = chat(&app, "ann", json!({"content": "hello"})).await;
     assert_eq!(status, 200, "under the limit");
+    // The turn that crossed the limit finished, and says so.
+    let crossed = done_usage(&events)
+        .limit_reached
+        .expect("the limit is reached");
+    assert!(crossed.ends_with("T00:00:00Z"), "{crossed}");
     let before = demo_started(&app).await;
     for body in [
         json!({"content": "one more"}),
@@ -301,6 +307,18 @@ async fn a_reader_over_the_limit_is_refused_before_the_upstream_and_told_when_it
         .collect();
     assert!(names.contains(&"ann") && names.contains(&"root"), "{all}");
     assert_eq!(all["total"]["turns"], 4);
+    // The same for one reader.
+    let ann = report(&app, "root", json!({"reader": "ann"})).await;
+    assert_eq!(ann["total"]["turns"], 2, "{ann}");
+    assert!(ann["users"].is_null() || ann["users"] == json!([]), "{ann}");
+    let (_, _, ann_csv) = csv(&app, "root", "?reader=ann").await;
+    assert_eq!(ann_csv.lines().count(), 3, "{ann_csv}");
+    assert_eq!(
+        app.post_as("ann", "/api/usage/report", json!({"reader": "root"}))
+            .await
+            .status(),
+        403
+    );
     let refused = app
         .post_as("ann", "/api/usage/report", json!({"everyone": true}))
         .await;
@@ -387,5 +405,8 @@ async fn on_postgresql_the_ledger_sums_limits_and_exports_the_same() {
     assert_eq!(all["total"]["turns"], 3);
     let (_, _, csv_text) = csv(&app, "root", "?everyone=1").await;
     assert_eq!(csv_text.lines().count(), 4, "{csv_text}");
+    let ann = report(&app, "root", json!({"reader": "ann"})).await;
+    assert_eq!(ann["total"]["turns"], 2, "{ann}");
+    assert_eq!(csv(&app, "root", "?reader=ann").await.2.lines().count(), 3);
     common::postgres::drop_database(&database).await;
 }

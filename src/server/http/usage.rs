@@ -20,7 +20,7 @@ pub const CSV_HEADER: &str = "time,user,model,workspace,conversation,outcome,inp
 cached_input_tokens,output_tokens,reasoning_tokens,answer_tokens,estimated,thinking_ms,total_ms,cost,currency";
 
 /// The month's lines (`?month=2026-12`, this one by default; `&everyone=1` for an
-/// administrator's export of every reader).
+/// administrator's export of every reader, `&reader=<name>` of one).
 pub async fn csv(state: &AppState, req: Request<Body>) -> Response {
     let who = match caller(&req) {
         Ok(who) => who,
@@ -43,8 +43,9 @@ pub async fn csv(state: &AppState, req: Request<Body>) -> Response {
     };
     let (from, to) = period_bounds(QuotaPeriod::Month, at);
     let everyone = matches!(get("everyone"), Some("1" | "true"));
-    let rows = if everyone {
-        state.store.usage_export_all(&who, from, to).await
+    let reader = get("reader").filter(|r| !r.is_empty());
+    let rows = if everyone || reader.is_some() {
+        state.store.usage_export_all(&who, from, to, reader).await
     } else {
         state.store.scoped(&who).usage_export(from, to).await
     };

@@ -196,6 +196,7 @@ impl VersionRow {
             cached_input_tokens: extras.cached_input_tokens,
             estimated: extras.estimated,
             cost: extras.cost.clone(),
+            limit_reached: None,
         };
         Version {
             usage: (!usage.is_empty()).then_some(usage),

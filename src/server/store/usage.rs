@@ -143,41 +143,47 @@ impl Store {
         Ok(())
     }
 
-    /// Everyone's lines between `from` and `to` (ms), grouped by day, model and reader; for
-    /// an administrator only.
+    /// Everyone's lines between `from` and `to` (ms), or only those of the reader named
+    /// `reader`, grouped by day, model and reader; for an administrator only.
     pub async fn usage_groups_all(
         &self,
         admin: &Identity,
         from: i64,
         to: i64,
+        reader: Option<&str>,
     ) -> Result<Vec<LedgerGroup>, StoreError> {
         admin_only(admin)?;
         let rows: Vec<GroupRow> = sqlx::query_as(&format!(
             "SELECT l.at_ms / 86400000 AS day, l.model, u.name AS user_name, {SUMS} \
              FROM usage_ledger l JOIN users u ON u.id = l.user_id \
-             WHERE l.at_ms >= $1 AND l.at_ms < $2 GROUP BY l.at_ms / 86400000, l.model, u.name"
+             WHERE l.at_ms >= $1 AND l.at_ms < $2 AND ($3 IS NULL OR u.name = $3) \
+             GROUP BY l.at_ms / 86400000, l.model, u.name"
         ))
         .bind(from)
         .bind(to)
+        .bind(reader)
         .fetch_all(self.pool())
         .await?;
         Ok(rows.into_iter().map(GroupRow::group).collect())
     }
 
-    /// Everyone's lines between `from` and `to`, oldest first, for the CSV export; for an
-    /// administrator only.
+    /// Everyone's lines between `from` and `to` (or only the reader named `reader`'s), oldest
+    /// first, for the CSV export; for an administrator only.
     pub async fn usage_export_all(
         &self,
         admin: &Identity,
         from: i64,
         to: i64,
+        reader: Option<&str>,
     ) -> Result<Vec<ExportRow>, StoreError> {
         admin_only(admin)?;
         Ok(sqlx::query_as(&format!(
-            "{EXPORT} WHERE l.at_ms >= $1 AND l.at_ms < $2 ORDER BY l.at_ms, l.id LIMIT {MAX_EXPORT_LINES}"
+            "{EXPORT} WHERE l.at_ms >= $1 AND l.at_ms < $2 AND ($3 IS NULL OR u.name = $3) \
+             ORDER BY l.at_ms, l.id LIMIT {MAX_EXPORT_LINES}"
         ))
         .bind(from)
         .bind(to)
+        .bind(reader)
         .fetch_all(self.pool())
         .await?)
     }

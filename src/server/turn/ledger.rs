@@ -2,7 +2,9 @@
 //! turn ends however it ends (done, stopped, failed, cut short, its reader gone); and the quota
 //! check a turn passes before its upstream is called.
 
-use crate::domain::usage::{over_quota, Cost, OverQuota, Spend, Streamed};
+use std::sync::Arc;
+
+use crate::domain::usage::{over_quota, Cost, OverQuota, Quota, Spend, Streamed};
 use crate::domain::{ChatMessage, ErrorCode, Failure, Usage};
 use crate::i18n::errors::Said;
 use crate::server::outcome::Outcome;
@@ -22,13 +24,17 @@ pub struct Ticket {
     /// Characters of the messages and instructions sent, for an input the provider does not
     /// count.
     pub input_chars: u64,
+    /// Who asked, and the limits they were held to when the turn started: a turn that crosses
+    /// one says so in its `done`.
+    pub who: Option<Arc<Identity>>,
+    pub quotas: Vec<Quota>,
 }
 
 impl Ticket {
     /// A ticket for `turn`, asked by `user` with `messages` and `instructions`.
     pub fn new(
         turn: &str,
-        user_id: &str,
+        who: &Arc<Identity>,
         messages: &[ChatMessage],
         instructions: Option<&str>,
     ) -> Ticket {
@@ -39,8 +45,9 @@ impl Ticket {
             + instructions.map_or(0, |i| i.chars().count() as u64);
         Ticket {
             turn: turn.to_string(),
-            user_id: user_id.to_string(),
+            user_id: who.user().id.clone(),
             input_chars: chars,
+            who: Some(who.clone()),
             ..Ticket::default()
         }
     }
@@ -60,6 +67,7 @@ pub fn final_usage(state: &AppState, model: &str, reported: &Usage, spend: &Spen
         cached_input_tokens: (spend.cached_input_tokens > 0).then_some(spend.cached_input_tokens),
         estimated: spend.estimated,
         cost,
+        limit_reached: None,
     }
 }
 
@@ -141,9 +149,9 @@ pub fn record_later(store: Store, line: LedgerLine) {
 /// the limit and when it resets); administrators pass when `PONDER_QUOTA_ADMINS=exempt`. Turns
 /// already running are not counted until they end: a burst that starts under the limit runs,
 /// and the next turn after it is refused.
-pub async fn check_quota(state: &AppState, who: &Identity) -> Result<(), Failure> {
+pub async fn check_quota(state: &AppState, who: &Identity) -> Result<Vec<Quota>, Failure> {
     if who.user().is_admin && state.config.quota.admins_exempt {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let me = state.store.scoped(who);
     let quotas = match me.own_quotas().await {
@@ -152,7 +160,7 @@ pub async fn check_quota(state: &AppState, who: &Identity) -> Result<(), Failure
         Err(e) => return Err(crate::server::http::request::store_error(e)),
     };
     if quotas.is_empty() {
-        return Ok(());
+        return Ok(quotas);
     }
     let now = crate::server::store::now_ms();
     let used = me
@@ -160,12 +168,23 @@ pub async fn check_quota(state: &AppState, who: &Identity) -> Result<(), Failure
         .await
         .map_err(crate::server::http::request::store_error)?;
     match over_quota(&quotas, &used, now) {
-        None => Ok(()),
+        None => Ok(quotas),
         Some(over) => {
             state.metrics.request_refused("quota");
             Err(refusal(&over, state.config.prices.currency()))
         }
     }
+}
+
+/// The limit the turn's reader has reached now that its line is written, if any (the turn
+/// that crossed it finished all the same).
+pub async fn reached(store: &Store, who: &Identity, quotas: &[Quota]) -> Option<OverQuota> {
+    if quotas.is_empty() {
+        return None;
+    }
+    let now = crate::server::store::now_ms();
+    let used = store.scoped(who).used(now).await.ok()?;
+    over_quota(quotas, &used, now)
 }
 
 /// The reader's limits (their own, else the default) and what they used of each, now.
@@ -174,6 +193,9 @@ pub async fn standing(
     who: &Identity,
 ) -> Result<Vec<crate::domain::usage::QuotaState>, crate::server::store::StoreError> {
     use crate::domain::usage::{period_bounds, QuotaState};
+    if who.user().is_admin && state.config.quota.admins_exempt {
+        return Ok(Vec::new());
+    }
     let me = state.store.scoped(who);
     let quotas = match me.own_quotas().await? {
         Some(own) => own,

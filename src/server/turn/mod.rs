@@ -772,12 +772,28 @@ impl TurnRun {
     }
 
     /// Writes the turn's usage line before its last event goes out.
+    /// A turn that took its reader over a limit says so in its `done`.
     async fn write_ledger(&mut self) {
-        if let Some(ticket) = self.ledger.take() {
-            let spend = self.spend_as(Some(&ticket));
-            let outcome = self.asm.outcome().unwrap_or(Outcome::Error);
-            let line = ledger::line(&self.state, ticket, &self.options.model, spend, outcome);
-            ledger::write(&self.state.store, line).await;
+        let Some(ticket) = self.ledger.take() else {
+            return;
+        };
+        let watch = ticket.who.clone().map(|who| (who, ticket.quotas.clone()));
+        let spend = self.spend_as(Some(&ticket));
+        let outcome = self.asm.outcome().unwrap_or(Outcome::Error);
+        let line = ledger::line(&self.state, ticket, &self.options.model, spend, outcome);
+        ledger::write(&self.state.store, line).await;
+        let Some((who, quotas)) = watch else {
+            return;
+        };
+        if let Some(over) = ledger::reached(&self.state.store, &who, &quotas).await {
+            for event in &mut self.redacted {
+                if let TurnEvent::Done {
+                    usage: Some(usage), ..
+                } = event
+                {
+                    usage.limit_reached = Some(ledger::rfc3339(over.resets_at));
+                }
+            }
         }
     }
 
