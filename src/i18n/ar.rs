@@ -550,7 +550,6 @@ pub static AR: Catalogue = Catalogue {
 /// The usage page's words, read only by its chunk.
 pub static USAGE_WORDS: UsageWords = UsageWords {
     loading: "جارٍ التحميل…",
-    title: "الاستخدام",
     this_month: "هذا الشهر",
     last_month: "الشهر الماضي",
     everyone: "استخدام الجميع",
@@ -566,7 +565,7 @@ pub static USAGE_WORDS: UsageWords = UsageWords {
     by_model: "حسب النموذج",
     by_reader: "حسب المستخدم",
     share: "الحصة",
-    day: "اليوم",
+    day: "التاريخ",
     model: "النموذج",
     reader: "المستخدم",
     cost: "التكلفة",
@@ -584,7 +583,6 @@ pub static USAGE_WORDS: UsageWords = UsageWords {
     default_limits: "كل من ليس له حدود خاصة: {limits}",
     no_limit: "بلا حد",
     limits_field: "الحدود",
-    save: "حفظ",
     back_to_default: "العودة إلى الافتراضي",
     admins_exempt: "لا تنطبق الحدود على المشرفين.",
     unpriced: "لا أسعار على هذا الخادم: يُحسب الاستخدام بالرموز.",

@@ -534,7 +534,6 @@ pub struct Catalogue {
 #[derive(Debug, serde::Serialize)]
 pub struct UsageWords {
     pub loading: &'static str,
-    pub title: &'static str,
     pub this_month: &'static str,
     pub last_month: &'static str,
     pub everyone: &'static str,
@@ -571,7 +570,6 @@ pub struct UsageWords {
     pub default_limits: &'static str,
     pub no_limit: &'static str,
     pub limits_field: &'static str,
-    pub save: &'static str,
     pub back_to_default: &'static str,
     pub admins_exempt: &'static str,
     pub unpriced: &'static str,

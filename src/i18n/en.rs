@@ -493,7 +493,6 @@ pub static EN: Catalogue = Catalogue {
 /// The usage page's words, read only by its chunk.
 pub static USAGE_WORDS: UsageWords = UsageWords {
     loading: "Loading…",
-    title: "Usage",
     this_month: "This month",
     last_month: "Last month",
     everyone: "Everyone's usage",
@@ -527,7 +526,6 @@ pub static USAGE_WORDS: UsageWords = UsageWords {
     default_limits: "Everyone without limits of their own: {limits}",
     no_limit: "no limit",
     limits_field: "Limits",
-    save: "Save",
     back_to_default: "Back to the default",
     admins_exempt: "Administrators are not held to limits.",
     unpriced: "No prices are set on this server: usage is counted in tokens.",

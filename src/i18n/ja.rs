@@ -484,7 +484,6 @@ pub static JA: Catalogue = Catalogue {
 /// The usage page's words, read only by its chunk.
 pub static USAGE_WORDS: UsageWords = UsageWords {
     loading: "読み込み中…",
-    title: "利用状況",
     this_month: "今月",
     last_month: "先月",
     everyone: "全員の利用状況",
@@ -493,7 +492,7 @@ pub static USAGE_WORDS: UsageWords = UsageWords {
     input: "入力",
     cached_input: "キャッシュ済み入力",
     answer: "回答",
-    reasoning: "推論",
+    reasoning: "推論トークン",
     tokens_per_day: "日ごとのトークン",
     thinking_per_day: "日ごとの思考時間",
     cost_per_day: "日ごとの費用",
@@ -501,7 +500,7 @@ pub static USAGE_WORDS: UsageWords = UsageWords {
     by_reader: "利用者別",
     share: "割合",
     day: "日付",
-    model: "モデル",
+    model: "モデル名",
     reader: "利用者",
     cost: "費用",
     thinking_time: "思考時間",
@@ -519,7 +518,6 @@ pub static USAGE_WORDS: UsageWords = UsageWords {
     default_limits: "個別の上限がない全員：{limits}",
     no_limit: "上限なし",
     limits_field: "上限",
-    save: "保存",
     back_to_default: "既定に戻す",
     admins_exempt: "管理者には上限がありません。",
     unpriced: "このサーバーには料金が設定されていないため、トークン数で数えます。",

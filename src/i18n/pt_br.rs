@@ -504,7 +504,6 @@ pub static PT_BR: Catalogue = Catalogue {
 /// The usage page's words, read only by its chunk.
 pub static USAGE_WORDS: UsageWords = UsageWords {
     loading: "Carregando…",
-    title: "Uso",
     this_month: "Este mês",
     last_month: "Mês passado",
     everyone: "Uso de todos",
@@ -538,7 +537,6 @@ pub static USAGE_WORDS: UsageWords = UsageWords {
     default_limits: "Quem não tem limites próprios: {limits}",
     no_limit: "sem limite",
     limits_field: "Limites",
-    save: "Salvar",
     back_to_default: "Voltar ao padrão",
     admins_exempt: "Administradores não têm limites.",
     unpriced: "Nenhum preço definido neste servidor: o uso é contado em tokens.",

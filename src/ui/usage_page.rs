@@ -111,10 +111,10 @@ fn UsageDialog(open: RwSignal<bool>) -> impl IntoView {
             node_ref=dialog
             on:close=move |_| open.set(false)
         >
-            <h2 id="usage-title">{w.title}</h2>
+            <h2 id="usage-title">{l.catalogue().usage_title}</h2>
             <div class="usage-controls" style:display="flex" style:flex-wrap="wrap" style:gap="var(--gap)" style:align-items="center">
                 <fieldset class="usage-months" style:display="flex" style:gap="var(--gap)" style:border="0" style:padding="0" style:margin="0">
-                    <legend class="visually-hidden">{w.title}</legend>
+                    <legend class="visually-hidden">{l.catalogue().usage_title}</legend>
                     <label>
                         <input type="radio" name="usage-month" prop:checked=move || !last_month.get() on:change=move |_| last_month.set(false)/>
                         {w.this_month}
@@ -483,7 +483,7 @@ fn ReaderLimits() -> impl IntoView {
             }>
                 <label style:display="grid">{w.reader}<input type="text" required autocomplete="off" bind:value=name/></label>
                 <label style:display="grid">{w.limits_field}<input type="text" dir="ltr" placeholder="tokens/day=200000, cost/month=5.50" bind:value=limits/></label>
-                <button type="submit">{w.save}</button>
+                <button type="submit">{l.catalogue().save}</button>
                 <button type="button" on:click=move |_| send(None)>{w.back_to_default}</button>
             </form>
             <p role="status" class="usage-saved">{move || status.get()}</p>
