@@ -70,18 +70,6 @@ async fn gauge(app: &TestApp, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("{name} missing from /metrics:\n{text}"))
 }
 
-async fn demo_stats(app: &TestApp) -> serde_json::Value {
-    let base = app.state.upstream_base.trim_end_matches("/v1");
-    app.http
-        .get(format!("{base}/demo/stats"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
 /// Waits (bounded) until no turn streams in Ponder and, with the demo model, until the demo
 /// saw every stream end: a stalled upstream that Ponder failed to let go would stay active.
 async fn assert_everything_released(app: &TestApp) {
@@ -89,7 +77,7 @@ async fn assert_everything_released(app: &TestApp) {
     for _ in 0..100 {
         let active = gauge(app, "ponder_active_streams").await;
         let demo = if app.state.config.uses_demo() {
-            demo_stats(app).await
+            common::demo_stats(app).await
         } else {
             serde_json::json!({"active": 0})
         };

@@ -79,14 +79,7 @@ async fn csv(app: &TestApp, user: &str, query: &str) -> (u16, String, String) {
 }
 
 async fn demo_started(app: &TestApp) -> u64 {
-    let base = app.state.upstream_base.trim_end_matches("/v1");
-    let stats: Value = reqwest::get(format!("{base}/demo/stats"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    stats["started"].as_u64().unwrap()
+    common::demo_stats(app).await["started"].as_u64().unwrap()
 }
 
 #[tokio::test]

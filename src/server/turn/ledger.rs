@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::domain::usage::{over_quota, Cost, OverQuota, Quota, Spend, Streamed};
-use crate::domain::{ChatMessage, ErrorCode, Failure, Usage};
+use crate::domain::{ChatMessage, ErrorCode, Failure, TurnEvent, Usage};
 use crate::i18n::errors::Said;
 use crate::server::outcome::Outcome;
 use crate::server::state::AppState;
@@ -68,6 +68,15 @@ pub fn final_usage(state: &AppState, model: &str, reported: &Usage, spend: &Spen
         estimated: spend.estimated,
         cost,
         limit_reached: None,
+    }
+}
+
+/// Changes the usage of the `done` among `events`, if there is one.
+pub fn amend_done(events: &mut [TurnEvent], mut amend: impl FnMut(&mut Option<Usage>)) {
+    for event in events {
+        if let TurnEvent::Done { usage, .. } = event {
+            amend(usage);
+        }
     }
 }
 

@@ -754,10 +754,6 @@ impl TurnRun {
     }
 
     /// What the turn spent so far, the provider's counts completed by estimates.
-    fn spend(&self) -> crate::domain::usage::Spend {
-        self.spend_as(self.ledger.as_ref())
-    }
-
     fn spend_as(&self, ticket: Option<&ledger::Ticket>) -> crate::domain::usage::Spend {
         crate::domain::usage::Spend::of(
             self.asm.usage(),
@@ -786,14 +782,12 @@ impl TurnRun {
             return;
         };
         if let Some(over) = ledger::reached(&self.state.store, &who, &quotas).await {
-            for event in &mut self.redacted {
-                if let TurnEvent::Done {
-                    usage: Some(usage), ..
-                } = event
-                {
-                    usage.limit_reached = Some(ledger::rfc3339(over.resets_at));
+            let when = ledger::rfc3339(over.resets_at);
+            ledger::amend_done(&mut self.redacted, |u| {
+                if let Some(u) = u {
+                    u.limit_reached = Some(when.clone());
                 }
-            }
+            });
         }
     }
 
@@ -816,13 +810,9 @@ impl TurnRun {
         {
             return;
         }
-        let spend = self.spend();
+        let spend = self.spend_as(self.ledger.as_ref());
         let usage = ledger::final_usage(&self.state, &self.options.model, self.asm.usage(), &spend);
-        for event in &mut self.events {
-            if let TurnEvent::Done { usage: u, .. } = event {
-                *u = Some(usage.clone());
-            }
-        }
+        ledger::amend_done(&mut self.events, |u| *u = Some(usage.clone()));
     }
 
     fn log(&mut self) {

@@ -136,6 +136,19 @@ impl TestApp {
     }
 }
 
+/// The demo model's counts of requests (`started`, `completed`, `disconnected`, `active`).
+pub async fn demo_stats(app: &TestApp) -> serde_json::Value {
+    let base = app.state.upstream_base.trim_end_matches("/v1");
+    app.http
+        .get(format!("{base}/demo/stats"))
+        .send()
+        .await
+        .expect("demo stats")
+        .json()
+        .await
+        .expect("demo stats JSON")
+}
+
 /// Every wire format Ponder speaks, as `PONDER_PROVIDER` names them.
 pub const PROVIDERS: [&str; 6] = [
     "openai",
