@@ -17,6 +17,7 @@ pub fn site() -> Site {
             page: crate::ui::shared_page::document,
             refusal: crate::ui::shared_page::refusal,
         },
+        description: crate::api::openapi::json,
     }
 }
 

@@ -9,7 +9,13 @@ use super::error::ApiError;
 use crate::domain::account::{Account, ApiToken, Me, NewToken};
 
 /// Who is signed in, and how this server signs people in.
-#[server(prefix = "/api", endpoint = "me", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "me",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn who_am_i() -> Result<Me, ApiError> {
     use crate::server::auth::Caller;
     let state = crate::server::http::request::app_state()
@@ -39,7 +45,13 @@ pub async fn who_am_i() -> Result<Me, ApiError> {
 }
 
 /// Creates the first admin (only while no user exists) and signs them in.
-#[server(prefix = "/api", endpoint = "auth/setup", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "auth/setup",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn set_up(name: String, password: String) -> Result<Account, ApiError> {
     let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
@@ -54,7 +66,13 @@ pub async fn set_up(name: String, password: String) -> Result<Account, ApiError>
 }
 
 /// Signs in with a name and password; sets the session cookie.
-#[server(prefix = "/api", endpoint = "auth/sign-in", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "auth/sign-in",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn sign_in(name: String, password: String) -> Result<Account, ApiError> {
     let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
@@ -71,7 +89,13 @@ pub async fn sign_in(name: String, password: String) -> Result<Account, ApiError
 }
 
 /// Ends this session.
-#[server(prefix = "/api", endpoint = "auth/sign-out", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "auth/sign-out",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn sign_out() -> Result<(), ApiError> {
     let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
@@ -88,7 +112,13 @@ pub async fn sign_out() -> Result<(), ApiError> {
 
 /// Ends every session of the signed-in user, on every device, and revokes every API token they
 /// made. Refused (403) to a request signed with a token: a token cannot lock its owner out.
-#[server(prefix = "/api", endpoint = "auth/sign-out-everywhere", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "auth/sign-out-everywhere",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn sign_out_everywhere() -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     crate::server::accounts::not_by_token(&who)?;
@@ -103,7 +133,13 @@ pub async fn sign_out_everywhere() -> Result<(), ApiError> {
 }
 
 /// Every user (admins only).
-#[server(prefix = "/api", endpoint = "users/list", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "users/list",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn list_users() -> Result<Vec<Account>, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     if !who.user().is_admin {
@@ -118,7 +154,13 @@ pub async fn list_users() -> Result<Vec<Account>, ApiError> {
 }
 
 /// Adds a user with a password (admins only).
-#[server(prefix = "/api", endpoint = "users/add", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "users/add",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn add_user(name: String, password: String, is_admin: bool) -> Result<Account, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     let user = crate::server::accounts::add_user(&state.store, &who, &name, &password, is_admin)
@@ -128,7 +170,13 @@ pub async fn add_user(name: String, password: String, is_admin: bool) -> Result<
 }
 
 /// Removes a user and everything they own (admins only; not oneself).
-#[server(prefix = "/api", endpoint = "users/remove", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "users/remove",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn remove_user(id: String) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     if who.user().id == id {
@@ -144,7 +192,13 @@ pub async fn remove_user(id: String) -> Result<(), ApiError> {
 }
 
 /// The signed-in user's API tokens.
-#[server(prefix = "/api", endpoint = "tokens/list", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "tokens/list",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn list_tokens() -> Result<Vec<ApiToken>, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     let tokens = state
@@ -167,7 +221,13 @@ pub async fn list_tokens() -> Result<Vec<ApiToken>, ApiError> {
 /// A new API token; its secret is in the answer and never shown again. Refused (403) to a
 /// request signed with a token, so a leaked token cannot mint more, and past the limit of
 /// tokens one user may have (409).
-#[server(prefix = "/api", endpoint = "tokens/create", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "tokens/create",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn create_token(name: String) -> Result<NewToken, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     crate::server::accounts::not_by_token(&who)?;
@@ -189,7 +249,13 @@ pub async fn create_token(name: String) -> Result<NewToken, ApiError> {
 }
 
 /// Revokes one of the signed-in user's tokens.
-#[server(prefix = "/api", endpoint = "tokens/revoke", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "tokens/revoke",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn revoke_token(id: String) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     state

@@ -59,7 +59,13 @@ where
 /// The response starts at once; everything that happens upstream, failures included, arrives
 /// as events. Only a request that is malformed (400), unauthenticated (401) or about a
 /// conversation the caller does not have (404) gets an HTTP error, with an [`ApiError`].
-#[server(prefix = "/api", endpoint = "chat", input = ChatJson, output = EventStream)]
+#[server(
+    prefix = "/api",
+    endpoint = "chat",
+    input = ChatJson,
+    output = EventStream,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn chat(request: ChatRequest) -> Result<TurnStream, ApiError> {
     use crate::server::{http::request as req, turn};
     let state = req::app_state()

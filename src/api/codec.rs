@@ -52,6 +52,26 @@ impl TurnStream {
     }
 }
 
+impl utoipa::PartialSchema for TurnStream {
+    /// Each `data:` line of the stream is one [`crate::domain::TurnEvent`].
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::Ref::from_schema_name("TurnEvent").into()
+    }
+}
+
+impl utoipa::ToSchema for TurnStream {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        use utoipa::PartialSchema;
+        schemas.push(("TurnEvent".into(), crate::domain::TurnEvent::schema()));
+        <crate::domain::TurnEvent as utoipa::ToSchema>::schemas(schemas);
+    }
+}
+
 impl std::fmt::Debug for TurnStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("TurnStream")

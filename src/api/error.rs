@@ -37,6 +37,38 @@ impl From<ErrorFrame> for ApiError {
     }
 }
 
+impl utoipa::PartialSchema for ApiError {
+    /// The `error` event: `type` is `"error"`, then the failure's fields.
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder};
+        AllOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .property("type", crate::domain::wire::names_schema(&["error"]))
+                    .required("type"),
+            )
+            .item(utoipa::openapi::Ref::from_schema_name("Failure"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ApiError {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("Error")
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        use utoipa::PartialSchema;
+        schemas.push(("Failure".into(), Failure::schema()));
+        <Failure as utoipa::ToSchema>::schemas(schemas);
+    }
+}
+
 impl ApiError {
     /// A refusal with no more specific code than [`ErrorCode::Other`].
     pub fn new(message: impl Into<String>, retryable: bool) -> Self {

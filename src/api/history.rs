@@ -11,7 +11,13 @@ use crate::domain::history::{
 };
 
 /// The signed-in user's workspaces, the default one first.
-#[server(prefix = "/api", endpoint = "workspaces/list", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "workspaces/list",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn list_workspaces() -> Result<Vec<Workspace>, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -23,7 +29,13 @@ pub async fn list_workspaces() -> Result<Vec<Workspace>, ApiError> {
 }
 
 /// A new workspace.
-#[server(prefix = "/api", endpoint = "workspaces/create", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "workspaces/create",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn create_workspace(name: String) -> Result<Workspace, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -35,7 +47,13 @@ pub async fn create_workspace(name: String) -> Result<Workspace, ApiError> {
 }
 
 /// Renames a workspace.
-#[server(prefix = "/api", endpoint = "workspaces/rename", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "workspaces/rename",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn rename_workspace(id: String, name: String) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -48,7 +66,13 @@ pub async fn rename_workspace(id: String, name: String) -> Result<(), ApiError> 
 
 /// The conversations of a workspace (the default one when none is named), newest first; with
 /// `deleted`, the deleted ones that can still be restored.
-#[server(prefix = "/api", endpoint = "conversations/list", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/list",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn list_conversations(
     workspace: Option<String>,
     #[server(default)] deleted: bool,
@@ -65,7 +89,13 @@ pub async fn list_conversations(
 /// A conversation: messages, versions and block headers; reasoning text loads separately.
 /// With `page`, only those messages (a long conversation opens on its last ones); `first` in
 /// the answer says how many come before them.
-#[server(prefix = "/api", endpoint = "conversations/get", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/get",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn get_conversation(
     id: String,
     #[server(default)] page: Page,
@@ -80,7 +110,13 @@ pub async fn get_conversation(
 }
 
 /// Renames a conversation.
-#[server(prefix = "/api", endpoint = "conversations/rename", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/rename",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn rename_conversation(id: String, title: String) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -92,7 +128,13 @@ pub async fn rename_conversation(id: String, title: String) -> Result<(), ApiErr
 }
 
 /// Pins a conversation on top of the list, or unpins it.
-#[server(prefix = "/api", endpoint = "conversations/pin", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/pin",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn pin_conversation(id: String, pinned: bool) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -105,7 +147,13 @@ pub async fn pin_conversation(id: String, pinned: bool) -> Result<(), ApiError> 
 
 /// Replaces a conversation's tags; answers them as kept (trimmed, repeats left out). More
 /// than ten, or one too long, is a 400.
-#[server(prefix = "/api", endpoint = "conversations/tags", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/tags",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn tag_conversation(id: String, tags: Vec<String>) -> Result<Vec<String>, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -117,7 +165,13 @@ pub async fn tag_conversation(id: String, tags: Vec<String>) -> Result<Vec<Strin
 }
 
 /// Moves a conversation to another of the reader's workspaces.
-#[server(prefix = "/api", endpoint = "conversations/move", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/move",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn move_conversation(id: String, workspace: String) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -130,7 +184,13 @@ pub async fn move_conversation(id: String, workspace: String) -> Result<(), ApiE
 
 /// Deletes a conversation; it can be restored until `PONDER_DELETE_GRACE` has passed. Returns
 /// when it was deleted (ms).
-#[server(prefix = "/api", endpoint = "conversations/delete", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/delete",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn delete_conversation(id: String) -> Result<i64, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -142,7 +202,13 @@ pub async fn delete_conversation(id: String) -> Result<i64, ApiError> {
 }
 
 /// Undoes a delete.
-#[server(prefix = "/api", endpoint = "conversations/restore", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/restore",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn restore_conversation(id: String) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -154,7 +220,13 @@ pub async fn restore_conversation(id: String) -> Result<(), ApiError> {
 }
 
 /// The reasoning text of one block, loaded when the reader opens it.
-#[server(prefix = "/api", endpoint = "blocks/text", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "blocks/text",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn block_text(id: String) -> Result<String, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -166,7 +238,13 @@ pub async fn block_text(id: String) -> Result<String, ApiError> {
 }
 
 /// Keeps the reader's open/closed choice for a block.
-#[server(prefix = "/api", endpoint = "blocks/open", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "blocks/open",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn set_block_open(id: String, open: Option<bool>) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -179,7 +257,13 @@ pub async fn set_block_open(id: String, open: Option<bool>) -> Result<(), ApiErr
 
 /// Keeps the reader's choice for a block by its place: block `index` of version `version` of
 /// `message` (a block streamed on the page has no id yet).
-#[server(prefix = "/api", endpoint = "blocks/open-at", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "blocks/open-at",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn set_block_open_at(
     message: String,
     version: usize,
@@ -196,7 +280,13 @@ pub async fn set_block_open_at(
 }
 
 /// A new conversation with the history of `id` up to and including message `upto`.
-#[server(prefix = "/api", endpoint = "conversations/branch", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/branch",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn branch_conversation(
     id: String,
     upto: String,
@@ -211,7 +301,13 @@ pub async fn branch_conversation(
 }
 
 /// A conversation with every reasoning text, for an export.
-#[server(prefix = "/api", endpoint = "conversations/export", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/export",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn export_conversation(id: String) -> Result<Conversation, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -223,7 +319,13 @@ pub async fn export_conversation(id: String) -> Result<Conversation, ApiError> {
 }
 
 /// Shows another version of a message.
-#[server(prefix = "/api", endpoint = "messages/version", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "messages/version",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn set_active_version(id: String, version: usize) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -236,7 +338,13 @@ pub async fn set_active_version(id: String, version: usize) -> Result<(), ApiErr
 
 /// The signed-in user's messages holding every word of `query`; with `thinking`, the
 /// reasoning is searched too.
-#[server(prefix = "/api", endpoint = "search", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "search",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn search(
     query: String,
     #[server(default)] thinking: bool,
@@ -252,7 +360,13 @@ pub async fn search(
 
 /// Brings a conversation in (a browser's saved chat, a JSON export) into a workspace; a
 /// conversation imported before (the same key) is not made again. Returns whether it was new.
-#[server(prefix = "/api", endpoint = "conversations/import", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "conversations/import",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn import_conversation(
     workspace: Option<String>,
     conversation: Import,
@@ -267,7 +381,13 @@ pub async fn import_conversation(
 }
 
 /// The signed-in user's preferences for a workspace (none: the default one).
-#[server(prefix = "/api", endpoint = "preferences/get", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "preferences/get",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn get_preferences(workspace: Option<String>) -> Result<Preferences, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -279,7 +399,13 @@ pub async fn get_preferences(workspace: Option<String>) -> Result<Preferences, A
 }
 
 /// Keeps the signed-in user's preferences for a workspace (none: the default one), whole.
-#[server(prefix = "/api", endpoint = "preferences/set", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "preferences/set",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn set_preferences(
     workspace: Option<String>,
     preferences: Preferences,
@@ -296,7 +422,13 @@ pub async fn set_preferences(
 /// Waits (at most 15 s) for the title the model writes for conversation `id` after its first
 /// answer: that title once written (or the reader's, if they renamed it), `null` when titles by
 /// the model are off or none came in time.
-#[server(prefix = "/api", endpoint = "titles/wait", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "titles/wait",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn wait_for_title(id: String) -> Result<Option<String>, ApiError> {
     use crate::server::http::request::{caller, store_error};
     use std::time::Duration;

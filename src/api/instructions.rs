@@ -10,7 +10,13 @@ use crate::domain::instructions::{Instructions, Level};
 /// The instructions that apply to `conversation`, or to a new chat in `workspace` (the default
 /// one), answered by `model` (none: the conversation's, else the default model). The
 /// administrator's level for that model comes first.
-#[server(prefix = "/api", endpoint = "instructions/get", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "instructions/get",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn get_instructions(
     #[server(default)] conversation: Option<String>,
     #[server(default)] workspace: Option<String>,
@@ -54,7 +60,13 @@ pub async fn get_instructions(
 
 /// Sets one of the reader's levels: `personal` (no `id`), a `workspace` or a `conversation` by
 /// `id`. Blank text clears it. The `model` level is the administrator's: 403.
-#[server(prefix = "/api", endpoint = "instructions/set", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "instructions/set",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn set_instructions(
     level: Level,
     #[server(default)] id: Option<String>,

@@ -8,6 +8,8 @@ pub mod error;
 pub mod history;
 pub mod instructions;
 pub mod models;
+#[cfg(feature = "ssr")]
+pub mod openapi;
 pub mod presets;
 pub mod rich;
 pub mod share;

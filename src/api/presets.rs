@@ -8,7 +8,13 @@ use super::error::ApiError;
 use crate::domain::preset::Preset;
 
 /// The shared presets, then the reader's own; `editable` says which the reader may change.
-#[server(prefix = "/api", endpoint = "presets/list", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "presets/list",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn list_presets() -> Result<Vec<Preset>, ApiError> {
     use crate::server::http::request::{caller, store_error};
     let (state, who) = caller()?;
@@ -23,7 +29,13 @@ pub async fn list_presets() -> Result<Vec<Preset>, ApiError> {
 
 /// Keeps `preset`: a new one without an `id`, else the one it names. `shared` (set when it is
 /// made) is for an administrator: 403 `admin_only` for anyone else.
-#[server(prefix = "/api", endpoint = "presets/save", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "presets/save",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn save_preset(preset: Preset) -> Result<Preset, ApiError> {
     use crate::domain::{ErrorCode, Failure};
     use crate::server::http::request::{caller, store_error};
@@ -46,7 +58,13 @@ pub async fn save_preset(preset: Preset) -> Result<Preset, ApiError> {
 }
 
 /// Deletes the reader's own preset, or (an administrator) a shared one; anything else is 404.
-#[server(prefix = "/api", endpoint = "presets/delete", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "presets/delete",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn delete_preset(id: String) -> Result<(), ApiError> {
     use crate::server::http::request::{caller, store_error};
     let (state, who) = caller()?;

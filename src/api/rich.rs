@@ -10,7 +10,13 @@ use crate::domain::{CodeItem, MathItem};
 /// MathML for each formula, in order; `null` for one that does not parse or nests more than
 /// 100 levels deep (the page shows it as written). At most 500 formulas a request; signed-in
 /// callers only. The work runs on a big-stack converter thread and stops when the client goes.
-#[server(prefix = "/api", endpoint = "render/math", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "render/math",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn render_math(items: Vec<MathItem>) -> Result<Vec<Option<String>>, ApiError> {
     use crate::server::rich;
     let (_state, _who) = crate::server::http::request::caller()?;
@@ -32,7 +38,13 @@ pub async fn render_math(items: Vec<MathItem>) -> Result<Vec<Option<String>>, Ap
 /// a second (two for the whole request). At most 100 blocks a request; signed-in callers only.
 /// The work runs off the serving threads and stops when the client goes; a user has at most two
 /// requests highlighting and eight waiting, a further one gets 429 (`rate_limited`).
-#[server(prefix = "/api", endpoint = "render/code", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "render/code",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn render_code(items: Vec<CodeItem>) -> Result<Vec<Option<String>>, ApiError> {
     use crate::server::rich;
     let (_state, who) = crate::server::http::request::caller()?;

@@ -10,7 +10,13 @@ use crate::domain::share::{ShareChoice, ShareLink};
 
 /// A new link to the conversation as it is shown now; `url` (base path and `/s/<token>`) is in
 /// this answer only.
-#[server(prefix = "/api", endpoint = "shares/create", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "shares/create",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn create_share(
     conversation: String,
     #[server(default)] choice: ShareChoice,
@@ -32,7 +38,13 @@ pub async fn create_share(
 }
 
 /// The caller's links to a conversation (every link of theirs without one), newest first.
-#[server(prefix = "/api", endpoint = "shares/list", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "shares/list",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn list_shares(conversation: Option<String>) -> Result<Vec<ShareLink>, ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -45,7 +57,13 @@ pub async fn list_shares(conversation: Option<String>) -> Result<Vec<ShareLink>,
 
 /// Takes a link's snapshot again, with `choice`: its address stays and shows the conversation
 /// as it is shown now.
-#[server(prefix = "/api", endpoint = "shares/update", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "shares/update",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn update_share(
     id: String,
     #[server(default)] choice: ShareChoice,
@@ -62,7 +80,13 @@ pub async fn update_share(
 }
 
 /// Revokes one of the caller's links for good.
-#[server(prefix = "/api", endpoint = "shares/revoke", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "shares/revoke",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn revoke_share(id: String) -> Result<(), ApiError> {
     let (state, who) = crate::server::http::request::caller()?;
     Ok(state
@@ -74,7 +98,13 @@ pub async fn revoke_share(id: String) -> Result<(), ApiError> {
 }
 
 /// Every link on the server with its owner (admins only).
-#[server(prefix = "/api", endpoint = "shares/all", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "shares/all",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn all_shares() -> Result<Vec<ShareLink>, ApiError> {
     let (state, who) = admin()?;
     Ok(state
@@ -85,7 +115,13 @@ pub async fn all_shares() -> Result<Vec<ShareLink>, ApiError> {
 }
 
 /// Revokes anyone's link (admins only).
-#[server(prefix = "/api", endpoint = "shares/revoke-any", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "shares/revoke-any",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn revoke_any_share(id: String) -> Result<(), ApiError> {
     let (state, who) = admin()?;
     Ok(state

@@ -14,7 +14,13 @@ use super::error::ApiError;
 /// has been running); every other event carries its sequence number as the SSE `id:`. A turn
 /// that ended is kept a minute for viewers that reconnect late; after that, or for another
 /// user's turn, 404: the stored conversation holds the answer.
-#[server(prefix = "/api", endpoint = "turn/events", input = GetUrl, output = EventStream)]
+#[server(
+    prefix = "/api",
+    endpoint = "turn/events",
+    input = GetUrl,
+    output = EventStream,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn turn_events(turn: String, after: Option<u64>) -> Result<TurnStream, ApiError> {
     use crate::server::http::request as req;
     use crate::server::turn::log::{follow, Follow};
@@ -63,7 +69,13 @@ pub async fn turn_events(turn: String, after: Option<u64>) -> Result<TurnStream,
 /// Stops the caller's running turn `turn`: it ends at once with `done`, `finish_reason`
 /// `"stopped"`, keeping what arrived, for every viewer; the upstream is closed. 404 when no turn
 /// of the caller's runs under that id (it may have just ended).
-#[server(prefix = "/api", endpoint = "turn/stop", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "turn/stop",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn stop_turn(turn: String) -> Result<(), ApiError> {
     command(turn, Command::Stop).await
 }
@@ -71,7 +83,13 @@ pub async fn stop_turn(turn: String) -> Result<(), ApiError> {
 /// "Answer now" for the running turn `turn` (the `started` event names it): the reasoning
 /// ends where it is and the answer starts, in the same stream. 404 when no turn of the caller's
 /// runs under that id.
-#[server(prefix = "/api", endpoint = "turn/answer-now", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "turn/answer-now",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn answer_now(turn: String) -> Result<(), ApiError> {
     command(turn, Command::AnswerNow).await
 }

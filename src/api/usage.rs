@@ -11,7 +11,13 @@ use crate::domain::usage::UsageReport;
 /// The reader's usage over `month` (`2026-12`; none: this month, UTC), by day and by model,
 /// with their limits and what they used of each. `everyone` (administrators only) sums every
 /// reader's lines and lists each reader; `reader` (administrators only) is one reader's, by name.
-#[server(prefix = "/api", endpoint = "usage/report", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "usage/report",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn month_usage(
     #[server(default)] month: Option<String>,
     #[server(default)] everyone: bool,
@@ -46,7 +52,9 @@ pub async fn month_usage(
 }
 
 /// The limits every reader has unless set apart (`PONDER_QUOTA`), and each reader's own.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 pub struct QuotaSettings {
     /// The default limits as written (`tokens/day=200000, cost/month=5.50`); empty: none.
     pub default: String,
@@ -59,7 +67,13 @@ pub struct QuotaSettings {
 }
 
 /// The limits in force (administrators only).
-#[server(prefix = "/api", endpoint = "usage/quotas", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "usage/quotas",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn quotas_in_force() -> Result<QuotaSettings, ApiError> {
     use crate::domain::usage::quotas_text;
     use crate::server::http::request::{caller, store_error};
@@ -83,7 +97,13 @@ pub async fn quotas_in_force() -> Result<QuotaSettings, ApiError> {
 /// Sets the limits of the reader `name` (administrators only): `limits` as written
 /// (`tokens/day=200000, cost/month=5.50`; empty: no limit at all), or none to go back to the
 /// default. A limit that does not read is `400` saying why; an unknown reader `404`.
-#[server(prefix = "/api", endpoint = "usage/set_quota", input = Json, output = Json)]
+#[server(
+    prefix = "/api",
+    endpoint = "usage/set_quota",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
 pub async fn set_quota(
     name: String,
     #[server(default)] limits: Option<String>,

@@ -2,9 +2,10 @@
 //! personal API tokens of a user.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 /// A user.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Account {
     pub id: String,
     pub name: String,
@@ -12,7 +13,7 @@ pub struct Account {
 }
 
 /// What the page needs to know before anything else.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Me {
     /// The signed-in user; none when sign-in is needed.
     pub account: Option<Account>,
@@ -36,7 +37,7 @@ impl Me {
 }
 
 /// A personal API token as listed; the secret is shown once, in [`NewToken`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ApiToken {
     pub id: String,
     pub name: String,
@@ -45,7 +46,7 @@ pub struct ApiToken {
 }
 
 /// A token just made, with its secret (`pt_…`), which is never shown again.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct NewToken {
     pub token: ApiToken,
     pub secret: String,

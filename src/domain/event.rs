@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use utoipa::ToSchema;
 
 use super::rich::ToolStatus;
 
@@ -112,6 +113,18 @@ impl Serialize for FinishReason {
     }
 }
 
+impl utoipa::PartialSchema for FinishReason {
+    /// The words Ponder maps onto; a provider's own word passes through as it came.
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .examples(["stop", "length", "tool_calls", "content_filter", "stopped"])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for FinishReason {}
+
 impl<'de> Deserialize<'de> for FinishReason {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         String::deserialize(deserializer).map(|word| FinishReason::parse(&word))
@@ -120,7 +133,7 @@ impl<'de> Deserialize<'de> for FinishReason {
 
 /// A sum of money in millionths of the operator's currency unit: a price per million tokens
 /// times a count of tokens is exactly this, with no rounding.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Cost {
     pub micros: u64,
     /// ISO 4217 code (`USD`, `EUR`, …) as the price table names it.
@@ -128,7 +141,7 @@ pub struct Cost {
 }
 
 /// Token counts of one turn, when the upstream reports them.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
@@ -170,7 +183,7 @@ impl Usage {
 /// Why a turn or a request failed, as the reader is told it: what happened, and whether trying
 /// again may help. The one error shape of the whole app: the stream's `error` event, the body
 /// of an HTTP refusal, a provider's in-stream error and the bubble's error state.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Failure {
     /// The English sentence, for API clients and logs.
     pub message: String,
@@ -482,6 +495,16 @@ impl Serialize for ErrorCode {
     }
 }
 
+impl utoipa::PartialSchema for ErrorCode {
+    /// The codes this server sends; a client reads a code it does not know as `other`.
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let names: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.name()).collect();
+        crate::domain::wire::names_schema(&names)
+    }
+}
+
+impl utoipa::ToSchema for ErrorCode {}
+
 impl<'de> Deserialize<'de> for ErrorCode {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Name;
@@ -504,7 +527,7 @@ fn is_false(b: &bool) -> bool {
 
 /// One event of a turn. Every turn ends with exactly one [`TurnEvent::Done`] or
 /// [`TurnEvent::Error`], and nothing follows it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TurnEvent {
     /// A reasoning block begins. Sent even when no readable text will follow, so the reader

@@ -3,6 +3,8 @@
 //! [`super::attachment`], which judges files and says what is wrong with them, so the turn's
 //! events can name how a file went without depending on the judging.
 
+use utoipa::ToSchema;
+
 /// The kinds Ponder sends to a model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -41,7 +43,7 @@ crate::domain::wire::wire_names!(SendAs {
 
 /// A file kept with a reader's message, as the page, the terminal and an export show it (its
 /// bytes are at [`super::attachment::UPLOAD_PATH`]`/<id>`, for its owner only).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, ToSchema)]
 pub struct FileRef {
     pub id: String,
     pub name: String,

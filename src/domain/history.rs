@@ -2,6 +2,7 @@
 //! messages with their versions, and thinking blocks as headers whose text loads on demand.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::event::{Failure, ThinkingKind};
 use super::message::Role;
@@ -9,7 +10,7 @@ use super::reasoning::{Effort, ReasoningSettings};
 use super::rich::{SourceRef, ToolStep};
 
 /// A workspace: each conversation belongs to one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Workspace {
     pub id: String,
     pub name: String,
@@ -20,7 +21,7 @@ pub struct Workspace {
 pub const FIRST_WORKSPACE: &str = "Personal";
 
 /// A conversation in the list.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ConversationSummary {
     pub id: String,
     pub title: String,
@@ -155,7 +156,7 @@ impl VersionStatus {
 }
 
 /// A reasoning block: its header always, its text only once asked for.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct BlockHeader {
     pub id: String,
     pub kind: ThinkingKind,
@@ -181,7 +182,7 @@ pub struct BlockHeader {
 }
 
 /// One version of a message: an edit of the reader's text, or one answer of the assistant.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Version {
     pub id: String,
     pub content: String,
@@ -236,7 +237,7 @@ impl Version {
 }
 
 /// One message with every version; `active` is the one shown.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Message {
     pub id: String,
     pub role: Role,
@@ -258,7 +259,7 @@ impl Message {
 }
 
 /// A conversation opened: its messages with block headers, not the reasoning text.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Conversation {
     pub id: String,
     pub title: String,
@@ -333,7 +334,7 @@ pub fn is_zero(n: &usize) -> bool {
 /// Which messages of a conversation one request reads: the `last` ones before message
 /// `before` (an index; the end when absent). Empty asks for every message. Indexes stay
 /// valid while a conversation grows, since messages are only ever appended.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Page {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last: Option<usize>,
@@ -365,7 +366,7 @@ crate::domain::wire::wire_names!(HitKind {
 });
 
 /// One search result: the match in context, and where to open it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SearchHit {
     pub conversation_id: String,
     pub conversation_title: String,
@@ -377,7 +378,7 @@ pub struct SearchHit {
 }
 
 /// A run of a search snippet's text, matched or not.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SnippetPart {
     pub text: String,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -420,7 +421,7 @@ pub fn indexable(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// A conversation brought to the server from elsewhere (a browser's saved chats, a JSON
 /// export). `key` identifies it: importing the same key twice makes nothing new.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Import {
     pub key: String,
     pub title: String,
@@ -431,7 +432,7 @@ pub struct Import {
     pub instructions: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ImportMessage {
     pub role: Role,
     pub created_at: i64,
@@ -439,7 +440,7 @@ pub struct ImportMessage {
     pub versions: Vec<ImportVersion>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ImportVersion {
     pub content: String,
     pub status: VersionStatus,
@@ -491,7 +492,7 @@ impl ImportVersion {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ImportBlock {
     pub kind: ThinkingKind,
     pub text: String,
@@ -503,7 +504,7 @@ pub struct ImportBlock {
 
 /// What a user chose for one workspace (thinking behaviour, locale, theme, default model);
 /// an unset field keeps the default, so a client that knows only some of them keeps the rest.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Preferences {
     #[serde(default)]
     pub thinking: Option<String>,

@@ -4,6 +4,7 @@
 //! first and no reader can remove it.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 /// The most characters one level holds: a page of text, far past what a model needs to be told.
 pub const MAX_INSTRUCTION_CHARS: usize = 8_000;
@@ -44,14 +45,14 @@ impl Level {
 }
 
 /// One level's text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Instruction {
     pub level: Level,
     pub text: String,
 }
 
 /// The instructions that apply to one chat, each level that has text, in sending order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Instructions {
     pub levels: Vec<Instruction>,
 }

@@ -1,6 +1,7 @@
 //! Chat messages as the browser sends them to `POST /api/chat`.
 
 use serde::{Deserialize, Deserializer, Serialize};
+use utoipa::ToSchema;
 
 use super::event::{ErrorCode, Failure};
 use super::reasoning::{Effort, ReasoningSettings};
@@ -18,7 +19,7 @@ crate::domain::wire::wire_names!(Role { User = "user", Assistant = "assistant" }
 
 /// One message of the conversation sent upstream. Thinking is never sent back to the model as
 /// text; only the provider's own opaque reasoning state may go back with an answer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
@@ -40,7 +41,7 @@ pub struct ChatMessage {
 }
 
 /// A file inside a request: its name, its bytes in base64, how the reader asked it to go.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct InlineFile {
     pub name: String,
     pub data: String,
@@ -124,7 +125,7 @@ pub fn history<'a>(said: impl IntoIterator<Item = Said<'a>>) -> Vec<ChatMessage>
 }
 
 /// The body of `POST /api/chat`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ChatRequest {
     /// The whole history, for a turn the server does not store. Read with a bound: a body of
     /// too many messages stops parsing at the first one too many, before the rest is ever

@@ -3,6 +3,7 @@
 //! administrator may offer some to everyone.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::reasoning::ReasoningSettings;
 
@@ -13,7 +14,7 @@ pub const MAX_PRESET_NAME: usize = 80;
 pub const MAX_PRESETS: usize = 100;
 
 /// One preset, as listed, saved and picked.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Preset {
     /// Empty for a preset not saved yet.
     #[serde(default)]

@@ -2,6 +2,7 @@
 //! controls each one accepts, and the settings a reader chose for one turn.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::sampling::{self, Fraction, Tunable, Tunables};
 
@@ -103,6 +104,14 @@ impl Serialize for EffortLevels {
     }
 }
 
+impl utoipa::PartialSchema for EffortLevels {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::domain::wire::list_schema(<Effort as utoipa::PartialSchema>::schema())
+    }
+}
+
+impl utoipa::ToSchema for EffortLevels {}
+
 impl<'de> Deserialize<'de> for EffortLevels {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let levels = Vec::<Effort>::deserialize(deserializer)?;
@@ -113,7 +122,7 @@ impl<'de> Deserialize<'de> for EffortLevels {
 /// The settings of one turn: its reasoning (thinking on or off, the effort) and the sampling
 /// parameters the reader set. `None` leaves the model's own default, and nothing is sent for
 /// it (the output limit then is the operator's `PONDER_MAX_OUTPUT_TOKENS`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ReasoningSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<bool>,
@@ -239,7 +248,7 @@ pub enum NewChatModel {
 crate::domain::wire::wire_names!(NewChatModel { LastUsed = "last_used", Default = "default" });
 
 /// What a model can do with reasoning, and so which controls the page shows for it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Controls {
     /// The model reasons (or is believed to).
     pub reasons: bool,
@@ -309,7 +318,7 @@ crate::domain::wire::wire_names!(ControlsSource {
 });
 
 /// One model Ponder offers.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ModelInfo {
     pub id: String,
     /// A display name, when the upstream or the operator gives one.
@@ -326,7 +335,7 @@ impl ModelInfo {
 }
 
 /// `GET /api/models`: what the picker offers.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ModelList {
     /// The configured default (`PONDER_MODEL`), always in `models`.
     pub default: String,

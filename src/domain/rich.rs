@@ -2,6 +2,7 @@
 //! to highlight.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 /// The most formulas one `render/math` request converts (the page splits a longer list).
 pub const MAX_FORMULAS: usize = 500;
@@ -11,7 +12,7 @@ pub const MAX_BLOCKS: usize = 100;
 
 /// One formula: its LaTeX source, and whether it is displayed as a block (`$$…$$`, `\[…\]`)
 /// or inline (`$…$`, `\(…\)`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 pub struct MathItem {
     pub tex: String,
     #[serde(default)]
@@ -19,7 +20,7 @@ pub struct MathItem {
 }
 
 /// One finished code block: its fence's language and its text.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 pub struct CodeItem {
     pub lang: String,
     pub code: String,
@@ -46,7 +47,7 @@ crate::domain::wire::wire_names!(ToolStatus {
 /// One tool the model used inside a turn (web search, code execution, an MCP tool, a function
 /// it asked for), as the bubble shows it between the thinking blocks and stores it with the
 /// answer.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ToolStep {
     pub name: String,
     /// A short summary of what it was asked (a query, the first lines of code, arguments).
@@ -72,7 +73,7 @@ pub fn end_running_tools(tools: &mut [ToolStep]) {
 }
 
 /// A source an answer can cite: `[^n]` in the answer text refers to it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SourceRef {
     pub n: u32,
     pub url: String,

@@ -43,6 +43,18 @@ impl Serialize for Fraction {
     }
 }
 
+impl utoipa::PartialSchema for Fraction {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::Number)
+            .minimum(Some(0.0))
+            .maximum(Some(655.0))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Fraction {}
+
 impl<'de> Deserialize<'de> for Fraction {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = f64::deserialize(deserializer)?;
@@ -122,6 +134,14 @@ impl Serialize for Tunables {
         serializer.collect_seq(self.iter())
     }
 }
+
+impl utoipa::PartialSchema for Tunables {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::domain::wire::list_schema(<Tunable as utoipa::PartialSchema>::schema())
+    }
+}
+
+impl utoipa::ToSchema for Tunables {}
 
 impl<'de> Deserialize<'de> for Tunables {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -4,6 +4,7 @@
 //! Ponder" read the one model of a conversation.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::attachment::FileRef;
 use super::history::{Conversation, Import, ImportMessage, ImportVersion, Message};
@@ -14,7 +15,7 @@ pub const SHARE_PREFIX: &str = "/s/";
 /// What a link includes besides the messages: the reasoning (off unless asked for: it is the
 /// most private part of a chat), the files sent with the reader's messages, and the chat's own
 /// instructions (off unless asked for).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ShareChoice {
     #[serde(default)]
     pub thinking: bool,
@@ -26,7 +27,7 @@ pub struct ShareChoice {
 
 /// A link as its owner (or the admin) lists it. The token itself is shown once, in `url`,
 /// when the link is made: only its digest is kept.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ShareLink {
     pub id: String,
     pub conversation_id: String,

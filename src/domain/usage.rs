@@ -4,6 +4,7 @@
 //! reads and writes the ledger, the page and the terminal show these shapes.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 pub use super::event::Cost;
 use super::event::Usage;
@@ -17,7 +18,7 @@ pub fn estimate_tokens(chars: u64) -> u64 {
 /// What one turn consumed, as its ledger line keeps it. `output_tokens` includes
 /// `reasoning_tokens`, and `input_tokens` includes `cached_input_tokens`, whatever each
 /// provider's own fields meant.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Spend {
     pub input_tokens: u64,
     pub cached_input_tokens: u64,
@@ -87,7 +88,7 @@ impl Spend {
 
 /// One model's prices, per million tokens in the table's currency. Cached input costs as input
 /// and reasoning as output unless set.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Price {
     pub input: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,7 +117,9 @@ impl Price {
 }
 
 /// The span a quota counts over, in UTC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum QuotaPeriod {
     Day,
@@ -124,7 +127,9 @@ pub enum QuotaPeriod {
 }
 
 /// What a quota counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum QuotaMeasure {
     /// Input and output tokens, reasoning included.
@@ -134,7 +139,7 @@ pub enum QuotaMeasure {
 }
 
 /// One limit: at most `limit` of `measure` per `period`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Quota {
     pub measure: QuotaMeasure,
     pub period: QuotaPeriod,
@@ -371,7 +376,7 @@ pub fn over_quota(quotas: &[Quota], used: &Used, now_ms: i64) -> Option<OverQuot
 }
 
 /// One line of a usage report: a day's or a model's (or a reader's) totals.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct UsageLine {
     /// The day (`2026-12-06`), the model id or the reader's name, as the report groups.
     pub key: String,
@@ -412,7 +417,7 @@ impl UsageLine {
 }
 
 /// A reader's (or, for an administrator, everyone's) usage over one month, for the usage page.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct UsageReport {
     /// The month shown, `2026-12`.
     pub month: String,
@@ -433,7 +438,7 @@ pub struct UsageReport {
 }
 
 /// One limit and where the reader stands against it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct QuotaState {
     pub quota: Quota,
     pub used: u64,

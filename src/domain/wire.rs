@@ -7,6 +7,8 @@
 use std::fmt;
 
 use serde::de::{Error, Visitor};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
 
 /// An enum of unit variants with a wire name each (the `snake_case` of the variant).
 pub trait WireName: Copy + 'static {
@@ -74,10 +76,36 @@ macro_rules! wire_names {
                 Ok(<$ty as $crate::domain::wire::WireName>::VARIANTS[i])
             }
         }
+
+        impl utoipa::PartialSchema for $ty {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                $crate::domain::wire::names_schema(<$ty as $crate::domain::wire::WireName>::NAMES)
+            }
+        }
+
+        impl utoipa::ToSchema for $ty {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed(stringify!($ty))
+            }
+        }
     };
 }
 
 pub(crate) use wire_names;
+
+/// The JSON Schema of a string that is one of `names`: the API's description says which words
+/// an enum travels as, from the same table its serde reads.
+pub fn names_schema(names: &[&str]) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(names.iter().copied()))
+        .into()
+}
+
+/// The JSON Schema of a list of `item`s (a set of flags written as the list of its names).
+pub fn list_schema(item: RefOr<Schema>) -> RefOr<Schema> {
+    ArrayBuilder::new().items(item).into()
+}
 
 #[cfg(test)]
 pub(crate) mod tests {

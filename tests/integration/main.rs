@@ -14,6 +14,7 @@ mod hardening;
 mod hostile;
 mod instructions;
 mod models;
+mod openapi;
 mod ops;
 mod organise;
 mod pages;

@@ -114,7 +114,8 @@ pub const MATH_THINKING: &str = "The area under $y = x^2$ from 0 to 1 is \\(\\in
 pub const MATH_ANSWER: &str = "The integral is $\\int_0^1 x^2\\,dx = \\frac{1}{3}$, and by Pythagoras \\(a^2 + b^2 = c^2\\).\n\n$$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$\n\n\\[ E = mc^2 \\]\n\nIt costs $5 and $10 at most.\n\nThis one is broken: $\\notacommand{x}$.\n";
 
 impl Scenario {
-    const TAGS: &'static [(&'static str, Scenario)] = &[
+    /// Each tag a prompt can carry, and the scenario it picks.
+    pub const TAGS: &'static [(&'static str, Scenario)] = &[
         ("[bidi]", Scenario::Bidi),
         ("[xss-sources]", Scenario::XssSources),
         ("[tools]", Scenario::Tools),

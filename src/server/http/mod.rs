@@ -10,6 +10,7 @@ mod lifecycle;
 pub mod locale;
 mod ops;
 pub mod request;
+pub mod routes;
 pub mod shared;
 pub mod socket;
 pub mod usage;
@@ -34,6 +35,7 @@ use crate::server::http::guard::Guard;
 use crate::server::http::request::set_security_headers;
 use crate::server::state::AppState;
 use ops::ops_router;
+use routes::Route;
 
 /// The pages the server serves, handed in by the composition root ([`crate::site`]): the server
 /// knows how to serve a page shell, not what it draws, and imports no UI.
@@ -45,6 +47,8 @@ pub struct Site {
     pub words_chunk: fn(crate::i18n::Locale) -> Option<&'static str>,
     /// The page of a conversation shared by link.
     pub shared: shared::SharedDrawing,
+    /// The API's OpenAPI description, as JSON (`GET /api/openapi.json`).
+    pub description: fn() -> &'static str,
 }
 
 /// The whole application, as `main` serves it and the tests call it.
@@ -100,11 +104,16 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
     let render = leptos_axum::render_app_to_stream_with_context(context.clone(), app_fn);
     // The chat is the one page (`App` shows it at the base path); any other path reaches the
     // fallback, which renders the not-found page with a 404.
-    for path in ["/", "/c/{id}", "/c/{id}/"] {
+    let conversation = Route::Conversation.path();
+    for path in [
+        Route::Chat.path(),
+        conversation.clone(),
+        format!("{conversation}/"),
+    ] {
         let render = render.clone();
         let state = state.clone();
         app = app.route(
-            path,
+            &path,
             get(move |req: Request<Body>| {
                 let (render, state) = (render.clone(), state.clone());
                 async move { render(page_request(&state, req).await).await }
@@ -114,7 +123,7 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
     {
         let state = state.clone();
         app = app.route(
-            usage::CSV_PATH,
+            &Route::UsageCsv.path(),
             get(move |req: Request<Body>| {
                 let state = state.clone();
                 async move { usage::csv(&state, req).await }
@@ -125,14 +134,14 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
         let (up, down) = (state.clone(), state.clone());
         app = app
             .route(
-                crate::domain::attachment::UPLOAD_PATH,
+                &Route::UploadAttachment.path(),
                 axum::routing::post(move |req: Request<Body>| {
                     let state = up.clone();
                     async move { attachments::upload(&state, req).await }
                 }),
             )
             .route(
-                &format!("{}/{{id}}", crate::domain::attachment::UPLOAD_PATH),
+                &Route::DownloadAttachment.path(),
                 get(
                     move |axum::extract::Path(id): axum::extract::Path<String>,
                           req: Request<Body>| {
@@ -143,6 +152,16 @@ pub fn router(state: Arc<AppState>, leptos_options: LeptosOptions, site: Site) -
             );
     }
     app = shared_routes(app, &state, site.shared, &leptos_options);
+    let description = site.description;
+    app = app.route(
+        &Route::Description.path(),
+        get(move || async move {
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                description(),
+            )
+        }),
+    );
     let fallback = leptos_axum::file_and_error_handler_with_context(context, move |options| {
         shell(options, page.clone())
     });
@@ -197,7 +216,6 @@ fn shared_routes(
     options: &LeptosOptions,
 ) -> Router<LeptosOptions> {
     use axum::extract::Path;
-    let prefix = crate::domain::share::SHARE_PREFIX;
     let stylesheet: Arc<str> = format!(
         "{}/{}/{}.css",
         state.config.base_path, options.site_pkg_dir, options.output_name
@@ -205,14 +223,14 @@ fn shared_routes(
     .into();
     let (page, file, form) = (state.clone(), state.clone(), state.clone());
     app.route(
-        &format!("{prefix}{{token}}"),
+        &Route::SharedPage.path(),
         get(move |Path(token): Path<String>, req: Request<Body>| {
             let (state, stylesheet) = (page.clone(), stylesheet.clone());
             async move { shared::page(&state, drawing, &stylesheet, &token, req).await }
         }),
     )
     .route(
-        &format!("{prefix}{{token}}/f/{{n}}"),
+        &Route::SharedFile.path(),
         get(
             move |Path((token, n)): Path<(String, String)>, req: Request<Body>| {
                 let state = file.clone();
@@ -221,7 +239,7 @@ fn shared_routes(
         ),
     )
     .route(
-        &format!("{prefix}{{token}}/continue"),
+        &Route::ContinueShared.path(),
         axum::routing::post(move |Path(token): Path<String>, req: Request<Body>| {
             let state = form.clone();
             async move { shared::continue_in_ponder(&state, &token, req).await }

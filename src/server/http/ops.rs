@@ -12,13 +12,14 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
+use super::routes::Route;
 use crate::server::state::AppState;
 
 pub(super) fn ops_router(state: &Arc<AppState>) -> Router {
     Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
+        .route(&Route::Health.path(), get(healthz))
+        .route(&Route::Ready.path(), get(readyz))
+        .route(&Route::Metrics.path(), get(metrics))
         .with_state(ReadyState {
             app: state.clone(),
             cache: Arc::new(Mutex::new(None)),

@@ -3,6 +3,7 @@
 //! against their own quota only.
 
 use std::collections::HashMap;
+use utoipa::ToSchema;
 
 use super::ids::{content_digest, new_id};
 use super::scope::Scoped;
@@ -12,7 +13,7 @@ use crate::domain::wire::WireName;
 use crate::domain::{ErrorCode, Failure};
 
 /// A stored attachment as its owner's page and the turn read it (not its bytes).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, ToSchema)]
 pub struct AttachmentInfo {
     pub id: String,
     pub name: String,
