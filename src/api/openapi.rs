@@ -194,6 +194,7 @@ const EVENTS: &str = "text/event-stream";
 const HTML: &str = "text/html";
 const TEXT: &str = "text/plain";
 const BYTES: &str = "application/octet-stream";
+const ANY: &str = "*/*";
 const OPEN_METRICS: &str = "application/openmetrics-text";
 
 /// The description as served, built once.
@@ -289,7 +290,7 @@ fn functions(doc: &mut Document) {
     doc.function::<RemoveUser>(Admin, &[404, 409]);
     doc.function::<ListTokens>(SignedIn, &[]);
     doc.function::<CreateToken>(SignedIn, &[409])
-        .link("revokeToken", "id", "/id");
+        .link("revokeToken", "id", "/token/id");
     doc.function::<RevokeToken>(SignedIn, &[404]);
     let events = doc.schema::<crate::domain::TurnEvent>();
     let body = doc.schema::<crate::domain::ChatRequest>();
@@ -390,8 +391,8 @@ fn routes(doc: &mut Document) {
             }
             Route::DownloadAttachment => {
                 doc.route(route, SignedIn, &[400, 404, 503])
-                    .says("A kept file's bytes, to its owner only.")
-                    .answers(200, Some((BYTES, binary())));
+                    .says("A kept file's bytes, to its owner only, as the type it was kept as.")
+                    .answers(200, Some((ANY, binary())));
             }
             Route::UsageCsv => {
                 doc.route(route, SignedIn, &[400, 403, 404, 503])
@@ -838,6 +839,13 @@ mod tests {
             "#/components/schemas/ChatRequest"
         );
         assert!(doc["components"]["schemas"]["ChatRequest"]["properties"]["messages"].is_object());
+        let pixels = &doc["components"]["schemas"]["FileRef"]["properties"]["pixels"];
+        assert_eq!(
+            pixels["prefixItems"].as_array().unwrap().len(),
+            2,
+            "{pixels}"
+        );
+        assert_eq!(pixels["items"], false);
         let unit = op("/api/tokens/revoke", "post");
         assert_eq!(
             unit["responses"]["200"]["content"]["application/json"]["schema"]["type"],

@@ -98,7 +98,7 @@ impl Scoped<'_> {
         let sha256 = content_digest(bytes);
         let size = bytes.len() as i64;
         let now = now_ms();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         // One user's uploads one at a time: the quota holds, and SQLite's write lock is taken
         // before anything is read (two readers both upgrading would fail one of them).
         sqlx::query("UPDATE users SET created_at = created_at WHERE id = $1")
@@ -278,7 +278,7 @@ impl Scoped<'_> {
         message: &str,
         sent: &[Option<SendAs>],
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         self.record_sent_as_in(&mut tx, message, sent).await?;
         tx.commit().await?;
         Ok(())

@@ -38,7 +38,7 @@ impl Scoped<'_> {
         let id = new_id();
         let title = TitleMark::Branch.after(&source.title);
         let now = now_ms();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let made = sqlx::query(
             "INSERT INTO conversations (id, user_id, workspace_id, title, model, thinking, effort, temperature, top_p, max_tokens, instructions, created_at, updated_at, rev) \
              SELECT $1, user_id, workspace_id, $2, model, thinking, effort, temperature, top_p, max_tokens, instructions, $3, $3, 0 FROM conversations \

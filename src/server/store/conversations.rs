@@ -43,7 +43,7 @@ impl Scoped<'_> {
         title: &str,
     ) -> Result<ConversationSummary, StoreError> {
         let workspace = self.own_workspace(workspace).await?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let made = self
             .create_conversation_in(&mut tx, workspace, title)
             .await?;
@@ -87,7 +87,10 @@ impl Scoped<'_> {
         let title = TitleMark::strip(title);
         let title = title.trim();
         if title.is_empty() {
-            return Err(StoreError::Conflict("a title cannot be empty".into()));
+            return Err(StoreError::Refused(
+                crate::domain::Failure::of(crate::domain::ErrorCode::BadRequest, false)
+                    .with("detail", "a title cannot be empty"),
+            ));
         }
         let title: String = title.chars().take(200).collect();
         let done = sqlx::query(
@@ -106,7 +109,7 @@ impl Scoped<'_> {
     /// shared links are revoked at once, for good: restoring it does not open them again.
     pub async fn delete_conversation(&self, id: &str) -> Result<i64, StoreError> {
         let now = now_ms();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let done = sqlx::query(
             "UPDATE conversations SET deleted_at = $1 WHERE id = $2 AND user_id = $3 AND deleted_at IS NULL",
         )
@@ -255,7 +258,7 @@ impl Scoped<'_> {
     /// Removes at once a conversation this request has just made, when the turn it was made for
     /// could not be stored whole: a failed turn leaves no empty conversation behind.
     pub async fn discard_conversation(&self, conversation: &str) -> Result<(), StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         unindex(
             &mut tx,
             self.backend(),

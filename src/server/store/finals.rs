@@ -41,7 +41,7 @@ impl Store {
         finals: &[FinalState],
     ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
         let _turn = self.write_turn().await;
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.begin_hot().await?;
         let mut results: Vec<Result<(), StoreError>> = finals.iter().map(|_| Ok(())).collect();
         let mut order: Vec<usize> = (0..finals.len()).collect();
         order.sort_by(|&a, &b| {

@@ -130,7 +130,7 @@ impl Store {
         }
         let id = new_id();
         let now = now_ms();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let first = sqlx::query(
             "INSERT INTO first_admin (id, user_id, claimed_at) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING",
         )
@@ -224,7 +224,7 @@ impl Store {
     /// every API token they made (a reset from the shell, for a forgotten or stolen password:
     /// nothing made with the old one keeps working). False when no user has that name.
     pub async fn set_password(&self, name: &str, hash: &str) -> Result<bool, StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let changed = sqlx::query("UPDATE users SET password_hash = $1 WHERE name = $2")
             .bind(hash)
             .bind(name.trim())
@@ -276,7 +276,7 @@ impl Store {
         if !admin.user.is_admin {
             return Err(StoreError::NotFound);
         }
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         super::index::unindex(
             &mut tx,
             self.backend(),

@@ -122,7 +122,7 @@ impl Scoped<'_> {
             if n > 0 && self.backend() == Backend::Sqlite {
                 tokio::time::sleep(SQLITE_PAUSE).await;
             }
-            let mut tx = self.pool().begin().await?;
+            let mut tx = self.begin_write().await?;
             let mut entries = Vec::new();
             for (i, m) in batch.iter().enumerate() {
                 let position = n * IMPORT_BATCH + i;

@@ -79,7 +79,7 @@ impl Scoped<'_> {
     /// A transaction holding the user's row locked (a row lock on PostgreSQL, the database's
     /// write lock on SQLite) until it ends.
     async fn lock_user(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query("UPDATE users SET is_admin = is_admin WHERE id = $1")
             .bind(self.user_id())
             .execute(&mut *tx)

@@ -110,7 +110,7 @@ impl Scoped<'_> {
         conversation: &str,
         messages: &[&str],
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         for message in messages {
             unindex(
                 &mut tx,
@@ -156,7 +156,7 @@ impl Scoped<'_> {
     ) -> Result<String, StoreError> {
         self.owns_conversation(conversation).await?;
         self.check_attachments(attachments, max_bytes).await?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         lock_conversation(&mut tx, conversation).await?;
         let id = self
             .add_user_message_in(&mut tx, conversation, content, edit_of, attachments)
@@ -276,7 +276,7 @@ impl Scoped<'_> {
         turn: Option<&str>,
     ) -> Result<AnswerSlot, StoreError> {
         self.owns_conversation(conversation).await?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         lock_conversation(&mut tx, conversation).await?;
         let asking = Asking {
             model,
@@ -384,7 +384,7 @@ impl Scoped<'_> {
         answer: &AnswerRecord,
     ) -> Result<(), StoreError> {
         let _turn = self.write_turn().await;
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.begin_hot().await?;
         if answer.status == VersionStatus::Streaming && self.backend() == Backend::Postgres {
             // A state the next second overwrites need not wait for the disk; the final one does.
             sqlx::query("SET LOCAL synchronous_commit = off")

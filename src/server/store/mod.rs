@@ -196,6 +196,23 @@ impl Store {
         &self.pool
     }
 
+    /// A transaction that writes. On SQLite it takes the write lock as it begins (`BEGIN
+    /// IMMEDIATE`): one begun as a reader and then writing fails at once with "database is
+    /// locked" when another connection wrote in between (its snapshot is stale, and no busy
+    /// timeout retries that), where this one waits its turn.
+    pub(crate) async fn begin_write(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        begin_writing(&self.pool, self.backend).await
+    }
+
+    /// [`Store::begin_write`] on the hot writers' connection, after its [`Store::write_turn`].
+    pub(crate) async fn begin_hot(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        begin_writing(self.writer(), self.backend).await
+    }
+
     /// Where a hot writer begins its transaction, after its [`Store::write_turn`].
     pub(crate) fn writer(&self) -> &AnyPool {
         self.hot.as_ref().unwrap_or(&self.pool)
@@ -247,6 +264,16 @@ impl OpeningLock {
         })
         .await
         .map_err(|e| StoreError::Unavailable(e.to_string()))?
+    }
+}
+
+async fn begin_writing(
+    pool: &AnyPool,
+    backend: Backend,
+) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+    match backend {
+        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+        Backend::Postgres => pool.begin().await,
     }
 }
 

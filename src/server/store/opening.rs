@@ -70,7 +70,7 @@ impl Scoped<'_> {
                 .await?;
         }
         let _turn = self.write_turn().await;
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.begin_hot().await?;
         let conversation = match (opening.conversation, workspace) {
             (Some(id), _) => {
                 lock_conversation(&mut tx, id).await?;

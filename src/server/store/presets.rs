@@ -66,7 +66,7 @@ impl Scoped<'_> {
         let thinking = settings.thinking.map(i64::from);
         let effort = settings.effort.map(|e| e.as_str());
         let id = if preset.id.is_empty() {
-            let mut tx = self.pool().begin().await?;
+            let mut tx = self.begin_write().await?;
             let (count,): (i64,) = if preset.shared {
                 sqlx::query_as("SELECT COUNT(*) FROM presets WHERE shared = 1")
                     .fetch_one(&mut *tx)

@@ -137,7 +137,7 @@ impl Scoped<'_> {
             return Ok(());
         }
         let _turn = self.write_turn().await;
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.begin_hot().await?;
         self.keep_reasoning_state_in(&mut tx, slot, state, max_bytes)
             .await?;
         tx.commit().await?;

@@ -43,7 +43,7 @@ impl Store {
     /// versions, thinking and search entries, and the files no other message keeps (a file
     /// uploaded and never sent goes after [`UNSENT_FILE_MS`]). Run by the background purge.
     pub async fn purge_deleted(&self, before: i64) -> Result<u64, StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         unindex(
             &mut tx,
             self.backend(),
@@ -138,12 +138,22 @@ impl Scoped<'_> {
         self.store.pool()
     }
 
-    pub(super) fn backend(&self) -> super::Backend {
-        self.store.backend()
+    /// [`super::Store::begin_hot`].
+    pub(super) async fn begin_hot(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        self.store.begin_hot().await
     }
 
-    pub(super) fn writer(&self) -> &sqlx::AnyPool {
-        self.store.writer()
+    /// [`super::Store::begin_write`].
+    pub(super) async fn begin_write(
+        &self,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        self.store.begin_write().await
+    }
+
+    pub(super) fn backend(&self) -> super::Backend {
+        self.store.backend()
     }
 
     pub(super) async fn write_turn(&self) -> super::WriteTurn {

@@ -80,7 +80,7 @@ impl Store {
             return Ok(written);
         }
         let _turn = self.write_turn().await;
-        let mut tx = self.writer().begin().await?;
+        let mut tx = self.begin_hot().await?;
         if self.backend() == Backend::Postgres {
             // A state the next second overwrites need not wait for the disk; the final one does.
             sqlx::query("SET LOCAL synchronous_commit = off")

@@ -37,7 +37,7 @@ impl Scoped<'_> {
     /// signing out everywhere is what one does after losing a device or a secret, and a token
     /// is as good as a session to whoever holds it.
     pub async fn sign_out_everywhere(&self) -> Result<(), StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         for table in ["sessions", "api_tokens"] {
             sqlx::query(&format!(
                 "UPDATE {table} SET revoked_at = $1 WHERE user_id = $2 AND revoked_at IS NULL"

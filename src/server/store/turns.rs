@@ -158,7 +158,7 @@ impl Store {
         if self.backend() != Backend::Sqlite {
             return Ok(0);
         }
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query(
             "UPDATE thinking_blocks SET interrupted = 1 WHERE duration_ms IS NULL AND version_id IN \
              (SELECT id FROM message_versions WHERE status = 'streaming')",

@@ -72,7 +72,7 @@ impl Scoped<'_> {
             ));
         }
         let workspace = self.own_workspace(workspace).await?.id;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         sqlx::query("DELETE FROM preferences WHERE user_id = $1 AND workspace_id = $2")
             .bind(self.user_id())
             .bind(&workspace)
