@@ -1,7 +1,7 @@
 # Ponder — every set-up step lives here, idempotent: a second run skips what is already done.
 #   make run    install what is missing, build, serve on http://127.0.0.1:3000
 #   make test   install what is missing, then every check (docs links, fmt, clippy ×2, Rust tests,
-#               Playwright, compose.yaml, Dockerfile lint, container smoke test)
+#               Playwright, schemathesis on the API, compose.yaml, Dockerfile lint, container smoke test)
 #   make bench  benchmarks (not part of make test)
 #   make docs   the book (docs/) into target/book; make docs-check checks its links (in make test)
 # No step downloads from GitHub: tools come from crates.io, npm and Debian (see the book:
@@ -36,7 +36,7 @@ PHASES := $(CURDIR)/target/phases.txt
 MARK = @mkdir -p $(dir $(PHASES)) && echo "$@ $$(date +%s)" >> $(PHASES)
 
 .PHONY: toolchain help run test build site assets server server-test screenshots size-check corpus-check bench-server bench-size tools tools-e2e tools-db tools-pdf tools-bench fmt-check clippy unit e2e bench bench-parsers bench-load bench-ui bench-history bench-picker bench-resume clean
-.PHONY: tools-docs docs docs-check phases-start
+.PHONY: tools-docs docs docs-check phases-start tools-api api-check api-fuzz
 .PHONY: tools-ops tools-proxy compose-check dockerfile-lint container-smoke proxy-check ops-check image-size tools-fuzz fuzz chaos
 
 help:
@@ -261,7 +261,7 @@ corpus-check: server-test
 	  || { echo "the [perf] bench corpus is in $(PONDER_BIN)"; exit 1; }
 	@echo "$(PONDER_BIN): no bench corpus"
 
-test: phases-start docs-check tools tools-e2e tools-db tools-pdf fmt-check clippy unit e2e size-check corpus-check ops-check
+test: phases-start docs-check tools tools-e2e tools-db tools-pdf tools-api fmt-check clippy unit e2e api-check size-check corpus-check ops-check
 	@echo "end $$(date +%s)" >> $(PHASES)
 	@python3 .ci/phases.py $(PHASES)
 
@@ -343,6 +343,33 @@ docs: tools-docs
 docs-check:
 	$(MARK)
 	python3 .ci/doc-links.py
+	python3 .ci/api-reference.py --check docs/src/api/openapi.json docs/src/api/reference.md
+
+## ---------- the API against its description (schemathesis, from PyPI) ----------
+
+SCHEMATHESIS_VERSION := 4.32.5
+SCHEMATHESIS := $(TOOLS)/venv/bin/st
+API_FUZZ_SECONDS ?= 600
+
+tools-api:
+	$(MARK)
+	@if ! $(SCHEMATHESIS) --version 2>/dev/null | grep -q "$(SCHEMATHESIS_VERSION)"; then \
+	  echo "installing schemathesis $(SCHEMATHESIS_VERSION) from PyPI into .tools/venv"; \
+	  python3 -m venv "$(TOOLS)/venv"; \
+	  "$(TOOLS)/venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$(SCHEMATHESIS_VERSION)"; \
+	fi
+
+# make test: every operation of /api/openapi.json tried by schemathesis on a live server (no 5xx,
+# statuses, types and bodies as described, no answer slower than 5 s), then the book's example
+# client run against it (docs/src/api/fuzzing.md).
+api-check: tools-api site server-test
+	$(MARK)
+	SCHEMATHESIS=$(SCHEMATHESIS) PONDER_BIN=$(PONDER_BIN) .ci/api-fuzz.sh quick
+
+# The long run: every phase, negative inputs and the stateful one (links) too, for
+# API_FUZZ_SECONDS.
+api-fuzz: tools-api site server-test
+	SCHEMATHESIS=$(SCHEMATHESIS) PONDER_BIN=$(PONDER_BIN) FUZZ_SECONDS=$(API_FUZZ_SECONDS) .ci/api-fuzz.sh long
 
 ## ---------- fuzzing (not in make test) ----------
 

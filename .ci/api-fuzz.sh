@@ -65,6 +65,17 @@ case "$mode" in
   *) echo "usage: $0 quick|long"; exit 2 ;;
 esac
 echo "schemathesis ($mode) ran $(( $(date +%s) - start )) s; server log: $out/server.log"
+if [ "$mode" = quick ]; then
+  # The book's example client, run as it is written there.
+  awk '/^```sh$/{on=1; next} /^```$/{on=0} on' docs/src/api/example-client.md > "$out/example.sh"
+  awk '/^```python$/{on=1; next} /^```$/{on=0} on' docs/src/api/example-client.md > "$out/example.py"
+  if ! (cd "$out" && PONDER_URL="$base" PONDER_USER=fuzz PONDER_PASSWORD=fuzz-password-1 \
+        bash -euo pipefail -c "source example.sh && python3 example.py") > "$out/example.log" 2>&1; then
+    echo "the book's example client failed:"; cat "$out/example.log"; status=1
+  else
+    echo "the book's example client ran: $(tail -n 1 "$out/example.log")"
+  fi
+fi
 if grep -q "panicked" "$out/server.log"; then
   echo "the server panicked:"; grep -A3 "panicked" "$out/server.log"; exit 1
 fi

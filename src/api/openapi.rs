@@ -203,6 +203,8 @@ pub fn json() -> &'static str {
     JSON_TEXT.get_or_init(|| {
         let mut value = serde_json::to_value(description()).unwrap_or_default();
         name_each_event(&mut value);
+        link_keys_in_camel_case(&mut value);
+        plain_descriptions(&mut value);
         serde_json::to_string_pretty(&value).unwrap_or_default()
     })
 }
@@ -242,6 +244,77 @@ fn name_each_event(doc: &mut serde_json::Value) {
             "discriminator": { "propertyName": "type", "mapping": mapping },
         }),
     );
+}
+
+/// A link's fields as OpenAPI spells them (`operationId`, `requestBody`): utoipa 5.5 writes
+/// them in snake case, which no tool reads.
+fn link_keys_in_camel_case(doc: &mut serde_json::Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(|p| p.as_object_mut()) else {
+        return;
+    };
+    let responses = paths
+        .values_mut()
+        .filter_map(|item| item.as_object_mut())
+        .flat_map(|item| item.values_mut())
+        .filter_map(|op| op.get_mut("responses").and_then(|r| r.as_object_mut()))
+        .flat_map(|responses| responses.values_mut());
+    for response in responses {
+        let Some(links) = response.get_mut("links").and_then(|l| l.as_object_mut()) else {
+            continue;
+        };
+        for link in links.values_mut().filter_map(|l| l.as_object_mut()) {
+            for (snake, camel) in [
+                ("operation_id", "operationId"),
+                ("operation_ref", "operationRef"),
+                ("request_body", "requestBody"),
+            ] {
+                if let Some(v) = link.remove(snake) {
+                    link.insert(camel.into(), v);
+                }
+            }
+        }
+    }
+}
+
+/// Descriptions come from doc comments, whose links to Rust items (``[`Failure`]``) mean
+/// nothing to a reader of the API: they are left as the code words they name.
+fn plain_descriptions(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::String(text) if key == "description" => *text = without_item_links(text),
+                    _ => plain_descriptions(v),
+                }
+            }
+        }
+        Value::Array(list) => list.iter_mut().for_each(plain_descriptions),
+        _ => {}
+    }
+}
+
+/// ``[`x`]`` as `` `x` `` (a link with a target of its own, ``[`x`](…)``, stays).
+fn without_item_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("[`") {
+        let after = &rest[start + 1..];
+        let Some(end) = after.find("`]") else { break };
+        let word = &after[..end + 1];
+        let tail = &after[end + 2..];
+        out.push_str(&rest[..start]);
+        if tail.starts_with('(') || tail.starts_with('[') {
+            out.push('[');
+            out.push_str(word);
+            out.push(']');
+        } else {
+            out.push_str(word);
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The `type` an event kind's schema requires (in its own properties, or in one of `allOf`).
@@ -320,14 +393,14 @@ fn functions(doc: &mut Document) {
         .link("getConversation", "id", "/id")
         .link("renameConversation", "id", "/id");
     doc.function::<ExportConversation>(SignedIn, &[404]);
-    doc.function::<SetActiveVersion>(SignedIn, &[404]);
+    doc.function::<SetActiveVersion>(SignedIn, &[404, 409]);
     doc.function::<Search>(SignedIn, &[]);
     doc.function::<ImportConversation>(SignedIn, &[404, 409]);
     doc.function::<GetPreferences>(SignedIn, &[404]);
     doc.function::<SetPreferences>(SignedIn, &[404, 409]);
     doc.function::<WaitForTitle>(SignedIn, &[404]);
     doc.function::<GetInstructions>(SignedIn, &[404]);
-    doc.function::<SetInstructions>(SignedIn, &[404]);
+    doc.function::<SetInstructions>(SignedIn, &[403, 404, 409]);
     doc.function::<ListModels>(SignedIn, &[]);
     doc.function::<ListPresets>(SignedIn, &[]);
     doc.function::<SavePreset>(SignedIn, &[404, 409])
@@ -851,9 +924,34 @@ mod tests {
             unit["responses"]["200"]["content"]["application/json"]["schema"]["type"],
             "null"
         );
+        let link = &op("/api/tokens/create", "post")["responses"]["200"]["links"]["revokeToken"];
+        assert_eq!(link["operationId"], "revokeToken");
+        assert_eq!(link["requestBody"]["id"], "$response.body#/token/id");
+    }
+
+    #[test]
+    fn links_to_rust_items_read_as_code_words() {
+        assert_eq!(
+            without_item_links("with an [`ApiError`], see [`x`](y) and [`a::b`]."),
+            "with an `ApiError`, see [`x`](y) and `a::b`."
+        );
+        assert!(!json().contains("[`ApiError`]"));
+    }
+
+    /// The book keeps the description as served; `PONDER_WRITE_DOCS=1` writes it again.
+    #[test]
+    fn the_book_holds_the_description_as_served() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/api/openapi.json");
+        let served = format!("{}\n", json());
+        if std::env::var_os("PONDER_WRITE_DOCS").is_some() {
+            std::fs::write(path, &served).unwrap();
+        }
+        let kept = std::fs::read_to_string(path).unwrap_or_default();
         assert!(
-            op("/api/tokens/create", "post")["responses"]["200"]["links"]["revokeToken"]
-                .is_object()
+            kept == served,
+            "docs/src/api/openapi.json is not the description the server serves: run \
+             PONDER_WRITE_DOCS=1 cargo test --no-default-features --features ssr --lib openapi, \
+             then python3 .ci/api-reference.py docs/src/api/openapi.json > docs/src/api/reference.md"
         );
     }
 
