@@ -641,7 +641,7 @@ fn write(doc: Document) -> OpenApi {
                 .title("Ponder")
                 .version(env!("CARGO_PKG_VERSION"))
                 .description(Some(
-                    "Ponder's HTTP API: the turn stream, history, accounts and the rest, as the page and the terminal client use it. Server functions are `POST` with a JSON body; a refusal's body is the stream's `error` event.",
+                    "Ponder's HTTP API: the turn stream, history, accounts and the rest, as the page and the terminal client use it. Server functions are `POST` with a JSON body; a refusal's body is the stream's `error` event. Signing in is by an API token or the session cookie with `PONDER_AUTH=password`; with `PONDER_AUTH=header` a trusted proxy's header names the caller instead, and with `PONDER_AUTH=none` no operation asks.",
                 ))
                 .build(),
         )
