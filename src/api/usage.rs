@@ -7,7 +7,6 @@ use leptos::server_fn::codec::Json;
 
 use super::error::ApiError;
 use crate::domain::usage::UsageReport;
-use utoipa::ToSchema;
 
 /// The reader's usage over `month` (`2026-12`; none: this month, UTC), by day and by model,
 /// with their limits and what they used of each. `everyone` (administrators only) sums every
@@ -63,17 +62,8 @@ pub struct QuotaSettings {
     pub admins_exempt: bool,
     /// The currency of cost limits.
     pub currency: String,
-    /// Each reader with limits of their own.
-    pub readers: Vec<ReaderLimits>,
-}
-
-/// A reader with limits of their own.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, ToSchema)]
-pub struct ReaderLimits {
-    /// The reader's name.
-    pub name: String,
-    /// Their limits as written (`tokens/day=200000`); empty: none at all.
-    pub limits: String,
+    /// Each reader with limits of their own: name and limits as written (empty: none at all).
+    pub readers: Vec<(String, String)>,
 }
 
 /// The limits in force (administrators only).
@@ -94,7 +84,7 @@ pub async fn quotas_in_force() -> Result<QuotaSettings, ApiError> {
         .await
         .map_err(store_error)?
         .into_iter()
-        .map(|(_, name, limits)| ReaderLimits { name, limits })
+        .map(|(_, name, limits)| (name, limits))
         .collect();
     Ok(QuotaSettings {
         default: quotas_text(&state.config.quota.default),

@@ -470,9 +470,9 @@ fn ReaderLimits() -> impl IntoView {
                     <p>{fill(w.default_limits, &[("limits", &default)])}</p>
                     {s.admins_exempt.then(|| view! { <Note text=w.admins_exempt.to_string()/> })}
                     <ul class="usage-reader-limits">
-                        {s.readers.into_iter().map(|reader| {
-                            let set = if reader.limits.is_empty() { w.no_limit.to_string() } else { reader.limits };
-                            view! { <li><strong>{reader.name}</strong>": " {set}</li> }
+                        {s.readers.into_iter().map(|(who, set)| {
+                            let set = if set.is_empty() { w.no_limit.to_string() } else { set };
+                            view! { <li><strong>{who}</strong>": " {set}</li> }
                         }).collect_view()}
                     </ul>
                 }
