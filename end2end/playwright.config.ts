@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";
 import { defineConfig } from "@playwright/test";
-import { ALL_SERVERS, PONDER_BIN, SERVERS, WORKERS } from "./servers";
+import { ALL_IDPS, ALL_SERVERS, PONDER_BIN, SERVERS, WORKERS } from "./servers";
 
 // Debian's Chromium: Playwright never downloads a browser here. The UI benchmark reads the same file.
 const BROWSER: { path: string; args: string[] } = JSON.parse(
@@ -44,21 +44,34 @@ export default defineConfig({
       testMatch: /(thinking-block|bubble|persistence)\.spec\.ts$/,
     },
   ],
-  webServer: ALL_SERVERS.map((s) => ({
-    command: PONDER_BIN,
-    url: `${s.url}/healthz`,
-    reuseExistingServer: false,
-    timeout: 30_000,
-    stdout: "ignore" as const,
-    stderr: "pipe" as const,
-    env: {
-      LEPTOS_SITE_ROOT: "../target/site",
-      LEPTOS_SITE_ADDR: s.addr,
-      PONDER_DEMO_ADDR: s.demoAddr,
-      PONDER_DEMO_DELAY_MS: "25",
-      PONDER_DATABASE_URL: `sqlite://${DATA}/${s.addr.replace(/[^0-9]/g, "_")}/ponder.db`,
-      RUST_LOG: "warn",
-      ...s.env,
-    },
-  })),
+  // Each worker's test OpenID provider first: the webServer entries start one after another,
+  // each awaited, so the IdP answers before the Ponder that signs in with it starts.
+  webServer: [
+    ...ALL_IDPS.map((idp) => ({
+      command: "node oidc/idp.mjs",
+      url: `${idp.url}/.well-known/openid-configuration`,
+      reuseExistingServer: false,
+      timeout: 30_000,
+      stdout: "ignore" as const,
+      stderr: "pipe" as const,
+      env: { IDP_PORT: String(idp.port), IDP_PONDER: idp.ponder },
+    })),
+    ...ALL_SERVERS.map((s) => ({
+      command: PONDER_BIN,
+      url: `${s.url}/healthz`,
+      reuseExistingServer: false,
+      timeout: 30_000,
+      stdout: "ignore" as const,
+      stderr: "pipe" as const,
+      env: {
+        LEPTOS_SITE_ROOT: "../target/site",
+        LEPTOS_SITE_ADDR: s.addr,
+        PONDER_DEMO_ADDR: s.demoAddr,
+        PONDER_DEMO_DELAY_MS: "25",
+        PONDER_DATABASE_URL: `sqlite://${DATA}/${s.addr.replace(/[^0-9]/g, "_")}/ponder.db`,
+        RUST_LOG: "warn",
+        ...s.env,
+      },
+    })),
+  ],
 });

@@ -18,12 +18,28 @@ export const WORKERS = Number(process.env.PONDER_E2E_WORKERS ?? 2);
 /** The worker this process is (Playwright sets TEST_PARALLEL_INDEX in each worker; 0 elsewhere). */
 const WORKER = Number(process.env.TEST_PARALLEL_INDEX ?? 0);
 
+/** A test OpenID provider (oidc/idp.mjs) that serves one Ponder, its only client. */
+export interface Idp {
+  port: number;
+  /** The issuer: http://127.0.0.1:port, no trailing slash. */
+  url: string;
+  /** The Ponder it signs people in to. */
+  ponder: string;
+}
+
+/** The worker's IdP, beside its `oidc` Ponder (3145). */
+function idpAt(worker: number): Idp {
+  const port = 3146 + 200 * worker;
+  return { port, url: `http://127.0.0.1:${port}`, ponder: `http://127.0.0.1:${3145 + 200 * worker}` };
+}
+
 function at(worker: number) {
   const server = (port: number, env: Record<string, string> = {}): Server => {
     const addr = `127.0.0.1:${port + 200 * worker}`;
     const demoAddr = `127.0.0.1:${port + 1000 + 200 * worker}`;
     return { addr, demoAddr, url: `http://${addr}`, demoUrl: `http://${demoAddr}`, env };
   };
+  const idp = idpAt(worker);
   return {
     /** Default settings: OpenAI-compatible framing. */
     main: server(3100),
@@ -35,6 +51,19 @@ function at(worker: number) {
     browserHistory: server(3130, { PONDER_HISTORY: "browser" }),
     /** Built-in accounts (PONDER_AUTH=password). */
     accounts: server(3140, { PONDER_AUTH: "password" }),
+    /** Single sign-on by OpenID Connect (PONDER_AUTH=oidc) at this worker's test IdP (IDP):
+     * members of ponder-users may sign in, members of ponder-admins are admins. */
+    oidc: server(3145, {
+      PONDER_AUTH: "oidc",
+      PONDER_OIDC_ISSUER: idp.url,
+      PONDER_OIDC_CLIENT_ID: "ponder",
+      PONDER_OIDC_CLIENT_SECRET: "ponder-test-secret",
+      PONDER_OIDC_SCOPES: "openid profile email groups",
+      PONDER_OIDC_ALLOWED_GROUPS: "ponder-users",
+      PONDER_OIDC_ADMIN_GROUPS: "ponder-admins",
+      PONDER_OIDC_NAME: "Test IdP",
+      PONDER_PUBLIC_URL: idp.ponder,
+    }),
     /** A trusted proxy names the user (PONDER_AUTH=header from loopback), with a short delete grace. */
     proxyAuth: server(3150, { PONDER_AUTH: "header", PONDER_TRUSTED_PROXIES: "127.0.0.1/32", PONDER_DELETE_GRACE: "2" }),
     /** A trusted proxy names the user, and shared links open for anyone (PONDER_SHARING=public). */
@@ -80,5 +109,11 @@ function at(worker: number) {
 /** This worker's servers (worker 0's outside a test run: the benchmarks, the screenshots). */
 export const SERVERS = at(WORKER);
 
-/** Every worker's servers, for the configuration to start. */
+/** This worker's test OpenID provider, the issuer of SERVERS.oidc. */
+export const IDP = idpAt(WORKER);
+
+/** Every worker's Ponder servers, for the configuration to start. */
 export const ALL_SERVERS: Server[] = Array.from({ length: WORKERS }, (_, w) => Object.values(at(w))).flat();
+
+/** Every worker's test OpenID provider, for the configuration to start (before the Ponders). */
+export const ALL_IDPS: Idp[] = Array.from({ length: WORKERS }, (_, w) => idpAt(w));

@@ -25,7 +25,7 @@ pub async fn who_am_i() -> Result<Me, ApiError> {
         Some(Caller::Refused(failure)) => return Err(failure.into()),
         _ => None,
     };
-    let needs_setup = state.config.auth == crate::server::config::AuthMode::Password
+    let needs_setup = state.config.auth.passwords()
         && state
             .store
             .user_count()
@@ -35,6 +35,8 @@ pub async fn who_am_i() -> Result<Me, ApiError> {
     Ok(Me {
         account,
         auth: state.config.auth.name().into(),
+        provider: state.config.auth.oidc().map(|o| o.name.clone()),
+        passwords: state.config.auth.passwords(),
         needs_setup,
         history: match state.config.history {
             crate::server::config::HistoryMode::Server => "server".into(),
@@ -55,7 +57,7 @@ pub async fn who_am_i() -> Result<Me, ApiError> {
 pub async fn set_up(name: String, password: String) -> Result<Account, ApiError> {
     let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
-    if state.config.auth != crate::server::config::AuthMode::Password {
+    if !state.config.auth.passwords() {
         return Err(crate::server::accounts::refused(crate::domain::ErrorCode::NoAccounts).into());
     }
     let who = crate::server::accounts::set_up(&state.store, &name, &password)
@@ -76,7 +78,7 @@ pub async fn set_up(name: String, password: String) -> Result<Account, ApiError>
 pub async fn sign_in(name: String, password: String) -> Result<Account, ApiError> {
     let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
-    if state.config.auth != crate::server::config::AuthMode::Password {
+    if !state.config.auth.passwords() {
         return Err(crate::server::accounts::refused(crate::domain::ErrorCode::NoAccounts).into());
     }
     let client = crate::server::http::request::client_ip();
@@ -88,7 +90,8 @@ pub async fn sign_in(name: String, password: String) -> Result<Account, ApiError
     Ok(crate::server::accounts::account(who.user()))
 }
 
-/// Ends this session.
+/// Ends this session. With single sign-on, the identity provider's sign-out page (returning to
+/// Ponder) when it has one: the page goes there next, so the provider's session ends too.
 #[server(
     prefix = "/api",
     endpoint = "auth/sign-out",
@@ -96,10 +99,21 @@ pub async fn sign_in(name: String, password: String) -> Result<Account, ApiError
     output = Json,
     input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
 )]
-pub async fn sign_out() -> Result<(), ApiError> {
+pub async fn sign_out() -> Result<Option<String>, ApiError> {
     let state = crate::server::http::request::app_state()
         .ok_or_else(|| ApiError::new("the server is not set up", false))?;
+    let mut then = None;
     if let Some(secret) = crate::server::http::request::session_secret() {
+        if let Some(sso) = &state.sso {
+            let hint = state
+                .store
+                .session_id_token(&secret)
+                .await
+                .map_err(crate::server::http::request::store_error)?;
+            if let Some(hint) = hint {
+                then = sso.sign_out_url(&hint).await;
+            }
+        }
         state
             .store
             .close_session(&secret)
@@ -107,7 +121,7 @@ pub async fn sign_out() -> Result<(), ApiError> {
             .map_err(crate::server::http::request::store_error)?;
     }
     crate::server::accounts::clear_cookie(&state);
-    Ok(())
+    Ok(then)
 }
 
 /// Ends every session of the signed-in user, on every device, and revokes every API token they

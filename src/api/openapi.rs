@@ -521,6 +521,20 @@ fn routes(doc: &mut Document) {
                     .says("Prometheus metrics, in the OpenMetrics text format.")
                     .answers(200, Some((OPEN_METRICS, string())));
             }
+            Route::SsoLogin => {
+                doc.route(route, Anyone, &[404, 503])
+                    .says("Single sign-on (`PONDER_AUTH=oidc`): `303` to the identity provider, with `state`, `nonce` and a PKCE challenge; `return_to` is a path of this Ponder to come back to. `404` without single sign-on; a failure is a page (HTML) with its status.")
+                    .query("return_to", string(), false)
+                    .answers(303, None);
+            }
+            Route::SsoCallback => {
+                doc.route(route, Anyone, &[400, 403, 404, 502, 503])
+                    .says("Where the identity provider sends the browser back: the code is exchanged, the ID token verified, the person signed in (the session cookie) and sent on with `303`. A failure is a page (HTML): `400` a sign-in not started here or tampered with, `403` refused (groups, the provider), `502` an ID token that does not verify, `503` the provider unreachable.")
+                    .query("code", string(), false)
+                    .query("state", string(), false)
+                    .query("error", string(), false)
+                    .answers(303, None);
+            }
         }
     }
 }
@@ -651,7 +665,7 @@ fn write(doc: Document) -> OpenApi {
             "session",
             SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
                 crate::server::auth::SESSION_COOKIE,
-                "The session a sign-in sets (`auth/sign-in`).",
+                "The session a sign-in sets (`auth/sign-in`, or single sign-on's callback).",
             ))),
         );
     let (schemas, clashes) = unique(schemas);
@@ -667,7 +681,7 @@ fn write(doc: Document) -> OpenApi {
                 .title("Ponder")
                 .version(env!("CARGO_PKG_VERSION"))
                 .description(Some(
-                    "Ponder's HTTP API: the turn stream, history, accounts and the rest, as the page and the terminal client use it. Server functions are `POST` with a JSON body; a refusal's body is the stream's `error` event. Signing in is by an API token or the session cookie with `PONDER_AUTH=password`; with `PONDER_AUTH=header` a trusted proxy's header names the caller instead, and with `PONDER_AUTH=none` no operation asks.",
+                    "Ponder's HTTP API: the turn stream, history, accounts and the rest, as the page and the terminal client use it. Server functions are `POST` with a JSON body; a refusal's body is the stream's `error` event. Signing in is by an API token or the session cookie with `PONDER_AUTH=password` or `oidc` (single sign-on, `/auth/oidc/login`); with `PONDER_AUTH=header` a trusted proxy's header names the caller instead, and with `PONDER_AUTH=none` no operation asks.",
                 ))
                 .build(),
         )
@@ -800,7 +814,7 @@ fn first_sentence(text: &str) -> String {
 fn success_words(status: u16) -> &'static str {
     match status {
         201 => "Created",
-        303 => "See the copy",
+        303 => "See the next address (`Location`)",
         _ => "OK",
     }
 }
@@ -815,6 +829,7 @@ fn refusal_words(status: u16) -> &'static str {
         413 => "The body is over the limit",
         415 => "The body is not of the type the operation reads",
         421 => "An unknown host name (`PONDER_AUTH=none`)",
+        502 => "The identity provider's answer did not verify",
         429 => "Too many requests, or a limit reached; `Retry-After` says when to try again",
         503 => "The database is unavailable, or the server is shutting down",
         _ => "Refused",

@@ -258,6 +258,31 @@ pub fn remember_locale(locale: crate::i18n::Locale) {
     let _ = locale;
 }
 
+/// Where single sign-on starts for this page, coming back to it once signed in.
+pub fn sso_address() -> String {
+    let mut back = String::new();
+    for c in page_path().chars() {
+        match c {
+            '%' => back.push_str("%25"),
+            '&' => back.push_str("%26"),
+            '+' => back.push_str("%2B"),
+            ' ' => back.push_str("%20"),
+            c => back.push(c),
+        }
+    }
+    format!("{}/auth/oidc/login?return_to={back}", base_path())
+}
+
+/// Leaves the page for `url` (the identity provider's sign-out; a no-op on the server).
+pub fn leave_for(url: &str) {
+    #[cfg(feature = "hydrate")]
+    if let Some(w) = web_sys::window() {
+        let _ = w.location().assign(url);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = url;
+}
+
 /// Loads the page at `address` afresh (a no-op on the server).
 pub fn load_page(address: &Address) {
     #[cfg(feature = "hydrate")]

@@ -17,8 +17,14 @@ pub struct Account {
 pub struct Me {
     /// The signed-in user; none when sign-in is needed.
     pub account: Option<Account>,
-    /// `none`, `password` or `header`.
+    /// `none`, `password`, `header` or `oidc`.
     pub auth: String,
+    /// Single sign-on's provider, as its button names it (`PONDER_AUTH=oidc`).
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Built-in passwords sign people in (`password`, or beside single sign-on).
+    #[serde(default)]
+    pub passwords: bool,
     /// No user exists yet: the first visit creates the admin.
     pub needs_setup: bool,
     /// `server` (chats live on the server) or `browser`.
@@ -29,10 +35,10 @@ pub struct Me {
 }
 
 impl Me {
-    /// Built-in accounts and nobody signed in: the page is the sign-in form, and asks the
-    /// server for nothing that is a user's.
+    /// Accounts (passwords or single sign-on) and nobody signed in: the page is the sign-in
+    /// form, and asks the server for nothing that is a user's.
     pub fn must_sign_in(&self) -> bool {
-        self.auth == "password" && self.account.is_none()
+        (self.auth == "password" || self.auth == "oidc") && self.account.is_none()
     }
 }
 

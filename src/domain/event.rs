@@ -392,6 +392,17 @@ pub enum ErrorCode {
     ProxyBadUser = "proxy_bad_user",
     /// The name and password do not match. No params.
     WrongCredentials = "wrong_credentials",
+    /// A single sign-on that was not started in this browser, was tampered with or took too
+    /// long. No params.
+    SignInExpired = "sign_in_expired",
+    /// The identity provider signed in someone outside the allowed groups. Params: `provider`.
+    SignInNotAllowed = "sign_in_not_allowed",
+    /// The identity provider refused the sign-in. Params: `provider`, `detail`.
+    SignInDenied = "sign_in_denied",
+    /// The identity provider's answer did not verify. Params: `detail`.
+    SignInUnverified = "sign_in_unverified",
+    /// The identity provider could not be reached. Params: `provider`, `detail`.
+    ProviderUnreachable = "provider_unreachable",
     /// Too many sign-in attempts. Params: `retry_after` (seconds).
     TooManyAttempts = "too_many_attempts",
     /// The password is too short. Params: `min` (characters).
@@ -657,11 +668,11 @@ impl ErrorCode {
             BadRequest | EmptyMessage | TooManyMessages | ConversationTooLong | MessageTooLong
             | UnknownModel | NoServerHistory | BodyUnreadable | PasswordTooShort | ProxyBadUser
             | AttachmentEmpty | AttachmentDamaged | AttachmentUnreadable | ImageTooLarge
-            | AttachmentNotTaken => 400,
+            | AttachmentNotTaken | SignInExpired => 400,
             SignInRequired | SessionEnded | InvalidToken | ProxyRequired | ProxyNoUser
             | WrongCredentials => 401,
             CrossOrigin | AdminOnly | AlreadySetUp | NoAccounts | CannotRemoveSelf
-            | PasswordRequired | SharingOff => 403,
+            | PasswordRequired | SharingOff | SignInNotAllowed | SignInDenied => 403,
             NotFound | TurnNotFound => 404,
             BodyTimeout => 408,
             Conflict => 409,
@@ -671,7 +682,8 @@ impl ErrorCode {
             }
             UnknownHost => 421,
             RateLimited | TooManyAttempts | QuotaExceeded => 429,
-            DatabaseUnavailable | ServerBusy => 503,
+            SignInUnverified => 502,
+            DatabaseUnavailable | ServerBusy | ProviderUnreachable => 503,
             _ => return None,
         })
     }

@@ -438,6 +438,11 @@ pub struct Catalogue {
     // ---- signing in and the account panel ----
     pub create_admin: &'static str,
     pub sign_in_title: &'static str,
+    /// "Sign in with {provider}": single sign-on's button.
+    pub sign_in_with: &'static str,
+    /// The heading of the page a failed single sign-on shows.
+    pub sign_in_failed: &'static str,
+    pub sign_in_again: &'static str,
     pub first_account_note: &'static str,
     pub name: &'static str,
     pub password: &'static str,
@@ -684,6 +689,11 @@ pub struct ErrorWords {
     pub invalid_token: &'static str,
     pub proxy_required: &'static str,
     pub proxy_no_user: &'static str,
+    pub sign_in_expired: &'static str,
+    pub sign_in_not_allowed: &'static str,
+    pub sign_in_denied: &'static str,
+    pub sign_in_unverified: &'static str,
+    pub provider_unreachable: &'static str,
     pub proxy_bad_user: &'static str,
     pub unknown_host: &'static str,
     pub wrong_credentials: &'static str,

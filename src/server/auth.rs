@@ -92,7 +92,7 @@ async fn find(
     }
     match &state.config.auth {
         AuthMode::None => Ok(Caller::Known(state.local_identity().await?)),
-        AuthMode::Password => {
+        AuthMode::Password | AuthMode::Oidc(_) => {
             let Some(secret) = cookie(headers, SESSION_COOKIE) else {
                 return Ok(Caller::Unknown(ErrorCode::SignInRequired));
             };

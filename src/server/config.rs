@@ -7,6 +7,7 @@ use crate::domain::Controls;
 
 mod files;
 mod instructions;
+pub mod oidc;
 mod sharing;
 pub mod usage;
 pub use files::ModelFiles;
@@ -219,6 +220,8 @@ pub enum AuthMode {
     Password,
     /// A trusted proxy names the user in this header (only from `PONDER_TRUSTED_PROXIES`).
     Header(String),
+    /// An OpenID Connect provider signs people in (and passwords too, when kept).
+    Oidc(Box<oidc::Oidc>),
 }
 
 impl AuthMode {
@@ -227,6 +230,24 @@ impl AuthMode {
             AuthMode::None => "none",
             AuthMode::Password => "password",
             AuthMode::Header(_) => "header",
+            AuthMode::Oidc(_) => "oidc",
+        }
+    }
+
+    /// Whether built-in password accounts sign people in.
+    pub fn passwords(&self) -> bool {
+        match self {
+            AuthMode::Password => true,
+            AuthMode::Oidc(o) => o.passwords,
+            AuthMode::None | AuthMode::Header(_) => false,
+        }
+    }
+
+    /// The identity provider, with `PONDER_AUTH=oidc`.
+    pub fn oidc(&self) -> Option<&oidc::Oidc> {
+        match self {
+            AuthMode::Oidc(o) => Some(o),
+            _ => None,
         }
     }
 }
@@ -510,7 +531,7 @@ impl Config {
             None if listen.ip().is_loopback() => AuthMode::None,
             None => {
                 return Err(ConfigError(format!(
-                    "PONDER_AUTH is not set and Ponder listens on {listen}, beyond this machine: set PONDER_AUTH=password (accounts), header (a trusted proxy signs users in) or, knowingly, none"
+                    "PONDER_AUTH is not set and Ponder listens on {listen}, beyond this machine: set PONDER_AUTH=password (accounts), oidc (an OpenID Connect provider), header (a trusted proxy signs users in) or, knowingly, none"
                 )))
             }
             Some("none") => AuthMode::None,
@@ -524,9 +545,16 @@ impl Config {
                 }
                 AuthMode::Header(header.to_ascii_lowercase())
             }
+            Some("oidc") => {
+                let public = get("PONDER_PUBLIC_URL");
+                let first = public
+                    .as_deref()
+                    .and_then(|l| l.split(',').map(str::trim).find(|u| !u.is_empty()));
+                AuthMode::Oidc(Box::new(oidc::oidc(&get, first, &base_path)?))
+            }
             Some(other) => {
                 return Err(ConfigError(format!(
-                    "PONDER_AUTH={other:?} must be none, password or header"
+                    "PONDER_AUTH={other:?} must be none, password, header or oidc"
                 )))
             }
         };
@@ -694,6 +722,9 @@ impl Config {
                 secrets.push(percent_decode(password));
                 secrets.push(password.to_string());
             }
+        }
+        if let Some(o) = self.auth.oidc() {
+            secrets.push(o.client_secret.clone());
         }
         secrets
     }

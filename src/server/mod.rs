@@ -11,6 +11,7 @@ pub mod extract;
 pub mod http;
 pub mod instructions;
 pub mod models;
+pub mod oidc;
 pub mod outcome;
 pub mod providers;
 pub mod rate_limit;

@@ -44,6 +44,8 @@ pub struct AppState {
     pub titles: Arc<super::titles::TitleBoard>,
     /// Each reader's own instructions as last read, for turns the server does not store.
     pub personal: Arc<super::instructions::PersonalLevels>,
+    /// The identity provider, with `PONDER_AUTH=oidc`.
+    pub sso: Option<Arc<super::oidc::Sso>>,
 }
 
 impl AppState {
@@ -65,6 +67,10 @@ impl AppState {
             finals: Arc::default(),
             titles: Arc::default(),
             personal: Arc::default(),
+            sso: match config.auth.oidc() {
+                Some(o) => Some(Arc::new(super::oidc::Sso::new(o)?)),
+                None => None,
+            },
             http: upstream_client(&config)?,
             redactor: Arc::new(Redactor::new(secrets.iter().map(String::as_str))),
             config: Arc::new(config),
@@ -95,6 +101,7 @@ impl AppState {
             finals: self.finals.clone(),
             titles: self.titles.clone(),
             personal: self.personal.clone(),
+            sso: self.sso.clone(),
         })
     }
 

@@ -22,19 +22,23 @@ pub fn AccountSection() -> impl IntoView {
     };
     let t = crate::ui::locale::tr();
     let signed_in = move || {
-        chat.me
-            .get()
-            .filter(|me| me.auth != "none")
-            .and_then(|me| me.account.map(|a| (me.auth == "password", a)))
+        chat.me.get().filter(|me| me.auth != "none").and_then(|me| {
+            me.account
+                .map(|a| (me.auth == "password" || me.auth == "oidc", a))
+        })
     };
     let sign_out = move |everywhere: bool| {
         leptos::task::spawn_local(async move {
             let done = if everywhere {
-                crate::api::account::sign_out_everywhere().await
+                crate::api::account::sign_out_everywhere()
+                    .await
+                    .map(|()| None)
             } else {
                 crate::api::account::sign_out().await
             };
-            if done.is_ok() {
+            if let Ok(Some(provider)) = &done {
+                crate::client::browser::leave_for(provider);
+            } else if done.is_ok() {
                 // To the base path: the next person to sign in here starts on a new chat,
                 // not on the address of this one's last.
                 crate::client::browser::load_page(&crate::client::browser::Address::NewChat);

@@ -54,7 +54,6 @@ pub fn ChatPage() -> impl IntoView {
         chat.me
             .get()
             .filter(crate::domain::account::Me::must_sign_in)
-            .map(|me| me.needs_setup)
     });
     let drawer = RwSignal::new(false);
     let sheet = RwSignal::new(None::<SheetCode>);
@@ -180,7 +179,7 @@ pub fn ChatPage() -> impl IntoView {
             class:lost=move || chat.lost.get()
             data-hydrated=move || hydrated.get().then_some("true")
         >
-            {move || sign_in_needed.get().map(|setup| view! { <SignIn setup/> })}
+            {move || sign_in_needed.get().map(|me| view! { <SignIn me/> })}
             <a class="skip-link" href="#composer-input">{crate::ui::locale::tr().skip_to_message}</a>
             <div class="chat-main">
                 <header class="top-bar">

@@ -1,5 +1,6 @@
 //! Signing in: the form a reader sees when this Ponder has accounts and they are not signed in,
-//! or, on a server nobody has used yet, the form that creates the first admin.
+//! or, on a server nobody has used yet, the form that creates the first admin; with single
+//! sign-on, the button to the identity provider (and the form too when passwords are kept).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -7,9 +8,10 @@ use leptos::task::spawn_local;
 /// The sign-in (or first-admin) form. On success the page loads again, signed in.
 #[component]
 pub fn SignIn(
-    /// No user exists yet: the form creates the admin account.
-    setup: bool,
+    /// How this server signs people in (`needs_setup`: the form creates the admin account).
+    me: crate::domain::account::Me,
 ) -> impl IntoView {
+    let setup = me.needs_setup;
     let name = RwSignal::new(String::new());
     let password = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
@@ -54,6 +56,12 @@ pub fn SignIn(
         <main class="sign-in" aria-labelledby="sign-in-title">
             <form class="sign-in-form" on:submit=submit>
                 <h1 id="sign-in-title">{title}</h1>
+                {me.provider.map(|p| view! {
+                    <a class="action primary sign-in-provider" href=crate::client::browser::sso_address()>
+                        {crate::i18n::fill(t.sign_in_with, &[("provider", &p)])}
+                    </a>
+                })}
+                {me.passwords.then(|| view! { <>
                 {setup.then(|| view! {
                     <p class="sign-in-note">{t.first_account_note}</p>
                 })}
@@ -84,6 +92,7 @@ pub fn SignIn(
                 <button type="submit" class="action primary" disabled=move || busy.get()>
                     {if setup { t.create_account } else { t.sign_in }}
                 </button>
+                </> })}
             </form>
         </main>
     }

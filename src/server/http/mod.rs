@@ -8,6 +8,7 @@ pub mod guard;
 pub mod host_check;
 mod lifecycle;
 pub mod locale;
+pub mod oidc;
 mod ops;
 pub mod request;
 pub mod routes;
@@ -222,7 +223,23 @@ fn shared_routes(
     )
     .into();
     let (page, file, form) = (state.clone(), state.clone(), state.clone());
+    let (login, back) = (state.clone(), state.clone());
+    let (to_idp, from_idp) = (stylesheet.clone(), stylesheet.clone());
     app.route(
+        &Route::SsoLogin.path(),
+        get(move |req: Request<Body>| {
+            let (state, stylesheet) = (login.clone(), to_idp.clone());
+            async move { oidc::login(&state, &stylesheet, req).await }
+        }),
+    )
+    .route(
+        &Route::SsoCallback.path(),
+        get(move |req: Request<Body>| {
+            let (state, stylesheet) = (back.clone(), from_idp.clone());
+            async move { oidc::callback(&state, &stylesheet, req).await }
+        }),
+    )
+    .route(
         &Route::SharedPage.path(),
         get(move |Path(token): Path<String>, req: Request<Body>| {
             let (state, stylesheet) = (page.clone(), stylesheet.clone());
@@ -358,6 +375,8 @@ fn page_me(state: &AppState) -> crate::domain::account::Me {
     crate::domain::account::Me {
         account,
         auth: state.config.auth.name().into(),
+        provider: state.config.auth.oidc().map(|o| o.name.clone()),
+        passwords: state.config.auth.passwords(),
         needs_setup: false,
         history: match state.config.history {
             crate::server::config::HistoryMode::Server => "server".into(),

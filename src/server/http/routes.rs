@@ -32,10 +32,14 @@ pub enum Route {
     Ready,
     /// Prometheus metrics.
     Metrics,
+    /// Single sign-on: to the identity provider.
+    SsoLogin,
+    /// Single sign-on: back from it.
+    SsoCallback,
 }
 
 impl Route {
-    pub const ALL: [Route; 12] = [
+    pub const ALL: [Route; 14] = [
         Route::Chat,
         Route::Conversation,
         Route::SharedPage,
@@ -48,6 +52,8 @@ impl Route {
         Route::Health,
         Route::Ready,
         Route::Metrics,
+        Route::SsoLogin,
+        Route::SsoCallback,
     ];
 
     pub fn method(self) -> Method {
@@ -74,6 +80,8 @@ impl Route {
             Route::Health => "/healthz".into(),
             Route::Ready => "/readyz".into(),
             Route::Metrics => "/metrics".into(),
+            Route::SsoLogin => "/auth/oidc/login".into(),
+            Route::SsoCallback => crate::server::config::oidc::CALLBACK_PATH.into(),
         }
     }
 

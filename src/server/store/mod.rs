@@ -17,6 +17,7 @@ mod index;
 pub mod instructions;
 pub mod limits;
 mod messages;
+pub mod oidc;
 pub mod opening;
 mod organise;
 mod presets;
