@@ -1,5 +1,6 @@
 import { expect, test, type Browser, type BrowserContext, type Page, type Response } from "@playwright/test";
 import { IDP, SERVERS } from "../servers";
+import { expectNoViolations } from "../pages/chat";
 
 // Single sign-on by OpenID Connect (PONDER_AUTH=oidc) against a real OpenID provider
 // (oidc/idp.mjs: oidc-provider with its development login form, where the login typed is the
@@ -125,6 +126,8 @@ test.describe.serial("single sign-on by OpenID Connect", () => {
     await expect(link).toHaveAttribute("href", /\/auth\/oidc\/login\?return_to=(%2F|\/)$/);
     // Passwords are off in this mode: the IdP is the only way in.
     await expect(page.getByLabel("Password")).toHaveCount(0);
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+    await expectNoViolations(page, "the single sign-on page");
 
     // The sign-in starts an authorization code flow with PKCE, its one-shot login in a cookie.
     const start = await page.request.get(`${PONDER}/auth/oidc/login?return_to=%2F`, { maxRedirects: 0 });
@@ -192,6 +195,7 @@ test.describe.serial("single sign-on by OpenID Connect", () => {
     await toIdp(page);
     const answer = await callbackAnswer(page, () => idpLogin(page, "eve"));
     await expectRefused(page, answer, 403, /not in a group allowed/i);
+    await expectNoViolations(page, "a refused sign-in's page");
     await expectSignedOut(context, page);
     await context.close();
   });

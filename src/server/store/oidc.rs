@@ -178,11 +178,7 @@ impl Store {
         .bind(subject)
         .fetch_optional(self.pool())
         .await?;
-        Ok(row.map(|(id, name, admin)| User {
-            id,
-            name,
-            is_admin: admin != 0,
-        }))
+        Ok(row.map(user_of))
     }
 
     /// The password user called exactly `email` (in any case) no provider has claimed yet.
@@ -195,11 +191,7 @@ impl Store {
         .bind(email.trim())
         .fetch_optional(self.pool())
         .await?;
-        Ok(row.map(|(id, name, admin)| User {
-            id,
-            name,
-            is_admin: admin != 0,
-        }))
+        Ok(row.map(user_of))
     }
 
     /// A new user called `wanted`, or `wanted-2`, `wanted-3`… when the name is taken: a name
@@ -271,6 +263,14 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         Ok(token.flatten())
+    }
+}
+
+fn user_of((id, name, admin): (String, String, i64)) -> User {
+    User {
+        id,
+        name,
+        is_admin: admin != 0,
     }
 }
 
