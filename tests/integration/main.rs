@@ -29,6 +29,7 @@ mod resume;
 mod rich_hostile;
 mod sampling;
 mod shares;
+mod sso;
 mod sso_store;
 mod store;
 mod store_faults;
