@@ -11,6 +11,7 @@
 //! - [`browser`]: the one place the browser and server builds differ (DOM, clock, request).
 
 pub mod browser;
+pub mod compare;
 pub mod controller;
 pub mod date_groups;
 pub mod decisions;

@@ -268,6 +268,9 @@ pub struct TurnState {
     /// At least one event arrived.
     pub saw_frame: bool,
     pub total_ms: Option<u64>,
+    /// Client clock when the answer's first text arrived (a comparison's figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_answer_at: Option<f64>,
     /// Client clock when the turn began.
     #[serde(default)]
     pub created_at: f64,
@@ -359,7 +362,10 @@ impl TurnState {
         }
         self.saw_frame = true;
         match event {
-            TurnEvent::Delta { .. } => self.phase = TurnPhase::Streaming,
+            TurnEvent::Delta { .. } => {
+                self.phase = TurnPhase::Streaming;
+                self.first_answer_at.get_or_insert(now);
+            }
             TurnEvent::Reclassify { .. } => self.phase = TurnPhase::Thinking,
             _ => {}
         }

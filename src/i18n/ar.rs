@@ -349,6 +349,11 @@ pub static AR: Catalogue = Catalogue {
 
     create_admin: "إنشاء حساب المشرف",
     sign_in_title: "تسجيل الدخول إلى Ponder",
+    compare_thought: "فكّر {time}",
+    compare_no_thinking: "بلا تفكير",
+    compare_reasoning_tokens: "{n} من رموز الاستدلال",
+    compare_first_answer: "أول رمز من الإجابة عند {time}",
+    compare_total: "{time} إجمالًا",
     sign_in_with: "تسجيل الدخول عبر {provider}",
     sign_in_failed: "تعذّر تسجيل الدخول",
     sign_in_again: "سجّل الدخول مرة أخرى",

@@ -438,6 +438,13 @@ pub struct Catalogue {
     // ---- signing in and the account panel ----
     pub create_admin: &'static str,
     pub sign_in_title: &'static str,
+    /// A comparison's figures: "thought {time}", "no thinking", "{n} reasoning tokens",
+    /// "first answer token at {time}", "{time} in all".
+    pub compare_thought: &'static str,
+    pub compare_no_thinking: &'static str,
+    pub compare_reasoning_tokens: &'static str,
+    pub compare_first_answer: &'static str,
+    pub compare_total: &'static str,
     /// "Sign in with {provider}": single sign-on's button.
     pub sign_in_with: &'static str,
     /// The heading of the page a failed single sign-on shows.

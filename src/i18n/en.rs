@@ -306,6 +306,11 @@ pub static EN: Catalogue = Catalogue {
 
     create_admin: "Create the admin account",
     sign_in_title: "Sign in to Ponder",
+    compare_thought: "thought {time}",
+    compare_no_thinking: "no thinking",
+    compare_reasoning_tokens: "{n} reasoning tokens",
+    compare_first_answer: "first answer token at {time}",
+    compare_total: "{time} in all",
     sign_in_with: "Sign in with {provider}",
     sign_in_failed: "Sign-in failed",
     sign_in_again: "Sign in again",

@@ -304,6 +304,11 @@ pub static JA: Catalogue = Catalogue {
 
     create_admin: "管理者アカウントを作成",
     sign_in_title: "Ponder にログイン",
+    compare_thought: "思考 {time}",
+    compare_no_thinking: "思考なし",
+    compare_reasoning_tokens: "推論トークン {n}",
+    compare_first_answer: "回答の最初のトークンまで {time}",
+    compare_total: "合計 {time}",
     sign_in_with: "{provider} でログイン",
     sign_in_failed: "ログインに失敗しました",
     sign_in_again: "もう一度ログイン",

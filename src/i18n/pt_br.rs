@@ -316,6 +316,11 @@ pub static PT_BR: Catalogue = Catalogue {
 
     create_admin: "Criar a conta de administrador",
     sign_in_title: "Entrar no Ponder",
+    compare_thought: "pensou {time}",
+    compare_no_thinking: "sem raciocínio",
+    compare_reasoning_tokens: "{n} tokens de raciocínio",
+    compare_first_answer: "primeiro token da resposta em {time}",
+    compare_total: "{time} no total",
     sign_in_with: "Entrar com {provider}",
     sign_in_failed: "Falha ao entrar",
     sign_in_again: "Entrar novamente",

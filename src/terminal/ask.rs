@@ -35,10 +35,12 @@ pub struct Options {
     /// Files sent with the question (`--file PATH`, again for more), each with the way asked
     /// by the last `--as WAY` before it, if any.
     pub files: Vec<(std::path::PathBuf, Option<SendAs>)>,
+    /// `--models a,b,…`: the question to each of these models at once, compared.
+    pub models: Vec<String>,
 }
 
 pub const USAGE: &str = "usage: ponder ask \"question\" [--server URL] [--token T] \
-[--thinking=off|stderr|inline] [--json] [[--as model|document|text|pages] --file PATH]…   |   ponder chat [--server URL] [--token T] \
+[--models A,B[,C,D]] [--thinking=off|stderr|inline] [--json] [[--as model|document|text|pages] --file PATH]…   |   ponder chat [--server URL] [--token T] \
 [--conversation ID]";
 
 /// Reads the arguments after `ask`.
@@ -57,6 +59,11 @@ pub fn parse(args: &[String]) -> Result<Options, ClientError> {
             "--server" => options.server = Some(it.next().ok_or_else(usage)?.clone()),
             "--token" => options.token = Some(it.next().ok_or_else(usage)?.clone()),
             "--json" => options.json = true,
+            "--models" => {
+                let list = it.next().ok_or_else(usage)?;
+                options.models = crate::client::compare::models_asked(list)
+                    .map_err(|why| ClientError::Usage(format!("--models {list}: {why}")))?;
+            }
             "--file" => options
                 .files
                 .push((it.next().ok_or_else(usage)?.into(), way)),
@@ -81,11 +88,24 @@ pub fn parse(args: &[String]) -> Result<Options, ClientError> {
     Ok(options)
 }
 
-/// Runs one turn; the process exit code (0 done, 1 error).
+/// Runs one turn (or, with `--models`, one to each model); the process exit code (0 done, 1 an
+/// error).
 pub async fn run(options: Options) -> Result<i32, ClientError> {
-    let (server, _) = super::local::find(options.server.as_deref(), options.token).await?;
-    let request = if options.files.is_empty() {
-        ChatRequest::stateless(vec![ChatMessage::user(options.question)])
+    let (server, _) = super::local::find(options.server.as_deref(), options.token.clone()).await?;
+    let request = request(&server, &options).await?;
+    if !options.models.is_empty() {
+        return super::compare::run(&server, request, &options).await;
+    }
+    one(&server, request, &options).await
+}
+
+/// The question as a turn the server does not store, its files kept first.
+async fn request(
+    server: &super::client::Server,
+    options: &Options,
+) -> Result<ChatRequest, ClientError> {
+    Ok(if options.files.is_empty() {
+        ChatRequest::stateless(vec![ChatMessage::user(options.question.clone())])
     } else {
         let (mut ids, mut send_as) = (Vec::new(), std::collections::BTreeMap::new());
         for (path, asked) in &options.files {
@@ -100,12 +120,19 @@ pub async fn run(options: Options) -> Result<i32, ClientError> {
             ids.push(file.id);
         }
         ChatRequest {
-            content: Some(options.question),
+            content: Some(options.question.clone()),
             attachments: ids,
             send_as,
             ..ChatRequest::stateless(Vec::new())
         }
-    };
+    })
+}
+
+async fn one(
+    server: &super::client::Server,
+    request: ChatRequest,
+    options: &Options,
+) -> Result<i32, ClientError> {
     let (tx, mut progress) = mpsc::unbounded_channel();
     let task = {
         let server = server.clone();

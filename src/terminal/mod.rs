@@ -17,6 +17,7 @@ pub mod app;
 pub mod ask;
 pub mod attach;
 pub mod client;
+mod compare;
 mod draw;
 pub mod error;
 pub mod follow;

@@ -340,6 +340,76 @@ fn ponder_ask_streams_the_answer_to_stdout_and_the_thinking_to_stderr() {
     );
 }
 
+/// `ponder ask --models`: one question to three of the demo's models at once (the deep one
+/// always thinks, the mini one never), each answer with its thinking line and its figures, in
+/// the order named; `--json` tags each event with its model; one model's failure fails the run.
+#[test]
+fn ponder_ask_compares_models_side_by_side_with_their_figures() {
+    let (process, _) = server("1");
+    let ask = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ponder"))
+            .arg("ask")
+            .args(args)
+            .args(["--server", &process.url("")])
+            .env_remove("PONDER_SERVER")
+            .output()
+            .expect("ponder ask runs")
+    };
+    let out = ask(&[
+        "--models",
+        "ponder-demo-deep,ponder-demo,ponder-demo-mini",
+        "why is the sky blue?",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let sections: Vec<&str> = stdout.split("━━ ").skip(1).collect();
+    assert_eq!(sections.len(), 3, "{stdout}");
+    for (section, model) in sections.iter().zip([
+        "ponder-demo-deep ━━",
+        "ponder-demo ━━",
+        "ponder-demo-mini ━━",
+    ]) {
+        assert!(section.starts_with(model), "{section}");
+        assert!(section.contains("first answer token at "), "{section}");
+        assert!(section.contains("s in all"), "{section}");
+    }
+    assert!(
+        sections[0].contains("\nThought") && sections[0].contains("reasoning tokens"),
+        "{}",
+        sections[0]
+    );
+    assert!(sections[2].contains("no thinking"), "{}", sections[2]);
+    assert!(!sections[2].contains("\nThought"), "{}", sections[2]);
+
+    let json = ask(&[
+        "--json",
+        "--models",
+        "ponder-demo,ponder-demo-mini",
+        "hello",
+    ]);
+    assert!(json.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON line per event"))
+        .collect();
+    for model in ["ponder-demo", "ponder-demo-mini"] {
+        let ends = lines
+            .iter()
+            .filter(|l| l["model"] == model && l["event"]["type"] == "done")
+            .count();
+        assert_eq!(ends, 1, "{model}: {lines:?}");
+    }
+
+    let unknown = ask(&["--models", "ponder-demo,no-such-model", "hello"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("no-such-model"),
+        "{unknown:?}"
+    );
+    let one = ask(&["--models", "ponder-demo", "hello"]);
+    assert_eq!(one.status.code(), Some(2), "{one:?}");
+}
+
 #[test]
 fn ponder_ask_with_no_server_starts_the_built_in_one() {
     let data = std::env::temp_dir().join(format!("ponder-ask-data-{}", std::process::id()));
