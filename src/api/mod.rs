@@ -4,6 +4,7 @@
 pub mod account;
 pub mod chat;
 pub mod codec;
+pub mod compare;
 pub mod error;
 pub mod history;
 pub mod instructions;

@@ -376,7 +376,8 @@ pub fn description() -> OpenApi {
 }
 
 fn functions(doc: &mut Document) {
-    use super::{account::*, chat::*, history::*, instructions::*, models::*, presets::*};
+    use super::presets::*;
+    use super::{account::*, chat::*, compare::*, history::*, instructions::*, models::*};
     use super::{rich::*, share::*, turn::*, usage::*};
     use Access::{Admin, Anyone, SignedIn};
     doc.function::<WhoAmI>(Anyone, &[]);
@@ -420,6 +421,9 @@ fn functions(doc: &mut Document) {
         .link("renameConversation", "id", "/id");
     doc.function::<ExportConversation>(SignedIn, &[404]);
     doc.function::<SetActiveVersion>(SignedIn, &[404, 409]);
+    doc.function::<PickAnswer>(SignedIn, &[404, 409]);
+    doc.function::<RateAnswer>(SignedIn, &[404]);
+    doc.function::<CompareRecord>(SignedIn, &[]);
     doc.function::<Search>(SignedIn, &[]);
     doc.function::<ImportConversation>(SignedIn, &[404, 409]);
     doc.function::<GetPreferences>(SignedIn, &[404]);

@@ -213,6 +213,9 @@ pub struct Version {
     /// `GET /api/turn/events`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<String>,
+    /// An answer of a comparison (issue #49): picked or not, and the reader's thumbs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compared: Option<crate::domain::compare::Compared>,
 }
 
 impl Version {
@@ -232,6 +235,7 @@ impl Version {
             files: Vec::new(),
             usage: None,
             turn: None,
+            compared: None,
         }
     }
 }

@@ -188,6 +188,11 @@ pub struct ChatRequest {
     /// document); kept with the message, and followed wherever the model can take it that way.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub send_as: std::collections::BTreeMap<String, crate::domain::file_ref::SendAs>,
+    /// A stored turn that is one answer of a comparison: the first asks with `content`, the
+    /// others `regenerate` its answer, each with its own `model` (at most
+    /// [`crate::domain::compare::MAX_COMPARED`] to one message).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compare: bool,
 }
 
 impl ChatRequest {
@@ -210,6 +215,7 @@ impl ChatRequest {
             attachments: Vec::new(),
             instructions: None,
             send_as: Default::default(),
+            compare: false,
         }
     }
 

@@ -6,6 +6,7 @@
 pub mod account;
 pub mod answer;
 pub mod attachment;
+pub mod compare;
 pub mod event;
 pub mod file_ref;
 pub mod history;

@@ -162,6 +162,7 @@ pub fn snapshot(
                     files: shown_files,
                     usage: None,
                     turn: None,
+                    compared: None,
                 }],
             })
         })

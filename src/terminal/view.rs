@@ -664,6 +664,7 @@ mod tests {
             files: Vec::new(),
             usage: None,
             turn: None,
+            compared: None,
         };
         let block = |id: &str, duration_ms| BlockHeader {
             id: id.into(),
@@ -844,6 +845,7 @@ mod tests {
             files: Vec::new(),
             usage: None,
             turn: None,
+            compared: None,
         };
         let asked = Version {
             id: "q".into(),

@@ -260,6 +260,7 @@ mod tests {
             files: Vec::new(),
             usage: None,
             turn: None,
+            compared: None,
         }
     }
 

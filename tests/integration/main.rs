@@ -9,6 +9,7 @@ mod common;
 
 mod accounts;
 mod chat_api;
+mod compare;
 mod faults;
 mod hardening;
 mod hostile;

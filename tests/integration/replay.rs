@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use common::browser::Browser;
 use common::process::Process;
+use common::stored_at;
 use ponder::domain::{ErrorCode, TurnEvent};
 use ponder::server::config::DemoConfig;
 use serde_json::{json, Value};
@@ -139,20 +140,6 @@ async fn turn(browser: &Browser, body: Value) -> (Vec<TurnEvent>, String) {
     (events, String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn ids(events: &[TurnEvent]) -> (String, String) {
-    events
-        .iter()
-        .find_map(|e| match e {
-            TurnEvent::Turn {
-                conversation,
-                message,
-                ..
-            } => Some((conversation.clone(), message.clone())),
-            _ => None,
-        })
-        .expect("a stored turn says where it is stored")
-}
-
 fn done(events: &[TurnEvent]) {
     assert!(
         matches!(events.last(), Some(TurnEvent::Done { .. })),
@@ -239,7 +226,7 @@ async fn each_format_replays_exactly_the_last_turns_state_to_its_own_model_only(
         .await;
         done(&first);
         page.push_str(&bytes);
-        let (conversation, _) = ids(&first);
+        let (conversation, _) = stored_at(&first);
         let one = recorder.last();
         assert!(
             seals(&one.request).is_empty(),
@@ -304,7 +291,7 @@ async fn each_format_replays_exactly_the_last_turns_state_to_its_own_model_only(
         );
 
         // A regenerated answer replays its new version's state, never the old one's.
-        let (_, fourth_answer) = ids(&fourth);
+        let (_, fourth_answer) = stored_at(&fourth);
         let (again, bytes) = turn(
             &browser,
             json!({"conversation": conversation, "regenerate": fourth_answer}),
@@ -380,7 +367,7 @@ async fn a_refused_replay_is_a_clear_error_and_a_retry_without_it_works() {
     let browser = Browser::at(process.url(""));
     let (first, _) = turn(&browser, json!({"content": "Why is the sky blue?"})).await;
     done(&first);
-    let (conversation, _) = ids(&first);
+    let (conversation, _) = stored_at(&first);
     let (refused, _) = turn(
         &browser,
         json!({"conversation": conversation, "content": "[reject-replay] And at sunset?"}),
@@ -395,7 +382,7 @@ async fn a_refused_replay_is_a_clear_error_and_a_retry_without_it_works() {
         "{failure:?}"
     );
     assert!(!seals(&recorder.last().request).is_empty());
-    let (_, answer) = ids(&refused);
+    let (_, answer) = stored_at(&refused);
     let (again, _) = turn(
         &browser,
         json!({"conversation": conversation, "regenerate": answer, "replay": false}),
@@ -419,7 +406,7 @@ async fn replay_can_be_turned_off_and_is_capped_per_conversation() {
     ]);
     let browser = Browser::at(off.url(""));
     let (first, _) = turn(&browser, json!({"content": "Why?"})).await;
-    let (conversation, _) = ids(&first);
+    let (conversation, _) = stored_at(&first);
     let (second, _) = turn(
         &browser,
         json!({"conversation": conversation, "content": "Why not?"}),
@@ -438,7 +425,7 @@ async fn replay_can_be_turned_off_and_is_capped_per_conversation() {
     ]);
     let browser = Browser::at(capped.url(""));
     let (first, _) = turn(&browser, json!({"content": "One"})).await;
-    let (conversation, _) = ids(&first);
+    let (conversation, _) = stored_at(&first);
     let mut returned = vec![seals(&recorder.last().response)];
     for word in ["Two", "Three"] {
         let (events, _) = turn(

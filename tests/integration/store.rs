@@ -209,6 +209,7 @@ async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
             conversation_instructions: None,
             turn: "t1",
             replica: Some("replica-a"),
+            compared: false,
         };
         static NOT_MINE: std::sync::LazyLock<Vec<String>> =
             std::sync::LazyLock::new(|| vec!["no-such-file".to_string()]);
@@ -256,6 +257,7 @@ async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
                 regenerate: Some(&opened.slot.message_id),
                 turn: "t2",
                 replica: None,
+                compared: false,
                 ..opening(&[])
             })
             .await
@@ -1991,6 +1993,7 @@ async fn instruction_levels_are_each_users_own_and_an_answer_keeps_what_it_was_a
                 conversation_instructions: Some("this chat"),
                 turn: "t1",
                 replica: None,
+                compared: false,
             })
             .await
             .expect("opened");

@@ -230,6 +230,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> Version {
         files: Vec::new(),
         usage: turn.usage.clone(),
         turn: None,
+        compared: None,
     }
 }
 
@@ -739,6 +740,7 @@ mod tests {
             files: Vec::new(),
             usage: None,
             turn: None,
+            compared: None,
         };
         let conv = Conversation {
             id: "c1".into(),

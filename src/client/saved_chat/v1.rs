@@ -154,6 +154,7 @@ fn read_version(v: Saved) -> Version {
         usage: v.usage,
         content: v.content,
         turn: None,
+        compared: None,
     }
 }
 

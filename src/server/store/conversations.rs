@@ -183,7 +183,7 @@ impl Scoped<'_> {
         };
         let versions: Vec<VersionRow> = sqlx::query_as(
             "SELECT v.id, v.message_id, v.content, v.status, v.error, v.retryable, v.model, v.thinking, v.effort, v.temperature, v.top_p, v.max_tokens, v.created_at, v.turn_id, v.extras, \
-             v.input_tokens, v.output_tokens, v.reasoning_tokens \
+             v.input_tokens, v.output_tokens, v.reasoning_tokens, v.compared, v.picked, v.rating \
              FROM message_versions v JOIN messages m ON m.id = v.message_id \
              WHERE m.conversation_id = $1 AND v.user_id = $2 AND m.position BETWEEN $3 AND $4 \
              ORDER BY v.message_id, v.idx",

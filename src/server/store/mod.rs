@@ -8,6 +8,7 @@
 
 pub mod attachments;
 mod branch;
+mod compare;
 mod conversations;
 pub mod finals;
 pub mod identity;

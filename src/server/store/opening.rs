@@ -44,6 +44,8 @@ pub struct Opening<'a> {
     /// The replica the turn runs on, recorded with the opening (several replicas only: the
     /// row goes to PostgreSQL's `running_turns`).
     pub replica: Option<&'a str>,
+    /// One answer of a comparison (the first asks; the others answer `regenerate` again).
+    pub compared: bool,
 }
 
 /// What an opening wrote.
@@ -110,6 +112,9 @@ impl Scoped<'_> {
             }
             None => None,
         };
+        if let (true, Some(message)) = (opening.compared, opening.regenerate) {
+            self.room_to_compare(&mut tx, message).await?;
+        }
         let slot = self
             .start_answer_in(
                 &mut tx,
@@ -123,6 +128,9 @@ impl Scoped<'_> {
                 Some(opening.turn),
             )
             .await?;
+        if opening.compared {
+            self.mark_compared(&mut tx, &slot.version_id).await?;
+        }
         if let (Some(replica), Backend::Postgres) = (opening.replica, self.backend()) {
             self.insert_running_turn(&mut *tx, opening.turn, replica, Some(&slot.version_id))
                 .await?;

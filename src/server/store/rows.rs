@@ -168,6 +168,9 @@ pub(super) struct VersionRow {
     input_tokens: Option<i64>,
     output_tokens: Option<i64>,
     reasoning_tokens: Option<i64>,
+    compared: i64,
+    picked: i64,
+    rating: Option<i64>,
     #[sqlx(flatten)]
     settings: SettingsRow,
 }
@@ -217,6 +220,10 @@ impl VersionRow {
             model: self.settings.model,
             created_at: self.created_at,
             id: self.id,
+            compared: (self.compared != 0).then(|| crate::domain::compare::Compared {
+                picked: self.picked != 0,
+                rating: self.rating.map_or(0, |r| r.signum() as i8),
+            }),
         }
     }
 }

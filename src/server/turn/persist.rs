@@ -486,6 +486,7 @@ pub async fn begin(
         conversation_instructions: asked_for.as_deref(),
         turn,
         replica,
+        compared: request.compare,
     };
     let opened = me.open_turn(opening).await.map_err(store_error)?;
     let conversation = opened.slot.conversation_id.clone();

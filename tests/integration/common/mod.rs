@@ -245,6 +245,22 @@ pub fn thinking_text(events: &[TurnEvent]) -> String {
         .collect()
 }
 
+/// Where a stored turn is stored: its conversation and its answer's message, from its `turn`
+/// event.
+pub fn stored_at(events: &[TurnEvent]) -> (String, String) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            TurnEvent::Turn {
+                conversation,
+                message,
+                ..
+            } => Some((conversation.clone(), message.clone())),
+            _ => None,
+        })
+        .expect("a stored turn says where it is stored")
+}
+
 pub fn answer_text(events: &[TurnEvent]) -> String {
     events
         .iter()
