@@ -12,20 +12,22 @@ use ponder::server::store::Store;
 
 static NEXT_FILE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
-async fn stores() -> Vec<(&'static str, Store)> {
+async fn urls() -> Vec<(&'static str, String)> {
     let n = NEXT_FILE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let dir = std::env::temp_dir().join(format!("ponder-sso-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let sqlite = format!("sqlite://{}/ponder.db", dir.display());
     vec![
-        ("sqlite", Store::open(&sqlite).await.expect("sqlite")),
-        (
-            "postgres",
-            Store::open(&common::postgres::database().await)
-                .await
-                .expect("postgres"),
-        ),
+        ("sqlite", format!("sqlite://{}/ponder.db", dir.display())),
+        ("postgres", common::postgres::database().await),
     ]
+}
+
+async fn stores() -> Vec<(&'static str, Store)> {
+    let mut out = Vec::new();
+    for (engine, url) in urls().await {
+        out.push((engine, Store::open(&url).await.expect(engine)));
+    }
+    out
 }
 
 fn person(subject: &str, name: &str) -> Person {
@@ -54,7 +56,7 @@ async fn a_sign_in_on_its_way_is_taken_once() {
             verifier: "ve".into(),
             return_to: "/c/1".into(),
         };
-        store.save_oidc_login("po_browser", &login).await.unwrap();
+        assert!(store.save_oidc_login("po_browser", &login).await.unwrap());
         assert_eq!(
             store.take_oidc_login("po_other").await.unwrap(),
             None,
@@ -69,6 +71,48 @@ async fn a_sign_in_on_its_way_is_taken_once() {
             store.take_oidc_login("po_browser").await.unwrap(),
             None,
             "{engine}: a replay"
+        );
+    }
+}
+
+#[tokio::test]
+async fn sign_ins_on_their_way_are_bounded() {
+    for (engine, url) in urls().await {
+        let store = Store::open(&url).await.expect(engine);
+        sqlx::any::install_default_drivers();
+        let mut side = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
+            .await
+            .unwrap();
+        let now = ponder::server::store::now_ms();
+        sqlx::query(&format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {}) \
+             INSERT INTO oidc_logins (browser_hash, state, nonce, verifier, return_to, created_at) \
+             SELECT 'h' || i, 's', 'n', 'v', '/', {now} FROM n",
+            ponder::server::store::oidc::MAX_PENDING_LOGINS
+        ))
+        .execute(&mut side)
+        .await
+        .unwrap();
+        let login = PendingLogin {
+            state: "st".into(),
+            nonce: "no".into(),
+            verifier: "ve".into(),
+            return_to: "/".into(),
+        };
+        assert!(
+            !store
+                .save_oidc_login("po_one-too-many", &login)
+                .await
+                .unwrap(),
+            "{engine}"
+        );
+        sqlx::query("UPDATE oidc_logins SET created_at = 0")
+            .execute(&mut side)
+            .await
+            .unwrap();
+        assert!(
+            store.save_oidc_login("po_later", &login).await.unwrap(),
+            "{engine}: the stale ones are forgotten"
         );
     }
 }

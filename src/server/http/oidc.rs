@@ -46,10 +46,17 @@ pub async fn login(state: &Arc<AppState>, stylesheet: &str, req: Request<Body>) 
         Err(e) => return failed(state, &sso, stylesheet, req, e.into_failure(&sso)).await,
     };
     let browser = new_secret("po_");
-    if let Err(e) = state.store.save_oidc_login(&browser, &pending).await {
-        tracing::warn!(error = %e, "a sign-in could not be kept");
-        let down = Failure::of(ErrorCode::DatabaseUnavailable, true).said();
-        return failed(state, &sso, stylesheet, req, down).await;
+    match state.store.save_oidc_login(&browser, &pending).await {
+        Ok(true) => {}
+        Ok(false) => {
+            let busy = Failure::of(ErrorCode::ServerBusy, true).said();
+            return failed(state, &sso, stylesheet, req, busy).await;
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "a sign-in could not be kept");
+            let down = Failure::of(ErrorCode::DatabaseUnavailable, true).said();
+            return failed(state, &sso, stylesheet, req, down).await;
+        }
     }
     let mut response = see_other(&url);
     if let Some(c) = login_cookie(state, &sso, &browser, LOGIN_TTL_MS / 1000) {

@@ -9,6 +9,10 @@ use super::{now_ms, Store, StoreError};
 /// How long a sign-in may spend at the identity provider.
 pub const LOGIN_TTL_MS: i64 = 10 * 60 * 1000;
 
+/// The most sign-ins kept on their way at once: past it, a new one waits (anyone may start
+/// one, so their rows must not grow without bound).
+pub const MAX_PENDING_LOGINS: i64 = 10_000;
+
 /// A sign-in sent to the provider, kept until it comes back (once).
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct PendingLogin {
@@ -42,16 +46,23 @@ pub enum SignedIn {
 
 impl Store {
     /// Keeps a sign-in on its way, under the browser's one-time cookie; forgets old ones.
+    /// `Ok(false)` when [`MAX_PENDING_LOGINS`] are on their way already.
     pub async fn save_oidc_login(
         &self,
         browser: &str,
         login: &PendingLogin,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let now = now_ms();
         sqlx::query("DELETE FROM oidc_logins WHERE created_at < $1")
             .bind(now - LOGIN_TTL_MS)
             .execute(self.pool())
             .await?;
+        let pending: i64 = sqlx::query_scalar("SELECT COUNT(*) AS n FROM oidc_logins")
+            .fetch_one(self.pool())
+            .await?;
+        if pending >= MAX_PENDING_LOGINS {
+            return Ok(false);
+        }
         sqlx::query(
             "INSERT INTO oidc_logins (browser_hash, state, nonce, verifier, return_to, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
@@ -64,7 +75,7 @@ impl Store {
         .bind(now)
         .execute(self.pool())
         .await?;
-        Ok(())
+        Ok(true)
     }
 
     /// Takes the sign-in kept under the browser's cookie: once, and only while it is fresh.
