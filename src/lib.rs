@@ -38,6 +38,7 @@ pub fn hydrate() {
     let start = move || {
         let words = locale.catalogue();
         markdown::set_copy_labels(words.copy, words.copy_code);
+        client::browser::keep_typed_before_hydration();
         leptos::mount::hydrate_body(app::App);
     };
     if ui::locale::words_chunk(locale).is_none() {

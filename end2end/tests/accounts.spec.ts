@@ -218,6 +218,8 @@ test.describe.serial("built-in accounts", () => {
     await page.getByRole("button", { name: ar.t("sign_in"), exact: true }).click();
     const box = page.getByRole("textbox", { name: ar.t("message") });
     await expect(box).toBeVisible();
+    // The page loads again signed in; Enter sends once it has hydrated.
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
     const secret = `خطط سرية ${Date.now()}`;
     await box.fill(secret);
     await page.keyboard.press("Enter");

@@ -295,6 +295,28 @@ test.describe("in Japanese", () => {
     await context.close();
   });
 
+  test("what the reader types while the page waits for its words stays in the box once it hydrates, and sends", async ({ page }) => {
+    // The words' chunk is held until the reader has typed: the server's page takes keys at once.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(/\.words_ja\.wasm$/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    const chat = new ChatPage(page, "", ja);
+    await page.goto("/");
+    const box = page.locator("textarea");
+    await box.fill("Why is the sky blue?");
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toHaveCount(0);
+    release();
+    await expect(page.locator(".chat-page[data-hydrated=true]")).toBeAttached();
+    await expect(box).toHaveValue("Why is the sky blue?");
+    await box.press("Enter");
+    await chat.waitForTurnEnd();
+    await expect(page.locator(".bubble.user")).toContainText("Why is the sky blue?");
+    await expect(chat.answer()).toContainText("Short answer:");
+  });
+
   test("when its words cannot be fetched the page still hydrates and answers, in English", async ({ page }) => {
     const chunks = chunkRequests(page);
     await page.route(chunk("words_ja"), (route) => route.abort("connectionfailed"));

@@ -258,6 +258,39 @@ pub fn remember_locale(locale: crate::i18n::Locale) {
     let _ = locale;
 }
 
+#[cfg(feature = "hydrate")]
+thread_local! {
+    static TYPED_EARLY: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Keeps what the reader typed into the composer before the page hydrated (the server's page
+/// takes keys at once; hydration would set the box to the empty draft): called just before.
+pub fn keep_typed_before_hydration() {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let typed = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id("composer-input"))
+            .and_then(|e| e.dyn_into::<web_sys::HtmlTextAreaElement>().ok())
+            .map(|t| t.value())
+            .unwrap_or_default();
+        TYPED_EARLY.with(|t| *t.borrow_mut() = typed);
+    }
+}
+
+/// What [`keep_typed_before_hydration`] kept, once: the draft the page starts with.
+pub fn typed_before_hydration() -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        TYPED_EARLY.with(|t| std::mem::take(&mut *t.borrow_mut()))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        String::new()
+    }
+}
+
 /// Where single sign-on starts for this page, coming back to it once signed in.
 pub fn sso_address() -> String {
     let mut back = String::new();

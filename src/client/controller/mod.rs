@@ -334,7 +334,7 @@ impl ChatController {
             save_state: StoredValue::new_local(SaveState::default()),
             guard_secs: RwSignal::new(120),
             pref: RwSignal::new(ThinkingPref::default()),
-            draft: RwSignal::new(String::new()),
+            draft: RwSignal::new(crate::client::browser::typed_before_hydration()),
             tray: RwSignal::new(Default::default()),
             editing: RwSignal::new(None),
             conversations: RwSignal::new(Vec::new()),
