@@ -71,9 +71,18 @@ pub fn InstructionsPanel() -> impl IntoView {
                             chat.instructions.get_untracked().unwrap_or_default()
                         },
                     };
-                    personal.set(now.personal.clone());
-                    workspace.set(now.workspace.clone());
-                    own.set(now.chat.clone());
+                    // A field the reader has changed since the last load keeps their text: a
+                    // load again (the model list arrived, the chat changed) must not undo typing.
+                    let before = loaded.get_untracked();
+                    for (field, was, is) in [
+                        (personal, &before.personal, &now.personal),
+                        (workspace, &before.workspace, &now.workspace),
+                        (own, &before.chat, &now.chat),
+                    ] {
+                        if field.with_untracked(|f| f == was) {
+                            field.set(is.clone());
+                        }
+                    }
                     loaded.set(now);
                     failed.set(None);
                 }
