@@ -233,23 +233,6 @@ impl AuthMode {
             AuthMode::Oidc(_) => "oidc",
         }
     }
-
-    /// Whether built-in password accounts sign people in.
-    pub fn passwords(&self) -> bool {
-        match self {
-            AuthMode::Password => true,
-            AuthMode::Oidc(o) => o.passwords,
-            AuthMode::None | AuthMode::Header(_) => false,
-        }
-    }
-
-    /// The identity provider, with `PONDER_AUTH=oidc`.
-    pub fn oidc(&self) -> Option<&oidc::Oidc> {
-        match self {
-            AuthMode::Oidc(o) => Some(o),
-            _ => None,
-        }
-    }
 }
 
 /// Where chats are kept (`PONDER_HISTORY`).
@@ -545,13 +528,7 @@ impl Config {
                 }
                 AuthMode::Header(header.to_ascii_lowercase())
             }
-            Some("oidc") => {
-                let public = get("PONDER_PUBLIC_URL");
-                let first = public
-                    .as_deref()
-                    .and_then(|l| l.split(',').map(str::trim).find(|u| !u.is_empty()));
-                AuthMode::Oidc(Box::new(oidc::oidc(&get, first, &base_path)?))
-            }
+            Some("oidc") => AuthMode::Oidc(Box::new(oidc::from_env(&get, &base_path)?)),
             Some(other) => {
                 return Err(ConfigError(format!(
                     "PONDER_AUTH={other:?} must be none, password, header or oidc"

@@ -94,7 +94,13 @@ pub async fn run(options: Options) -> Result<i32, ClientError> {
     let (server, _) = super::local::find(options.server.as_deref(), options.token.clone()).await?;
     let request = request(&server, &options).await?;
     if !options.models.is_empty() {
-        return super::compare::run(&server, request, &options).await;
+        use super::compare::Thinking as Shown;
+        let shown = match options.thinking {
+            Thinking::Off => Shown::Off,
+            Thinking::Stderr => Shown::Headers,
+            Thinking::Inline => Shown::Inline,
+        };
+        return super::compare::run(&server, request, &options.models, shown, options.json).await;
     }
     one(&server, request, &options).await
 }

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::ask::{Options, Thinking};
 use super::client::Server;
 use super::error::ClientError;
 use super::follow::{self, Progress, Source};
@@ -80,15 +79,24 @@ async fn play(server: Server, request: ChatRequest, model: String, since: Instan
     }
 }
 
-/// Asks every model of `options.models` at once; the exit code (0 when every turn ended well).
+/// Where a comparison's thinking shows: nowhere, its headers, or its text too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Thinking {
+    Off,
+    Headers,
+    Inline,
+}
+
+/// Asks every model of `models` at once; the exit code (0 when every turn ended well).
 pub async fn run(
     server: &Server,
     request: ChatRequest,
-    options: &Options,
+    models: &[String],
+    thinking: Thinking,
+    json: bool,
 ) -> Result<i32, ClientError> {
     let since = Instant::now();
-    let tasks: Vec<_> = options
-        .models
+    let tasks: Vec<_> = models
         .iter()
         .map(|model| tokio::spawn(play(server.clone(), request.clone(), model.clone(), since)))
         .collect();
@@ -102,7 +110,7 @@ pub async fn run(
     let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
     let mut failed = false;
     for p in &played {
-        if options.json {
+        if json {
             for e in &p.events {
                 let line =
                     serde_json::to_string(&serde_json::json!({"model": p.model, "event": e}))
@@ -110,11 +118,11 @@ pub async fn run(
                 let _ = writeln!(out, "{line}");
             }
         } else {
-            let _ = write!(out, "{}", section(p, options.thinking, super::locale()));
+            let _ = write!(out, "{}", section(p, thinking, super::locale()));
         }
         if let Some(failure) = &p.turn.error {
             failed = true;
-            if !options.json {
+            if !json {
                 let _ = writeln!(
                     err,
                     "ponder ask: {}: {}",
@@ -217,14 +225,14 @@ mod tests {
             ],
         );
         assert_eq!(
-            section(&deep, Thinking::Stderr, Locale::En),
+            section(&deep, Thinking::Headers, Locale::En),
             "━━ deep ━━\nThought for 2.0s · 3 words\nBlue.\nthought 2.0s · first answer token at 2.3s · 2.5s in all\n\n"
         );
         assert!(section(&deep, Thinking::Inline, Locale::En).contains("one two three\nThought for"));
         assert!(!section(&deep, Thinking::Off, Locale::En).contains("Thought for"));
         let mini = played("mini", &[(400.0, TurnEvent::Delta { text: "Hi".into() })]);
         assert_eq!(
-            section(&mini, Thinking::Stderr, Locale::En),
+            section(&mini, Thinking::Headers, Locale::En),
             "━━ mini ━━\nHi\nno thinking · first answer token at 0.4s\n\n"
         );
     }

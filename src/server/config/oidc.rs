@@ -1,6 +1,37 @@
 //! Single sign-on by OpenID Connect (`PONDER_AUTH=oidc`, `PONDER_OIDC_*`).
 
-use super::ConfigError;
+use super::{AuthMode, ConfigError};
+
+impl AuthMode {
+    /// Whether built-in password accounts sign people in.
+    pub fn passwords(&self) -> bool {
+        match self {
+            AuthMode::Password => true,
+            AuthMode::Oidc(o) => o.passwords,
+            AuthMode::None | AuthMode::Header(_) => false,
+        }
+    }
+
+    /// The identity provider, with `PONDER_AUTH=oidc`.
+    pub fn oidc(&self) -> Option<&Oidc> {
+        match self {
+            AuthMode::Oidc(o) => Some(o),
+            _ => None,
+        }
+    }
+}
+
+/// `PONDER_OIDC_*`, the redirect derived from the first of `PONDER_PUBLIC_URL` when unset.
+pub(super) fn from_env(
+    get: &impl Fn(&str) -> Option<String>,
+    base_path: &str,
+) -> Result<Oidc, ConfigError> {
+    let public = get("PONDER_PUBLIC_URL");
+    let first = public
+        .as_deref()
+        .and_then(|l| l.split(',').map(str::trim).find(|u| !u.is_empty()));
+    oidc(get, first, base_path)
+}
 
 /// Where the identity provider sends the browser back, under the base path.
 pub const CALLBACK_PATH: &str = "/auth/oidc/callback";
