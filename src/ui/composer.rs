@@ -50,10 +50,12 @@ pub fn Composer() -> impl IntoView {
     };
     // While the running turn is thinking and has not begun its answer.
     let thinking_now = move || {
-        chat.running.get().is_some_and(|turn| {
-            turn.with(|t| {
-                t.phase == TurnPhase::Thinking
-                    && t.blocks.iter().any(|b| b.status == BlockStatus::Streaming)
+        chat.running.with(|running| {
+            running.iter().any(|turn| {
+                turn.with(|t| {
+                    t.phase == TurnPhase::Thinking
+                        && t.blocks.iter().any(|b| b.status == BlockStatus::Streaming)
+                })
             })
         })
     };

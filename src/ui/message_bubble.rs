@@ -332,7 +332,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
     let version_count = Memo::new(move |_| versions.with(Vec::len));
     let created_at = turn.with_untracked(|t| t.created_at);
     let active = entry.active;
-    let running_here = move || chat.running.get() == Some(turn);
+    let running_here = move || chat.runs_turn(turn);
     let entry = StoredValue::new(entry);
     let retry = move |_: leptos::ev::MouseEvent| entry.with_value(|e| chat.retry(e));
     // The button goes while the new answer runs: the focus goes to Stop, not to the page.
@@ -453,7 +453,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
             </Show>
             <div class="actions">
                 <Show when=running_here>
-                    <button type="button" class="icon-button stop-answer" aria-label=t.stop_answer on:click=move |_| chat.stop()>{icon(Icon::Stop)}</button>
+                    <button type="button" class="icon-button stop-answer" aria-label=t.stop_answer on:click=move |_| chat.stop_turn(turn)>{icon(Icon::Stop)}</button>
                 </Show>
                 <button
                     type="button"

@@ -152,6 +152,14 @@ struct Meta {
     on_server: bool,
 }
 
+/// One turn the page follows.
+struct Run {
+    turn: RwSignal<TurnState>,
+    leave: oneshot::Sender<Leave>,
+    /// The turn's id on the server, once it said it.
+    server: Option<String>,
+}
+
 #[derive(Default)]
 struct SaveState {
     last_at: f64,
@@ -197,10 +205,11 @@ pub struct ChatController {
     pub earlier: RwSignal<usize>,
     /// An earlier page is on its way.
     loading_earlier: StoredValue<bool>,
-    /// The turn streaming now, if any.
-    pub running: RwSignal<Option<RwSignal<TurnState>>>,
-    /// Ends the page's part in the running turn: Stop, or leave it running (another chat shown).
-    stop: StoredValue<Option<oneshot::Sender<Leave>>, LocalStorage>,
+    /// The turns streaming now: one, or a comparison's answers side by side.
+    pub running: RwSignal<Vec<RwSignal<TurnState>>>,
+    /// How the page ends its part in each running turn (Stop, or leave it running: another chat
+    /// shown), and the turn's id on the server once it is known (for "Answer now").
+    runs: StoredValue<Vec<Run>, LocalStorage>,
     save_state: StoredValue<SaveState, LocalStorage>,
     /// Seconds without any frame before the pre-token guard gives up.
     pub guard_secs: RwSignal<u64>,
@@ -252,8 +261,6 @@ pub struct ChatController {
     /// The chat's instructions field is to take the focus once the settings show it (a row
     /// menu's "Instructions").
     pub to_instructions: StoredValue<bool>,
-    /// The running turn's id on the server, for "Answer now".
-    running_turn: StoredValue<Option<String>>,
     /// With the chats in this browser: the bytes of the files attached in it, in base64, by
     /// id, sent inside each turn's request (the saved chat keeps the small ones).
     inline_files: StoredValue<std::collections::BTreeMap<String, String>>,
@@ -329,8 +336,8 @@ impl ChatController {
             entries: RwSignal::new(Vec::new()),
             earlier: RwSignal::new(0),
             loading_earlier: StoredValue::new(false),
-            running: RwSignal::new(None),
-            stop: StoredValue::new_local(None),
+            running: RwSignal::new(Vec::new()),
+            runs: StoredValue::new_local(Vec::new()),
             save_state: StoredValue::new_local(SaveState::default()),
             guard_secs: RwSignal::new(120),
             pref: RwSignal::new(ThinkingPref::default()),
@@ -358,7 +365,6 @@ impl ChatController {
             tag_filter: RwSignal::new(None),
             instructions: RwSignal::new(None),
             to_instructions: StoredValue::new(false),
-            running_turn: StoredValue::new(None),
             inline_files: StoredValue::new(Default::default()),
             locale,
             arrived: StoredValue::new(None),
@@ -391,7 +397,12 @@ impl ChatController {
     }
 
     pub fn is_running(&self) -> bool {
-        self.running.with(Option::is_some)
+        self.running.with(|r| !r.is_empty())
+    }
+
+    /// Whether `turn` is one the page is streaming now.
+    pub fn runs_turn(&self, turn: RwSignal<TurnState>) -> bool {
+        self.running.with(|r| r.contains(&turn))
     }
 
     fn remember_current(&self) {

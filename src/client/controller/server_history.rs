@@ -42,27 +42,29 @@ impl ChatController {
         self.entries.set(Vec::new());
     }
 
-    /// Joins the turn writing the conversation's last answer, if it still streams: the stored
-    /// copy shows as running at once, then the turn's replay and live tail take over.
+    /// Joins every turn writing the conversation's last answer (one, or a comparison's
+    /// answers), if it still streams: the stored copy shows as running at once, then the turn's
+    /// replay and live tail take over.
     fn join_live_answer(&self, conv: &crate::domain::history::Conversation) {
+        if self.is_running() {
+            return;
+        }
         let Some(last) = conv.messages.last().filter(|m| m.role == Role::Assistant) else {
             return;
         };
-        let Some(turn_id) = last.shown().and_then(|v| v.turn.clone()) else {
-            return;
-        };
-        let signal = self.entries.with_untracked(|entries| {
-            let entry = entries.iter().rev().find(|e| e.id == last.id)?;
-            entry
-                .versions
-                .with_untracked(|v| v.get(last.active).copied())
+        let signals = self.entries.with_untracked(|entries| {
+            entries
+                .iter()
+                .rev()
+                .find(|e| e.id == last.id)
+                .map(|e| e.versions.get_untracked())
         });
-        let running: Vec<Option<u64>> = last
-            .shown()
-            .map(|v| v.blocks.iter().map(|b| b.running_ms).collect())
-            .unwrap_or_default();
-        if let Some(turn) = signal {
-            let now = now_ms();
+        let now = now_ms();
+        for (v, turn) in last.versions.iter().zip(signals.unwrap_or_default()) {
+            let Some(turn_id) = v.turn.clone() else {
+                continue;
+            };
+            let running: Vec<Option<u64>> = v.blocks.iter().map(|b| b.running_ms).collect();
             turn.update(|t| *t = t.resuming(now, &running));
             self.join(turn_id, turn);
         }

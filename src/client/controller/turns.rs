@@ -27,20 +27,30 @@ impl ChatController {
         self.in_scope(|| RwSignal::new(turn))
     }
 
-    /// "Answer now": the running turn stops thinking and answers with what it has thought.
+    /// "Answer now": every running turn stops thinking and answers with what it has thought.
     pub fn answer_now(&self) {
-        let Some(turn) = self.running_turn.get_value() else {
-            return;
-        };
-        let this = *self;
-        spawn_local(async move {
-            if let Err(e) = crate::api::turn::answer_now(turn).await {
-                this.notify(
-                    NoticeKind::Server,
-                    this.say_failed(|c| c.answer_now_failed, &e.0),
-                );
-            }
+        self.answer_now_of(None);
+    }
+
+    /// "Answer now" for one running turn (`None`: all of them; a comparison's pane asks for its own).
+    pub fn answer_now_of(&self, only: Option<RwSignal<TurnState>>) {
+        let ids: Vec<String> = self.runs.with_value(|runs| {
+            runs.iter()
+                .filter(|r| only.is_none_or(|t| t == r.turn))
+                .filter_map(|r| r.server.clone())
+                .collect()
         });
+        for turn in ids {
+            let this = *self;
+            spawn_local(async move {
+                if let Err(e) = crate::api::turn::answer_now(turn).await {
+                    this.notify(
+                        NoticeKind::Server,
+                        this.say_failed(|c| c.answer_now_failed, &e.0),
+                    );
+                }
+            });
+        }
     }
 
     /// "Think more": a new version of `entry` one effort level up from what it was asked with
@@ -311,12 +321,37 @@ impl ChatController {
     }
 
     fn end_part(&self, how: Leave) {
-        let Some(tx) = self.stop.try_update_value(Option::take).flatten() else {
+        let runs = self
+            .runs
+            .try_update_value(std::mem::take)
+            .unwrap_or_default();
+        if runs.is_empty() {
             return;
-        };
-        let _ = tx.send(how);
-        self.running_turn.set_value(None);
-        self.running.set(None);
+        }
+        for run in runs {
+            let _ = run.leave.send(how);
+        }
+        self.running.set(Vec::new());
+    }
+
+    /// Stops one running turn (a comparison's pane); the others go on.
+    pub fn stop_turn(&self, turn: RwSignal<TurnState>) {
+        if let Some(run) = self.take_run(turn) {
+            let _ = run.leave.send(Leave::Stop);
+        }
+    }
+
+    /// Takes `turn` out of the running ones; its run, if it was running.
+    fn take_run(&self, turn: RwSignal<TurnState>) -> Option<super::Run> {
+        let run = self
+            .runs
+            .try_update_value(|runs| {
+                let at = runs.iter().position(|r| r.turn == turn)?;
+                Some(runs.remove(at))
+            })
+            .flatten()?;
+        self.running.update(|r| r.retain(|t| *t != turn));
+        Some(run)
     }
 
     /// Opens the thinking of message `id`'s answer shown, for this look only (a search matched
@@ -406,6 +441,7 @@ impl ChatController {
             Source::Send(Box::new(request)),
             turn,
             self.locale.catalogue().sending,
+            None,
         );
     }
 
@@ -413,17 +449,28 @@ impl ChatController {
     /// its answer streams: a reload, another tab or device). The server replays it from the
     /// start, then sends the live tail.
     pub(super) fn join(&self, id: String, turn: RwSignal<TurnState>) {
-        if self.is_running() {
+        if self.runs_turn(turn) {
             return;
         }
-        self.running_turn.set_value(Some(id.clone()));
-        self.follow(Source::Join(id), turn, "");
+        self.follow(Source::Join(id.clone()), turn, "", Some(id));
     }
 
-    fn follow(&self, source: Source, turn: RwSignal<TurnState>, status: &str) {
-        let (tx, rx) = oneshot::channel();
-        self.stop.set_value(Some(tx));
-        self.running.set(Some(turn));
+    fn follow(
+        &self,
+        source: Source,
+        turn: RwSignal<TurnState>,
+        status: &str,
+        server: Option<String>,
+    ) {
+        let (leave, rx) = oneshot::channel();
+        self.runs.update_value(|runs| {
+            runs.push(super::Run {
+                turn,
+                leave,
+                server,
+            })
+        });
+        self.running.update(|r| r.push(turn));
         self.status.set(status.into());
         let this = *self;
         let guard_secs = self.guard_secs.get_untracked();
@@ -431,19 +478,19 @@ impl ChatController {
             sleep(std::time::Duration::ZERO).await;
             this.save();
             let left = turn_stream::follow(this, stream_code(), source, turn, rx, guard_secs).await;
-            if this.running.get_untracked() == Some(turn) {
-                this.running_turn.set_value(None);
-                this.stop.set_value(None);
-                this.running.set(None);
-            }
+            this.take_run(turn);
             if left == Ended::Gone {
                 // The turn ended and its log is gone: the stored answer is the whole of it.
-                let id = this.conversation_id.get_untracked();
-                this.backend().reload(this, id, false);
+                if !this.is_running() {
+                    let id = this.conversation_id.get_untracked();
+                    this.backend().reload(this, id, false);
+                }
                 return;
             }
             this.save();
-            this.keeper().turn_ended(this);
+            if !this.is_running() {
+                this.keeper().turn_ended(this);
+            }
         });
     }
 
@@ -548,10 +595,12 @@ impl TurnHost for ChatController {
     }
 
     fn started(&self, turn: RwSignal<TurnState>, id: String) {
-        // Unless the page has moved on to another turn meanwhile.
-        if self.running.get_untracked() == Some(turn) {
-            self.running_turn.set_value(Some(id));
-        }
+        // Unless the page has moved on meanwhile.
+        self.runs.update_value(|runs| {
+            if let Some(run) = runs.iter_mut().find(|r| r.turn == turn) {
+                run.server = Some(id);
+            }
+        });
     }
 
     fn stop_on_server(&self, id: String) {
