@@ -7,6 +7,7 @@ use leptos::server_fn::codec::Json;
 
 use super::error::ApiError;
 use crate::domain::compare::ModelRecord;
+use crate::domain::history::ConversationSummary;
 
 /// Keeps answer `version` of the comparison answering message `id`: it becomes the message's
 /// answer and the comparison's pick; the other answers stay as versions. `409` for an answer
@@ -73,4 +74,27 @@ pub async fn compare_record() -> Result<Vec<ModelRecord>, ApiError> {
         .await
         .map_err(crate::server::http::request::store_error)?;
     Ok(crate::domain::compare::records(&answers))
+}
+
+/// Continues with every answer of the comparison answering message `message` of `conversation`:
+/// each becomes a conversation of its own (a branch up to that message, showing that answer,
+/// set to its model), listed in the answers' order. `409` for a message no comparison answered.
+#[server(
+    prefix = "/api",
+    endpoint = "compare/continue",
+    input = Json,
+    output = Json,
+    input_derive = (Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)
+)]
+pub async fn continue_all(
+    conversation: String,
+    message: String,
+) -> Result<Vec<ConversationSummary>, ApiError> {
+    let (state, who) = crate::server::http::request::caller()?;
+    Ok(state
+        .store
+        .scoped(&who)
+        .continue_comparison(&conversation, &message)
+        .await
+        .map_err(crate::server::http::request::store_error)?)
 }

@@ -424,6 +424,8 @@ fn functions(doc: &mut Document) {
     doc.function::<PickAnswer>(SignedIn, &[404, 409]);
     doc.function::<RateAnswer>(SignedIn, &[404]);
     doc.function::<CompareRecord>(SignedIn, &[]);
+    doc.function::<ContinueAll>(SignedIn, &[404, 409])
+        .link("getConversation", "id", "/0/id");
     doc.function::<Search>(SignedIn, &[]);
     doc.function::<ImportConversation>(SignedIn, &[404, 409]);
     doc.function::<GetPreferences>(SignedIn, &[404]);

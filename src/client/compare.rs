@@ -5,8 +5,10 @@
 
 use super::labels::word_count;
 use super::turn_state::TurnState;
+use crate::domain::compare::Compared;
 use crate::domain::event::Cost;
 use crate::domain::usage::micros_text;
+use crate::domain::Effort;
 use crate::i18n::{fill, Locale};
 
 /// The fewest and the most models one comparison asks.
@@ -30,6 +32,56 @@ pub fn models_asked(list: &str) -> Result<Vec<String>, String> {
         ));
     }
     Ok(models)
+}
+
+/// One model of a comparison on the page, with its own reasoning settings (unset: the
+/// composer's).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pane {
+    pub model: String,
+    pub thinking: Option<bool>,
+    pub effort: Option<Effort>,
+}
+
+/// The models a comparison starts with: the one in use, then the next ones on offer, two in
+/// all (one alone is no comparison: `None`).
+pub fn first_panes(current: &str, offered: &[String]) -> Option<Vec<Pane>> {
+    let mut models: Vec<&str> = vec![current];
+    models.extend(offered.iter().map(String::as_str).filter(|m| *m != current));
+    (models.len() >= *MODELS.start()).then(|| {
+        models
+            .into_iter()
+            .take(*MODELS.start())
+            .map(|m| Pane {
+                model: m.to_string(),
+                ..Pane::default()
+            })
+            .collect()
+    })
+}
+
+/// A pane more: the first model on offer not compared yet, while there is room.
+pub fn with_another(panes: &[Pane], offered: &[String]) -> Option<Pane> {
+    if panes.len() >= *MODELS.end() {
+        return None;
+    }
+    offered
+        .iter()
+        .find(|m| panes.iter().all(|p| &p.model != *m))
+        .map(|m| Pane {
+            model: m.clone(),
+            ..Pane::default()
+        })
+}
+
+/// The versions of an answer shown side by side: its comparison's answers, while the reader has
+/// kept none of them (two at least; else the answer shows as any other).
+pub fn compared_versions(versions: &[Option<Compared>]) -> Option<Vec<usize>> {
+    let compared: Vec<usize> = (0..versions.len())
+        .filter(|&i| versions[i].is_some())
+        .collect();
+    let kept = versions.iter().flatten().any(|c| c.picked);
+    (compared.len() >= 2 && !kept).then_some(compared)
 }
 
 /// One answer's figures.
@@ -104,6 +156,34 @@ pub fn figures_line(f: &Figures, l: Locale) -> String {
 mod tests {
     use super::*;
     use crate::domain::{FinishReason, ThinkingKind, TurnEvent, Usage};
+
+    #[test]
+    fn a_comparison_starts_with_the_model_in_use_and_grows_to_four() {
+        let offered: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        let panes = first_panes("c", &offered).unwrap();
+        let models: Vec<&str> = panes.iter().map(|p| p.model.as_str()).collect();
+        assert_eq!(models, ["c", "a"]);
+        assert!(first_panes("a", &["a".to_string()]).is_none());
+        let mut panes = panes;
+        while let Some(p) = with_another(&panes, &offered) {
+            panes.push(p);
+        }
+        let models: Vec<&str> = panes.iter().map(|p| p.model.as_str()).collect();
+        assert_eq!(models, ["c", "a", "b", "d"]);
+    }
+
+    #[test]
+    fn answers_show_side_by_side_until_one_is_kept() {
+        let c = Some(Compared::default());
+        assert_eq!(compared_versions(&[None, c, c]), Some(vec![1, 2]));
+        assert_eq!(compared_versions(&[None, c]), None);
+        let kept = Some(Compared {
+            picked: true,
+            rating: 0,
+        });
+        assert_eq!(compared_versions(&[c, kept, c]), None);
+        assert_eq!(compared_versions(&[]), None);
+    }
 
     #[test]
     fn a_comparison_names_two_to_four_models_each_once() {

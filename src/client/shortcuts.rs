@@ -18,11 +18,13 @@ pub enum Shortcut {
     Stop,
     /// `⌘⇧Enter`: a new version of the last answer.
     Regenerate,
+    /// `⌘⇧M`: compare models (the next question to several at once), or stop comparing.
+    Compare,
 }
 
 impl Shortcut {
     /// Every shortcut, in the order the sheet lists them.
-    pub const ALL: [Shortcut; 7] = [
+    pub const ALL: [Shortcut; 8] = [
         Shortcut::Sheet,
         Shortcut::NewChat,
         Shortcut::Search,
@@ -30,6 +32,7 @@ impl Shortcut {
         Shortcut::ToggleThinking,
         Shortcut::Stop,
         Shortcut::Regenerate,
+        Shortcut::Compare,
     ];
 
     /// Its keys as the sheet shows them, `command` being the system's name for `⌘`.
@@ -42,6 +45,7 @@ impl Shortcut {
             Shortcut::ToggleThinking => vec![command, "Shift", "E"],
             Shortcut::Stop => vec!["Esc"],
             Shortcut::Regenerate => vec![command, "Shift", "Enter"],
+            Shortcut::Compare => vec![command, "Shift", "M"],
         }
     }
 }
@@ -77,6 +81,7 @@ pub fn shortcut(press: Press<'_>) -> Option<Shortcut> {
         (true, false) if letter("k") => Some(Shortcut::Search),
         (true, true) if letter("e") => Some(Shortcut::ToggleThinking),
         (true, true) if press.key == "Enter" => Some(Shortcut::Regenerate),
+        (true, true) if letter("m") => Some(Shortcut::Compare),
         _ => None,
     }
 }
@@ -126,6 +131,7 @@ mod tests {
         assert_eq!(shortcut(cmd_shift("E")), Some(Shortcut::ToggleThinking));
         assert_eq!(shortcut(press("Escape")), Some(Shortcut::Stop));
         assert_eq!(shortcut(cmd_shift("Enter")), Some(Shortcut::Regenerate));
+        assert_eq!(shortcut(cmd_shift("M")), Some(Shortcut::Compare));
     }
 
     #[test]

@@ -283,6 +283,9 @@ pub struct TurnState {
     /// What the turn was asked with.
     #[serde(default, skip_serializing_if = "ReasoningSettings::is_default")]
     pub settings: ReasoningSettings,
+    /// One answer of a comparison: whether the reader kept it, and their thumbs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compared: Option<crate::domain::compare::Compared>,
 }
 
 impl TurnState {
@@ -328,6 +331,7 @@ impl TurnState {
         TurnState {
             model: shown.model.clone(),
             settings: shown.settings,
+            compared: shown.compared,
             ..TurnState::started(now)
         }
     }

@@ -1,6 +1,6 @@
 //! Arabic (Modern Standard Arabic, laid out right to left).
 
-use super::catalogue::{Catalogue, ErrorWords, Plural, UsageWords};
+use super::catalogue::{Catalogue, CompareWords, ErrorWords, Plural, UsageWords};
 #[cfg(feature = "ssr")]
 use super::catalogue::{SharedWords, TerminalWords};
 
@@ -354,6 +354,7 @@ pub static AR: Catalogue = Catalogue {
     compare_reasoning_tokens: "{n} من رموز الاستدلال",
     compare_first_answer: "أول رمز من الإجابة عند {time}",
     compare_total: "{time} إجمالًا",
+    compare_models: "قارن النماذج",
     sign_in_with: "تسجيل الدخول عبر {provider}",
     sign_in_failed: "تعذّر تسجيل الدخول",
     sign_in_again: "سجّل الدخول مرة أخرى",
@@ -561,6 +562,37 @@ pub static AR: Catalogue = Catalogue {
 };
 
 /// The usage page's words, read only by its chunk.
+pub static COMPARE_WORDS: CompareWords = CompareWords {
+    models_compared: "النماذج المقارَنة",
+    model_n: "النموذج {n}",
+    add_model: "أضف نموذجًا",
+    remove_model: "أزل {model}",
+    stop_comparing: "أوقف المقارنة",
+    answers: "الإجابات جنبًا إلى جنب",
+    keep: "احتفظ بهذه الإجابة",
+    good: "إجابة جيدة",
+    bad: "إجابة سيئة",
+    continue_all: "تابع مع كل منها",
+    continue_all_explain: "تصبح كل إجابة محادثة مستقلة مع نموذجها.",
+    not_done: "لم تُحدَّث المقارنة: {detail}",
+    record_open: "المقارنات",
+    record_title: "مقارناتك",
+    record_intro:
+        "أداء كل نموذج حين سألت عدة نماذج معًا: الإجابات التي احتفظت بها وتقييماتك ومدة تفكيره.",
+    wins_chart: "الإجابات المحتفظ بها لكل نموذج",
+    thinking_chart: "متوسط زمن التفكير (الوسيط) لكل نموذج",
+    model: "النموذج",
+    comparisons: "المقارنات",
+    wins: "المحتفظ بها",
+    thumbs_up: "إعجاب",
+    thumbs_down: "عدم إعجاب",
+    median_thinking: "وسيط زمن التفكير",
+    median_tokens: "وسيط رموز الاستدلال",
+    none_yet: "لا مقارنات بعد: فعّل «قارن» أسفل مربع الرسالة لتسأل عدة نماذج معًا.",
+    loading: "جارٍ التحميل…",
+    close: "إغلاق",
+};
+
 pub static USAGE_WORDS: UsageWords = UsageWords {
     loading: "جارٍ التحميل…",
     this_month: "هذا الشهر",

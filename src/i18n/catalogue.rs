@@ -445,6 +445,8 @@ pub struct Catalogue {
     pub compare_reasoning_tokens: &'static str,
     pub compare_first_answer: &'static str,
     pub compare_total: &'static str,
+    /// The composer's button (and the shortcut sheet's line) that asks several models at once.
+    pub compare_models: &'static str,
     /// "Sign in with {provider}": single sign-on's button.
     pub sign_in_with: &'static str,
     /// The heading of the page a failed single sign-on shows.
@@ -586,6 +588,42 @@ pub struct UsageWords {
     pub admins_exempt: &'static str,
     pub unpriced: &'static str,
     pub saved: &'static str,
+}
+
+/// The words of comparing models (the composer's bar, the answers side by side, the record
+/// per model): apart from the catalogue, so that only the code that shows them carries them.
+#[derive(Debug, serde::Serialize)]
+pub struct CompareWords {
+    pub models_compared: &'static str,
+    /// `{n}`: the pane's place, from 1.
+    pub model_n: &'static str,
+    pub add_model: &'static str,
+    pub remove_model: &'static str,
+    pub stop_comparing: &'static str,
+    /// The comparison's region and its tabs on a phone.
+    pub answers: &'static str,
+    pub keep: &'static str,
+    pub good: &'static str,
+    pub bad: &'static str,
+    pub continue_all: &'static str,
+    pub continue_all_explain: &'static str,
+    pub not_done: &'static str,
+    /// Settings' button to the record.
+    pub record_open: &'static str,
+    pub record_title: &'static str,
+    pub record_intro: &'static str,
+    pub wins_chart: &'static str,
+    pub thinking_chart: &'static str,
+    pub model: &'static str,
+    pub comparisons: &'static str,
+    pub wins: &'static str,
+    pub thumbs_up: &'static str,
+    pub thumbs_down: &'static str,
+    pub median_thinking: &'static str,
+    pub median_tokens: &'static str,
+    pub none_yet: &'static str,
+    pub loading: &'static str,
+    pub close: &'static str,
 }
 
 /// The chrome of a shared conversation's page; its content stays as written.

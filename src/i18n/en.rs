@@ -1,6 +1,6 @@
 //! English, the catalogue every other one is checked against.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural, UsageWords};
+use super::catalogue::{Catalogue, CompareWords, ErrorWords, Plural, UsageWords};
 #[cfg(feature = "ssr")]
 use super::catalogue::{SharedWords, TerminalWords};
 
@@ -311,6 +311,7 @@ pub static EN: Catalogue = Catalogue {
     compare_reasoning_tokens: "{n} reasoning tokens",
     compare_first_answer: "first answer token at {time}",
     compare_total: "{time} in all",
+    compare_models: "Compare models",
     sign_in_with: "Sign in with {provider}",
     sign_in_failed: "Sign-in failed",
     sign_in_again: "Sign in again",
@@ -504,6 +505,36 @@ pub static EN: Catalogue = Catalogue {
 };
 
 /// The usage page's words, read only by its chunk.
+pub static COMPARE_WORDS: CompareWords = CompareWords {
+    models_compared: "Models compared",
+    model_n: "Model {n}",
+    add_model: "Add a model",
+    remove_model: "Remove {model}",
+    stop_comparing: "Stop comparing",
+    answers: "Answers side by side",
+    keep: "Keep this answer",
+    good: "Good answer",
+    bad: "Bad answer",
+    continue_all: "Continue with each",
+    continue_all_explain: "Each answer becomes a chat of its own, with its model.",
+    not_done: "The comparison was not updated: {detail}",
+    record_open: "Comparisons",
+    record_title: "Your comparisons",
+    record_intro: "How each model did when you asked several at once: the answers you kept, your thumbs, how long it thought.",
+    wins_chart: "Answers kept, per model",
+    thinking_chart: "Median thinking time, per model",
+    model: "Model",
+    comparisons: "Comparisons",
+    wins: "Kept",
+    thumbs_up: "Thumbs up",
+    thumbs_down: "Thumbs down",
+    median_thinking: "Median thinking time",
+    median_tokens: "Median reasoning tokens",
+    none_yet: "No comparisons yet: turn on Compare under the message box to ask several models at once.",
+    loading: "Loading…",
+    close: "Close",
+};
+
 pub static USAGE_WORDS: UsageWords = UsageWords {
     loading: "Loading…",
     this_month: "This month",

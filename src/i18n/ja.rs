@@ -1,6 +1,6 @@
 //! Japanese.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural, UsageWords};
+use super::catalogue::{Catalogue, CompareWords, ErrorWords, Plural, UsageWords};
 #[cfg(feature = "ssr")]
 use super::catalogue::{SharedWords, TerminalWords};
 
@@ -309,6 +309,7 @@ pub static JA: Catalogue = Catalogue {
     compare_reasoning_tokens: "推論トークン {n}",
     compare_first_answer: "回答の最初のトークンまで {time}",
     compare_total: "合計 {time}",
+    compare_models: "モデルを比較",
     sign_in_with: "{provider} でログイン",
     sign_in_failed: "ログインに失敗しました",
     sign_in_again: "もう一度ログイン",
@@ -495,6 +496,36 @@ pub static JA: Catalogue = Catalogue {
 };
 
 /// The usage page's words, read only by its chunk.
+pub static COMPARE_WORDS: CompareWords = CompareWords {
+    models_compared: "比較するモデル",
+    model_n: "モデル {n}",
+    add_model: "モデルを追加",
+    remove_model: "{model} を外す",
+    stop_comparing: "比較をやめる",
+    answers: "並べた回答",
+    keep: "この回答を残す",
+    good: "良い回答",
+    bad: "良くない回答",
+    continue_all: "それぞれで続ける",
+    continue_all_explain: "各回答がそのモデルとの個別のチャットになります。",
+    not_done: "比較を更新できませんでした: {detail}",
+    record_open: "比較",
+    record_title: "あなたの比較",
+    record_intro: "複数のモデルに同時に聞いたときの各モデルの結果: 残した回答、評価、思考時間。",
+    wins_chart: "モデルごとの残した回答",
+    thinking_chart: "モデルごとの思考時間の中央値",
+    model: "モデル",
+    comparisons: "比較回数",
+    wins: "残した数",
+    thumbs_up: "高評価",
+    thumbs_down: "低評価",
+    median_thinking: "思考時間の中央値",
+    median_tokens: "推論トークンの中央値",
+    none_yet: "まだ比較はありません。メッセージ欄の下の「比較」をオンにすると、複数のモデルに同時に質問できます。",
+    loading: "読み込み中…",
+    close: "閉じる",
+};
+
 pub static USAGE_WORDS: UsageWords = UsageWords {
     loading: "読み込み中…",
     this_month: "今月",

@@ -255,11 +255,18 @@ pub fn provide(locale: Locale, words: &'static Catalogue) {
 
 /// Every catalogue as JSON (`{"en": {...}, "pt-BR": {...}, ...}`), for `ponder catalogue`: the
 /// end-to-end suite reads the page's words from it, and translators can review them side by side.
+/// The words of comparing models are under `compare_page`.
 pub fn catalogues_json() -> String {
     let all: serde_json::Map<String, serde_json::Value> = Locale::ALL
         .iter()
         .map(|l| {
-            let value = serde_json::to_value(l.catalogue()).unwrap_or_default();
+            let mut value = serde_json::to_value(l.catalogue()).unwrap_or_default();
+            if let Some(map) = value.as_object_mut() {
+                map.insert(
+                    "compare_page".into(),
+                    serde_json::to_value(compare_words(*l)).unwrap_or_default(),
+                );
+            }
             (l.tag().to_string(), value)
         })
         .collect();
@@ -274,6 +281,17 @@ pub fn usage_words(locale: Locale) -> &'static catalogue::UsageWords {
         Locale::PtBr => &pt_br::USAGE_WORDS,
         Locale::Ja => &ja::USAGE_WORDS,
         Locale::Ar => &ar::USAGE_WORDS,
+    }
+}
+
+/// The words of comparing models in `locale`: apart from the catalogue, so that only the code
+/// that shows them carries them.
+pub fn compare_words(locale: Locale) -> &'static catalogue::CompareWords {
+    match locale {
+        Locale::En => &en::COMPARE_WORDS,
+        Locale::PtBr => &pt_br::COMPARE_WORDS,
+        Locale::Ja => &ja::COMPARE_WORDS,
+        Locale::Ar => &ar::COMPARE_WORDS,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Brazilian Portuguese.
 
-use super::catalogue::{Catalogue, ErrorWords, Plural, UsageWords};
+use super::catalogue::{Catalogue, CompareWords, ErrorWords, Plural, UsageWords};
 #[cfg(feature = "ssr")]
 use super::catalogue::{SharedWords, TerminalWords};
 
@@ -321,6 +321,7 @@ pub static PT_BR: Catalogue = Catalogue {
     compare_reasoning_tokens: "{n} tokens de raciocínio",
     compare_first_answer: "primeiro token da resposta em {time}",
     compare_total: "{time} no total",
+    compare_models: "Comparar modelos",
     sign_in_with: "Entrar com {provider}",
     sign_in_failed: "Falha ao entrar",
     sign_in_again: "Entrar novamente",
@@ -515,6 +516,36 @@ pub static PT_BR: Catalogue = Catalogue {
 };
 
 /// The usage page's words, read only by its chunk.
+pub static COMPARE_WORDS: CompareWords = CompareWords {
+    models_compared: "Modelos comparados",
+    model_n: "Modelo {n}",
+    add_model: "Adicionar um modelo",
+    remove_model: "Remover {model}",
+    stop_comparing: "Parar de comparar",
+    answers: "Respostas lado a lado",
+    keep: "Ficar com esta resposta",
+    good: "Resposta boa",
+    bad: "Resposta ruim",
+    continue_all: "Continuar com cada uma",
+    continue_all_explain: "Cada resposta vira uma conversa própria, com o seu modelo.",
+    not_done: "A comparação não foi atualizada: {detail}",
+    record_open: "Comparações",
+    record_title: "Suas comparações",
+    record_intro: "Como cada modelo se saiu quando você perguntou a vários de uma vez: as respostas que você manteve, seus votos, quanto tempo pensou.",
+    wins_chart: "Respostas mantidas, por modelo",
+    thinking_chart: "Tempo mediano de raciocínio, por modelo",
+    model: "Modelo",
+    comparisons: "Comparações",
+    wins: "Mantidas",
+    thumbs_up: "Votos positivos",
+    thumbs_down: "Votos negativos",
+    median_thinking: "Tempo mediano de raciocínio",
+    median_tokens: "Tokens de raciocínio (mediana)",
+    none_yet: "Nenhuma comparação ainda: ligue Comparar abaixo da caixa de mensagem para perguntar a vários modelos de uma vez.",
+    loading: "Carregando…",
+    close: "Fechar",
+};
+
 pub static USAGE_WORDS: UsageWords = UsageWords {
     loading: "Carregando…",
     this_month: "Este mês",

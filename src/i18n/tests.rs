@@ -26,6 +26,11 @@ fn all_strings(locale: Locale) -> Vec<(String, String)> {
         &serde_json::to_value(super::usage_words(locale)).unwrap_or_default(),
         &mut out,
     );
+    walk(
+        "compare_page",
+        &serde_json::to_value(super::compare_words(locale)).unwrap_or_default(),
+        &mut out,
+    );
     out.sort();
     out
 }

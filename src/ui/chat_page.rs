@@ -140,6 +140,10 @@ pub fn ChatPage() -> impl IntoView {
                 Shortcut::ToggleThinking => {
                     super::dom::toggle_last_details(".messages details.thinking")
                 }
+                Shortcut::Compare => {
+                    super::compare_bar::toggle(chat);
+                    true
+                }
                 // The last answer's own button (its code is in the bubbles' chunk).
                 Shortcut::Regenerate => {
                     super::dom::click_in_last(".bubble", ".regenerate:not(:disabled)")

@@ -29,6 +29,9 @@ pub enum Icon {
     Attach,
     /// A box with an arrow out of it: share by link.
     Share,
+    /// A thumb up and down: a comparison's answer rated.
+    ThumbUp,
+    ThumbDown,
 }
 
 impl Icon {
@@ -44,6 +47,8 @@ impl Icon {
             Icon::Previous => "M15 6l-6 6 6 6",
             Icon::Next => "M9 6l6 6-6 6",
             Icon::Stop => "M7 7h10v10H7z",
+            Icon::ThumbUp => "M7 11v9H4v-9zM7 11l4-7c1.5 0 2.5 1 2 3l-1 3h6c1 0 2 1 1.7 2l-1.7 6c-.3 1-1 2-2 2H7",
+            Icon::ThumbDown => "M7 13V4H4v9zM7 13l4 7c1.5 0 2.5-1 2-3l-1-3h6c1 0 2-1 1.7-2l-1.7-6c-.3-1-1-2-2-2H7",
             Icon::Send => "M12 19V5M6 11l6-6 6 6",
             Icon::Download => "M12 4v11M7 10l5 5 5-5M5 20h14",
             Icon::Settings => "M4 7h9M17 7h3M4 17h3M11 17h9M15 5v4M9 15v4",

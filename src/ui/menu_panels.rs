@@ -66,6 +66,7 @@ fn SettingsPanel() -> impl IntoView {
         </Show>
         <LanguageSetting/>
         <UsageOpener/>
+        <super::compare_bar::RecordOpener/>
         <Show when=move || chat.me.with(|me| me.as_ref().is_some_and(|me| me.account.is_some()))>
             <super::instructions_panel::InstructionsPanel/>
         </Show>

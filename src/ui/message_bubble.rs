@@ -101,7 +101,7 @@ pub fn DisclaimerExplanation(explanation: DisclaimerDialog) -> impl IntoView {
 
 /// The disclaimer chip: a button that opens the page's explanation.
 #[component]
-fn DisclaimerChip(disclaimer: Disclaimer) -> impl IntoView {
+pub(super) fn DisclaimerChip(disclaimer: Disclaimer) -> impl IntoView {
     let explanation = use_context::<DisclaimerDialog>();
     let open = move |ev: leptos::ev::MouseEvent| {
         let Some(explanation) = explanation else {
@@ -235,7 +235,7 @@ fn UserBubble(entry: Entry) -> impl IntoView {
 
 /// A Copy button's face: the copy icon, then for two seconds a check and the word "Copied".
 #[component]
-fn CopyFace(copied: RwSignal<bool>) -> impl IntoView {
+pub(super) fn CopyFace(copied: RwSignal<bool>) -> impl IntoView {
     view! {
         <Show when=move || copied.get() fallback=|| icon(Icon::Copy)>
             {icon(Icon::Check)}
@@ -289,10 +289,20 @@ pub fn AssistantBubble(entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
         let i = active.get();
         versions.with(|v| v.get(i).or(v.last()).copied())
     });
+    // A comparison nobody has settled shows its answers side by side.
+    let sides = Memo::new(move |_| {
+        versions.with(|v| {
+            let compared: Vec<_> = v.iter().map(|t| t.with(|t| t.compared)).collect();
+            crate::client::compare::compared_versions(&compared)
+        })
+    });
+    let side_by_side = entry.clone();
+    let entry = StoredValue::new(entry);
     let t = tr();
     view! {
         <article
             class="bubble assistant"
+            class:comparison=move || sides.with(Option::is_some)
             id=dom_id
             class:error=move || turn.get().is_some_and(|t| t.with(|t| t.phase == TurnPhase::Error))
             aria-label=t.message_from_assistant
@@ -302,9 +312,17 @@ pub fn AssistantBubble(entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
             <div class="bubble-col">
                 // Keyed by the version shown: another version gets fresh nodes, never the old
                 // answer's nodes patched (their rendered markdown would be appended to).
-                <For each=move || turn.get() key=|t| *t let:t>
-                    <TurnBody turn=t entry=entry.clone() disclaimer/>
-                </For>
+                <Show
+                    when=move || sides.with(Option::is_none)
+                    fallback=move || {
+                        let entry = side_by_side.clone();
+                        view! { <super::compare_panes::ComparePanes entry sides disclaimer/> }
+                    }
+                >
+                    <For each=move || turn.get() key=|t| *t let:t>
+                        <TurnBody turn=t entry=entry.get_value() disclaimer/>
+                    </For>
+                </Show>
             </div>
         </article>
     }
@@ -314,20 +332,7 @@ pub fn AssistantBubble(entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
 fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let copied = RwSignal::new(false);
-    let steps = Memo::new(move |_| turn.with(TurnState::parts));
-    let phase = Memo::new(move |_| turn.with(|t| t.phase));
-    let answer = move |read: &mut dyn FnMut(&str)| turn.with(|t| read(&t.answer));
-    let fallback = Memo::new(move |_| turn.with(|t| t.fallback_code()));
-    let error = Memo::new(move |_| turn.with(|t| t.error.clone()));
     let wants_retry = Memo::new(move |_| turn.with(|t| t.wants_retry()));
-    let waiting = Memo::new(move |_| {
-        turn.with(|t| {
-            t.phase == TurnPhase::Thinking
-                && t.blocks.is_empty()
-                && t.tools.is_empty()
-                && t.answer.is_empty()
-        })
-    });
     let versions = entry.versions;
     let version_count = Memo::new(move |_| versions.with(Vec::len));
     let created_at = turn.with_untracked(|t| t.created_at);
@@ -384,41 +389,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
 
     view! {
         <div class="bubble-main">
-            // Thinking blocks and tool steps in stream order; each keeps its nodes as more arrive.
-            // A run of tool steps is keyed by where it begins: it grows in place as steps arrive.
-            <For
-                each=move || steps.get()
-                key=|part| match part {
-                    Part::Tools(first, _) => Part::Tools(*first, usize::MAX),
-                    other => *other,
-                }
-                let:step
-            >
-                {match step {
-                    Part::Block(index) => view! {
-                        <ThinkingBlock
-                            turn
-                            index
-                            pref=chat.pref
-                            on_choice=Callback::new(move |open| entry.with_value(|e| chat.block_choice(e, index, open)))
-                            on_need_text=Callback::new(move |_| chat.load_block_text(turn, index))
-                        />
-                    }
-                    .into_any(),
-                    Part::Tool(index) => view! { <ToolStepCard turn index/> }.into_any(),
-                    Part::Tools(first, _) => view! { <ToolRun turn first/> }.into_any(),
-                }}
-            </For>
-            <Show when=move || waiting.get()>
-                <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div>
-            </Show>
-            <MarkdownView text=answer streaming=Signal::derive(move || phase.get().is_running()) class="answer"/>
-            <SourcesList turn/>
-            {move || fallback.get().map(|code| view! { <p class="fallback">{crate::client::labels::fallback_words(code, l)}</p> })}
-            {move || error.get().map(|e| view! { <p class="error-message">{crate::client::labels::failure_text(&e, l)}</p> })}
-            <Show when=move || phase.get() == TurnPhase::Stopped>
-                <p class="stopped-note">{t.stopped}</p>
-            </Show>
+            <TurnParts turn entry/>
             <Show when=move || wants_retry.get()>
                 <button class="retry" type="button" disabled=move || chat.is_running() on:click=retry>{t.retry}</button>
             </Show>
@@ -490,5 +461,65 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
                 >{icon(Icon::Branch)}</button>
             </div>
         </div>
+    }
+}
+
+/// What a turn shows of itself: its thinking blocks and tool steps in stream order, the dots
+/// while nothing has come, its answer and sources, and why it has no answer, failed or stopped.
+/// An answer's bubble and a comparison's pane both show it.
+#[component]
+pub(super) fn TurnParts(turn: RwSignal<TurnState>, entry: StoredValue<Entry>) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let steps = Memo::new(move |_| turn.with(TurnState::parts));
+    let phase = Memo::new(move |_| turn.with(|t| t.phase));
+    let answer = move |read: &mut dyn FnMut(&str)| turn.with(|t| read(&t.answer));
+    let fallback = Memo::new(move |_| turn.with(|t| t.fallback_code()));
+    let error = Memo::new(move |_| turn.with(|t| t.error.clone()));
+    let waiting = Memo::new(move |_| {
+        turn.with(|t| {
+            t.phase == TurnPhase::Thinking
+                && t.blocks.is_empty()
+                && t.tools.is_empty()
+                && t.answer.is_empty()
+        })
+    });
+    let l = locale();
+    let t = l.catalogue();
+    view! {
+        // Thinking blocks and tool steps in stream order; each keeps its nodes as more arrive.
+        // A run of tool steps is keyed by where it begins: it grows in place as steps arrive.
+        <For
+            each=move || steps.get()
+            key=|part| match part {
+                Part::Tools(first, _) => Part::Tools(*first, usize::MAX),
+                other => *other,
+            }
+            let:step
+        >
+            {match step {
+                Part::Block(index) => view! {
+                    <ThinkingBlock
+                        turn
+                        index
+                        pref=chat.pref
+                        on_choice=Callback::new(move |open| entry.with_value(|e| chat.block_choice(e, index, open)))
+                        on_need_text=Callback::new(move |_| chat.load_block_text(turn, index))
+                    />
+                }
+                .into_any(),
+                Part::Tool(index) => view! { <ToolStepCard turn index/> }.into_any(),
+                Part::Tools(first, _) => view! { <ToolRun turn first/> }.into_any(),
+            }}
+        </For>
+        <Show when=move || waiting.get()>
+            <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div>
+        </Show>
+        <MarkdownView text=answer streaming=Signal::derive(move || phase.get().is_running()) class="answer"/>
+        <SourcesList turn/>
+        {move || fallback.get().map(|code| view! { <p class="fallback">{crate::client::labels::fallback_words(code, l)}</p> })}
+        {move || error.get().map(|e| view! { <p class="error-message">{crate::client::labels::failure_text(&e, l)}</p> })}
+        <Show when=move || phase.get() == TurnPhase::Stopped>
+            <p class="stopped-note">{t.stopped}</p>
+        </Show>
     }
 }

@@ -6,6 +6,8 @@ pub mod attachments;
 pub mod chat_page;
 pub mod chunks;
 pub mod clock;
+pub mod compare_bar;
+pub mod compare_panes;
 pub mod composer;
 pub mod conversation;
 pub mod conversation_list;

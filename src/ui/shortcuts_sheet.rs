@@ -34,6 +34,7 @@ fn ShortcutSheet() -> impl IntoView {
         Shortcut::ToggleThinking => t.shortcut_thinking,
         Shortcut::Stop => t.stop_generating,
         Shortcut::Regenerate => t.regenerate_answer,
+        Shortcut::Compare => t.compare_models,
     };
     view! {
         <dialog id=SHEET_ID class="disclaimer-dialog shortcuts-sheet" aria-labelledby="shortcuts-title">

@@ -35,6 +35,7 @@ mod attachments;
 mod backend;
 mod browser_history;
 mod chunks;
+mod compare;
 mod history;
 mod instructions;
 mod models;
@@ -205,6 +206,10 @@ pub struct ChatController {
     pub earlier: RwSignal<usize>,
     /// An earlier page is on its way.
     loading_earlier: StoredValue<bool>,
+    /// The composer compares: the next question goes to each of these models (2 to 4).
+    pub compare: RwSignal<Option<Vec<crate::client::compare::Pane>>>,
+    /// Comparisons whose first answer is not stored yet: the others start once it is.
+    waiting: StoredValue<Vec<compare::Waiting>, LocalStorage>,
     /// The turns streaming now: one, or a comparison's answers side by side.
     pub running: RwSignal<Vec<RwSignal<TurnState>>>,
     /// How the page ends its part in each running turn (Stop, or leave it running: another chat
@@ -336,6 +341,8 @@ impl ChatController {
             entries: RwSignal::new(Vec::new()),
             earlier: RwSignal::new(0),
             loading_earlier: StoredValue::new(false),
+            compare: RwSignal::new(None),
+            waiting: StoredValue::new_local(Vec::new()),
             running: RwSignal::new(Vec::new()),
             runs: StoredValue::new_local(Vec::new()),
             save_state: StoredValue::new_local(SaveState::default()),

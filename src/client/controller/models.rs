@@ -48,11 +48,22 @@ impl ChatController {
     /// recorded on the turn too.
     pub(super) fn with_settings(
         &self,
-        mut request: ChatRequest,
+        request: ChatRequest,
         turn: RwSignal<TurnState>,
         settings: Option<ReasoningSettings>,
     ) -> ChatRequest {
         let model = untrack(|| self.current_model());
+        self.with_model(request, turn, settings, model)
+    }
+
+    /// The same, asking `model` (a comparison's pane).
+    pub(super) fn with_model(
+        &self,
+        mut request: ChatRequest,
+        turn: RwSignal<TurnState>,
+        settings: Option<ReasoningSettings>,
+        model: String,
+    ) -> ChatRequest {
         let settings = settings
             .unwrap_or_else(|| self.composer_settings())
             .applicable(self.models.with_untracked(|m| m.controls(&model)));

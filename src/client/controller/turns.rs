@@ -23,7 +23,7 @@ use crate::domain::message::InlineFile;
 use crate::domain::{ChatMessage, ChatRequest, ReasoningSettings, Role, TurnEvent};
 
 impl ChatController {
-    fn turn_signal(&self, turn: TurnState) -> RwSignal<TurnState> {
+    pub(super) fn turn_signal(&self, turn: TurnState) -> RwSignal<TurnState> {
         self.in_scope(|| RwSignal::new(turn))
     }
 
@@ -125,9 +125,21 @@ impl ChatController {
             return;
         }
         let now = now_ms();
-        let turn = self.turn_signal(TurnState::started(now));
+        let panes = self.panes_to_ask();
+        let turn = match panes.is_empty() {
+            true => self.turn_signal(TurnState::started(now)),
+            false => self.compared_turn(now),
+        };
+        let others: Vec<_> = panes
+            .iter()
+            .skip(1)
+            .map(|_| self.compared_turn(now))
+            .collect();
         let (user, assistant) =
             self.in_scope(|| (Entry::user(text.clone(), now), Entry::assistant(turn, now)));
+        assistant
+            .versions
+            .update_untracked(|v| v.extend(others.iter().copied()));
         let mut user = user;
         user.files.set(files.clone());
         let mut messages = Vec::new();
@@ -188,7 +200,13 @@ impl ChatController {
                 }
             });
         }
-        let request = self.with_settings(request, turn, None);
+        let request = match panes.split_first() {
+            Some((first, rest)) => {
+                self.wait_for_first(turn, others.into_iter().zip(rest.iter().cloned()).collect());
+                self.asked_in(request, turn, first)
+            }
+            None => self.with_settings(request, turn, None),
+        };
         self.start(request, turn);
     }
 
@@ -455,7 +473,7 @@ impl ChatController {
         self.follow(Source::Join(id.clone()), turn, "", Some(id));
     }
 
-    fn follow(
+    pub(super) fn follow(
         &self,
         source: Source,
         turn: RwSignal<TurnState>,
@@ -479,6 +497,7 @@ impl ChatController {
             this.save();
             let left = turn_stream::follow(this, stream_code(), source, turn, rx, guard_secs).await;
             this.take_run(turn);
+            this.abandon_waiting(turn);
             if left == Ended::Gone {
                 // The turn ended and its log is gone: the stored answer is the whole of it.
                 if !this.is_running() {
@@ -525,7 +544,11 @@ impl ChatController {
         self.save_throttled();
     }
 
-    fn transition(&self, turn: RwSignal<TurnState>, change: impl FnOnce(&mut TurnState)) {
+    pub(super) fn transition(
+        &self,
+        turn: RwSignal<TurnState>,
+        change: impl FnOnce(&mut TurnState),
+    ) {
         let now = now_ms();
         let mut heard = Vec::new();
         turn.update(|t| {
@@ -555,6 +578,7 @@ impl TurnHost for ChatController {
         message: String,
         sent_as: Vec<SendAs>,
     ) {
+        let (stored_in, answer) = (conversation.clone(), message.clone());
         let old = self.meta.with_value(|m| m.id.clone());
         self.meta.update_value(|m| {
             m.on_server = true;
@@ -592,6 +616,7 @@ impl TurnHost for ChatController {
                 }
             }
         });
+        self.start_waiting(turn, &stored_in, &answer);
     }
 
     fn started(&self, turn: RwSignal<TurnState>, id: String) {

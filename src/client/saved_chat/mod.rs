@@ -230,7 +230,7 @@ pub fn version_from_turn(turn: &TurnState, now: f64) -> Version {
         files: Vec::new(),
         usage: turn.usage.clone(),
         turn: None,
-        compared: None,
+        compared: turn.compared,
     }
 }
 
@@ -317,6 +317,7 @@ pub fn turn_from_stored(v: &Version) -> TurnState {
         tools,
         sources: v.sources.clone(),
         usage: v.usage.clone(),
+        compared: v.compared,
         ..TurnState::default()
     }
 }

@@ -5,6 +5,7 @@
 use super::scope::Scoped;
 use super::StoreError;
 use crate::domain::compare::{ComparedAnswer, MAX_COMPARED};
+use crate::domain::history::ConversationSummary;
 
 impl Scoped<'_> {
     /// Before a comparison's next answer to `message`: it must be a comparison's, with room.
@@ -149,5 +150,66 @@ impl Scoped<'_> {
                 },
             )
             .collect())
+    }
+
+    /// Continues with every answer of the comparison answering `message` in `conversation`: a
+    /// branch per answer, up to that message, showing that answer, titled and set to its model
+    /// and reasoning settings, so the next question in it goes to that model. `409` for a
+    /// message no comparison answered.
+    pub async fn continue_comparison(
+        &self,
+        conversation: &str,
+        message: &str,
+    ) -> Result<Vec<ConversationSummary>, StoreError> {
+        self.owns_conversation(conversation).await?;
+        let answers: Vec<(i64, Option<String>)> = sqlx::query_as(
+            "SELECT v.idx, v.model FROM message_versions v JOIN messages m ON m.id = v.message_id \
+             WHERE v.message_id = $1 AND v.user_id = $2 AND m.conversation_id = $3 AND v.compared = 1 \
+             ORDER BY v.idx",
+        )
+        .bind(message)
+        .bind(self.user_id())
+        .bind(conversation)
+        .fetch_all(self.pool())
+        .await?;
+        if answers.is_empty() {
+            return Err(StoreError::Conflict(
+                "that answer did not start a comparison".into(),
+            ));
+        }
+        let mut branches = Vec::with_capacity(answers.len());
+        for (idx, model) in answers {
+            let mut branch = self.branch_conversation(conversation, message).await?;
+            if let Some(model) = &model {
+                branch.title = format!("{} · {model}", branch.title);
+            }
+            let mut tx = self.begin_write().await?;
+            sqlx::query(
+                "UPDATE messages SET active_version = $1 WHERE conversation_id = $2 AND user_id = $3 \
+                 AND position = (SELECT MAX(position) FROM messages WHERE conversation_id = $2 AND user_id = $3)",
+            )
+            .bind(idx)
+            .bind(&branch.id)
+            .bind(self.user_id())
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "UPDATE conversations SET title = $1, \
+                 model = COALESCE((SELECT model FROM message_versions WHERE message_id = $2 AND idx = $3 AND user_id = $4), model), \
+                 thinking = (SELECT thinking FROM message_versions WHERE message_id = $2 AND idx = $3 AND user_id = $4), \
+                 effort = (SELECT effort FROM message_versions WHERE message_id = $2 AND idx = $3 AND user_id = $4) \
+                 WHERE id = $5 AND user_id = $4",
+            )
+            .bind(&branch.title)
+            .bind(message)
+            .bind(idx)
+            .bind(self.user_id())
+            .bind(&branch.id)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            branches.push(branch);
+        }
+        Ok(branches)
     }
 }
