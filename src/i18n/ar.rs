@@ -355,6 +355,7 @@ pub static AR: Catalogue = Catalogue {
     compare_first_answer: "أول رمز من الإجابة عند {time}",
     compare_total: "{time} إجمالًا",
     compare_models: "قارن النماذج",
+    compare_model_failed: "تعذّر على {model} أن يجيب ({detail}).",
     sign_in_with: "تسجيل الدخول عبر {provider}",
     sign_in_failed: "تعذّر تسجيل الدخول",
     sign_in_again: "سجّل الدخول مرة أخرى",

@@ -447,6 +447,8 @@ pub struct Catalogue {
     pub compare_total: &'static str,
     /// The composer's button (and the shortcut sheet's line) that asks several models at once.
     pub compare_models: &'static str,
+    /// A comparison's model whose answer could not even begin: `{model}`, `{detail}`.
+    pub compare_model_failed: &'static str,
     /// "Sign in with {provider}": single sign-on's button.
     pub sign_in_with: &'static str,
     /// The heading of the page a failed single sign-on shows.

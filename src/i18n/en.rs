@@ -312,6 +312,7 @@ pub static EN: Catalogue = Catalogue {
     compare_first_answer: "first answer token at {time}",
     compare_total: "{time} in all",
     compare_models: "Compare models",
+    compare_model_failed: "{model} could not answer ({detail}).",
     sign_in_with: "Sign in with {provider}",
     sign_in_failed: "Sign-in failed",
     sign_in_again: "Sign in again",

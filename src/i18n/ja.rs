@@ -310,6 +310,7 @@ pub static JA: Catalogue = Catalogue {
     compare_first_answer: "回答の最初のトークンまで {time}",
     compare_total: "合計 {time}",
     compare_models: "モデルを比較",
+    compare_model_failed: "{model} は回答できませんでした ({detail})。",
     sign_in_with: "{provider} でログイン",
     sign_in_failed: "ログインに失敗しました",
     sign_in_again: "もう一度ログイン",

@@ -322,6 +322,7 @@ pub static PT_BR: Catalogue = Catalogue {
     compare_first_answer: "primeiro token da resposta em {time}",
     compare_total: "{time} no total",
     compare_models: "Comparar modelos",
+    compare_model_failed: "{model} não conseguiu responder ({detail}).",
     sign_in_with: "Entrar com {provider}",
     sign_in_failed: "Falha ao entrar",
     sign_in_again: "Entrar novamente",

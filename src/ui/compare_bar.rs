@@ -2,8 +2,8 @@
 //! (the next question goes to all of them at once), and the reader's record of comparisons per
 //! model (Settings → Comparisons: answers kept, thumbs, median thinking time and reasoning tokens,
 //! as charts and a table). Both are a chunk of their own (`compare`), fetched the first time the
-//! reader compares or opens the record; the composer's button and the shortcut ⌘⇧M are here
-//! for the page.
+//! reader compares or opens the record: the first download has only the composer's button, the
+//! bar's empty place and the shortcut ⌘⇧M.
 
 use std::cell::Cell;
 
@@ -20,7 +20,6 @@ use crate::domain::{Effort, Failure};
 /// What the chunk gives the page.
 #[derive(Clone, Copy)]
 struct CompareCode {
-    bar: fn() -> AnyView,
     start: fn(ChatController),
     record: fn(RwSignal<bool>) -> AnyView,
 }
@@ -32,7 +31,6 @@ thread_local! {
 #[leptos::wasm_split::wasm_split(compare, wasm_split_path = leptos::wasm_split, fallible)]
 fn compare_code() -> Result<CompareCode, SplitLoaderError> {
     Ok(CompareCode {
-        bar: || view! { <CompareBar/> }.into_any(),
         start,
         record: |open| view! { <RecordDialog open/> }.into_any(),
     })
@@ -62,34 +60,25 @@ pub fn toggle(chat: ChatController) {
     }
 }
 
-/// The composer's button that turns compare mode on and off, and the bar once it is on.
+/// Where the bar of models compared goes, above the composer's box: the chunk draws it there
+/// the first time the reader compares (the first download carries only this empty place).
+pub const BAR_SLOT: &str = "compare-bar-slot";
+
+/// The composer's button that turns compare mode on and off (hidden where the reader cannot
+/// compare).
 #[component]
 pub fn CompareToggle() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let t = crate::ui::locale::tr();
-    let on = Memo::new(move |_| chat.compare.with(Option::is_some));
     view! {
-        <Show when=move || can_compare(chat)>
-            <button
-                type="button"
-                class="chip compare-toggle"
-                aria-pressed=move || on.get().to_string()
-                aria-keyshortcuts="Control+Shift+M"
-                on:click=move |_| toggle(chat)
-            >{t.compare_models}</button>
-        </Show>
-    }
-}
-
-/// The bar of models compared, above the composer's box while compare mode is on.
-#[component]
-pub fn CompareBarSlot() -> impl IntoView {
-    let chat = expect_context::<ChatController>();
-    let on = Memo::new(move |_| chat.compare.with(Option::is_some));
-    move || {
-        on.get()
-            .then(|| CODE.get().map(|code| (code.bar)()))
-            .flatten()
+        <button
+            type="button"
+            class="chip compare-toggle"
+            hidden=move || !can_compare(chat)
+            aria-pressed=move || chat.compare.with(Option::is_some).to_string()
+            aria-keyshortcuts="Control+Shift+M"
+            on:click=move |_| toggle(chat)
+        >{t.compare_models}</button>
     }
 }
 
@@ -127,8 +116,22 @@ fn offered(chat: ChatController) -> Vec<String> {
         .with_untracked(|m| m.models.iter().map(|m| m.id.clone()).collect())
 }
 
+/// Compare mode on: the bar is drawn in its place (once; again if the composer was drawn anew),
+/// and the comparison starts with the model in use and the next one on offer.
 fn start(chat: ChatController) {
-    let current = chat.current_model();
+    use leptos::wasm_bindgen::JsCast;
+    let slot = crate::ui::dom::find(&format!("#{BAR_SLOT}"))
+        .and_then(|el| el.dyn_into::<web_sys::HtmlElement>().ok());
+    if let Some(slot) = slot.filter(|s| s.child_element_count() == 0) {
+        let locale = chat.locale;
+        leptos::mount::mount_to(slot, move || {
+            provide_context(chat);
+            provide_context(locale);
+            view! { <CompareBar/> }
+        })
+        .forget();
+    }
+    let current = untrack(|| chat.current_model());
     chat.compare.set(first_panes(&current, &offered(chat)));
 }
 
@@ -152,6 +155,7 @@ fn CompareBar() -> impl IntoView {
         })
     };
     view! {
+        <Show when=move || { count.get() > 0 }>
         <fieldset class="compare-bar">
             <legend>{w.models_compared}</legend>
             <div class="compare-slots">
@@ -166,6 +170,7 @@ fn CompareBar() -> impl IntoView {
                 <button type="button" class="action stop-comparing" on:click=move |_| chat.compare.set(None)>{w.stop_comparing}</button>
             </div>
         </fieldset>
+        </Show>
     }
 }
 

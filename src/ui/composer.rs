@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use super::attachments::{files_of, provide_attach, AttachButton};
-use super::compare_bar::{CompareBarSlot, CompareToggle};
+use super::compare_bar::{CompareToggle, BAR_SLOT};
 use super::icons::{icon, Icon};
 use super::model_picker::ReasoningControls;
 use crate::client::controller::ChatController;
@@ -111,7 +111,7 @@ pub fn Composer() -> impl IntoView {
                 <p class="temporary-note" role="status">{t.temporary_chat_note}</p>
             </Show>
             {attach.tray()}
-            <CompareBarSlot/>
+            <div class="compare-bar-slot" id=BAR_SLOT></div>
             <div class="composer-row">
                 <AttachButton/>
                 <label class="visually-hidden" for="composer-input">{t.message}</label>
@@ -165,9 +165,7 @@ pub fn Composer() -> impl IntoView {
                 </Show>
             </div>
             <div class="composer-tools">
-                <Show when=move || chat.compare.with(Option::is_none)>
-                    <ReasoningControls/>
-                </Show>
+                <ReasoningControls/>
                 <CompareToggle/>
                 <Show when=thinking_now>
                     <button type="button" class="chip answer-now" on:click=move |_| chat.answer_now()>{t.answer_now}</button>

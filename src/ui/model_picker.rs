@@ -56,7 +56,8 @@ pub fn effort_word(effort: Effort, t: &'static crate::i18n::Catalogue) -> &'stat
     }
 }
 
-/// Thinking on/off and the effort, for the current model; nothing for a model without them.
+/// Thinking on/off and the effort, for the current model; nothing for a model without them, nor
+/// while comparing (each model compared has its own).
 #[component]
 pub fn ReasoningControls() -> impl IntoView {
     let chat = expect_context::<ChatController>();
@@ -64,7 +65,7 @@ pub fn ReasoningControls() -> impl IntoView {
     let thinking_on = move || chat.thinking.get() != Some(false);
     let t = crate::ui::locale::tr();
     view! {
-        <Show when=move || controls.get().toggle>
+        <Show when=move || controls.get().toggle && chat.compare.with(Option::is_none)>
             <button
                 type="button"
                 class="chip thinking-toggle"
@@ -74,7 +75,9 @@ pub fn ReasoningControls() -> impl IntoView {
         </Show>
         <Show when=move || {
             let c = controls.get();
-            c.effort && chat.thinking.get().filter(|_| c.toggle) != Some(false)
+            c.effort
+                && chat.thinking.get().filter(|_| c.toggle) != Some(false)
+                && chat.compare.with(Option::is_none)
         }>
             <label class="choice effort">
                 <span>{t.effort}</span>

@@ -237,3 +237,91 @@ async fn what_does_not_fit_a_comparison_is_refused() {
         assert_eq!(theirs, json!([]), "{engine}");
     }
 }
+
+#[tokio::test]
+async fn continuing_with_each_answer_makes_a_chat_of_each_with_its_model() {
+    for (engine, app) in apps().await {
+        let (me, stranger) = Browser::alice_and_bob(&app).await;
+        let (_, first) = me
+            .turn(
+                json!({"content": "why is the sky blue?", "model": "ponder-demo", "compare": true}),
+            )
+            .await;
+        let (conversation, message) = stored_at(&first);
+        let (status, _) = me
+            .turn(json!({"conversation": conversation, "regenerate": message, "model": "ponder-demo-mini", "compare": true}))
+            .await;
+        assert_eq!(status, 200, "{engine}");
+
+        let (status, body) = stranger
+            .call(
+                "compare/continue",
+                json!({"conversation": conversation, "message": message}),
+            )
+            .await;
+        assert_eq!(status, 404, "{engine}: another reader's comparison: {body}");
+
+        let branches = me
+            .ok(
+                "compare/continue",
+                json!({"conversation": conversation, "message": message}),
+            )
+            .await;
+        let branches = branches.as_array().unwrap();
+        assert_eq!(branches.len(), 2, "{engine}: {branches:?}");
+        for (i, (branch, model)) in branches
+            .iter()
+            .zip(["ponder-demo", "ponder-demo-mini"])
+            .enumerate()
+        {
+            assert!(
+                branch["title"].as_str().unwrap().ends_with(model),
+                "{engine}: {branch}"
+            );
+            let shown = me
+                .ok("conversations/get", json!({"id": branch["id"]}))
+                .await;
+            assert_eq!(shown["model"], model, "{engine}: the branch asks its model");
+            let last = shown["messages"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .clone();
+            assert_eq!(last["active"], i, "{engine}: it shows its answer");
+            assert_eq!(last["versions"][i]["model"], model, "{engine}");
+            assert!(
+                last["versions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|v| v.get("compared").is_none()),
+                "{engine}: a branch is no comparison: {last}"
+            );
+            let (status, next) = me
+                .turn(json!({"conversation": branch["id"], "content": "and at sunset?"}))
+                .await;
+            assert_eq!(status, 200, "{engine}");
+            assert_one_terminal(&next);
+        }
+        // The comparison itself stays as it was.
+        let original = me
+            .ok("conversations/get", json!({"id": conversation}))
+            .await;
+        assert_eq!(
+            original["messages"].as_array().unwrap().len(),
+            2,
+            "{engine}"
+        );
+
+        let (_, plain) = me.turn(json!({"content": "hello"})).await;
+        let (plain_conversation, plain_answer) = stored_at(&plain);
+        let (status, body) = me
+            .call(
+                "compare/continue",
+                json!({"conversation": plain_conversation, "message": plain_answer}),
+            )
+            .await;
+        assert_eq!(status, 409, "{engine}: no comparison: {body}");
+    }
+}

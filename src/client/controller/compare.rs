@@ -15,10 +15,14 @@ use crate::domain::compare::Compared;
 use crate::domain::{ChatRequest, Failure, ReasoningSettings};
 use crate::i18n::fill;
 
-/// A comparison's other answers, waiting for the first to be stored.
+/// A comparison's answers still to ask, each once the one before it is stored: the server
+/// numbers an answer's versions in the order they open, and the page's versions must be in the
+/// same order (keeping one and the thumbs name it by its place).
 pub(super) struct Waiting {
-    first: RwSignal<TurnState>,
+    after: RwSignal<TurnState>,
     rest: Vec<(RwSignal<TurnState>, Pane)>,
+    /// The conversation and the message they answer, once the first answer is stored.
+    at: Option<(String, String)>,
 }
 
 impl ChatController {
@@ -65,55 +69,124 @@ impl ChatController {
         rest: Vec<(RwSignal<TurnState>, Pane)>,
     ) {
         if !rest.is_empty() {
-            self.waiting
-                .update_value(|w| w.push(Waiting { first, rest }));
+            self.waiting.update_value(|w| {
+                w.push(Waiting {
+                    after: first,
+                    rest,
+                    at: None,
+                })
+            });
         }
     }
 
-    fn take_waiting(&self, first: RwSignal<TurnState>) -> Option<Waiting> {
+    fn take_waiting(&self, after: RwSignal<TurnState>) -> Option<Waiting> {
         self.waiting
             .try_update_value(|w| {
-                let at = w.iter().position(|w| w.first == first)?;
+                let at = w.iter().position(|w| w.after == after)?;
                 Some(w.remove(at))
             })
             .flatten()
     }
 
-    /// The first answer of a comparison is stored as `message`: each other model answers it
-    /// again, at once.
+    /// An answer of a comparison is stored as a version of `message`: the next model answers
+    /// it again.
     pub(super) fn start_waiting(
         &self,
-        first: RwSignal<TurnState>,
+        turn: RwSignal<TurnState>,
         conversation: &str,
         message: &str,
     ) {
-        let Some(waiting) = self.take_waiting(first) else {
-            return;
-        };
-        for (turn, pane) in waiting.rest {
-            let request = ChatRequest {
-                conversation: Some(conversation.to_string()),
-                regenerate: Some(message.to_string()),
-                ..ChatRequest::stateless(Vec::new())
-            };
-            let request = self.asked_in(request, turn, &pane);
-            self.follow(Source::Send(Box::new(request)), turn, "", None);
+        if let Some(waiting) = self.take_waiting(turn) {
+            self.ask_next(waiting.rest, conversation.to_string(), message.to_string());
         }
     }
 
-    /// The first answer ended before it was stored (refused, failed, stopped): the others never
-    /// start, and say so as it does.
-    pub(super) fn abandon_waiting(&self, first: RwSignal<TurnState>) {
-        let Some(waiting) = self.take_waiting(first) else {
+    fn ask_next(
+        &self,
+        mut rest: Vec<(RwSignal<TurnState>, Pane)>,
+        conversation: String,
+        message: String,
+    ) {
+        if rest.is_empty() {
+            return;
+        }
+        let (turn, pane) = rest.remove(0);
+        let request = ChatRequest {
+            conversation: Some(conversation.clone()),
+            regenerate: Some(message.clone()),
+            ..ChatRequest::stateless(Vec::new())
+        };
+        let request = self.asked_in(request, turn, &pane);
+        self.waiting.update_value(|w| {
+            w.push(Waiting {
+                after: turn,
+                rest,
+                at: Some((conversation, message)),
+            })
+        });
+        self.follow(Source::Send(Box::new(request)), turn, "", None);
+    }
+
+    /// A turn ended: if it was a comparison's answer that never got stored, then for the first,
+    /// the others never start and say so as it does; for another, it is no version on the
+    /// server, so it leaves the page's versions too (a notice says why) and the next model is
+    /// asked.
+    pub(super) fn abandon_waiting(&self, turn: RwSignal<TurnState>) {
+        let Some(waiting) = self.take_waiting(turn) else {
             return;
         };
-        let failure = first.with_untracked(|t| t.error.clone());
+        let failure = turn.with_untracked(|t| t.error.clone());
+        match waiting.at {
+            Some((conversation, message)) => {
+                self.drop_unstored(turn, failure.as_ref());
+                self.ask_next(waiting.rest, conversation, message);
+            }
+            None => {
+                let now = now_ms();
+                for (other, _) in waiting.rest {
+                    self.transition(other, |t| match &failure {
+                        Some(f) => t.fail(f.clone(), now),
+                        None => t.stop(now),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The reader stopped every answer, or left the chat: the models not asked yet are not.
+    pub(super) fn forget_waiting(&self) {
         let now = now_ms();
-        for (turn, _) in waiting.rest {
-            self.transition(turn, |t| match &failure {
-                Some(f) => t.fail(f.clone(), now),
-                None => t.stop(now),
-            });
+        for waiting in self
+            .waiting
+            .try_update_value(std::mem::take)
+            .unwrap_or_default()
+        {
+            for (turn, _) in waiting.rest {
+                turn.update(|t| t.stop(now));
+            }
+        }
+    }
+
+    fn drop_unstored(&self, turn: RwSignal<TurnState>, failure: Option<&Failure>) {
+        self.entries.with_untracked(|entries| {
+            for e in entries {
+                if e.versions.with_untracked(|v| v.contains(&turn)) {
+                    e.versions.update(|v| v.retain(|t| *t != turn));
+                    let last = e.versions.with_untracked(Vec::len).saturating_sub(1);
+                    if e.active.get_untracked() > last {
+                        e.active.set(last);
+                    }
+                }
+            }
+        });
+        if let Some(f) = failure {
+            let model = turn.with_untracked(|t| t.model.clone()).unwrap_or_default();
+            let detail = crate::client::labels::failure_text(f, self.locale);
+            let words = self.locale.catalogue().compare_model_failed;
+            self.notify(
+                NoticeKind::Server,
+                fill(words, &[("model", &model), ("detail", &detail)]),
+            );
         }
     }
 
@@ -199,15 +272,10 @@ impl ChatController {
 
     fn compare_failed(&self, failure: &Failure) {
         let words = crate::i18n::compare_words(self.locale);
+        let detail = crate::client::labels::failure_text(failure, self.locale);
         self.notify(
             NoticeKind::Server,
-            fill(
-                words.not_done,
-                &[(
-                    "detail",
-                    &crate::client::labels::failure_text(failure, self.locale),
-                )],
-            ),
+            fill(words.not_done, &[("detail", &detail)]),
         );
     }
 }

@@ -339,6 +339,7 @@ impl ChatController {
     }
 
     fn end_part(&self, how: Leave) {
+        self.forget_waiting();
         let runs = self
             .runs
             .try_update_value(std::mem::take)

@@ -319,8 +319,29 @@ pub fn apply(mut script: Script, asked: &Asked) -> Result<Script, String> {
         }
         _ => {}
     }
+    // The deep model thinks longer than the others at the same setting (a comparison of the
+    // three shows three thinking lengths: deep, the usual, none).
+    if asked.model == DEEP && asked.effort != Some(Effort::Low) {
+        let mut steps = Vec::with_capacity(script.steps.len() * 2);
+        for s in script.steps.drain(..) {
+            let deeper = matches!(s, Step::Think(_));
+            steps.push(s);
+            if deeper {
+                steps.push(Step::Think(DEEPER.into()));
+            }
+        }
+        script.steps = steps;
+    }
     Ok(script)
 }
+
+/// The model that always thinks, and longer.
+const DEEP: &str = "ponder-demo-deep";
+
+/// What the deep model thinks on top of the others' reasoning.
+const DEEPER: &str = "\n\nA deeper look: I weigh the other readings of the question one by one, \
+    check each step against them, and try a counterexample; none of them changes the answer, \
+    so I keep it.";
 
 #[cfg(test)]
 mod tests {
@@ -354,6 +375,18 @@ mod tests {
         let prefilled = with(json!({"model": "ponder-demo", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "<think>\nx\n</think>\n\n"}]})).unwrap();
         assert_eq!(thinking_chars(&prefilled), 0);
         assert!(prefilled.steps.iter().any(|s| matches!(s, Step::Answer(_))));
+    }
+
+    #[test]
+    fn the_three_models_think_three_lengths() {
+        let base = Scenario::ThinkThenAnswer.script();
+        let with = |model: &str| {
+            let body = json!({ "model": model });
+            thinking_chars(&apply(base.clone(), &asked(ProviderKind::OpenAi, &body, None)).unwrap())
+        };
+        assert!(with("ponder-demo-deep") > with("ponder-demo"));
+        assert!(with("ponder-demo") > 0);
+        assert_eq!(with("ponder-demo-mini"), 0);
     }
 
     #[test]
