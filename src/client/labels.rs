@@ -3,7 +3,7 @@
 use super::turn_state::{BlockState, BlockStatus, TurnPhase, TurnState};
 use crate::domain::attachment::readable_bytes;
 use crate::domain::file_ref::{Kind, SendAs};
-use crate::domain::{Failure, ThinkingKind, ToolStatus, Usage};
+use crate::domain::{Effort, Failure, ThinkingKind, ToolStatus, Usage};
 use crate::i18n::{fill, Locale};
 
 /// Whitespace-separated words, as the reader would count them.
@@ -312,6 +312,18 @@ pub fn usage_line(u: &Usage, l: Locale) -> Option<String> {
             line
         }
     })
+}
+
+/// An effort level in the reader's language.
+pub fn effort_word(effort: Effort, t: &'static crate::i18n::Catalogue) -> &'static str {
+    match effort {
+        Effort::Minimal => t.effort_minimal,
+        Effort::Low => t.effort_low,
+        Effort::Medium => t.effort_medium,
+        Effort::High => t.effort_high,
+        Effort::Xhigh => t.effort_xhigh,
+        Effort::Max => t.effort_max,
+    }
 }
 
 #[cfg(test)]

@@ -251,7 +251,7 @@ fn CompareSlot(index: usize, count: Memo<usize>) -> impl IntoView {
                             .get()
                             .levels
                             .iter()
-                            .map(|e| view! { <option value=e.as_str()>{super::model_picker::effort_word(e, t)}</option> })
+                            .map(|e| view! { <option value=e.as_str()>{crate::client::labels::effort_word(e, t)}</option> })
                             .collect::<Vec<_>>()
                     }}
                 </select>

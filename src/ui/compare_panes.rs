@@ -7,8 +7,9 @@
 use leptos::prelude::*;
 
 use super::clock::Clock;
+use super::disclaimer::{Disclaimer, DisclaimerChip};
 use super::icons::{icon, Icon};
-use super::message_bubble::{CopyFace, Disclaimer, DisclaimerChip, TurnParts};
+use super::turn_parts::{CopyFace, TurnParts};
 use crate::client::compare::{figures_line, Figures};
 use crate::client::controller::{ChatController, Entry};
 use crate::client::turn_state::{BlockStatus, TurnPhase};

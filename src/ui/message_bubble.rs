@@ -3,123 +3,16 @@
 
 use leptos::prelude::*;
 
+use super::disclaimer::DisclaimerChip;
+pub use super::disclaimer::{Disclaimer, DisclaimerDialog, DisclaimerExplanation};
 use super::dom;
 use super::icons::{icon, Icon};
-use super::markdown_view::MarkdownView;
-use super::sources::SourcesList;
-use super::thinking_block::ThinkingBlock;
-use super::tool_step::{ToolRun, ToolStepCard};
+use super::turn_parts::{CopyFace, TurnParts};
 use crate::client::controller::{ChatController, Entry};
-use crate::client::turn_state::{Part, TurnPhase, TurnState};
+use crate::client::turn_state::{TurnPhase, TurnState};
 use crate::domain::Role;
-use crate::i18n::{fill, Catalogue, Locale};
+use crate::i18n::fill;
 use crate::ui::locale::{locale, tr};
-
-/// What an assistant bubble must be given to be built at all: its disclaimer (seed 004's T11).
-/// [`AssistantBubble`] takes it as a required prop, so a bubble without one does not compile
-/// (its doc tests show both ways); there is one, [`Disclaimer::AI_GENERATED`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Disclaimer {
-    which: Which,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Which {
-    AiGenerated,
-}
-
-impl Disclaimer {
-    /// "AI-generated — verify", which opens the explanation.
-    pub const AI_GENERATED: Disclaimer = Disclaimer {
-        which: Which::AiGenerated,
-    };
-
-    /// The chip's words in the page's language.
-    pub fn label(self, l: Locale) -> &'static str {
-        let c: &Catalogue = l.catalogue();
-        match self.which {
-            Which::AiGenerated => c.ai_disclaimer,
-        }
-    }
-}
-
-/// The page's one explanation of the disclaimer: a modal dialog any bubble's chip opens, which
-/// gives focus back to that chip when it closes. Provided as context by the chat page.
-#[derive(Clone, Copy)]
-pub struct DisclaimerDialog {
-    dialog: NodeRef<leptos::html::Dialog>,
-    opener: StoredValue<Option<web_sys::HtmlElement>, LocalStorage>,
-}
-
-impl DisclaimerDialog {
-    /// The dialog's handles, to provide as context and render with [`DisclaimerExplanation`].
-    pub fn new() -> Self {
-        DisclaimerDialog {
-            dialog: NodeRef::new(),
-            opener: StoredValue::new_local(None),
-        }
-    }
-}
-
-impl Default for DisclaimerDialog {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// The explanation the disclaimer chip opens (rendered once, in the chat page).
-#[component]
-pub fn DisclaimerExplanation(explanation: DisclaimerDialog) -> impl IntoView {
-    let DisclaimerDialog { dialog, opener } = explanation;
-    let got_it = NodeRef::<leptos::html::Button>::new();
-    let give_focus_back = move |_| {
-        if let Some(el) = opener.get_value() {
-            let _ = el.focus();
-        }
-    };
-    // Its one control keeps the focus: Tab never leaves the dialog for the browser's own UI.
-    let keep_focus = move |ev: leptos::ev::KeyboardEvent| {
-        if ev.key() == "Tab" {
-            ev.prevent_default();
-            if let Some(button) = got_it.get() {
-                let _ = button.focus();
-            }
-        }
-    };
-    let t = tr();
-    view! {
-        <dialog class="disclaimer-dialog" node_ref=dialog aria-labelledby="disclaimer-title" on:close=give_focus_back on:keydown=keep_focus>
-            <h2 id="disclaimer-title">{t.disclaimer_title}</h2>
-            <p>{t.disclaimer_body}</p>
-            <p>{t.disclaimer_advice}</p>
-            <form method="dialog">
-                <button type="submit" autofocus node_ref=got_it>{t.got_it}</button>
-            </form>
-        </dialog>
-    }
-}
-
-/// The disclaimer chip: a button that opens the page's explanation.
-#[component]
-pub(super) fn DisclaimerChip(disclaimer: Disclaimer) -> impl IntoView {
-    let explanation = use_context::<DisclaimerDialog>();
-    let open = move |ev: leptos::ev::MouseEvent| {
-        let Some(explanation) = explanation else {
-            return;
-        };
-        use leptos::wasm_bindgen::JsCast;
-        let chip = ev
-            .current_target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok());
-        explanation.opener.set_value(chip);
-        if let Some(dialog) = explanation.dialog.get() {
-            let _ = dialog.show_modal();
-        }
-    };
-    view! {
-        <button type="button" class="disclaimer" aria-haspopup="dialog" on:click=open>{disclaimer.label(locale())}</button>
-    }
-}
 
 /// One message: the reader's, end-aligned, or the assistant's, with its thinking blocks, its
 /// answer, its state (streaming, stopped, failed) and its actions.
@@ -230,17 +123,6 @@ fn UserBubble(entry: Entry) -> impl IntoView {
                 </div>
             </div>
         </article>
-    }
-}
-
-/// A Copy button's face: the copy icon, then for two seconds a check and the word "Copied".
-#[component]
-pub(super) fn CopyFace(copied: RwSignal<bool>) -> impl IntoView {
-    view! {
-        <Show when=move || copied.get() fallback=|| icon(Icon::Copy)>
-            {icon(Icon::Check)}
-            <span class="copied-note">{tr().copied}</span>
-        </Show>
     }
 }
 
@@ -461,65 +343,5 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
                 >{icon(Icon::Branch)}</button>
             </div>
         </div>
-    }
-}
-
-/// What a turn shows of itself: its thinking blocks and tool steps in stream order, the dots
-/// while nothing has come, its answer and sources, and why it has no answer, failed or stopped.
-/// An answer's bubble and a comparison's pane both show it.
-#[component]
-pub(super) fn TurnParts(turn: RwSignal<TurnState>, entry: StoredValue<Entry>) -> impl IntoView {
-    let chat = expect_context::<ChatController>();
-    let steps = Memo::new(move |_| turn.with(TurnState::parts));
-    let phase = Memo::new(move |_| turn.with(|t| t.phase));
-    let answer = move |read: &mut dyn FnMut(&str)| turn.with(|t| read(&t.answer));
-    let fallback = Memo::new(move |_| turn.with(|t| t.fallback_code()));
-    let error = Memo::new(move |_| turn.with(|t| t.error.clone()));
-    let waiting = Memo::new(move |_| {
-        turn.with(|t| {
-            t.phase == TurnPhase::Thinking
-                && t.blocks.is_empty()
-                && t.tools.is_empty()
-                && t.answer.is_empty()
-        })
-    });
-    let l = locale();
-    let t = l.catalogue();
-    view! {
-        // Thinking blocks and tool steps in stream order; each keeps its nodes as more arrive.
-        // A run of tool steps is keyed by where it begins: it grows in place as steps arrive.
-        <For
-            each=move || steps.get()
-            key=|part| match part {
-                Part::Tools(first, _) => Part::Tools(*first, usize::MAX),
-                other => *other,
-            }
-            let:step
-        >
-            {match step {
-                Part::Block(index) => view! {
-                    <ThinkingBlock
-                        turn
-                        index
-                        pref=chat.pref
-                        on_choice=Callback::new(move |open| entry.with_value(|e| chat.block_choice(e, index, open)))
-                        on_need_text=Callback::new(move |_| chat.load_block_text(turn, index))
-                    />
-                }
-                .into_any(),
-                Part::Tool(index) => view! { <ToolStepCard turn index/> }.into_any(),
-                Part::Tools(first, _) => view! { <ToolRun turn first/> }.into_any(),
-            }}
-        </For>
-        <Show when=move || waiting.get()>
-            <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div>
-        </Show>
-        <MarkdownView text=answer streaming=Signal::derive(move || phase.get().is_running()) class="answer"/>
-        <SourcesList turn/>
-        {move || fallback.get().map(|code| view! { <p class="fallback">{crate::client::labels::fallback_words(code, l)}</p> })}
-        {move || error.get().map(|e| view! { <p class="error-message">{crate::client::labels::failure_text(&e, l)}</p> })}
-        <Show when=move || phase.get() == TurnPhase::Stopped>
-            <p class="stopped-note">{t.stopped}</p>
-        </Show>
     }
 }

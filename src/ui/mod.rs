@@ -11,6 +11,7 @@ pub mod compare_panes;
 pub mod composer;
 pub mod conversation;
 pub mod conversation_list;
+pub mod disclaimer;
 pub mod dom;
 pub mod empty_chat;
 pub mod first_paint;
@@ -42,6 +43,7 @@ pub mod thinking_block;
 pub mod tool_step;
 #[cfg(feature = "ssr")]
 pub mod transcript;
+pub mod turn_parts;
 pub mod usage_page;
 pub mod warm_up;
 pub mod workspaces;

@@ -7,6 +7,7 @@ use super::chunks::prefetch;
 use super::menu_panels::{model_panel_code, prefetch_model_panel, ModelPanelCode};
 use super::menus::menu_toggled;
 use crate::client::controller::ChatController;
+use crate::client::labels::effort_word;
 use crate::domain::Effort;
 
 /// The picker: a menu button naming the model and what it can do (it reasons); its search box and list (the `menu_panels`
@@ -41,18 +42,6 @@ pub fn ModelPicker() -> impl IntoView {
             </summary>
             <div class="menu-panel model-panel">{move || panel.get().map(|code| code(menu))}</div>
         </details>
-    }
-}
-
-/// An effort level in the reader's language.
-pub fn effort_word(effort: Effort, t: &'static crate::i18n::Catalogue) -> &'static str {
-    match effort {
-        Effort::Minimal => t.effort_minimal,
-        Effort::Low => t.effort_low,
-        Effort::Medium => t.effort_medium,
-        Effort::High => t.effort_high,
-        Effort::Xhigh => t.effort_xhigh,
-        Effort::Max => t.effort_max,
     }
 }
 
