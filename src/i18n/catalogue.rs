@@ -616,6 +616,7 @@ pub struct CompareWords {
     pub record_intro: &'static str,
     pub wins_chart: &'static str,
     pub thinking_chart: &'static str,
+    pub tokens_chart: &'static str,
     pub model: &'static str,
     pub comparisons: &'static str,
     pub wins: &'static str,

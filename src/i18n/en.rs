@@ -524,6 +524,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     record_intro: "How each model did when you asked several at once: the answers you kept, your thumbs, how long it thought.",
     wins_chart: "Answers kept, per model",
     thinking_chart: "Median thinking time, per model",
+    tokens_chart: "Median reasoning tokens, per model",
     model: "Model",
     comparisons: "Comparisons",
     wins: "Kept",

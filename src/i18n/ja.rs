@@ -515,6 +515,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     record_intro: "複数のモデルに同時に聞いたときの各モデルの結果: 残した回答、評価、思考時間。",
     wins_chart: "モデルごとの残した回答",
     thinking_chart: "モデルごとの思考時間の中央値",
+    tokens_chart: "モデルごとの推論トークンの中央値",
     model: "モデル",
     comparisons: "比較回数",
     wins: "残した数",

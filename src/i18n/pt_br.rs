@@ -535,6 +535,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     record_intro: "Como cada modelo se saiu quando você perguntou a vários de uma vez: as respostas que você manteve, seus votos, quanto tempo pensou.",
     wins_chart: "Respostas mantidas, por modelo",
     thinking_chart: "Tempo mediano de raciocínio, por modelo",
+    tokens_chart: "Tokens de raciocínio (mediana), por modelo",
     model: "Modelo",
     comparisons: "Comparações",
     wins: "Mantidas",

@@ -277,8 +277,8 @@ fn CompareSlot(index: usize, count: Memo<usize>) -> impl IntoView {
 /// Bars of a record's chart: the model and its value, drawn to the largest.
 const CHART_WIDTH: f64 = 240.0;
 
-/// The reader's comparisons per model: a chart of answers kept, one of median thinking time,
-/// and the table with every figure.
+/// The reader's comparisons per model: charts of answers kept, median thinking time and median
+/// reasoning tokens, and the table with every figure.
 #[component]
 fn RecordDialog(open: RwSignal<bool>) -> impl IntoView {
     let l = crate::ui::locale::locale();
@@ -339,9 +339,13 @@ fn RecordDialog(open: RwSignal<bool>) -> impl IntoView {
             let thought = chart(&rows, w.thinking_chart, |r| r.median_thinking_ms, &|ms| {
                 duration(ms, l)
             });
+            let tokens = chart(&rows, w.tokens_chart, |r| r.median_reasoning_tokens, &|n| {
+                l.integer(n)
+            });
             view! {
                 {wins}
                 {thought}
+                {tokens}
                 <table class="record-table">
                     <thead>
                         <tr>
