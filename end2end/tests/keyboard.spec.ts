@@ -15,7 +15,8 @@ test.describe("keyboard shortcuts", () => {
     await page.keyboard.press("?");
     const sheet = page.getByRole("dialog", { name: chat.w.t("shortcuts_title") });
     await expect(sheet).toBeVisible();
-    await expect(sheet.locator("tr")).toHaveCount(7);
+    await expect(sheet.locator("tr")).toHaveCount(8);
+    await expect(sheet).toContainText(chat.w.t("compare_models"));
     await expect(sheet).toContainText(chat.w.t("shortcut_thinking"));
     await expectNoViolations(page, "the shortcuts sheet is open");
     await page.keyboard.press("Escape");

@@ -583,7 +583,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     wins_chart: "الإجابات المحتفظ بها لكل نموذج",
     thinking_chart: "متوسط زمن التفكير (الوسيط) لكل نموذج",
     tokens_chart: "وسيط رموز الاستدلال لكل نموذج",
-    model: "النموذج",
+    model: "النماذج المقارَنة",
     comparisons: "المقارنات",
     wins: "المحتفظ بها",
     thumbs_up: "إعجاب",
@@ -591,8 +591,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     median_thinking: "وسيط زمن التفكير",
     median_tokens: "وسيط رموز الاستدلال",
     none_yet: "لا مقارنات بعد: فعّل «قارن» أسفل مربع الرسالة لتسأل عدة نماذج معًا.",
-    loading: "جارٍ التحميل…",
-    close: "إغلاق",
+    loading: "جارٍ تحميل مقارناتك…",
 };
 
 pub static USAGE_WORDS: UsageWords = UsageWords {

@@ -626,7 +626,6 @@ pub struct CompareWords {
     pub median_tokens: &'static str,
     pub none_yet: &'static str,
     pub loading: &'static str,
-    pub close: &'static str,
 }
 
 /// The chrome of a shared conversation's page; its content stays as written.

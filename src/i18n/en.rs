@@ -525,7 +525,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     wins_chart: "Answers kept, per model",
     thinking_chart: "Median thinking time, per model",
     tokens_chart: "Median reasoning tokens, per model",
-    model: "Model",
+    model: "Models compared",
     comparisons: "Comparisons",
     wins: "Kept",
     thumbs_up: "Thumbs up",
@@ -533,8 +533,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     median_thinking: "Median thinking time",
     median_tokens: "Median reasoning tokens",
     none_yet: "No comparisons yet: turn on Compare under the message box to ask several models at once.",
-    loading: "Loading…",
-    close: "Close",
+    loading: "Loading your comparisons…",
 };
 
 pub static USAGE_WORDS: UsageWords = UsageWords {

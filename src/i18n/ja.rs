@@ -516,7 +516,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     wins_chart: "モデルごとの残した回答",
     thinking_chart: "モデルごとの思考時間の中央値",
     tokens_chart: "モデルごとの推論トークンの中央値",
-    model: "モデル",
+    model: "比較するモデル",
     comparisons: "比較回数",
     wins: "残した数",
     thumbs_up: "高評価",
@@ -524,8 +524,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     median_thinking: "思考時間の中央値",
     median_tokens: "推論トークンの中央値",
     none_yet: "まだ比較はありません。メッセージ欄の下の「比較」をオンにすると、複数のモデルに同時に質問できます。",
-    loading: "読み込み中…",
-    close: "閉じる",
+    loading: "比較を読み込み中…",
 };
 
 pub static USAGE_WORDS: UsageWords = UsageWords {

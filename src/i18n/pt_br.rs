@@ -536,7 +536,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     wins_chart: "Respostas mantidas, por modelo",
     thinking_chart: "Tempo mediano de raciocínio, por modelo",
     tokens_chart: "Tokens de raciocínio (mediana), por modelo",
-    model: "Modelo",
+    model: "Modelos comparados",
     comparisons: "Comparações",
     wins: "Mantidas",
     thumbs_up: "Votos positivos",
@@ -544,8 +544,7 @@ pub static COMPARE_WORDS: CompareWords = CompareWords {
     median_thinking: "Tempo mediano de raciocínio",
     median_tokens: "Tokens de raciocínio (mediana)",
     none_yet: "Nenhuma comparação ainda: ligue Comparar abaixo da caixa de mensagem para perguntar a vários modelos de uma vez.",
-    loading: "Carregando…",
-    close: "Fechar",
+    loading: "Carregando suas comparações…",
 };
 
 pub static USAGE_WORDS: UsageWords = UsageWords {

@@ -384,7 +384,7 @@ fn RecordDialog(open: RwSignal<bool>) -> impl IntoView {
             <header class="record-head">
                 <h2 id="record-title">{w.record_title}</h2>
                 <form method="dialog">
-                    <button type="submit" class="icon-button" aria-label=w.close>{super::icons::icon(super::icons::Icon::Close)}</button>
+                    <button type="submit" class="icon-button" aria-label=l.catalogue().close>{super::icons::icon(super::icons::Icon::Close)}</button>
                 </form>
             </header>
             <p class="record-intro">{w.record_intro}</p>

@@ -170,6 +170,10 @@ impl ChatController {
     pub fn set_temporary(&self, on: bool) {
         if self.entries.with_untracked(Vec::is_empty) && !self.is_running() {
             self.temporary.set(on);
+            // A temporary chat is not kept on the server, where a comparison's answers are.
+            if on {
+                self.compare.set(None);
+            }
         }
     }
 

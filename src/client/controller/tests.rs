@@ -346,3 +346,57 @@ fn opening_another_chat_forgets_the_temporary_one() {
     assert_eq!(super::temporary::kept_in(&MemoryTab, super::now_ms()), None);
     assert_eq!(c.conversation_id.get_untracked(), "a");
 }
+
+/// A turn the page follows, as `follow` records it, with the receiving end of its Stop.
+fn followed(
+    c: &ChatController,
+    server: Option<&str>,
+) -> (
+    RwSignal<TurnState>,
+    futures::channel::oneshot::Receiver<crate::client::turn_stream::Leave>,
+) {
+    let turn = RwSignal::new(TurnState::new());
+    let (leave, rx) = futures::channel::oneshot::channel();
+    c.runs.update_value(|runs| {
+        runs.push(super::Run {
+            turn,
+            leave,
+            server: server.map(String::from),
+        })
+    });
+    c.running.update(|r| r.push(turn));
+    (turn, rx)
+}
+
+#[test]
+fn a_pane_s_stop_ends_its_turn_only_and_the_composer_s_ends_them_all() {
+    use crate::client::turn_stream::Leave;
+    let (_owner, c) = page();
+    let (deep, mut deep_rx) = followed(&c, Some("t-deep"));
+    let (mini, mut mini_rx) = followed(&c, None);
+    let (demo, mut demo_rx) = followed(&c, Some("t-demo"));
+    c.stop_turn(deep);
+    assert_eq!(deep_rx.try_recv(), Ok(Some(Leave::Stop)));
+    assert_eq!(mini_rx.try_recv(), Ok(None));
+    assert!(!c.runs_turn(deep) && c.runs_turn(mini) && c.runs_turn(demo));
+    assert!(c.is_running());
+    // Stopping it again, or a turn not followed, changes nothing.
+    c.stop_turn(deep);
+    assert!(c.runs_turn(mini));
+    c.stop();
+    assert_eq!(mini_rx.try_recv(), Ok(Some(Leave::Stop)));
+    assert_eq!(demo_rx.try_recv(), Ok(Some(Leave::Stop)));
+    assert!(!c.is_running());
+}
+
+#[test]
+fn a_temporary_chat_stops_comparing() {
+    let (_owner, c) = page();
+    c.compare.set(crate::client::compare::first_panes(
+        "a",
+        &["a".to_string(), "b".to_string()],
+    ));
+    c.set_temporary(true);
+    assert_eq!(c.compare.get_untracked(), None);
+    assert!(c.panes_to_ask().is_empty());
+}
