@@ -6,9 +6,7 @@ use super::error::ClientError;
 use std::io::Write;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-
-use super::follow::{self, Progress, Source};
+use super::follow::{self, Source};
 use super::text;
 use crate::client::labels;
 use crate::client::turn_state::TurnState;
@@ -139,36 +137,21 @@ async fn one(
     request: ChatRequest,
     options: &Options,
 ) -> Result<i32, ClientError> {
-    let (tx, mut progress) = mpsc::unbounded_channel();
-    let task = {
-        let server = server.clone();
-        tokio::spawn(async move {
-            follow::follow(
-                &server,
-                Source::Send(Box::new(request)),
-                Duration::from_secs(120),
-                tx,
-            )
-            .await
-        })
-    };
+    let (task, mut progress) = follow::spawn(
+        server,
+        Source::Send(Box::new(request)),
+        Duration::from_secs(120),
+    );
     let started = std::time::Instant::now();
     let now = || started.elapsed().as_secs_f64() * 1000.0;
     let mut state = TurnState::started(now());
     let (mut out, mut err) = (std::io::stdout().lock(), std::io::stderr().lock());
     let mut open_block: Option<u32> = None;
     while let Some(p) = progress.recv().await {
-        let events = match p {
-            Progress::Bytes(_) | Progress::Lost | Progress::Back => continue,
-            Progress::Events(events) => events,
-            Progress::Ended | Progress::Gone => {
-                state.end_of_stream(now());
-                break;
-            }
-            Progress::Failed(failure) => {
-                state.fail(failure, now());
-                break;
-            }
+        let events = match follow::next(p, &mut state, now()) {
+            follow::Next::Wait => continue,
+            follow::Next::Events(events) => events,
+            follow::Next::End => break,
         };
         for e in &events {
             if options.json {

@@ -6,11 +6,9 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc;
-
 use super::client::Server;
 use super::error::ClientError;
-use super::follow::{self, Progress, Source};
+use super::follow::{self, Source};
 use super::text;
 use crate::client::compare::{figures_line, Figures};
 use crate::client::labels;
@@ -27,30 +25,22 @@ struct Played {
 }
 
 async fn play(server: Server, request: ChatRequest, model: String, since: Instant) -> Played {
-    let (tx, mut progress) = mpsc::unbounded_channel();
-    let task = {
-        let server = server.clone();
-        let request = ChatRequest {
-            model: Some(model.clone()),
-            ..request
-        };
-        tokio::spawn(async move {
-            follow::follow(
-                &server,
-                Source::Send(Box::new(request)),
-                Duration::from_secs(120),
-                tx,
-            )
-            .await
-        })
+    let request = ChatRequest {
+        model: Some(model.clone()),
+        ..request
     };
+    let (task, mut progress) = follow::spawn(
+        &server,
+        Source::Send(Box::new(request)),
+        Duration::from_secs(120),
+    );
     let now = || since.elapsed().as_secs_f64() * 1000.0;
     let mut turn = TurnState::started(0.0);
     let mut events = Vec::new();
     while let Some(p) = progress.recv().await {
-        match p {
-            Progress::Bytes(_) | Progress::Lost | Progress::Back => {}
-            Progress::Events(got) => {
+        match follow::next(p, &mut turn, now()) {
+            follow::Next::Wait => {}
+            follow::Next::Events(got) => {
                 for e in &got {
                     turn.apply(e, now());
                 }
@@ -60,14 +50,7 @@ async fn play(server: Server, request: ChatRequest, model: String, since: Instan
                     break;
                 }
             }
-            Progress::Ended | Progress::Gone => {
-                turn.end_of_stream(now());
-                break;
-            }
-            Progress::Failed(failure) => {
-                turn.fail(failure, now());
-                break;
-            }
+            follow::Next::End => break,
         }
     }
     task.abort();

@@ -8,11 +8,11 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
 use super::client::{refusal, unreachable_server, Server};
 use crate::client::decisions;
-use crate::client::turn_state::no_response;
+use crate::client::turn_state::{no_response, TurnState};
 use crate::domain::{ChatRequest, ErrorCode, Failure, TurnEvent};
 use crate::wire::sse::TurnDecoder;
 
@@ -40,6 +40,47 @@ pub enum Source {
     /// Boxed: a request is far larger than a turn's id.
     Send(Box<ChatRequest>),
     Join(String),
+}
+
+/// Follows `source` in a task of its own (`ponder ask`, each model of `ponder ask --models`):
+/// the task (abort it to stop following) and where its progress arrives.
+pub fn spawn(
+    server: &Server,
+    source: Source,
+    guard: Duration,
+) -> (tokio::task::JoinHandle<()>, UnboundedReceiver<Progress>) {
+    let (tx, progress) = mpsc::unbounded_channel();
+    let server = server.clone();
+    let task = tokio::spawn(async move { follow(&server, source, guard, tx).await });
+    (task, progress)
+}
+
+/// What one piece of progress means to a turn folded in `state` at client time `now`.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    /// Events to show and fold.
+    Events(Vec<TurnEvent>),
+    /// Nothing to show: a sign of life, a reconnection.
+    Wait,
+    /// The stream is over; `state` says how it ended.
+    End,
+}
+
+/// Reads `p` for a turn folded in `state`: an end without a terminal event, or a failure, ends
+/// `state` there.
+pub fn next(p: Progress, state: &mut TurnState, now: f64) -> Next {
+    match p {
+        Progress::Bytes(_) | Progress::Lost | Progress::Back => Next::Wait,
+        Progress::Events(events) => Next::Events(events),
+        Progress::Ended | Progress::Gone => {
+            state.end_of_stream(now);
+            Next::End
+        }
+        Progress::Failed(failure) => {
+            state.fail(failure, now);
+            Next::End
+        }
+    }
 }
 
 /// Follows the turn from `source` until it ends, reporting on `progress`. Nothing but clocks
@@ -217,5 +258,35 @@ impl Reading<'_> {
         }
         decoder.finish(&mut events);
         Read::Broke(events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_ends_a_turn_only_when_its_stream_ends_or_fails() {
+        let mut state = TurnState::started(0.0);
+        assert_eq!(next(Progress::Bytes(10), &mut state, 1.0), Next::Wait);
+        assert_eq!(next(Progress::Lost, &mut state, 1.0), Next::Wait);
+        assert_eq!(
+            next(
+                Progress::Events(vec![TurnEvent::Delta { text: "a".into() }]),
+                &mut state,
+                1.0
+            ),
+            Next::Events(vec![TurnEvent::Delta { text: "a".into() }])
+        );
+        assert!(state.phase.is_running());
+        assert_eq!(next(Progress::Ended, &mut state, 2.0), Next::End);
+        assert!(!state.phase.is_running());
+        let mut failed = TurnState::started(0.0);
+        let failure = Failure::coded(ErrorCode::StreamDropped, "gone", true);
+        assert_eq!(
+            next(Progress::Failed(failure.clone()), &mut failed, 2.0),
+            Next::End
+        );
+        assert_eq!(failed.error, Some(failure));
     }
 }
