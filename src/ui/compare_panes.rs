@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use super::clock::Clock;
 use super::disclaimer::{Disclaimer, DisclaimerChip};
 use super::icons::{icon, Icon};
-use super::turn_parts::{CopyFace, TurnParts};
+use super::turn_parts::{CopyAnswer, TurnParts};
 use crate::client::compare::{figures_line, Figures};
 use crate::client::controller::{ChatController, Entry};
 use crate::client::turn_state::{BlockStatus, TurnPhase};
@@ -131,7 +131,6 @@ fn ComparePane(
         };
         entry.with_value(|e| chat.rate_compared(e, index, next));
     };
-    let copied = RwSignal::new(false);
     let id = entry.with_value(|e| format!("pane-{}-{index}", e.id));
     let head = format!("{id}-model");
     let head_id = head.clone();
@@ -161,21 +160,7 @@ fn ComparePane(
                     <button type="button" class="chip answer-now" on:click=move |_| chat.answer_now_of(Some(turn))>{t.answer_now}</button>
                 </Show>
                 <div class="actions">
-                    <button
-                        type="button"
-                        class="icon-button"
-                        aria-label=t.copy_answer
-                        on:click=move |_| {
-                            let text = turn.with_untracked(|t| crate::domain::rich::with_footnotes(&t.answer, &t.sources));
-                            leptos::task::spawn_local(async move {
-                                if super::dom::copy_text(text).await {
-                                    super::dom::flash(copied);
-                                }
-                            });
-                        }
-                    >
-                        <CopyFace copied/>
-                    </button>
+                    <CopyAnswer turn/>
                     <button type="button" class="icon-button thumb-up" aria-label=w.good
                         aria-pressed=move || (rating.get() == 1).to_string()
                         disabled=move || running.get()

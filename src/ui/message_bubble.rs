@@ -7,7 +7,7 @@ use super::disclaimer::DisclaimerChip;
 pub use super::disclaimer::{Disclaimer, DisclaimerDialog, DisclaimerExplanation};
 use super::dom;
 use super::icons::{icon, Icon};
-use super::turn_parts::{CopyFace, TurnParts};
+use super::turn_parts::{CopyAnswer, CopyFace, TurnParts};
 use crate::client::controller::{ChatController, Entry};
 use crate::client::turn_state::{TurnPhase, TurnState};
 use crate::domain::Role;
@@ -213,7 +213,6 @@ pub fn AssistantBubble(entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
 #[component]
 fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> impl IntoView {
     let chat = expect_context::<ChatController>();
-    let copied = RwSignal::new(false);
     let wants_retry = Memo::new(move |_| turn.with(|t| t.wants_retry()));
     let versions = entry.versions;
     let version_count = Memo::new(move |_| versions.with(Vec::len));
@@ -308,23 +307,7 @@ fn TurnBody(turn: RwSignal<TurnState>, entry: Entry, disclaimer: Disclaimer) -> 
                 <Show when=running_here>
                     <button type="button" class="icon-button stop-answer" aria-label=t.stop_answer on:click=move |_| chat.stop_turn(turn)>{icon(Icon::Stop)}</button>
                 </Show>
-                <button
-                    type="button"
-                    class="icon-button"
-                    aria-label=t.copy_answer
-                    on:click=move |_| {
-                        let text = turn.with_untracked(|t| {
-                            crate::domain::rich::with_footnotes(&t.answer, &t.sources)
-                        });
-                        leptos::task::spawn_local(async move {
-                            if dom::copy_text(text).await {
-                                dom::flash(copied);
-                            }
-                        });
-                    }
-                >
-                    <CopyFace copied/>
-                </button>
+                <CopyAnswer turn/>
                 <Show when=move || !wants_retry.get()>
                     <button type="button" class="icon-button regenerate" aria-label=t.regenerate_answer
                         disabled=move || chat.is_running()

@@ -24,6 +24,31 @@ pub fn CopyFace(copied: RwSignal<bool>) -> impl IntoView {
     }
 }
 
+/// Copies an answer as markdown, its sources as footnotes, and says so for two seconds.
+#[component]
+pub fn CopyAnswer(turn: RwSignal<TurnState>) -> impl IntoView {
+    let copied = RwSignal::new(false);
+    view! {
+        <button
+            type="button"
+            class="icon-button"
+            aria-label=tr().copy_answer
+            on:click=move |_| {
+                let text = turn.with_untracked(|t| {
+                    crate::domain::rich::with_footnotes(&t.answer, &t.sources)
+                });
+                leptos::task::spawn_local(async move {
+                    if super::dom::copy_text(text).await {
+                        super::dom::flash(copied);
+                    }
+                });
+            }
+        >
+            <CopyFace copied/>
+        </button>
+    }
+}
+
 /// What a turn shows of itself: its thinking blocks and tool steps in stream order, the dots
 /// while nothing has come, its answer and sources, and why it has no answer, failed or stopped.
 /// An answer's bubble and a comparison's pane both show it.
