@@ -13,12 +13,16 @@
 //!    built from that HTML, before the tree reaches the page (`ui::dom::sanitized_fragment`),
 //!    after the browser's Sanitizer API where there is one.
 //!
-//! No `cfg` and no I/O: the same code runs natively and in the browser. The one thing that
-//! differs is the URL parser, a parameter ([`UrlParser`]): the browser brings its own.
+//! No I/O: the same code runs natively and in the browser. The one thing that differs is the URL
+//! parser, a parameter ([`UrlParser`]): the browser brings its own. The server alone has one
+//! more layer, [`sanitize`]: the same allow-list as a configuration of ammonia, through which
+//! every HTML the server draws passes (the page's download has no room for ammonia's parser).
 
 mod incremental;
 mod math;
 mod policy;
+#[cfg(feature = "ssr")]
+mod sanitize;
 mod writer;
 
 use pulldown_cmark::{Options, Parser};
@@ -30,6 +34,8 @@ pub use policy::{
     math_attribute, math_element, safe_url, set_copy_labels, whatwg_url, UrlParser, Verdict,
     COPY_CODE_LABEL, LINK_ATTRIBUTES,
 };
+#[cfg(feature = "ssr")]
+pub use sanitize::{ammonia_change, sanitize};
 
 /// CommonMark plus the GitHub extensions models use: tables, strikethrough, task lists, and
 /// math (`$…$`, `$$…$$`; LaTeX's `\(…\)` and `\[…\]` are read as those, see [`math`]): a

@@ -165,7 +165,7 @@ pub fn allowed_elements() -> impl Iterator<Item = (&'static str, &'static [&'sta
 }
 
 /// Elements removed with their content rather than unwrapped into visible text.
-const REMOVED: [&str; 3] = ["script", "style", "template"];
+pub(super) const REMOVED: [&str; 3] = ["script", "style", "template"];
 
 /// The fixed class names the writer uses, per element, so model output cannot borrow the app's
 /// own classes (a fake "error" banner, a fake bubble). `code` is checked apart, because its

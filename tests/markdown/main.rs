@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
 
+mod ammonia;
 mod checker;
 mod incremental;
 mod math;

@@ -19,6 +19,25 @@ pub fn xss_payloads() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// Markdown around a payload (`{}`), as a model would stream it: a payload must not find a
+/// context where it becomes live.
+pub const CONTEXTS: [&str; 14] = [
+    "Intro paragraph.\n\n{}\n\nOutro.",
+    "- item\n- {}\n- item",
+    "> {}",
+    "| a | b |\n|---|---|\n| {} | x |",
+    "**{}**",
+    "[{}](https://ok.example)",
+    "```\n{}\n```\n\nafter",
+    "1. one\n\n   {}\n\n2. two",
+    "Inline $x^2 {}$ math.",
+    "$$\n{}\n$$",
+    "\\( {} \\) and \\[ {} \\]",
+    "Cited.[^1] {}[^2]",
+    "[^1]: {}",
+    "[^{}]",
+];
+
 /// A long, realistic answer of about `target` bytes: headings, paragraphs with inline markup,
 /// tight and loose lists, nested lists, code blocks, tables, quotes and rules.
 pub fn long_answer(target: usize) -> String {

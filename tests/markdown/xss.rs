@@ -4,7 +4,7 @@ use ponder::markdown::{render, IncrementalMarkdown};
 use scraper::{Html, Node};
 
 use crate::checker::{assert_safe, violations};
-use crate::samples::{prefixes, xss_payloads};
+use crate::samples::{prefixes, xss_payloads, CONTEXTS};
 
 fn hrefs(html: &str) -> Vec<String> {
     Html::parse_fragment(html)
@@ -74,24 +74,8 @@ fn every_corpus_payload_streams_safely_at_every_byte() {
 /// markdown must not give a payload a context where it becomes live.
 #[test]
 fn payloads_inside_ordinary_markdown_stay_inert() {
-    let contexts = [
-        "Intro paragraph.\n\n{}\n\nOutro.",
-        "- item\n- {}\n- item",
-        "> {}",
-        "| a | b |\n|---|---|\n| {} | x |",
-        "**{}**",
-        "[{}](https://ok.example)",
-        "```\n{}\n```\n\nafter",
-        "1. one\n\n   {}\n\n2. two",
-        "Inline $x^2 {}$ math.",
-        "$$\n{}\n$$",
-        "\\( {} \\) and \\[ {} \\]",
-        "Cited.[^1] {}[^2]",
-        "[^1]: {}",
-        "[^{}]",
-    ];
     for (label, payload) in xss_payloads() {
-        for context in contexts {
+        for context in CONTEXTS {
             let text = context.replace("{}", payload);
             assert_safe(label, &text, &render(&text));
         }
