@@ -1,5 +1,8 @@
-//! The markdown renderer on any text: no panic, no dangerous markup in the output, and the
-//! incremental renderer (fed in two steps) ends with the same HTML as a whole render.
+//! The markdown renderer on any text: no panic, no dangerous markup in the output, the
+//! incremental renderer (fed in two steps) ends with the same HTML as a whole render, and the
+//! output comes back unchanged from ammonia configured with the page's allow-list (the
+//! differential check, `ponder::markdown::ammonia_change`). The server's sanitizer takes the
+//! text as HTML too, without a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -54,6 +57,10 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
+    if ponder::markdown::markup_depth(&html) <= ponder::markdown::MAX_DEPTH {
+        assert_eq!(ponder::markdown::ammonia_change(&html), None, "{text:?}");
+    }
+    let _ = ponder::markdown::sanitize(text);
     let mut cut = usize::from(cut).min(text.len());
     while !text.is_char_boundary(cut) {
         cut -= 1;

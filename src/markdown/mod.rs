@@ -35,7 +35,11 @@ pub use policy::{
     COPY_CODE_LABEL, LINK_ATTRIBUTES,
 };
 #[cfg(feature = "ssr")]
-pub use sanitize::{ammonia_change, sanitize};
+pub use sanitize::{ammonia_change, markup_depth, sanitize, MAX_DEPTH};
+
+/// Puts typeset formulas and highlighted code in place of their source in rendered markdown
+/// (the server's drawing of a shared link, which keeps them).
+pub type Dress<'a> = dyn Fn(&str) -> String + 'a;
 
 /// CommonMark plus the GitHub extensions models use: tables, strikethrough, task lists, and
 /// math (`$…$`, `$$…$$`; LaTeX's `\(…\)` and `\[…\]` are read as those, see [`math`]): a

@@ -332,17 +332,25 @@ mod tests {
                     let html = super::super::render(&text);
                     let clean = sanitize(&html);
                     if markup_depth(&html) > MAX_DEPTH {
-                        assert!(clean.starts_with("<p>") && clean.ends_with("</p>"), "{name}");
+                        assert!(
+                            clean.starts_with("<p>") && clean.ends_with("</p>"),
+                            "{name}"
+                        );
                         assert_eq!(clean.matches('<').count(), 2, "{name}");
                         assert!(clean.contains('x'), "{name}");
                     } else {
                         assert_eq!(ammonia_change(&html), None, "{name}");
                     }
                 }
-                let nested = |n: usize| format!("{}x{}", "<blockquote>".repeat(n), "</blockquote>".repeat(n));
+                let nested = |n: usize| {
+                    format!("{}x{}", "<blockquote>".repeat(n), "</blockquote>".repeat(n))
+                };
                 assert_eq!(ammonia_change(&nested(MAX_DEPTH)), None);
                 assert_eq!(sanitize(&nested(MAX_DEPTH + 1)), "<p>x</p>");
-                assert_eq!(sanitize(&("<p>a &lt; b</p>".repeat(2) + &"<ul><li>".repeat(300) + "c")), "<p>a &lt; b\na &lt; b\nc</p>");
+                assert_eq!(
+                    sanitize(&("<p>a &lt; b</p>".repeat(2) + &"<ul><li>".repeat(300) + "c")),
+                    "<p>a &lt; b\na &lt; b\nc</p>"
+                );
             })
             .unwrap()
             .join()
@@ -354,6 +362,9 @@ mod tests {
         assert_eq!(markup_depth("<p>a<br />b</p><hr /><p><em>c</em></p>"), 2);
         assert_eq!(markup_depth("<ul><li><p>a</p></li></ul>"), 3);
         assert_eq!(markup_depth("<div><span></div><div>"), 2);
-        assert_eq!(markup_depth("<math><mspace width=\"1em\"/><mi>x</mi></math>"), 2);
+        assert_eq!(
+            markup_depth("<math><mspace width=\"1em\"/><mi>x</mi></math>"),
+            2
+        );
     }
 }

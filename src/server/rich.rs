@@ -150,7 +150,8 @@ pub fn nesting_depth(tex: &str) -> usize {
     deepest
 }
 
-/// The MathML of one formula, or `None` when it does not parse or nests deeper than
+/// The MathML of one formula, through ammonia with the page's allow-list
+/// ([`crate::markdown::sanitize`]), or `None` when it does not parse or nests deeper than
 /// [`MAX_NESTING`] (the page then keeps showing its source, in code style). It runs on the
 /// calling thread: the API calls it through [`mathml_all`] on a big-stack worker.
 pub fn mathml(item: &MathItem) -> Option<String> {
@@ -168,7 +169,7 @@ pub fn mathml(item: &MathItem) -> Option<String> {
     converter()?
         .convert_with_local_state(&item.tex, display)
         .ok()
-        .map(|converted| converted.mathml)
+        .map(|converted| crate::markdown::sanitize(&converted.mathml))
 }
 
 /// Every formula's MathML, in order (see [`mathml`]); `None` for those not reached before
@@ -229,7 +230,8 @@ fn token_of(lang: &str) -> String {
     }
 }
 
-/// The block's text as highlighted HTML: spans with `hl-` classes around the escaped text, or
+/// The block's text as highlighted HTML, through ammonia with the page's allow-list: spans with
+/// `hl-` classes around the escaped text, or
 /// `None` for a language the set does not know, an empty or too long block, or one that takes
 /// longer than [`BLOCK_TIME`].
 pub fn highlighted(item: &CodeItem) -> Option<String> {
@@ -284,7 +286,7 @@ pub fn highlighted_until(
         }
         html.parse_html_for_line_which_includes_newline(line).ok()?;
     }
-    Some(pruned(&html.finalize()))
+    Some(crate::markdown::sanitize(&pruned(&html.finalize())))
 }
 
 /// syntect wraps every scope in a span, and the stylesheet colours a few of them
@@ -397,6 +399,7 @@ mod tests {
                     panic!("{tex} should convert");
                 };
                 assert!(!out.contains("<script"), "{out}");
+                assert_eq!(crate::markdown::ammonia_change(&out), None, "{out}");
                 let mut rest = out.as_str();
                 while let Some(open) = rest.find('<') {
                     rest = &rest[open + 1..];
@@ -588,6 +591,11 @@ mod tests {
                 panic!("{lang} is not highlighted");
             };
             assert!(html.contains("<span class=\"hl-"), "{lang}: {html}");
+            assert_eq!(
+                crate::markdown::ammonia_change(&html),
+                None,
+                "{lang}: {html}"
+            );
             let mut rest = html.as_str();
             while let Some(at) = rest.find("class=\"") {
                 rest = &rest[at + 7..];
@@ -618,7 +626,7 @@ mod tests {
                 _ => {}
             }
         }
-        text
+        text.replace("&quot;", "\"")
     }
 
     #[test]

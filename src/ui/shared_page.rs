@@ -10,8 +10,9 @@ use crate::domain::share::{iso_day, SharedPage, SharedReader};
 use crate::i18n::{fill, Locale};
 use crate::ui::transcript::{draw, Drawing};
 
-/// The shared page as HTML.
-pub fn document(page: &SharedPage) -> String {
+/// The shared page as HTML; `dress` puts the link's typeset formulas and highlighted code in
+/// place of their source.
+pub fn document(page: &SharedPage, dress: &crate::markdown::Dress<'_>) -> String {
     let l = Locale::from_tag(&page.locale).unwrap_or_default();
     let t = l.catalogue();
     let w = &t.shared;
@@ -22,6 +23,7 @@ pub fn document(page: &SharedPage) -> String {
         details: true,
         file_href: Some(file_href),
         file_base: page.address(),
+        dress: Some(dress),
     };
     let transcript = draw(shot, l, &drawing);
     let day = iso_day(shot.updated_at);
@@ -211,7 +213,7 @@ mod tests {
 
     #[test]
     fn the_page_draws_every_part_of_the_snapshot_with_no_script() {
-        let html = document(&page(SharedReader::SignedIn, "en"));
+        let html = document(&page(SharedReader::SignedIn, "en"), &str::to_string);
         for part in [
             "<!DOCTYPE html>",
             r#"<meta name="robots" content="noindex, nofollow">"#,
@@ -244,7 +246,7 @@ mod tests {
 
     #[test]
     fn a_visitor_is_offered_sign_in_and_the_chrome_follows_the_language() {
-        let html = document(&page(SharedReader::Visitor, "ja"));
+        let html = document(&page(SharedReader::Visitor, "ja"), &str::to_string);
         assert!(html.contains(r#"<html lang="ja""#), "{html}");
         assert!(html.contains("共有された会話"), "{html}");
         assert!(html.contains("サインインして Ponder で続ける"), "{html}");

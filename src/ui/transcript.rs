@@ -1,7 +1,9 @@
 //! A stored conversation drawn as still HTML on the server, with the bubbles' own classes: the
 //! chat's first paint (its last messages, blocks closed, while the chat opens) and the shared
 //! page (every message, blocks openable with their text, tool steps, sources and files). The
-//! reader's text is text; an answer's markdown and its reasoning go through the one renderer.
+//! reader's text is text; an answer's markdown and its reasoning go through the one renderer,
+//! then (with their formulas and code dressed, on the shared page) through ammonia
+//! ([`crate::markdown::sanitize`]): no script on the page checks them there.
 
 use leptos::prelude::*;
 
@@ -15,7 +17,7 @@ use crate::i18n::{fill, Locale};
 
 /// What a drawing shows besides the messages.
 #[derive(Default)]
-pub struct Drawing {
+pub struct Drawing<'a> {
     /// Each block's reasoning inside it (openable, closed at first), not its header alone.
     pub reasoning: bool,
     /// The tool steps and the Sources list of each answer, and the answer's model.
@@ -25,6 +27,18 @@ pub struct Drawing {
     pub file_href: Option<fn(&FileRef, &str) -> String>,
     /// Handed to `file_href`: where the files are served from.
     pub file_base: String,
+    /// Puts typeset formulas and highlighted code in place of their source in rendered
+    /// markdown (the shared link keeps them); without it they stay source.
+    pub dress: Option<&'a crate::markdown::Dress<'a>>,
+}
+
+/// A text's markdown as the drawing shows it: rendered, dressed, through ammonia.
+fn markup(text: &str, drawing: &Drawing) -> String {
+    let html = crate::markdown::render(text);
+    match drawing.dress {
+        Some(dress) => crate::markdown::sanitize(&dress(&html)),
+        None => crate::markdown::sanitize(&html),
+    }
 }
 
 /// The conversation's shown versions as bubbles.
@@ -126,7 +140,7 @@ fn assistant(v: &Version, l: Locale, drawing: &Drawing) -> String {
         && turn.answer.is_empty()
         && !turn.blocks.iter().any(|b| b.status == BlockStatus::Streaming))
     .then(|| view! { <div class="typing" aria-hidden="true"><span></span><span></span><span></span></div> });
-    let answer = crate::markdown::render(&turn.answer);
+    let answer = markup(&turn.answer, drawing);
     let sources = drawing.details.then(|| sources(&turn, l));
     let error = turn
         .error
@@ -174,7 +188,7 @@ fn block(turn: &TurnState, i: usize, l: Locale, drawing: &Drawing) -> String {
         status.push_str(" stopped");
     }
     let text = (drawing.reasoning && b.has_text()).then(|| {
-        let html = crate::markdown::render(&b.text);
+        let html = markup(&b.text, drawing);
         view! {
             <div class="thinking-scroll" tabindex="0" role="region" aria-label=t.reasoning_text>
                 {(b.kind == crate::domain::ThinkingKind::Summary)
@@ -333,6 +347,56 @@ mod tests {
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("<img"), "{html}");
         assert!(html.find("bubble user") < html.find("bubble assistant"));
+    }
+
+    /// What the dressing puts in passes through ammonia with the rest: a converter that went
+    /// wrong cannot put a handler, an image or a script on the shared page.
+    #[test]
+    fn dressed_markdown_passes_through_ammonia() {
+        let mut v = version("**Bold** and `code`", VersionStatus::Done, vec![]);
+        v.blocks.push(BlockHeader {
+            id: "b1".into(),
+            kind: ThinkingKind::Raw,
+            duration_ms: Some(1000),
+            words: 2,
+            chars: 10,
+            reader_open: None,
+            interrupted: false,
+            cut_short: false,
+            running_ms: None,
+            text: Some("**Thinking** hard".into()),
+        });
+        let conversation = Conversation {
+            id: "c".into(),
+            title: "t".into(),
+            workspace_id: "w".into(),
+            created_at: 0,
+            updated_at: 0,
+            rev: 0,
+            model: None,
+            instructions: None,
+            settings: Default::default(),
+            messages: vec![message(Role::Assistant, v)],
+            first: 0,
+        };
+        let dress = |html: &str| {
+            html.replace(
+                "<strong>",
+                "<strong onclick=\"x()\"><img src=x onerror=alert(1)><script>alert(2)</script>",
+            )
+        };
+        let drawing = Drawing {
+            reasoning: true,
+            dress: Some(&dress),
+            ..Drawing::default()
+        };
+        let html = draw(&conversation, Locale::En, &drawing);
+        assert_eq!(html.matches("<strong>").count(), 2, "{html}");
+        assert!(html.contains("<strong>Bold</strong>"), "{html}");
+        assert!(html.contains("<strong>Thinking</strong>"), "{html}");
+        for hostile in ["onclick", "<img", "<script", "alert"] {
+            assert!(!html.contains(hostile), "{hostile} in {html}");
+        }
     }
 
     #[test]

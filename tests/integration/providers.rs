@@ -1161,3 +1161,56 @@ fn every_recorded_usage_lands_in_the_ledger_line_with_its_reasoning() {
     }
     assert_no_problems(bad);
 }
+
+/// Every recorded stream's texts (each thinking block, the answer with its citation markers,
+/// and the answer with its sources as footnotes), rendered: ammonia configured with the page's
+/// allow-list gives the renderer's HTML back unchanged (the differential check of
+/// `ponder::markdown::ammonia_change`; the other corpora are in `tests/markdown/ammonia.rs`).
+#[test]
+fn every_recorded_text_rendered_comes_back_from_ammonia_unchanged() {
+    use ponder::domain::rich::{cite_marker, with_footnotes, SourceRef};
+    use ponder::markdown::{ammonia_change, render};
+    let mut texts = Vec::new();
+    for case in cases() {
+        let (mut blocks, mut answer, mut sources) =
+            (Vec::<String>::new(), String::new(), Vec::new());
+        for event in replay_whole(&case) {
+            match event {
+                TurnEvent::Thinking { block, text } => {
+                    let at = block as usize;
+                    if blocks.len() <= at {
+                        blocks.resize(at + 1, String::new());
+                    }
+                    blocks[at].push_str(&text);
+                }
+                TurnEvent::Delta { text } => answer.push_str(&text),
+                TurnEvent::Reclassify { .. } => blocks.push(std::mem::take(&mut answer)),
+                TurnEvent::Cite { n } => answer.push_str(&cite_marker(n)),
+                TurnEvent::Source { n, url, title } => sources.push(SourceRef { n, url, title }),
+                _ => {}
+            }
+        }
+        let name = case.name();
+        texts.push((
+            format!("{name} answer with its sources"),
+            with_footnotes(&answer, &sources),
+        ));
+        texts.push((format!("{name} answer"), answer));
+        texts.extend(
+            blocks
+                .into_iter()
+                .enumerate()
+                .map(|(i, b)| (format!("{name} block {i}"), b)),
+        );
+    }
+    let non_empty = texts.iter().filter(|(_, t)| !t.trim().is_empty()).count();
+    assert!(non_empty > 100, "only {non_empty} texts");
+    let differ: Vec<String> = texts
+        .iter()
+        .filter_map(|(label, text)| {
+            let html = render(text);
+            ammonia_change(&html).map(|d| format!("{label}: {d}"))
+        })
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

@@ -23,8 +23,9 @@ use crate::server::store::StoreError;
 /// How the UI draws the shared page (handed to the server by the composition root).
 #[derive(Clone, Copy)]
 pub struct SharedDrawing {
-    /// The page of an opened link.
-    pub page: fn(&SharedPage) -> String,
+    /// The page of an opened link, and what puts its dressing (typeset formulas, highlighted
+    /// code) in place of their source in its rendered markdown.
+    pub page: fn(&SharedPage, &crate::markdown::Dress<'_>) -> String,
     /// The page of a link that opens nothing (`false`), or that needs the reader to sign in
     /// first (`true`).
     pub refusal: fn(&SharedPage, bool) -> String,
@@ -126,7 +127,7 @@ pub async fn page(
                     let drawn = tokio::task::spawn_blocking(move || {
                         let dressing: Dressing =
                             serde_json::from_str(&dressing).unwrap_or_default();
-                        Arc::<str>::from(dressing.apply(&(drawing.page)(&page)))
+                        Arc::<str>::from((drawing.page)(&page, &|html| dressing.apply(html)))
                     })
                     .await;
                     let Ok(html) = drawn else {
