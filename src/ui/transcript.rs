@@ -278,6 +278,37 @@ mod tests {
         }
     }
 
+    fn block() -> BlockHeader {
+        BlockHeader {
+            id: "b1".into(),
+            kind: ThinkingKind::Raw,
+            duration_ms: None,
+            words: 0,
+            chars: 0,
+            reader_open: None,
+            interrupted: false,
+            cut_short: false,
+            running_ms: None,
+            text: None,
+        }
+    }
+
+    fn chat(messages: Vec<Message>) -> Conversation {
+        Conversation {
+            id: "c".into(),
+            title: "t".into(),
+            workspace_id: "w".into(),
+            created_at: 0,
+            updated_at: 0,
+            rev: 0,
+            model: None,
+            instructions: None,
+            settings: Default::default(),
+            messages,
+            first: 0,
+        }
+    }
+
     fn message(role: Role, v: Version) -> Message {
         Message {
             id: "m".into(),
@@ -291,47 +322,31 @@ mod tests {
     #[test]
     fn a_stored_chat_draws_as_bubbles_with_closed_blocks_and_inert_markup() {
         let block = BlockHeader {
-            id: "b1".into(),
-            kind: ThinkingKind::Raw,
             duration_ms: Some(4200),
             words: 12,
             chars: 60,
-            reader_open: None,
-            interrupted: false,
-            cut_short: false,
             running_ms: None,
             text: None,
+            ..block()
         };
-        let conversation = Conversation {
-            id: "c".into(),
-            title: "t".into(),
-            workspace_id: "w".into(),
-            created_at: 0,
-            updated_at: 0,
-            rev: 0,
-            model: None,
-            instructions: None,
-            settings: Default::default(),
-            messages: vec![
-                message(
-                    Role::User,
-                    version(
-                        "<img src=x onerror=alert(1)> *hi*",
-                        VersionStatus::Done,
-                        vec![],
-                    ),
+        let conversation = chat(vec![
+            message(
+                Role::User,
+                version(
+                    "<img src=x onerror=alert(1)> *hi*",
+                    VersionStatus::Done,
+                    vec![],
                 ),
-                message(
-                    Role::Assistant,
-                    version(
-                        "**Bold** <script>alert(1)</script>",
-                        VersionStatus::Done,
-                        vec![block],
-                    ),
+            ),
+            message(
+                Role::Assistant,
+                version(
+                    "**Bold** <script>alert(1)</script>",
+                    VersionStatus::Done,
+                    vec![block],
                 ),
-            ],
-            first: 0,
-        };
+            ),
+        ]);
         let html = draw(&conversation, Locale::En, &Drawing::default());
         assert!(html.contains(r#"class="bubble user""#), "{html}");
         assert!(
@@ -355,30 +370,14 @@ mod tests {
     fn dressed_markdown_passes_through_ammonia() {
         let mut v = version("**Bold** and `code`", VersionStatus::Done, vec![]);
         v.blocks.push(BlockHeader {
-            id: "b1".into(),
-            kind: ThinkingKind::Raw,
             duration_ms: Some(1000),
             words: 2,
             chars: 10,
-            reader_open: None,
-            interrupted: false,
-            cut_short: false,
             running_ms: None,
             text: Some("**Thinking** hard".into()),
+            ..block()
         });
-        let conversation = Conversation {
-            id: "c".into(),
-            title: "t".into(),
-            workspace_id: "w".into(),
-            created_at: 0,
-            updated_at: 0,
-            rev: 0,
-            model: None,
-            instructions: None,
-            settings: Default::default(),
-            messages: vec![message(Role::Assistant, v)],
-            first: 0,
-        };
+        let conversation = chat(vec![message(Role::Assistant, v)]);
         let dress = |html: &str| {
             html.replace(
                 "<strong>",
@@ -402,39 +401,23 @@ mod tests {
     #[test]
     fn an_answer_still_being_written_draws_as_running_not_as_cut() {
         let block = BlockHeader {
-            id: "b1".into(),
-            kind: ThinkingKind::Raw,
             duration_ms: None,
             words: 0,
             chars: 0,
-            reader_open: None,
-            interrupted: false,
-            cut_short: false,
             running_ms: Some(3000),
             text: None,
+            ..block()
         };
-        let conversation = Conversation {
-            id: "c".into(),
-            title: "t".into(),
-            workspace_id: "w".into(),
-            created_at: 0,
-            updated_at: 0,
-            rev: 0,
-            model: None,
-            instructions: None,
-            settings: Default::default(),
-            messages: vec![
-                message(
-                    Role::User,
-                    version("think long", VersionStatus::Done, vec![]),
-                ),
-                message(
-                    Role::Assistant,
-                    version("", VersionStatus::Streaming, vec![block]),
-                ),
-            ],
-            first: 0,
-        };
+        let conversation = chat(vec![
+            message(
+                Role::User,
+                version("think long", VersionStatus::Done, vec![]),
+            ),
+            message(
+                Role::Assistant,
+                version("", VersionStatus::Streaming, vec![block]),
+            ),
+        ]);
         let html = draw(&conversation, Locale::En, &Drawing::default());
         assert!(html.contains(r#"class="thinking streaming""#), "{html}");
         assert!(html.contains("Thinking… (3s)"), "{html}");
