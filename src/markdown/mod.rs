@@ -35,7 +35,7 @@ pub use policy::{
     COPY_CODE_LABEL, LINK_ATTRIBUTES,
 };
 #[cfg(feature = "ssr")]
-pub use sanitize::{ammonia_change, markup_depth, sanitize, MAX_DEPTH};
+pub use sanitize::{allow_list_change, ammonia_change, markup_depth, sanitize, MAX_DEPTH};
 
 /// Puts typeset formulas and highlighted code in place of their source in rendered markdown
 /// (the server's drawing of a shared link, which keeps them).

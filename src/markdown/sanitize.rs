@@ -198,6 +198,27 @@ pub fn ammonia_change(html: &str) -> Option<String> {
     ))
 }
 
+/// Where the page's allow-list walk (`ui::sanitize`, the markdown vocabulary) would change the
+/// renderer's `html`, judged natively on the same tokens: the first element it would not keep,
+/// or attribute it would drop or rewrite; `None` when it keeps all of it. With
+/// [`ammonia_change`] this makes the differential property whole: what the page keeps comes
+/// back from ammonia unchanged.
+pub fn allow_list_change(html: &str) -> Option<String> {
+    tokens(html).iter().find_map(|piece| {
+        let Piece::Open(name, attributes) = piece else {
+            return None;
+        };
+        if policy::element(name, true) != policy::Verdict::Keep {
+            return Some(format!("<{name}> is not kept"));
+        }
+        attributes.iter().find_map(|(attr, value)| {
+            let kept = policy::attribute(name, attr, value, policy::whatwg_url);
+            (kept.as_deref() != Some(value.as_str()))
+                .then(|| format!("{attr}={value:?} on <{name}> becomes {kept:?}"))
+        })
+    })
+}
+
 /// One piece of markup as a browser reads it.
 #[derive(Debug, PartialEq, Eq)]
 enum Piece {
@@ -306,6 +327,7 @@ mod tests {
                     1. one\n2. two\n\n- [x] done\n\n> quote\n\n| a | b |\n|:-:|--:|\n| 1 | 2 |\n\n\
                     ```rust\nfn main() {}\n```\n\nA formula $e^{i\\pi}$ and a citation[^2].\n\n$$a < b$$\n\n---\nline  \nbreak";
         let html = super::super::render(text);
+        assert_eq!(allow_list_change(&html), None, "{html}");
         assert_eq!(ammonia_change(&html), None, "{html}");
     }
 
@@ -318,6 +340,15 @@ mod tests {
         let found = ammonia_change("<a href=\"https://a.example/\" onclick=\"x\">l</a>");
         assert!(found.is_some_and(|f| f.contains("onclick")));
         assert!(ammonia_change("<p>one</p><!-- two -->").is_some());
+        assert_eq!(allow_list_change("<p><a href=\"https://a.example/\" target=\"_blank\" rel=\"noopener noreferrer nofollow\">l</a></p>"), None);
+        for changed in [
+            "<p><img src=\"x\"></p>",
+            "<a href=\"https://a.example\">l</a>",
+            "<span class=\"error\">s</span>",
+            "<math></math>",
+        ] {
+            assert!(allow_list_change(changed).is_some(), "{changed}");
+        }
     }
 
     /// Nothing in ammonia or the check recurses per level: deep input is cleaned on a thread
@@ -355,6 +386,18 @@ mod tests {
             .unwrap()
             .join()
             .unwrap();
+    }
+
+    /// Ammonia judges attributes by the element's local name alone, so the two vocabularies
+    /// must not share one.
+    #[test]
+    fn the_markdown_and_math_vocabularies_share_no_name() {
+        let html: HashSet<&str> = policy::allowed_elements().map(|(e, _)| e).collect();
+        let shared: Vec<&str> = policy::allowed_math_elements()
+            .map(|(e, _)| e)
+            .filter(|e| html.contains(e))
+            .collect();
+        assert!(shared.is_empty(), "{shared:?}");
     }
 
     #[test]

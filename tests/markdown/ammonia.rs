@@ -7,12 +7,13 @@
 //! another tree than the one the writer meant.
 
 use ponder::domain::rich::{cite_marker, with_footnotes, SourceRef};
-use ponder::markdown::{ammonia_change, render, sanitize};
+use ponder::markdown::{allow_list_change, ammonia_change, render, sanitize};
 use ponder::server::demo_upstream::{Scenario, Step};
 
 use crate::samples::{long_answer, xss_payloads, CONTEXTS};
 
-/// Each text rendered, and the differences ammonia finds, one line each.
+/// Each text rendered, and the changes the page's allow-list or ammonia would make, one line
+/// each.
 fn differences(texts: impl IntoIterator<Item = (String, String)>) -> (usize, Vec<String>) {
     let mut checked = 0;
     let found = texts
@@ -20,7 +21,10 @@ fn differences(texts: impl IntoIterator<Item = (String, String)>) -> (usize, Vec
         .filter_map(|(label, text)| {
             checked += 1;
             let html = render(&text);
-            ammonia_change(&html).map(|d| format!("{label}: {d}\n  in {html:?}"))
+            let found = allow_list_change(&html)
+                .map(|d| format!("the page's allow-list: {d}"))
+                .or_else(|| ammonia_change(&html));
+            found.map(|d| format!("{label}: {d}\n  in {html:?}"))
         })
         .collect();
     (checked, found)
