@@ -4,11 +4,17 @@
 //!
 //! Each iteration feeds the whole body as 16 KiB network chunks into a fresh parser, the way
 //! `reqwest` hands them over, and drops the pieces.
+//!
+//! Beside them, what ammonia adds to the server's drawing of an answer (`draw`): a 60 KB answer
+//! rendered, and rendered then sanitized, in one run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test may panic on what it does not expect
 
 #[path = "../tests/integration/common/fixtures.rs"]
 mod fixtures;
+#[allow(dead_code)]
+#[path = "../tests/markdown/samples.rs"]
+mod samples;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ponder::server::config::ProviderKind;
@@ -59,5 +65,21 @@ fn parsers(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, parsers);
+fn draw(c: &mut Criterion) {
+    let answer = samples::long_answer(60_000);
+    let mut group = c.benchmark_group("draw");
+    group.throughput(Throughput::BytesDecimal(answer.len() as u64));
+    group.bench_function("render", |b| {
+        b.iter(|| std::hint::black_box(ponder::markdown::render(&answer).len()))
+    });
+    group.bench_function("render+ammonia", |b| {
+        b.iter(|| {
+            let html = ponder::markdown::render(&answer);
+            std::hint::black_box(ponder::markdown::sanitize(&html).len())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, parsers, draw);
 criterion_main!(benches);

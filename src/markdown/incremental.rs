@@ -427,15 +427,12 @@ fn line_start(text: &str, at: usize) -> usize {
     text[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1)
 }
 
-/// Counts line endings (`\n`, `\r\n`, `\r`) in `text`, up to two.
+/// Counts the lines of `text` that end in `\n` (or `\r\n`), up to two. A lone `\r` ends a line
+/// for CommonMark but not for every one of pulldown-cmark's scanners: a fence's info string runs
+/// to the next `\n`, so "```a\rb" opens a code block until a backtick arrives before it (found
+/// by the `markdown` fuzz target). A text whose lines end in `\r` alone is laid out whole.
 fn complete_lines(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b == b'\r' || (b == b'\n' && (i == 0 || bytes[i - 1] != b'\r')))
-        .take(2)
-        .count()
+    text.bytes().filter(|&b| b == b'\n').take(2).count()
 }
 
 #[cfg(test)]
@@ -498,7 +495,11 @@ mod tests {
     #[test]
     fn line_endings_are_counted_once() {
         assert_eq!(complete_lines("a\r\nb\r\n"), 2);
-        assert_eq!(complete_lines("a\rb"), 1);
+        assert_eq!(
+            complete_lines("a\rb"),
+            0,
+            "a lone \\r does not end every scanner's line"
+        );
         assert_eq!(complete_lines("a\nb"), 1);
         assert_eq!(complete_lines("\n\n\n"), 2);
         assert_eq!(line_start("ab\ncd", 4), 3);

@@ -77,6 +77,7 @@ const TRICKY: &[&str] = &[
     "-\tfoo\n\n\tbar\n\nbaz\n",
     "a\r\n\r\nb\r\n===\r\n\r\n- x\r\n- y\r\n",
     "a\rb\r\rc\r# h\r",
+    "p\n```a\rb\rc``\n\nq\n",
     "# h1\n## h2\ntext\n### h3\n",
     "Term\n: not a definition list\n\n[^1]: not a footnote\n",
     "<https://a.example>\n\n<x@y.example> [link](https://b.example \"t\")\n",
