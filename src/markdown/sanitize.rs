@@ -6,15 +6,16 @@
 //!
 //! The configuration is built from the policy's data and decisions, not written a second time:
 //! the elements ([`super::allowed_elements`], [`super::allowed_math_elements`]) with their
-//! attribute names, the elements removed with their content, the URL schemes of
-//! [`super::safe_url`], every attribute value judged by [`super::attribute`],
-//! [`super::math_attribute`] or [`super::highlight_class`], and [`super::LINK_ATTRIBUTES`] set on
-//! every link.
+//! attribute names, the elements removed with their content, every attribute value judged by
+//! [`super::attribute`] (each `href` by [`super::safe_url`], whose three schemes ammonia is also
+//! given as its own first check), [`super::math_attribute`] or [`super::highlight_class`], and
+//! [`super::LINK_ATTRIBUTES`] set on every link.
 //!
 //! [`ammonia_change`] is the differential check between the two: the first place where ammonia,
-//! so configured, would change HTML the allow-list lets through. The renderer's output over
-//! every corpus must come back unchanged (`tests/markdown/ammonia.rs`, the providers' recorded
-//! texts in the integration suite, and the `markdown` fuzz target).
+//! so configured, would change HTML the allow-list lets through ([`allow_list_change`] judges
+//! the same HTML by the page's walk natively). The renderer's output over every corpus must be
+//! kept whole by both (`tests/markdown/ammonia.rs`, the providers' recorded texts in the
+//! integration suite, and the `markdown` fuzz target).
 
 use std::borrow::Cow;
 use std::cell::RefCell;
