@@ -238,49 +238,40 @@ impl TokenSink for Pieces {
 
     fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
         let mut pieces = self.0.borrow_mut();
-        let text = match token {
+        match token {
             Token::TagToken(Tag {
-                kind,
+                kind: TagKind::StartTag,
                 name,
                 attrs,
                 self_closing,
                 ..
             }) => {
-                let name = name.to_string();
-                match kind {
-                    TagKind::StartTag => {
-                        let mut attrs: Vec<(String, String)> = attrs
-                            .into_iter()
-                            .map(|a| (a.name.local.to_string(), a.value.to_string()))
-                            .collect();
-                        attrs.sort();
-                        let closed = self_closing && !VOID.contains(&name.as_str());
-                        pieces.push(Piece::Open(name.clone(), attrs));
-                        if closed {
-                            pieces.push(Piece::Close(name));
-                        }
-                    }
-                    TagKind::EndTag => pieces.push(Piece::Close(name)),
+                let mut attrs: Vec<(String, String)> = attrs
+                    .into_iter()
+                    .map(|a| (a.name.local.to_string(), a.value.to_string()))
+                    .collect();
+                attrs.sort();
+                pieces.push(Piece::Open(name.to_string(), attrs));
+                if self_closing && !VOID.contains(&&*name) {
+                    pieces.push(Piece::Close(name.to_string()));
                 }
-                return TokenSinkResult::Continue;
             }
-            Token::CharacterTokens(text) => text.to_string(),
-            Token::NullCharacterToken => "\0".to_string(),
-            Token::CommentToken(text) => {
-                pieces.push(Piece::Comment(text.to_string()));
-                return TokenSinkResult::Continue;
-            }
-            Token::DoctypeToken(_) => {
-                pieces.push(Piece::Doctype);
-                return TokenSinkResult::Continue;
-            }
-            Token::EOFToken | Token::ParseError(_) => return TokenSinkResult::Continue,
-        };
-        match pieces.last_mut() {
-            Some(Piece::Text(before)) => before.push_str(&text),
-            _ => pieces.push(Piece::Text(text)),
+            Token::TagToken(Tag { name, .. }) => pieces.push(Piece::Close(name.to_string())),
+            Token::CharacterTokens(text) => push_text(&mut pieces, &text),
+            Token::NullCharacterToken => push_text(&mut pieces, "\0"),
+            Token::CommentToken(text) => pieces.push(Piece::Comment(text.to_string())),
+            Token::DoctypeToken(_) => pieces.push(Piece::Doctype),
+            Token::EOFToken | Token::ParseError(_) => {}
         }
         TokenSinkResult::Continue
+    }
+}
+
+/// Adds `text` to the text before it: a browser's text node is one run, however it was split.
+fn push_text(pieces: &mut Vec<Piece>, text: &str) {
+    match pieces.last_mut() {
+        Some(Piece::Text(before)) => before.push_str(text),
+        _ => pieces.push(Piece::Text(text.to_string())),
     }
 }
 
