@@ -217,7 +217,14 @@ async function oneRun(browser, url, run, trace, profile) {
     }
     return null;
   });
-  const rendered = await bubble.evaluate((el) => {
+  // The thinking block folded away at the answer keeps only its text in the document; opening
+  // it puts its markup back, and the same text must read the same.
+  const [foldedText, parkedSections] = await bubble
+    .locator(".thinking-text")
+    .evaluate((el) => [el.textContent, el.querySelectorAll(".md-parked").length]);
+  await bubble.locator(".thinking summary").first().click();
+  await bubble.locator(".thinking-text .md-parked").first().waitFor({ state: "detached" });
+  const rendered = await bubble.evaluate((el, foldedText) => {
     const count = (root, sel) => (root ? root.querySelectorAll(sel).length : -1);
     const answer = el.querySelector(".answer");
     const thinking = el.querySelector(".thinking-text");
@@ -227,8 +234,14 @@ async function oneRun(browser, url, run, trace, profile) {
       table: count(root, "table"),
       h2: count(root, "h2"),
     });
-    return { answer: of(answer), thinking: of(thinking), answerEnd: answer?.textContent.trim().slice(-40) };
-  });
+    return {
+      answer: of(answer),
+      thinking: of(thinking),
+      thinkingSame: thinking?.textContent === foldedText,
+      thinkingChars: [foldedText?.length, thinking?.textContent.length],
+      answerEnd: answer?.textContent.trim().slice(-40),
+    };
+  }, foldedText);
   await context.close();
 
   const f = measured.frames;
@@ -239,6 +252,7 @@ async function oneRun(browser, url, run, trace, profile) {
     durationMs,
     cpu,
     domNodes,
+    parkedSections,
     renderRequests,
     frames: f.length,
     slowFrameShare: intervals.length ? slow / intervals.length : 0,
@@ -358,6 +372,8 @@ function check(result, expected) {
     for (const k of Object.keys(want))
       if (want[k] !== got[k]) problems.push(`${part}: ${got[k]} <${k}> rendered, ${want[k]} in the markdown`);
   }
+  if (!result.rendered.thinkingSame)
+    problems.push(`the folded thinking reads otherwise than open (${result.rendered.thinkingChars.join(" against ")} characters)`);
   const lastLine = expected.answer.trim().split("\n").pop();
   if (!(result.rendered.answerEnd ?? "").endsWith(lastLine)) problems.push(`answer ends with "${result.rendered.answerEnd}"`);
   return problems;
@@ -391,6 +407,7 @@ async function main() {
           `longest frame gap ${r.longestFrameGap.toFixed(1)} ms, longest LoAF ${r.longestLoaf.toFixed(0)} ms, ` +
           `${(r.durationMs / 1000).toFixed(1)} s; ${problems.length ? "PROBLEMS: " + problems.join("; ") : "text whole"}`,
       );
+      console.error(`  ${r.domNodes} elements at the end, ${r.parkedSections} thinking sections parked, ${r.renderRequests} render requests`);
       console.error(`  frame intervals: ${JSON.stringify(r.intervalsHistogram)}`);
       console.error(`  slow frames by 10-s window (%): ${r.slowShareBy10s.join(" ")}`);
       for (const l of r.loafAt)

@@ -191,4 +191,27 @@ test.describe("the thinking block", () => {
     expect(times(thinking)).toBe(1);
     expect(heard.length).toBeLessThan(8);
   });
+  test("a folded block keeps its text in the page but not its markup; opening puts the same markup back", async () => {
+    await chat.send("[math] a formula or two");
+    await chat.waitForTurnEnd();
+    const block = chat.thinkingBlocks().first();
+    const text = block.locator(".thinking-text");
+    expect(await chat.isOpen(block)).toBe(false);
+    // Parked: each section holds its text and no element.
+    await expect(text.locator(".md-section.md-parked").first()).toBeAttached();
+    await expect(text.locator(".md-section *")).toHaveCount(0);
+    const folded = await text.evaluate((el) => el.textContent);
+    expect(folded).toContain("antiderivative");
+
+    await chat.summary(block).click();
+    await expect(text.locator("math")).toHaveCount(3);
+    await expect(text.locator(".md-parked")).toHaveCount(0);
+    expect(await text.evaluate((el) => el.textContent)).toBe(folded);
+
+    await chat.summary(block).click();
+    await expect(text.locator(".md-section *")).toHaveCount(0);
+    expect(await text.evaluate((el) => el.textContent)).toBe(folded);
+    await chat.summary(block).click();
+    await expect(text.locator("math")).toHaveCount(3);
+  });
 });

@@ -7,11 +7,18 @@
 //! paint) while they are out of view (`.md-section` in `style/markdown.css`), so each frame of
 //! a megabyte of reasoning costs what is on screen, not the whole text.
 //!
+//! A view that is folded away (a thinking block closed once its answer starts) parks its
+//! sections: their blocks leave the document for a detached fragment, and each section keeps
+//! only its text, so the page's element count is what the reader can see, while reading the
+//! block's text (and find in page) still works. Opening it puts the same nodes back.
+//!
 //! The renderer is not in the page's first download: it is part of the message bubbles' chunk
 //! (see [`super::message_code`]), so it is here whenever a view of it is.
 
 use leptos::html::Div;
 use leptos::prelude::*;
+use leptos::wasm_bindgen::JsCast;
+use std::time::Duration;
 
 use super::sanitize::{browser_url, markup_fragment, replace_with_markup, sanitized_fragment};
 use crate::markdown::{IncrementalMarkdown, Update};
@@ -51,7 +58,7 @@ fn append_in_sections(done: &web_sys::Element, html: &str, filled: &mut usize, s
     };
     let mut section = done
         .last_element_child()
-        .filter(|_| *filled < SECTION_CHARS);
+        .filter(|s| *filled < SECTION_CHARS && !s.class_list().contains(PARKED));
     while let Some(block) = fragment.first_child() {
         let current = match section.take() {
             Some(s) => s,
@@ -75,6 +82,124 @@ fn append_in_sections(done: &web_sys::Element, html: &str, filled: &mut usize, s
     }
 }
 
+/// Sections parked per step, so a megabyte of folded reasoning leaves the document over many
+/// short tasks rather than one long one.
+const PARKED_PER_STEP: usize = 8;
+
+/// Sections of a folded view whose blocks are off the document, and the parking under way.
+#[derive(Default)]
+struct Parking {
+    /// Each parked section with the blocks it held.
+    parked: Vec<(web_sys::Element, web_sys::DocumentFragment)>,
+    /// A step is scheduled.
+    running: bool,
+    /// Bumped on unfolding and on a reset: a scheduled step of an older generation does
+    /// nothing.
+    generation: u64,
+}
+
+/// How long parking waits for a section's formulas and code to be dressed before it looks again.
+const DRESSING_WAIT: Duration = Duration::from_millis(250);
+
+/// The class of a section whose blocks are parked.
+const PARKED: &str = "md-parked";
+
+/// What is left to park after a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Left {
+    Nothing,
+    /// Sections ready to park.
+    Ready,
+    /// Only sections whose formulas or code are still being dressed: their text is not final
+    /// yet, so they are parked once it is.
+    Dressing,
+}
+
+/// A section not parked yet.
+const UNPARKED: &str = ":scope > .md-section:not(.md-parked)";
+/// A section not parked yet whose formulas and code are all dressed.
+const PARKABLE: &str =
+    ":scope > .md-section:not(.md-parked):not(:has([data-hl=pending], [data-math=pending]))";
+
+/// Moves the blocks of up to `limit` sections of `done` ready to park into detached fragments,
+/// each section keeping its text.
+fn park_sections(done: &web_sys::Element, parking: &mut Parking, limit: usize) -> Left {
+    let (Some(document), Ok(found)) = (done.owner_document(), done.query_selector_all(PARKABLE))
+    else {
+        return Left::Nothing;
+    };
+    let sections = (0..found.length())
+        .filter_map(|i| found.item(i))
+        .filter_map(|n| n.dyn_into::<web_sys::Element>().ok());
+    for section in sections.take(limit) {
+        let text = section.text_content();
+        let blocks = document.create_document_fragment();
+        while let Some(block) = section.first_child() {
+            if blocks.append_child(&block).is_err() {
+                break;
+            }
+        }
+        section.set_text_content(text.as_deref());
+        let _ = section.class_list().add_1(PARKED);
+        parking.parked.push((section, blocks));
+    }
+    if found.length() as usize > limit {
+        Left::Ready
+    } else if done.query_selector(UNPARKED).ok().flatten().is_some() {
+        Left::Dressing
+    } else {
+        Left::Nothing
+    }
+}
+
+/// Puts every parked section's blocks back in place.
+fn unpark_sections(parking: &mut Parking) {
+    parking.generation += 1;
+    parking.running = false;
+    for (section, blocks) in parking.parked.drain(..) {
+        section.set_text_content(None);
+        let _ = section.append_child(&blocks);
+        let _ = section.class_list().remove_1(PARKED);
+    }
+}
+
+/// Parks `done`'s sections a step at a time, each step in a task of its own, until none is
+/// left or the view unfolds.
+fn park_soon(done: web_sys::Element, parking: StoredValue<Parking, LocalStorage>) {
+    let Some(generation) = parking
+        .try_update_value(|p| (!std::mem::replace(&mut p.running, true)).then_some(p.generation))
+        .flatten()
+    else {
+        return;
+    };
+    fn step(
+        done: web_sys::Element,
+        parking: StoredValue<Parking, LocalStorage>,
+        generation: u64,
+        wait: std::time::Duration,
+    ) {
+        set_timeout(
+            move || {
+                let left = parking.try_update_value(|p| {
+                    if p.generation != generation {
+                        return Left::Nothing;
+                    }
+                    let left = park_sections(&done, p, PARKED_PER_STEP);
+                    p.running = left != Left::Nothing;
+                    left
+                });
+                match left {
+                    Some(Left::Ready) => step(done, parking, generation, Duration::ZERO),
+                    Some(Left::Dressing) => step(done, parking, generation, DRESSING_WAIT),
+                    _ => {}
+                }
+            },
+            wait,
+        );
+    }
+    step(done, parking, generation, Duration::ZERO);
+}
+
 /// Renders `text` as sanitized markdown.
 #[component]
 pub fn MarkdownView(
@@ -87,11 +212,31 @@ pub fn MarkdownView(
     /// Extra classes for the container.
     #[prop(optional)]
     class: &'static str,
+    /// True while the view is folded away: its finished sections are then parked.
+    #[prop(optional, into)]
+    folded: Option<Signal<bool>>,
 ) -> impl IntoView {
     let done = NodeRef::<Div>::new();
     let tail = NodeRef::<Div>::new();
     let renderer = StoredValue::new_local(IncrementalMarkdown::with_urls(browser_url));
     let filled = StoredValue::new_local(0usize);
+    let parking = StoredValue::new_local(Parking::default());
+    let is_folded = move || folded.is_some_and(|f| f.get_untracked());
+
+    Effect::new(move |_| {
+        let Some(folded) = folded else {
+            return;
+        };
+        let now_folded = folded.get();
+        let Some(done_el) = done.get() else {
+            return;
+        };
+        if now_folded {
+            park_soon(done_el.into(), parking);
+        } else {
+            parking.update_value(unpark_sections);
+        }
+    });
 
     Effect::new(move |_| {
         let (Some(done_el), Some(tail_el)) = (done.get(), tail.get()) else {
@@ -117,6 +262,11 @@ pub fn MarkdownView(
                 Update::Unchanged => "",
                 Update::Appended { from } => &md.finished_html()[from..],
                 Update::Reset => {
+                    parking.update_value(|p| {
+                        p.parked.clear();
+                        p.generation += 1;
+                        p.running = false;
+                    });
                     done_el.set_text_content(None);
                     filled.set_value(0);
                     md.finished_html()
@@ -133,6 +283,9 @@ pub fn MarkdownView(
             }
             replace_with_markup(&tail_el, md.tail_html());
         });
+        if is_folded() {
+            park_soon(done_el.clone(), parking);
+        }
     });
 
     view! {

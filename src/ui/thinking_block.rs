@@ -199,7 +199,12 @@ pub fn ThinkingBlock(
                     <Show when=move || kind.get() == ThinkingKind::Summary>
                         <p class="thinking-summary-note">{t.summary_of_reasoning}</p>
                     </Show>
-                    <MarkdownView text streaming=Signal::derive(move || turn.with(|t| t.phase.is_running())) class="thinking-text"/>
+                    <MarkdownView
+                        text
+                        streaming=Signal::derive(move || turn.with(|t| t.phase.is_running()))
+                        class="thinking-text"
+                        folded=Signal::derive(move || !open.get())
+                    />
                 </div>
             </details>
         </Show>
