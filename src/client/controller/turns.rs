@@ -507,6 +507,9 @@ impl ChatController {
                 }
                 return;
             }
+            // Saved in a task of its own, not in the one that showed the turn's end: a
+            // megabyte of conversation takes tens of milliseconds to write.
+            sleep(std::time::Duration::ZERO).await;
             this.save();
             if !this.is_running() {
                 this.keeper().turn_ended(this);
