@@ -214,4 +214,24 @@ test.describe("the thinking block", () => {
     await chat.summary(block).click();
     await expect(text.locator("math")).toHaveCount(3);
   });
+  test("a block the reader folds while it streams parks what finishes after, and opens whole and in order", async () => {
+    await chat.send("[long-think] think it through");
+    const block = chat.thinkingBlocks().first();
+    const text = block.locator(".thinking-text");
+    await expect(text).toContainText("pin down what is really being asked");
+    await chat.summary(block).click();
+    expect(await chat.isOpen(block)).toBe(false);
+    await chat.waitForTurnEnd();
+    await expect(text.locator(".md-section *")).toHaveCount(0);
+    expect(await text.locator(".md-section.md-parked").count()).toBeGreaterThanOrEqual(2);
+    const folded = (await text.evaluate((el) => el.textContent))!;
+    expect(folded).toContain("Step 12:");
+
+    await chat.summary(block).click();
+    await expect(text.locator(".md-parked")).toHaveCount(0);
+    const open = (await text.evaluate((el) => el.textContent))!;
+    expect(open).toBe(folded);
+    expect(open.indexOf("Step 3:")).toBeLessThan(open.indexOf("Step 9:"));
+    await expect(text.locator("p").filter({ hasText: /^Step \d+:/ })).toHaveCount(12);
+  });
 });
