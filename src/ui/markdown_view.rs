@@ -96,6 +96,9 @@ struct Parking {
     /// Bumped on unfolding and on a reset: a scheduled step of an older generation does
     /// nothing.
     generation: u64,
+    /// The text still streams: its last section is still being filled, and is parked once
+    /// the text ends (parked now, each update would start a section of its own).
+    live: bool,
 }
 
 /// How long parking waits for a section's formulas and code to be dressed before it looks again.
@@ -111,7 +114,8 @@ enum Left {
     /// Sections ready to park.
     Ready,
     /// Only sections whose formulas or code are still being dressed: their text is not final
-    /// yet, so they are parked once it is.
+    /// yet, so they are parked once it is. (A live text's sections are looked at again after
+    /// its next update instead.)
     Dressing,
 }
 
@@ -120,11 +124,18 @@ const UNPARKED: &str = ":scope > .md-section:not(.md-parked)";
 /// A section not parked yet whose formulas and code are all dressed.
 const PARKABLE: &str =
     ":scope > .md-section:not(.md-parked):not(:has([data-hl=pending], [data-math=pending]))";
+/// The same, but not the last section (which a live text is still filling).
+const PARKABLE_LIVE: &str = ":scope > .md-section:not(.md-parked):not(:last-child):not(:has([data-hl=pending], [data-math=pending]))";
 
 /// Moves the blocks of up to `limit` sections of `done` ready to park into detached fragments,
 /// each section keeping its text.
 fn park_sections(done: &web_sys::Element, parking: &mut Parking, limit: usize) -> Left {
-    let (Some(document), Ok(found)) = (done.owner_document(), done.query_selector_all(PARKABLE))
+    let parkable = if parking.live {
+        PARKABLE_LIVE
+    } else {
+        PARKABLE
+    };
+    let (Some(document), Ok(found)) = (done.owner_document(), done.query_selector_all(parkable))
     else {
         return Left::Nothing;
     };
@@ -145,7 +156,7 @@ fn park_sections(done: &web_sys::Element, parking: &mut Parking, limit: usize) -
     }
     if found.length() as usize > limit {
         Left::Ready
-    } else if done.query_selector(UNPARKED).ok().flatten().is_some() {
+    } else if !parking.live && done.query_selector(UNPARKED).ok().flatten().is_some() {
         Left::Dressing
     } else {
         Left::Nothing
@@ -176,7 +187,7 @@ fn park_soon(done: web_sys::Element, parking: StoredValue<Parking, LocalStorage>
         done: web_sys::Element,
         parking: StoredValue<Parking, LocalStorage>,
         generation: u64,
-        wait: std::time::Duration,
+        wait: Duration,
     ) {
         set_timeout(
             move || {
@@ -253,11 +264,12 @@ pub fn MarkdownView(
                 };
             });
         });
-        if update == Update::Unchanged {
-            return;
-        }
         let done_el: &web_sys::Element = &done_el;
+        parking.update_value(|p| p.live = streaming);
         renderer.with_value(|md| {
+            if update == Update::Unchanged {
+                return;
+            }
             let added = match update {
                 Update::Unchanged => "",
                 Update::Appended { from } => &md.finished_html()[from..],

@@ -367,9 +367,12 @@ fn highlight_when_shown(
         let mut count = 0;
         if let Some(list) = roots {
             for i in 0..list.length() {
+                // A folded block's text is parked until it opens: its nodes are about to be
+                // replaced, so the words are highlighted once they are back.
                 if let Some(el) = list
                     .item(i)
                     .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+                    .filter(|el| !matches!(el.query_selector(".md-parked"), Ok(Some(_))))
                 {
                     count += super::dom::highlight_words(&el, &words);
                     if count > 0 {
