@@ -201,7 +201,7 @@ pub fn ThinkingBlock(
                     </Show>
                     <MarkdownView
                         text
-                        streaming=Signal::derive(move || turn.with(|t| t.phase.is_running()))
+                        streaming=Signal::derive(move || status.get() == BlockStatus::Streaming && turn.with(|t| t.phase.is_running()))
                         class="thinking-text"
                         folded=Signal::derive(move || !open.get())
                     />
