@@ -101,6 +101,14 @@ struct Parking {
     live: bool,
 }
 
+impl Parking {
+    /// Forgets the steps under way: a step scheduled before does nothing.
+    fn stop(&mut self) {
+        self.generation += 1;
+        self.running = false;
+    }
+}
+
 /// How long parking waits for a section's formulas and code to be dressed before it looks again.
 const DRESSING_WAIT: Duration = Duration::from_millis(250);
 
@@ -165,8 +173,7 @@ fn park_sections(done: &web_sys::Element, parking: &mut Parking, limit: usize) -
 
 /// Puts every parked section's blocks back in place.
 fn unpark_sections(parking: &mut Parking) {
-    parking.generation += 1;
-    parking.running = false;
+    parking.stop();
     for (section, blocks) in parking.parked.drain(..) {
         section.set_text_content(None);
         let _ = section.append_child(&blocks);
@@ -275,9 +282,8 @@ pub fn MarkdownView(
                 Update::Appended { from } => &md.finished_html()[from..],
                 Update::Reset => {
                     parking.update_value(|p| {
+                        p.stop();
                         p.parked.clear();
-                        p.generation += 1;
-                        p.running = false;
                     });
                     done_el.set_text_content(None);
                     filled.set_value(0);
