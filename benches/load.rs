@@ -755,6 +755,11 @@ struct Opts {
     count: Option<usize>,
     /// `--rounds N`: bursts of the `burst` scenario (default 5), the targets taking turns.
     rounds: Option<usize>,
+    /// `--rate R`: events a second of each stream in `side` and `many` (default 5; issue #44's
+    /// table was measured at 20).
+    rate: Option<f64>,
+    /// `--events N`: events of each stream in `side` and `many` (default 100; #44's: 200).
+    events: Option<u32>,
 }
 
 static OPTS: std::sync::OnceLock<Opts> = std::sync::OnceLock::new();
@@ -766,6 +771,8 @@ fn opts() -> &'static Opts {
         database: None,
         count: None,
         rounds: None,
+        rate: None,
+        events: None,
     })
 }
 
@@ -1702,16 +1709,17 @@ async fn one_stream(bench: &Bench, targets: &[Target]) -> Vec<Row> {
 
 async fn many_streams(bench: &Bench, targets: &[Target], count: usize, n: u32) -> Vec<Row> {
     let ramp = Duration::from_secs(if count >= 1000 { 4 } else { 1 });
+    let rate = opts().rate.unwrap_or(5.0);
     println!(
-        "\n## {count} concurrent streams at 5 events/s, {n} events each (started over {} s)",
+        "\n## {count} concurrent streams at {rate} events/s, {n} events each (started over {} s)",
         ramp.as_secs()
     );
     let mut figs = HashMap::new();
     for &t in targets {
         match start(t, bench).await {
             Ok(server) => {
-                let clients = spread(bench, count, ramp, n, 5.0);
-                let limit = Duration::from_secs_f64(n as f64 / 5.0 + 240.0);
+                let clients = spread(bench, count, ramp, n, rate);
+                let limit = Duration::from_secs_f64(n as f64 / rate + 240.0);
                 let (f, _) = bench.run(&server, clients, count, limit).await;
                 describe(t.name(), &f);
                 tokio::time::sleep(Duration::from_secs(2)).await;
@@ -1731,7 +1739,7 @@ async fn many_streams(bench: &Bench, targets: &[Target], count: usize, n: u32) -
         .cloned()
         .unwrap_or_default();
     let l = figs.get(&Target::LiteLlm);
-    let s = format!("{count} streams × 5 events/s");
+    let s = format!("{count} streams × {rate} events/s × {n}");
     let big = count >= 2000;
     let runs = (&p, l);
     let bad = |f: &Figures| (f.lost + f.corrupted + f.duplicated) as f64;
@@ -2746,6 +2754,8 @@ const HELP: &str = "load harness: cargo bench --no-default-features --features s
   --database URL    the PostgreSQL database of the replicas scenario (both replicas share it)
   --count N         streams in the `many` scenario (default 2000)
   --rounds N        bursts in the `burst` scenario (default 5; with nginx and no proxy beside)
+  --rate R          events a second of each stream in `side` and `many` (default 5)
+  --events N        events of each stream in `side` and `many` (default 100, 40 with --quick)
   --direct          also run the clients straight on the stub (the harness's floor)
 environment: PONDER_BIN (default target/release/ponder), LITELLM_BIN (default .tools/litellm/bin/litellm)";
 
@@ -2779,6 +2789,12 @@ fn real_main(args: &[String]) -> Res<()> {
         database: value("--database"),
         count: value("--count").and_then(|c| c.parse().ok()),
         rounds: value("--rounds").and_then(|c| c.parse().ok()),
+        rate: value("--rate")
+            .and_then(|c| c.parse().ok())
+            .filter(|r: &f64| *r > 0.0),
+        events: value("--events")
+            .and_then(|c| c.parse().ok())
+            .filter(|n: &u32| *n > 0),
     });
     let mut targets = vec![Target::Ponder(Keep::Stateless)];
     if opts().stored {
@@ -2850,12 +2866,13 @@ fn real_main(args: &[String]) -> Res<()> {
         if want("one") {
             rows.extend(one_stream(&bench, &targets).await);
         }
+        let events = opts().events.unwrap_or(if quick { 40 } else { 100 });
         if want("side") {
-            rows.extend(many_streams(&bench, &targets, 100, if quick { 40 } else { 100 }).await);
+            rows.extend(many_streams(&bench, &targets, 100, events).await);
         }
         if want("many") {
             let count = opts().count.unwrap_or(2000);
-            rows.extend(many_streams(&bench, &targets, count, if quick { 40 } else { 100 }).await);
+            rows.extend(many_streams(&bench, &targets, count, events).await);
         }
         if want("burst") {
             rows.extend(burst(&bench, &targets).await);
