@@ -1014,6 +1014,109 @@ async fn another_users_rows_answer_not_found_everywhere() {
     }
 }
 
+/// On SQLite a turn's search entries are written pending and indexed together: a search finds
+/// them at once (it indexes what is pending first); without a search they are indexed within
+/// seconds; an edited question's old words leave the index; and entries left pending by a
+/// process that died are indexed when the store opens again, replacing an entry's old text.
+#[tokio::test]
+async fn pending_search_entries_are_found_at_once_indexed_soon_and_kept_across_a_restart() {
+    let url = sqlite_url();
+    let store = Store::open(&url).await.expect("open");
+    let (alice, _) = two_users(&store).await;
+    let me = store.scoped(&alice);
+    let conv = me.create_conversation(None, "Sky").await.expect("create");
+    let question = me
+        .add_user_message(&conv.id, "why is the sky blue", None)
+        .await
+        .expect("q");
+    let slot = me
+        .start_answer(&conv.id, None, "m", Default::default(), None)
+        .await
+        .expect("a");
+    me.save_answer(
+        &slot,
+        &answer(
+            "Rayleigh scattering.",
+            "Short wavelengths scatter.",
+            VersionStatus::Done,
+        ),
+    )
+    .await
+    .expect("save");
+    let mut side = side_connection(&url).await;
+    let indexed = |word: &'static str| {
+        format!("SELECT COUNT(*) FROM search_index WHERE search_index MATCH '\"{word}\"'")
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let pending: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM search_refs WHERE pending_body IS NOT NULL")
+                .fetch_one(&mut side)
+                .await
+                .expect("pending");
+        let found: i64 = sqlx::query_scalar(&indexed("wavelengths"))
+            .fetch_one(&mut side)
+            .await
+            .expect("match");
+        if pending == 0 {
+            assert_eq!(found, 1, "indexed without a search");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{pending} entries still pending"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        me.search("rayleigh", false, 10)
+            .await
+            .expect("search")
+            .len(),
+        1
+    );
+    let edited = me
+        .add_user_message(&conv.id, "why is the grass green", Some(&question))
+        .await
+        .expect("edit");
+    assert!(me
+        .search("sky", false, 10)
+        .await
+        .expect("search")
+        .is_empty());
+    assert!(me
+        .search("rayleigh", true, 10)
+        .await
+        .expect("search")
+        .is_empty());
+    assert_eq!(
+        me.search("grass", false, 10).await.expect("search").len(),
+        1
+    );
+
+    // A process that wrote entries and died before indexing them: the next one indexes them as
+    // it opens, and an entry pending over an indexed one replaces its words.
+    sqlx::query("UPDATE search_refs SET pending_body = 'why are clouds white' WHERE ref_id = $1")
+        .bind(&edited)
+        .execute(&mut side)
+        .await
+        .expect("pending again");
+    drop(store);
+    let store = Store::open(&url).await.expect("reopen");
+    for (word, count) in [("clouds", 1), ("grass", 0)] {
+        let found: i64 = sqlx::query_scalar(&indexed(word))
+            .fetch_one(&mut side)
+            .await
+            .expect("match");
+        assert_eq!(found, count, "{word}");
+    }
+    let me = store.scoped(&alice);
+    assert_eq!(
+        me.search("clouds", false, 10).await.expect("search").len(),
+        1
+    );
+}
+
 #[tokio::test]
 async fn search_finds_answers_and_questions_and_thinking_only_when_asked() {
     for (engine, store) in stores().await {

@@ -114,6 +114,8 @@ pub struct Store {
     /// writers spread over the pool, each transaction began by reading its pages again from
     /// the file. On one connection the pages they touch stay cached.
     hot: Option<AnyPool>,
+    /// An SQLite drain of the pending search entries is planned ([`Store::index_pending`]).
+    search_due: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A hot writer's place at the front of the queue (see [`Store::writers`]); the transaction
@@ -174,8 +176,12 @@ impl Store {
             backend,
             writers,
             hot,
+            search_due: Arc::default(),
         };
         store.migrate().await?;
+        if store.search_pending().await? {
+            store.index_pending().await?;
+        }
         Ok(store)
     }
 

@@ -133,6 +133,12 @@ pub(super) fn title_from(text: &str) -> String {
     title
 }
 
+impl<'s> Scoped<'s> {
+    pub(super) fn store(&self) -> &'s Store {
+        self.store
+    }
+}
+
 impl Scoped<'_> {
     pub(super) fn pool(&self) -> &sqlx::AnyPool {
         self.store.pool()

@@ -5,11 +5,92 @@
 //! and user) whose id is the entry's rowid, and removing that row removes the entry (a
 //! trigger). On PostgreSQL `search_index` is an ordinary table with btree indexes on the same
 //! columns. Either way an entry is found by an index, never by reading the whole index.
+//!
+//! On SQLite an entry is first written on its reference, pending, in the writer's transaction,
+//! and [`Store::index_pending`] writes the pending ones into the FTS5 table together: a second
+//! after the first of them, before any search, and when the store opens. Every commit that
+//! touched the FTS5 table flushed a segment of its own and merged, and each turn wrote three.
 
 use super::index::{kind_name, rows, unindex, Arg, Entry, PG_INDEXED_CHARS, ROWS_PER_STATEMENT};
 use super::scope::Scoped;
-use super::{Backend, StoreError};
+use super::{Backend, Store, StoreError};
 use crate::domain::history::{indexable, snippet_parts, HitKind, SearchHit};
+
+/// Pending search entries indexed by one transaction: a second of a thousand running turns.
+const PENDING_PER_TRANSACTION: i64 = 1000;
+
+/// How long a pending search entry waits for others to be indexed with it.
+const INDEX_PENDING_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Store {
+    /// Indexes every pending search entry (SQLite), [`PENDING_PER_TRANSACTION`] to a
+    /// transaction: the entries of a turn's opening and end are written pending, and a second of
+    /// them costs one FTS5 flush here instead of one per commit. An entry written again while
+    /// indexed replaces its text. The writers' queue is let go between transactions, so a big
+    /// import's entries never hold the others up for long.
+    pub(crate) async fn index_pending(&self) -> Result<(), StoreError> {
+        if self.backend() != Backend::Sqlite {
+            return Ok(());
+        }
+        self.search_due
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        loop {
+            let _turn = self.write_turn().await;
+            let mut tx = self.begin_hot().await?;
+            let last: Option<i64> = sqlx::query_scalar(
+                "SELECT MAX(id) FROM (SELECT id FROM search_refs WHERE pending_body IS NOT NULL \
+                 ORDER BY id LIMIT $1)",
+            )
+            .bind(PENDING_PER_TRANSACTION)
+            .fetch_one(&mut *tx)
+            .await?;
+            let Some(last) = last else {
+                return Ok(());
+            };
+            for sql in [
+                "DELETE FROM search_index WHERE rowid IN \
+                 (SELECT id FROM search_refs WHERE pending_body IS NOT NULL AND id <= $1)",
+                "INSERT INTO search_index (rowid, body, kind, ref_id, message_id, conversation_id, user_id) \
+                 SELECT id, pending_body, kind, ref_id, message_id, conversation_id, user_id \
+                 FROM search_refs WHERE pending_body IS NOT NULL AND id <= $1",
+                "UPDATE search_refs SET pending_body = NULL WHERE pending_body IS NOT NULL AND id <= $1",
+            ] {
+                sqlx::query(sql).bind(last).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+        }
+    }
+
+    /// True when some search entry is still pending (SQLite).
+    pub(super) async fn search_pending(&self) -> Result<bool, StoreError> {
+        if self.backend() != Backend::Sqlite {
+            return Ok(false);
+        }
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM search_refs WHERE pending_body IS NOT NULL LIMIT 1")
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(found.is_some())
+    }
+
+    /// Indexes the pending entries a second from now, unless that is planned already.
+    fn index_soon(&self) {
+        if self.backend() != Backend::Sqlite
+            || self
+                .search_due
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let store = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(INDEX_PENDING_AFTER).await;
+            if let Err(e) = store.index_pending().await {
+                tracing::warn!(error = %e, "pending search entries could not be indexed: the next write or search tries again");
+            }
+        });
+    }
+}
 
 impl Scoped<'_> {
     /// Indexes `text` for search inside the caller's transaction, replacing what `ref_id` had.
@@ -22,13 +103,15 @@ impl Scoped<'_> {
         conversation: &str,
         text: &str,
     ) -> Result<(), StoreError> {
-        unindex(
-            tx,
-            self.backend(),
-            "ref_id = $1 AND user_id = $2",
-            &[Arg::Text(ref_id), Arg::Text(self.user_id())],
-        )
-        .await?;
+        if self.backend() == Backend::Postgres {
+            unindex(
+                tx,
+                self.backend(),
+                "ref_id = $1 AND user_id = $2",
+                &[Arg::Text(ref_id), Arg::Text(self.user_id())],
+            )
+            .await?;
+        }
         let entry = Entry {
             ref_id: ref_id.to_string(),
             message_id: message.to_string(),
@@ -39,8 +122,8 @@ impl Scoped<'_> {
             .await
     }
 
-    /// Indexes texts that have no entry yet (an import's), a hundred to a statement, inside the
-    /// caller's transaction. Empty texts are left out.
+    /// Indexes texts, a hundred to a statement, inside the caller's transaction (on SQLite
+    /// pending, replacing what their references had). Empty texts are left out.
     pub(super) async fn index_new(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
@@ -57,6 +140,9 @@ impl Scoped<'_> {
                 Backend::Postgres => self.index_postgres(tx, conversation, chunk).await?,
             }
         }
+        if !entries.is_empty() {
+            self.store().index_soon();
+        }
         Ok(())
     }
 
@@ -66,36 +152,22 @@ impl Scoped<'_> {
         conversation: &str,
         chunk: &[&Entry],
     ) -> Result<(), StoreError> {
-        let refs = rows(chunk.len(), 2, |n| {
-            format!("(${}, ${}, $1, $2)", n + 3, n + 4)
+        let refs = rows(chunk.len(), 4, |n| {
+            format!("(${}, ${}, $1, $2, ${}, ${})", n + 3, n + 4, n + 5, n + 6)
         });
         let sql = format!(
-            "INSERT INTO search_refs (ref_id, message_id, conversation_id, user_id) VALUES {refs}"
-        );
-        let mut insert = sqlx::query(&sql).bind(conversation).bind(self.user_id());
-        for e in chunk {
-            insert = insert.bind(&e.ref_id).bind(&e.message_id);
-        }
-        insert.execute(&mut **tx).await?;
-        let entries = rows(chunk.len(), 4, |n| {
-            format!(
-                "((SELECT id FROM search_refs WHERE ref_id = ${r}), ${b}, ${k}, ${r}, ${m}, $1, $2)",
-                r = n + 3,
-                b = n + 4,
-                k = n + 5,
-                m = n + 6,
-            )
-        });
-        let sql = format!(
-            "INSERT INTO search_index (rowid, body, kind, ref_id, message_id, conversation_id, user_id) VALUES {entries}"
+            "INSERT INTO search_refs (ref_id, message_id, conversation_id, user_id, kind, pending_body) \
+             VALUES {refs} ON CONFLICT (ref_id) DO UPDATE SET message_id = excluded.message_id, \
+             conversation_id = excluded.conversation_id, kind = excluded.kind, \
+             pending_body = excluded.pending_body WHERE search_refs.user_id = excluded.user_id"
         );
         let mut insert = sqlx::query(&sql).bind(conversation).bind(self.user_id());
         for e in chunk {
             insert = insert
                 .bind(&e.ref_id)
-                .bind(indexable(&e.text).into_owned())
+                .bind(&e.message_id)
                 .bind(kind_name(e.kind))
-                .bind(&e.message_id);
+                .bind(indexable(&e.text).into_owned());
         }
         insert.execute(&mut **tx).await?;
         Ok(())
@@ -155,6 +227,9 @@ impl Scoped<'_> {
             .collect();
         if words.is_empty() {
             return Ok(Vec::new());
+        }
+        if self.store().search_pending().await? {
+            self.store().index_pending().await?;
         }
         let kinds = if thinking {
             "('answer', 'question', 'thinking')"
