@@ -3,12 +3,13 @@
 //! another replica) read the same frames from wherever they left off. A viewer is a cursor into
 //! the log; the turn itself never waits for one.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures::Stream;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 use crate::domain::TurnEvent;
 use crate::server::store::now_ms;
@@ -33,6 +34,9 @@ struct Frames {
     finished: bool,
     /// Finished without its last frame (a remote copy closed): the newest frame is no end.
     cut: bool,
+    /// Where a frame is encoded before it joins `bytes`, kept so that an event costs no
+    /// allocation of its own.
+    scratch: String,
 }
 
 impl Frames {
@@ -73,8 +77,11 @@ impl Frames {
 /// The frames of one turn and the viewers reading them.
 pub struct TurnLog {
     frames: Mutex<Frames>,
-    /// The last sequence number appended; viewers wait on it.
-    seq: watch::Sender<u64>,
+    /// The last sequence number appended.
+    seq: AtomicU64,
+    /// Wakes the viewers waiting for a frame (or for the end). One `Notify`, not a `watch`:
+    /// a `watch` wakes through eight of them, and this is rung for every event of every turn.
+    moved: Notify,
     /// When the turn began (ms since the epoch): thinking blocks are timed from it.
     began_ms: i64,
     /// Viewers reading now.
@@ -106,7 +113,8 @@ impl TurnLog {
     fn build(began_ms: i64, remote: bool) -> Arc<Self> {
         Arc::new(TurnLog {
             frames: Mutex::default(),
-            seq: watch::channel(0).0,
+            seq: AtomicU64::new(0),
+            moved: Notify::new(),
             began_ms,
             viewers: watch::channel(0).0,
             remote,
@@ -129,41 +137,54 @@ impl TurnLog {
     }
 
     /// Appends the events the turn just sent, numbering and encoding each once. A block's start
-    /// is stamped with its time in the turn. Returns the new frames (for the other replicas).
-    pub fn append(&self, events: Vec<TurnEvent>) -> Vec<Frame> {
+    /// is stamped with its time in the turn. With `frames` (other replicas read them), returns
+    /// the new frames too.
+    pub fn append(&self, events: Vec<TurnEvent>, frames: bool) -> Vec<Frame> {
         let at = self.turn_ms();
-        let mut added = Vec::with_capacity(events.len());
+        let mut added = Vec::new();
         let Ok(mut log) = self.frames.lock() else {
             return added;
         };
         if log.finished {
             return added;
         }
+        let mut text = std::mem::take(&mut log.scratch);
         for mut event in events {
             if let TurnEvent::ThinkingStart { at_ms, .. } = &mut event {
                 at_ms.get_or_insert(at);
             }
             let seq = log.len() + 1;
-            let mut text = String::new();
+            text.clear();
             encode_numbered_event(seq, &event, &mut text);
             log.push(text.as_bytes());
             let last = event.is_terminal();
-            added.push(Frame {
-                seq,
-                bytes: Bytes::from(text),
-                last,
-            });
+            if frames {
+                added.push(Frame {
+                    seq,
+                    bytes: Bytes::copy_from_slice(text.as_bytes()),
+                    last,
+                });
+            }
             if last {
                 log.finish();
                 break;
             }
         }
+        if !log.finished {
+            text.clear();
+            log.scratch = text;
+        }
         let newest = log.len();
         drop(log);
-        if !added.is_empty() {
-            self.seq.send_replace(newest);
-        }
+        self.moved_to(newest);
         added
+    }
+
+    /// Records `newest` as the last sequence number and wakes the viewers if it moved.
+    fn moved_to(&self, newest: u64) {
+        if self.seq.swap(newest, Ordering::AcqRel) != newest {
+            self.moved.notify_waiters();
+        }
     }
 
     /// Appends frames of a remote turn in order. A frame already here is skipped; one that
@@ -190,11 +211,7 @@ impl TurnLog {
         }
         let newest = log.len();
         drop(log);
-        self.seq.send_if_modified(|seq| {
-            let moved = *seq != newest;
-            *seq = newest;
-            moved
-        });
+        self.moved_to(newest);
         in_order
     }
 
@@ -204,7 +221,7 @@ impl TurnLog {
             log.cut |= !log.finished;
             log.finished = true;
         }
-        self.seq.send_modify(|_| {});
+        self.moved.notify_waiters();
     }
 
     /// The frames after sequence number `after`.
@@ -262,7 +279,7 @@ impl TurnLog {
 
     /// The sequence number of the newest frame.
     pub fn last_seq(&self) -> u64 {
-        *self.seq.borrow()
+        self.seq.load(Ordering::Acquire)
     }
 
     /// True once the turn's last frame is in the log.
@@ -284,10 +301,6 @@ impl TurnLog {
     /// Follows the number of viewers (for the unwatched-turn policy).
     pub fn viewer_changes(&self) -> watch::Receiver<usize> {
         self.viewers.subscribe()
-    }
-
-    fn changes(&self) -> watch::Receiver<u64> {
-        self.seq.subscribe()
     }
 }
 
@@ -321,7 +334,6 @@ pub struct Follow {
 pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Send {
     struct State {
         viewer: Viewer,
-        changes: watch::Receiver<u64>,
         cursor: u64,
         clock: bool,
         keep_alive: Duration,
@@ -334,7 +346,6 @@ pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Sen
     }
     use futures::FutureExt;
     let state = State {
-        changes: log.changes(),
         viewer: log.watch(),
         cursor: how.after,
         clock: how.clock,
@@ -358,9 +369,12 @@ pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Sen
             );
             return Some((Bytes::from(text), st));
         }
+        let log = st.viewer.log.clone();
         loop {
-            st.changes.borrow_and_update();
-            let read = st.viewer.log.read_after(st.cursor);
+            let moved = log.moved.notified();
+            tokio::pin!(moved);
+            moved.as_mut().enable();
+            let read = log.read_after(st.cursor);
             if let Some(bytes) = read.bytes {
                 st.cursor = read.last;
                 st.done = read.finished;
@@ -369,15 +383,11 @@ pub fn follow(log: Arc<TurnLog>, how: Follow) -> impl Stream<Item = Bytes> + Sen
             }
             if read.finished {
                 st.done = true;
-                return st.viewer.log.end_after(st.cursor).map(|end| (end, st));
+                return log.end_after(st.cursor).map(|end| (end, st));
             }
-            let remote = st.viewer.log.is_remote();
+            let remote = log.is_remote();
             tokio::select! {
-                changed = st.changes.changed() => {
-                    if changed.is_err() {
-                        return None;
-                    }
-                }
+                _ = &mut moved => {}
                 _ = super::alarm::ring(&mut st.alarm, st.last_sent + st.keep_alive) => {
                     let now = std::time::Instant::now();
                     if now >= st.last_sent + st.keep_alive {
@@ -431,7 +441,7 @@ mod tests {
     #[test]
     fn every_cursor_reads_exactly_what_follows_it() {
         let log = TurnLog::new(now_ms());
-        let added = log.append(events());
+        let added = log.append(events(), true);
         assert_eq!(added.len(), 5);
         assert!(log.is_finished());
         let (all, last) = decode(&log.read_after(0).bytes.unwrap());
@@ -451,11 +461,41 @@ mod tests {
     }
 
     #[test]
+    fn frames_are_returned_only_when_asked_and_the_log_is_the_same_either_way() {
+        let (asked, quiet) = (TurnLog::new(0), TurnLog::new(0));
+        let mut returned = Vec::new();
+        let stamped: Vec<TurnEvent> = events()
+            .into_iter()
+            .map(|e| match e {
+                TurnEvent::ThinkingStart { block, kind, .. } => TurnEvent::ThinkingStart {
+                    block,
+                    kind,
+                    at_ms: Some(7),
+                },
+                e => e,
+            })
+            .collect();
+        for chunk in stamped.chunks(2) {
+            returned.extend(asked.append(chunk.to_vec(), true));
+            assert!(quiet.append(chunk.to_vec(), false).is_empty());
+        }
+        let all = asked.read_after(0).bytes.unwrap();
+        assert_eq!(quiet.read_after(0).bytes.unwrap(), all);
+        let joined: Vec<u8> = returned.iter().flat_map(|f| f.bytes.to_vec()).collect();
+        assert_eq!(joined, all.to_vec());
+        assert_eq!(
+            returned.iter().map(|f| f.seq).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5]
+        );
+        assert!(quiet.is_finished() && returned[4].last);
+    }
+
+    #[test]
     fn nothing_is_appended_after_the_last_frame() {
         let log = TurnLog::new(now_ms());
-        log.append(events());
+        log.append(events(), true);
         assert!(log
-            .append(vec![TurnEvent::Delta { text: "x".into() }])
+            .append(vec![TurnEvent::Delta { text: "x".into() }], true)
             .is_empty());
         assert_eq!(log.last_seq(), 5);
     }
@@ -463,7 +503,7 @@ mod tests {
     #[test]
     fn a_remote_copy_takes_frames_in_order_and_reports_a_gap() {
         let source = TurnLog::new(now_ms());
-        let frames = source.append(events());
+        let frames = source.append(events(), true);
         let copy = TurnLog::mirror(source.began_ms());
         assert!(copy.extend(frames[..2].iter().cloned()));
         assert!(
@@ -483,7 +523,7 @@ mod tests {
     #[tokio::test]
     async fn a_viewer_gets_the_live_tail_then_the_end_and_is_counted() {
         let log = TurnLog::new(now_ms());
-        log.append(events()[..2].to_vec());
+        log.append(events()[..2].to_vec(), true);
         let how = Follow {
             after: 1,
             keep_alive: Duration::from_secs(60),
@@ -510,7 +550,7 @@ mod tests {
         let writer = log.clone();
         tokio::spawn(async move {
             tokio::task::yield_now().await;
-            writer.append(events()[2..].to_vec());
+            writer.append(events()[2..].to_vec(), true);
         });
         let mut rest = Vec::new();
         while let Some(bytes) = viewer.next().await {
@@ -530,7 +570,7 @@ mod tests {
         died.push(TurnEvent::Error(
             crate::server::turn::wording::replica_died(),
         ));
-        let frames = log.append(died.clone());
+        let frames = log.append(died.clone(), true);
         let total = frames.len() as u64;
         let view = |after| {
             let how = Follow {
@@ -556,7 +596,7 @@ mod tests {
 
         // A turn's own end is not given twice: a viewer at its number already has it.
         let own = TurnLog::new(now_ms());
-        own.append(events());
+        own.append(events(), true);
         assert_eq!(own.end_after(events().len() as u64), None);
 
         // A remote copy closed without its end has no end to give.
@@ -574,7 +614,7 @@ mod tests {
     #[tokio::test]
     async fn a_quiet_turn_sends_keep_alives() {
         let log = TurnLog::new(now_ms());
-        log.append(events()[..1].to_vec());
+        log.append(events()[..1].to_vec(), true);
         let how = Follow {
             after: 1,
             keep_alive: Duration::from_millis(10),

@@ -101,7 +101,7 @@ pub fn start_stored_turn(
     tokio::spawn(async move {
         while let Some(produced) = run.next_frame().await {
             if let Produced::Events(events) = produced {
-                let frames = ending.log.append(events);
+                let frames = ending.log.append(events, ending.relay.is_some());
                 if let Some(relay) = &ending.relay {
                     relay.publish(&ending.id, &frames);
                 }
@@ -132,7 +132,7 @@ impl Drop for LastWord {
         }
         let frames = self
             .log
-            .append(vec![TurnEvent::Error(wording::stream_cut())]);
+            .append(vec![TurnEvent::Error(wording::stream_cut())], true);
         if let Some(relay) = &self.relay {
             relay.publish(&self.id, &frames);
         }
