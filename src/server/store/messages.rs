@@ -499,19 +499,13 @@ async fn insert_message(
     role: Role,
     now: i64,
 ) -> Result<(), StoreError> {
-    let next: i64 = sqlx::query_scalar(
-        "SELECT COALESCE(MAX(position), -1) + 1 AS next FROM messages WHERE conversation_id = $1",
-    )
-    .bind(conversation)
-    .fetch_one(&mut **tx)
-    .await?;
     sqlx::query(
-        "INSERT INTO messages (id, conversation_id, user_id, position, role, active_version, created_at) VALUES ($1, $2, $3, $4, $5, 0, $6)",
+        "INSERT INTO messages (id, conversation_id, user_id, position, role, active_version, created_at) \
+         SELECT $1, $2, $3, COALESCE(MAX(position), -1) + 1, $4, 0, $5 FROM messages WHERE conversation_id = $2",
     )
     .bind(id)
     .bind(conversation)
     .bind(user)
-    .bind(next)
     .bind(role_name(role))
     .bind(now)
     .execute(&mut **tx)

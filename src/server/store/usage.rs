@@ -110,9 +110,13 @@ fn count(n: u64) -> i64 {
 }
 
 impl Store {
-    /// Writes a turn's line; the same turn twice is written once.
+    /// Writes a turn's line; the same turn twice is written once. It is written by the hot
+    /// writers' connection, in their queue: from another connection each line made that one
+    /// read its pages from the file again, and waited for the write lock in SQLite's busy
+    /// handler.
     pub async fn record_usage(&self, line: &LedgerLine) -> Result<(), StoreError> {
         let s = &line.spend;
+        let _turn = self.write_turn().await;
         sqlx::query(
             "INSERT INTO usage_ledger (id, user_id, workspace_id, conversation_id, version_id, \
              model, at_ms, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, \
@@ -138,7 +142,7 @@ impl Store {
         .bind(line.cost.as_ref().map(|c| count(c.micros)))
         .bind(line.cost.as_ref().map(|c| c.currency.as_str()))
         .bind(&line.outcome)
-        .execute(self.pool())
+        .execute(self.writer())
         .await?;
         Ok(())
     }
