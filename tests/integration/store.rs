@@ -882,6 +882,16 @@ async fn history_is_built_from_the_store_and_versions_are_kept() {
             Some("first question, better")
         );
         assert_eq!(edited.messages[0].versions[0].content, "first question");
+        let found = me.search("first", false, 10).await.expect("search");
+        assert_eq!(
+            found.iter().map(|h| h.kind).collect::<Vec<_>>(),
+            [HitKind::Question],
+            "{engine}: the edit replaced the question's entry"
+        );
+        assert_eq!(
+            me.search("better", false, 10).await.expect("search").len(),
+            1
+        );
         let a = me
             .start_answer(&conv.id, None, "m", Default::default(), None)
             .await

@@ -240,15 +240,6 @@ impl Scoped<'_> {
             kind: HitKind::Question,
             text: content.to_string(),
         };
-        if edit_of.is_some() {
-            unindex(
-                tx,
-                self.backend(),
-                "ref_id = $1 AND user_id = $2",
-                &[Arg::Text(&message_id), Arg::Text(self.user_id())],
-            )
-            .await?;
-        }
         self.index_new(tx, conversation, std::slice::from_ref(&entry))
             .await?;
         Ok(message_id)

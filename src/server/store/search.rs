@@ -11,7 +11,7 @@
 //! after the first of them, before any search, and when the store opens. Every commit that
 //! touched the FTS5 table flushed a segment of its own and merged, and each turn wrote three.
 
-use super::index::{kind_name, rows, unindex, Arg, Entry, PG_INDEXED_CHARS, ROWS_PER_STATEMENT};
+use super::index::{kind_name, rows, Entry, PG_INDEXED_CHARS, ROWS_PER_STATEMENT};
 use super::scope::Scoped;
 use super::{Backend, Store, StoreError};
 use crate::domain::history::{indexable, snippet_parts, HitKind, SearchHit};
@@ -103,15 +103,6 @@ impl Scoped<'_> {
         conversation: &str,
         text: &str,
     ) -> Result<(), StoreError> {
-        if self.backend() == Backend::Postgres {
-            unindex(
-                tx,
-                self.backend(),
-                "ref_id = $1 AND user_id = $2",
-                &[Arg::Text(ref_id), Arg::Text(self.user_id())],
-            )
-            .await?;
-        }
         let entry = Entry {
             ref_id: ref_id.to_string(),
             message_id: message.to_string(),
@@ -122,8 +113,8 @@ impl Scoped<'_> {
             .await
     }
 
-    /// Indexes texts, a hundred to a statement, inside the caller's transaction (on SQLite
-    /// pending, replacing what their references had). Empty texts are left out.
+    /// Indexes texts, a hundred to a statement, inside the caller's transaction, each replacing
+    /// what its reference had (on SQLite pending). Empty texts are left out.
     pub(super) async fn index_new(
         &self,
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
@@ -189,7 +180,11 @@ impl Scoped<'_> {
             )
         });
         let sql = format!(
-            "INSERT INTO search_index (ref_id, kind, message_id, conversation_id, user_id, body, document) VALUES {entries}"
+            "INSERT INTO search_index (ref_id, kind, message_id, conversation_id, user_id, body, document) \
+             VALUES {entries} ON CONFLICT (ref_id) DO UPDATE SET kind = excluded.kind, \
+             message_id = excluded.message_id, conversation_id = excluded.conversation_id, \
+             body = excluded.body, document = excluded.document \
+             WHERE search_index.user_id = excluded.user_id"
         );
         let bodies: Vec<String> = chunk
             .iter()
