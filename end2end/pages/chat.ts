@@ -183,6 +183,16 @@ export class ChatPage {
     );
   }
 
+  /**
+   * Opens a folded thinking block the way a reader does, and waits for what the reader then sees:
+   * the block open and its reasoning's markup back in place (a folded block parks it).
+   */
+  async openBlock(block: Locator) {
+    await this.summary(block).click();
+    await expect(block).toHaveAttribute("open", "");
+    await expect(block.locator(".md-parked")).toHaveCount(0);
+  }
+
   async isOpen(block: Locator): Promise<boolean> {
     return block.evaluate((el) => (el as HTMLDetailsElement).open);
   }

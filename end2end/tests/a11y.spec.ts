@@ -16,8 +16,7 @@ for (const colorScheme of ["light", "dark"] as const) {
       await chat.waitForTurnEnd();
       expect(await chat.isOpen(block)).toBe(false);
       await expectNoViolations(page, "collapsed");
-      await chat.summary(block).click();
-      expect(await chat.isOpen(block)).toBe(true);
+      await chat.openBlock(block);
       await expectNoViolations(page, "expanded");
     });
 

@@ -278,7 +278,7 @@ test.describe("right to left under Arabic, each block of text in its own directi
     expect(sidebar.x).toBeGreaterThan(main.x);
 
     // Where each paragraph's text starts: the English one at the left, the Arabic ones at the right.
-    await chat.summary(chat.thinkingBlocks().first()).click();
+    await chat.openBlock(chat.thinkingBlocks().first());
     const edges = await textEdges(page);
     expect(edges.english.left).toBeLessThan(2);
     expect(edges.english.right).toBeGreaterThan(20);
@@ -298,7 +298,7 @@ test.describe("right to left under Arabic, each block of text in its own directi
     await chat.goto();
     await chat.send("[bidi] in english");
     await chat.waitForTurnEnd();
-    await chat.summary(chat.thinkingBlocks().first()).click();
+    await chat.openBlock(chat.thinkingBlocks().first());
     const edges = await textEdges(page);
     expect(edges.english.left).toBeLessThan(2);
     expect(edges.arabic.right).toBeLessThan(2);
