@@ -189,8 +189,13 @@ async fn a_turn_is_stored_as_it_streams_and_opens_without_its_reasoning_text() {
 async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
     use ponder::server::store::opening::{Asked, Opening};
     for (engine, store) in stores().await {
-        let (alice, _) = two_users(&store).await;
+        let (alice, bob) = two_users(&store).await;
         let me = store.scoped(&alice);
+        let bobs = store
+            .scoped(&bob)
+            .default_workspace()
+            .await
+            .expect("bob's workspace");
         let opening = |attachments: &'static [String]| Opening {
             conversation: None,
             workspace: None,
@@ -218,6 +223,24 @@ async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
             matches!(refused, Err(StoreError::NotFound)),
             "{engine}: {refused:?}"
         );
+        let theirs = me
+            .open_turn(Opening {
+                workspace: Some(&bobs.id),
+                turn: "t0",
+                ..opening(&[])
+            })
+            .await;
+        assert!(
+            matches!(theirs, Err(StoreError::NotFound)),
+            "{engine}: a new chat in another reader's workspace: {theirs:?}"
+        );
+        assert!(
+            matches!(
+                me.instruction_levels(None, Some(&bobs.id)).await,
+                Err(StoreError::NotFound)
+            ),
+            "{engine}: nor are that workspace's instructions read"
+        );
         assert!(
             me.conversations(None, false)
                 .await
@@ -225,12 +248,49 @@ async fn a_turn_opens_in_one_transaction_and_a_refused_one_leaves_nothing() {
                 .is_empty(),
             "{engine}: a refused opening writes no conversation"
         );
+        let mine = me.default_workspace().await.expect("mine");
+        let levels = me.instruction_levels(None, None).await.expect("levels");
+        assert_eq!(
+            levels.workspace_id.as_deref(),
+            Some(mine.id.as_str()),
+            "{engine}"
+        );
+        assert_eq!(
+            store
+                .scoped(&bob)
+                .instruction_levels(None, Some(&bobs.id))
+                .await
+                .expect("bob's levels")
+                .workspace_id,
+            Some(bobs.id.clone()),
+            "{engine}"
+        );
         assert!(
             me.shared_turn("t1").await.expect("turn").is_none(),
             "{engine}: a refused opening records no running turn"
         );
 
-        let opened = me.open_turn(opening(&[])).await.expect("opened");
+        let opened = me
+            .open_turn(Opening {
+                conversation_instructions: Some("Answer briefly."),
+                ..opening(&[])
+            })
+            .await
+            .expect("opened");
+        let kept = me
+            .instruction_levels(Some(&opened.slot.conversation_id), None)
+            .await
+            .expect("the new chat's levels");
+        assert_eq!(
+            kept.conversation.as_deref(),
+            Some("Answer briefly."),
+            "{engine}"
+        );
+        assert_eq!(
+            kept.workspace_id.as_deref(),
+            Some(mine.id.as_str()),
+            "{engine}"
+        );
         let read = me
             .conversation(&opened.slot.conversation_id, false)
             .await

@@ -385,6 +385,15 @@ impl Scoped<'_> {
         &self,
         conversation: &str,
     ) -> Result<HashMap<String, Vec<Attached>>, StoreError> {
+        self.files_of_on(self.pool(), conversation).await
+    }
+
+    /// [`Self::files_of`], read on `on` (a connection already held for other reads).
+    pub(super) async fn files_of_on<'e>(
+        &self,
+        on: impl sqlx::Executor<'e, Database = sqlx::Any>,
+        conversation: &str,
+    ) -> Result<HashMap<String, Vec<Attached>>, StoreError> {
         type FileRow = (
             String,
             String,
@@ -405,7 +414,7 @@ impl Scoped<'_> {
         )
         .bind(conversation)
         .bind(self.user_id())
-        .fetch_all(self.pool())
+        .fetch_all(on)
         .await?;
         let mut out: HashMap<String, Vec<Attached>> = HashMap::new();
         for (version, name, kind, mime, bytes, text, asked) in rows {

@@ -51,6 +51,33 @@ impl Scoped<'_> {
         Ok(made)
     }
 
+    /// A new conversation in `workspace`, titled from `title`, with its own `instructions`,
+    /// inside the caller's transaction: one statement that also checks the workspace is the
+    /// caller's (not found otherwise), where a look-up first would be a read of its own.
+    pub(super) async fn new_conversation_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        workspace: &str,
+        title: &str,
+        instructions: Option<&str>,
+    ) -> Result<String, StoreError> {
+        let id = new_id();
+        let made = sqlx::query(
+            "INSERT INTO conversations (id, user_id, workspace_id, title, created_at, updated_at, rev, instructions) \
+             SELECT $1, $2, w.id, $4, $5, $5, 0, $6 FROM workspaces w WHERE w.id = $3 AND w.user_id = $2",
+        )
+        .bind(&id)
+        .bind(self.user_id())
+        .bind(workspace)
+        .bind(title_from(title))
+        .bind(now_ms())
+        .bind(instructions)
+        .execute(&mut **tx)
+        .await?;
+        found(made.rows_affected())?;
+        Ok(id)
+    }
+
     /// [`Self::create_conversation`] in the caller's own `workspace`, inside its transaction.
     pub(super) async fn create_conversation_in(
         &self,

@@ -40,8 +40,8 @@ impl Store {
         &self,
         finals: &[FinalState],
     ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-        let _turn = self.write_turn().await;
-        let mut tx = self.begin_hot().await?;
+        let mut turn = self.write_turn().await;
+        let mut tx = turn.begin().await?;
         let mut results: Vec<Result<(), StoreError>> = finals.iter().map(|_| Ok(())).collect();
         let mut order: Vec<usize> = (0..finals.len()).collect();
         order.sort_by(|&a, &b| {

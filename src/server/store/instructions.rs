@@ -12,10 +12,14 @@ pub struct ReaderLevels {
     pub personal: Option<String>,
     pub workspace: Option<String>,
     pub conversation: Option<String>,
+    /// The workspace these levels are of (for a new chat with none named, the default one):
+    /// where the chat opens, so that its opening need not look it up again.
+    pub workspace_id: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
 struct LevelsRow {
+    workspace_id: Option<String>,
     personal: Option<String>,
     workspace: Option<String>,
     conversation: Option<String>,
@@ -32,8 +36,8 @@ impl Scoped<'_> {
         let row: Option<LevelsRow> = match conversation {
             Some(id) => {
                 sqlx::query_as(
-                    "SELECT u.instructions AS personal, w.instructions AS workspace, \
-                     c.instructions AS conversation FROM conversations c \
+                    "SELECT c.workspace_id AS workspace_id, u.instructions AS personal, \
+                     w.instructions AS workspace, c.instructions AS conversation FROM conversations c \
                      JOIN workspaces w ON w.id = c.workspace_id JOIN users u ON u.id = c.user_id \
                      WHERE c.id = $1 AND c.user_id = $2 AND c.deleted_at IS NULL",
                 )
@@ -42,25 +46,38 @@ impl Scoped<'_> {
                 .fetch_optional(self.pool())
                 .await?
             }
-            None => {
-                let workspace = self.own_workspace(workspace).await?.id;
-                sqlx::query_as(
-                    "SELECT u.instructions AS personal, w.instructions AS workspace, \
-                     CAST(NULL AS TEXT) AS conversation FROM workspaces w \
-                     JOIN users u ON u.id = w.user_id WHERE w.id = $1 AND w.user_id = $2",
-                )
-                .bind(&workspace)
-                .bind(self.user_id())
-                .fetch_optional(self.pool())
-                .await?
-            }
+            None => match self.new_chat_levels(workspace).await? {
+                None if workspace.is_none() => {
+                    let made = self.default_workspace().await?;
+                    self.new_chat_levels(Some(&made.id)).await?
+                }
+                found => found,
+            },
         };
         let row = row.ok_or(StoreError::NotFound)?;
         Ok(ReaderLevels {
+            workspace_id: row.workspace_id,
             personal: row.personal,
             workspace: row.workspace,
             conversation: row.conversation,
         })
+    }
+
+    /// The levels of a new chat in `workspace` (the first one when none is named), in one read;
+    /// `None` when the reader has no such workspace (or none at all).
+    async fn new_chat_levels(
+        &self,
+        workspace: Option<&str>,
+    ) -> Result<Option<LevelsRow>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT w.id AS workspace_id, u.instructions AS personal, w.instructions AS workspace, \
+             CAST(NULL AS TEXT) AS conversation FROM workspaces w JOIN users u ON u.id = w.user_id \
+             WHERE w.user_id = $1 AND ($2 IS NULL OR w.id = $2) ORDER BY w.created_at, w.id LIMIT 1",
+        )
+        .bind(self.user_id())
+        .bind(workspace)
+        .fetch_optional(self.pool())
+        .await?)
     }
 
     /// Sets one of the reader's levels (`None` clears it): their own, or workspace or

@@ -92,13 +92,24 @@ impl Scoped<'_> {
         conversation: &str,
         message: &str,
     ) -> Result<(i64, Role), StoreError> {
+        self.message_position_on(self.pool(), conversation, message)
+            .await
+    }
+
+    /// [`Self::message_position`], read on `on` (a connection already held for other reads).
+    pub(super) async fn message_position_on<'e>(
+        &self,
+        on: impl sqlx::Executor<'e, Database = sqlx::Any>,
+        conversation: &str,
+        message: &str,
+    ) -> Result<(i64, Role), StoreError> {
         let (position, role): (i64, String) = sqlx::query_as(
             "SELECT position, role FROM messages WHERE id = $1 AND conversation_id = $2 AND user_id = $3",
         )
         .bind(message)
         .bind(conversation)
         .bind(self.user_id())
-        .fetch_optional(self.pool())
+        .fetch_optional(on)
         .await?
         .ok_or(StoreError::NotFound)?;
         Ok((position, role_of(&role)))
@@ -374,8 +385,8 @@ impl Scoped<'_> {
         slot: &AnswerSlot,
         answer: &AnswerRecord,
     ) -> Result<(), StoreError> {
-        let _turn = self.write_turn().await;
-        let mut tx = self.begin_hot().await?;
+        let mut turn = self.write_turn().await;
+        let mut tx = turn.begin().await?;
         if answer.status == VersionStatus::Streaming && self.backend() == Backend::Postgres {
             // A state the next second overwrites need not wait for the disk; the final one does.
             sqlx::query("SET LOCAL synchronous_commit = off")

@@ -108,20 +108,71 @@ pub struct Store {
     /// instead, first come first served: in a burst of a thousand turns opening at once, half
     /// of them had their first event in 1.0 s where all waited 1.7 s. PostgreSQL locks rows,
     /// not the database: no queue there.
-    writers: Option<Arc<tokio::sync::Mutex<()>>>,
-    /// The one connection the hot writers write through (an SQLite file). SQLite keeps a page
-    /// cache per connection and drops it when another connection has written: with the hot
-    /// writers spread over the pool, each transaction began by reading its pages again from
-    /// the file. On one connection the pages they touch stay cached.
-    hot: Option<AnyPool>,
+    writers: Option<Arc<tokio::sync::Mutex<Hot>>>,
     /// An SQLite drain of the pending search entries is planned ([`Store::index_pending`]).
     search_due: Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// A hot writer's place at the front of the queue (see [`Store::writers`]); the transaction
-/// it guards must end before it is dropped.
+/// The one connection the hot writers write through (an SQLite file), held by whoever's turn
+/// it is. SQLite keeps a page cache per connection and drops it when another connection has
+/// written: with the hot writers spread over the pool, each transaction began by reading its
+/// pages again from the file. Kept out of a pool, it is not pinged (a round trip to its
+/// thread, and a task) each time a writer is done with it.
+#[derive(Default)]
+struct Hot {
+    /// How to connect (`None`: an in-memory database, whose writers use the pool).
+    options: Option<AnyConnectOptions>,
+    /// Connected at the first write, and again after a transaction failed to begin.
+    connection: Option<sqlx::AnyConnection>,
+    /// The last transaction failed to begin: the next writer connects afresh.
+    failed: bool,
+}
+
+impl std::fmt::Debug for Hot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hot")
+            .field("connected", &self.connection.is_some())
+            .finish()
+    }
+}
+
+/// A hot writer's place at the front of the queue (see [`Store::writers`]), through which it
+/// begins its transaction ([`WriteTurn::begin`]).
 pub(crate) struct WriteTurn {
-    _held: Option<tokio::sync::OwnedMutexGuard<()>>,
+    held: Option<tokio::sync::OwnedMutexGuard<Hot>>,
+    pool: AnyPool,
+    backend: Backend,
+}
+
+impl WriteTurn {
+    /// [`Store::begin_write`], on the hot writers' connection when there is one.
+    pub(crate) async fn begin(&mut self) -> Result<sqlx::Transaction<'_, sqlx::Any>, sqlx::Error> {
+        let Some(hot) = self.held.as_deref_mut() else {
+            return begin_writing(&self.pool, self.backend).await;
+        };
+        let Some(options) = &hot.options else {
+            return begin_writing(&self.pool, self.backend).await;
+        };
+        if std::mem::take(&mut hot.failed) {
+            hot.connection = None;
+        }
+        let connection = match hot.connection.take() {
+            Some(connection) => connection,
+            None => {
+                let mut connection =
+                    <sqlx::AnyConnection as sqlx::Connection>::connect_with(options).await?;
+                prepare_sqlite(&mut connection).await?;
+                connection
+            }
+        };
+        let began =
+            sqlx::Connection::begin_with(hot.connection.insert(connection), "BEGIN IMMEDIATE")
+                .await;
+        if began.is_err() {
+            hot.failed = true;
+        }
+        began
+    }
 }
 
 /// How long a statement waits for SQLite's write lock before it fails (a busy database).
@@ -154,12 +205,10 @@ impl Store {
         let options = AnyConnectOptions::from_str(&connect_url)
             .map_err(|e| StoreError::Unavailable(e.to_string()))?
             .disable_statement_logging();
-        let hot = (on_file && backend == Backend::Sqlite).then(|| {
-            pool_options(backend)
-                .max_connections(1)
-                .idle_timeout(None)
-                .connect_lazy_with(options.clone())
-        });
+        let hot = Hot {
+            options: on_file.then(|| options.clone()),
+            ..Hot::default()
+        };
         let pool = pool_options(backend)
             .max_connections(match backend {
                 Backend::Sqlite => 8,
@@ -170,12 +219,11 @@ impl Store {
         if backend == Backend::Sqlite {
             pool.execute("PRAGMA journal_mode = WAL").await?;
         }
-        let writers = (backend == Backend::Sqlite).then(|| Arc::new(tokio::sync::Mutex::new(())));
+        let writers = (backend == Backend::Sqlite).then(|| Arc::new(tokio::sync::Mutex::new(hot)));
         let store = Store {
             pool,
             backend,
             writers,
-            hot,
             search_due: Arc::default(),
         };
         store.migrate().await?;
@@ -214,26 +262,16 @@ impl Store {
         begin_writing(&self.pool, self.backend).await
     }
 
-    /// [`Store::begin_write`] on the hot writers' connection, after its [`Store::write_turn`].
-    pub(crate) async fn begin_hot(
-        &self,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
-        begin_writing(self.writer(), self.backend).await
-    }
-
-    /// Where a hot writer begins its transaction, after its [`Store::write_turn`].
-    pub(crate) fn writer(&self) -> &AnyPool {
-        self.hot.as_ref().unwrap_or(&self.pool)
-    }
-
-    /// Waits for this writer's turn (SQLite; at once on PostgreSQL). Declared before the
-    /// transaction it guards, so that the transaction ends first.
+    /// Waits for this writer's turn (SQLite; at once on PostgreSQL), then begins its
+    /// transaction through it ([`WriteTurn::begin`]).
     pub(crate) async fn write_turn(&self) -> WriteTurn {
-        match &self.writers {
-            Some(queue) => WriteTurn {
-                _held: Some(queue.clone().lock_owned().await),
+        WriteTurn {
+            held: match &self.writers {
+                Some(queue) => Some(queue.clone().lock_owned().await),
+                None => None,
             },
-            None => WriteTurn { _held: None },
+            pool: self.pool.clone(),
+            backend: self.backend,
         }
     }
 
@@ -296,17 +334,21 @@ fn pool_options(backend: Backend) -> AnyPoolOptions {
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if backend == Backend::Sqlite {
-                    conn.execute("PRAGMA foreign_keys = ON").await?;
-                    conn.execute(
-                        format!("PRAGMA busy_timeout = {}", SQLITE_BUSY_TIMEOUT.as_millis())
-                            .as_str(),
-                    )
-                    .await?;
-                    conn.execute("PRAGMA synchronous = NORMAL").await?;
+                    prepare_sqlite(conn).await?;
                 }
                 Ok(())
             })
         })
+}
+
+/// An SQLite connection's settings: foreign keys enforced, a busy timeout, and commits that
+/// do not wait for the disk (WAL keeps them whole).
+async fn prepare_sqlite(conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
+    conn.execute("PRAGMA foreign_keys = ON").await?;
+    conn.execute(format!("PRAGMA busy_timeout = {}", SQLITE_BUSY_TIMEOUT.as_millis()).as_str())
+        .await?;
+    conn.execute("PRAGMA synchronous = NORMAL").await?;
+    Ok(())
 }
 
 /// The URL sqlx connects with (the file created with its directory unless a `mode=` says

@@ -60,37 +60,33 @@ impl Scoped<'_> {
     /// Writes a turn's opening in one transaction, checking first that the conversation,
     /// workspace and files are the caller's.
     pub async fn open_turn(&self, opening: Opening<'_>) -> Result<Opened, StoreError> {
-        let workspace = match opening.conversation {
-            Some(id) => {
+        let workspace = match (opening.conversation, opening.workspace) {
+            (Some(id), _) => {
                 self.owns_conversation(id).await?;
                 None
             }
-            None => Some(self.own_workspace(opening.workspace).await?),
+            (None, Some(named)) => Some(named.to_string()),
+            (None, None) => Some(self.own_workspace(None).await?.id),
         };
         if let Some(asked) = &opening.asked {
             self.check_attachments(asked.attachments, asked.max_bytes)
                 .await?;
         }
-        let _turn = self.write_turn().await;
-        let mut tx = self.begin_hot().await?;
+        let mut turn = self.write_turn().await;
+        let mut tx = turn.begin().await?;
         let conversation = match (opening.conversation, workspace) {
             (Some(id), _) => {
                 lock_conversation(&mut tx, id).await?;
                 id.to_string()
             }
             (None, Some(workspace)) => {
-                let id = self
-                    .create_conversation_in(&mut tx, workspace, opening.title)
-                    .await?
-                    .id;
-                if let Some(text) = opening.conversation_instructions {
-                    sqlx::query("UPDATE conversations SET instructions = $1 WHERE id = $2")
-                        .bind(text)
-                        .bind(&id)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                id
+                self.new_conversation_in(
+                    &mut tx,
+                    &workspace,
+                    opening.title,
+                    opening.conversation_instructions,
+                )
+                .await?
             }
             (None, None) => return Err(StoreError::NotFound),
         };

@@ -54,7 +54,10 @@ impl Scoped<'_> {
         answer: &str,
         replay: Option<&Provenance>,
     ) -> Result<Vec<ChatMessage>, StoreError> {
-        let (position, _) = self.message_position(conversation, answer).await?;
+        let mut on = self.pool().acquire().await?;
+        let (position, _) = self
+            .message_position_on(&mut *on, conversation, answer)
+            .await?;
         let rows: Vec<(String, String, String, String)> = sqlx::query_as(
             "SELECT m.role, v.id, v.content, v.status FROM messages m \
              JOIN message_versions v ON v.message_id = m.id AND v.idx = m.active_version \
@@ -63,7 +66,7 @@ impl Scoped<'_> {
         .bind(conversation)
         .bind(self.user_id())
         .bind(position)
-        .fetch_all(self.pool())
+        .fetch_all(&mut *on)
         .await?;
         let said: Vec<_> = rows
             .into_iter()
@@ -71,9 +74,9 @@ impl Scoped<'_> {
                 (role_of(&role), id, content, VersionStatus::parse(&status))
             })
             .collect();
-        let files = self.files_of(conversation).await?;
+        let files = self.files_of_on(&mut *on, conversation).await?;
         let states = match replay {
-            Some(from) => self.reasoning_states(conversation, from).await?,
+            Some(from) => self.reasoning_states(&mut *on, conversation, from).await?,
             None => HashMap::new(),
         };
         Ok(history(said.iter().map(
@@ -94,8 +97,9 @@ impl Scoped<'_> {
 
     /// The reasoning states of `conversation` that `from` produced, by answer version. A row
     /// that does not read as a list of items (a damaged database) replays nothing.
-    async fn reasoning_states(
+    async fn reasoning_states<'e>(
         &self,
+        on: impl sqlx::Executor<'e, Database = sqlx::Any>,
         conversation: &str,
         from: &Provenance,
     ) -> Result<HashMap<String, Vec<Value>>, StoreError> {
@@ -108,7 +112,7 @@ impl Scoped<'_> {
         .bind(&from.provider)
         .bind(&from.model)
         .bind(&from.upstream)
-        .fetch_all(self.pool())
+        .fetch_all(on)
         .await?;
         let mut states = HashMap::new();
         for (version, items) in rows {
@@ -136,8 +140,8 @@ impl Scoped<'_> {
         if state.stored(max_bytes).is_none() {
             return Ok(());
         }
-        let _turn = self.write_turn().await;
-        let mut tx = self.begin_hot().await?;
+        let mut turn = self.write_turn().await;
+        let mut tx = turn.begin().await?;
         self.keep_reasoning_state_in(&mut tx, slot, state, max_bytes)
             .await?;
         tx.commit().await?;

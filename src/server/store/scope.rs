@@ -144,13 +144,6 @@ impl Scoped<'_> {
         self.store.pool()
     }
 
-    /// [`super::Store::begin_hot`].
-    pub(super) async fn begin_hot(
-        &self,
-    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
-        self.store.begin_hot().await
-    }
-
     /// [`super::Store::begin_write`].
     pub(super) async fn begin_write(
         &self,

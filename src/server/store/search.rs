@@ -35,8 +35,8 @@ impl Store {
         self.search_due
             .store(false, std::sync::atomic::Ordering::SeqCst);
         loop {
-            let _turn = self.write_turn().await;
-            let mut tx = self.begin_hot().await?;
+            let mut turn = self.write_turn().await;
+            let mut tx = turn.begin().await?;
             let last: Option<i64> = sqlx::query_scalar(
                 "SELECT MAX(id) FROM (SELECT id FROM search_refs WHERE pending_body IS NOT NULL \
                  ORDER BY id LIMIT $1)",

@@ -79,8 +79,8 @@ impl Store {
         if states.is_empty() {
             return Ok(written);
         }
-        let _turn = self.write_turn().await;
-        let mut tx = self.begin_hot().await?;
+        let mut turn = self.write_turn().await;
+        let mut tx = turn.begin().await?;
         if self.backend() == Backend::Postgres {
             // A state the next second overwrites need not wait for the disk; the final one does.
             sqlx::query("SET LOCAL synchronous_commit = off")

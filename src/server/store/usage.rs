@@ -116,7 +116,8 @@ impl Store {
     /// handler.
     pub async fn record_usage(&self, line: &LedgerLine) -> Result<(), StoreError> {
         let s = &line.spend;
-        let _turn = self.write_turn().await;
+        let mut turn = self.write_turn().await;
+        let mut tx = turn.begin().await?;
         sqlx::query(
             "INSERT INTO usage_ledger (id, user_id, workspace_id, conversation_id, version_id, \
              model, at_ms, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, \
@@ -142,8 +143,9 @@ impl Store {
         .bind(line.cost.as_ref().map(|c| count(c.micros)))
         .bind(line.cost.as_ref().map(|c| c.currency.as_str()))
         .bind(&line.outcome)
-        .execute(self.writer())
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         Ok(())
     }
 

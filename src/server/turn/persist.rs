@@ -428,6 +428,7 @@ pub async fn begin(
             .map_err(store_error)?,
         None => None,
     };
+    let mut workspace = request.workspace.clone();
     options.instructions = match reused {
         Some(kept) => Some(kept).filter(|k| !k.is_empty()),
         None => {
@@ -438,6 +439,9 @@ pub async fn begin(
                 )
                 .await
                 .map_err(store_error)?;
+            if request.conversation.is_none() {
+                workspace = levels.workspace_id;
+            }
             crate::server::instructions::combined(
                 &state.config,
                 &options.model,
@@ -467,7 +471,7 @@ pub async fn begin(
         .collect();
     let opening = crate::server::store::opening::Opening {
         conversation: request.conversation.as_deref(),
-        workspace: request.workspace.as_deref(),
+        workspace: workspace.as_deref(),
         title: &title,
         asked: request
             .content
@@ -503,9 +507,23 @@ pub async fn begin(
             .as_ref()
             .map(|k| &k.provenance)
             .filter(|_| request.replay != Some(false));
-        let mut history = me
-            .history_before(&conversation, &slot.message_id, replay)
-            .await?;
+        // A chat this turn starts holds only the question: nothing to read back but its files.
+        let mut history = match (
+            &request.content,
+            made_here && request.attachments.is_empty(),
+        ) {
+            (Some(question), true) => {
+                crate::domain::message::history([crate::domain::message::Said::User(
+                    question,
+                    &[],
+                    &[],
+                )])
+            }
+            _ => {
+                me.history_before(&conversation, &slot.message_id, replay)
+                    .await?
+            }
+        };
         super::files::prepare(state, &options.model, &mut history)
             .await
             .map_err(|f| crate::server::store::StoreError::Refused(f.said()))?;
