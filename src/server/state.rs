@@ -40,6 +40,8 @@ pub struct AppState {
     pub streaming: Arc<super::turn::batch::StreamingBatch>,
     /// The final states of the stored turns that end together, written in one transaction.
     pub finals: Arc<super::turn::batch::FinalBatch>,
+    /// The turns' usage lines waiting to be written together.
+    pub usage: Arc<super::turn::batch::UsageBatch>,
     /// Wakes the pages waiting for a title by the model.
     pub titles: Arc<super::titles::TitleBoard>,
     /// Each reader's own instructions as last read, for turns the server does not store.
@@ -65,6 +67,7 @@ impl AppState {
             relay: None,
             streaming: Arc::default(),
             finals: Arc::default(),
+            usage: Arc::default(),
             titles: Arc::default(),
             personal: Arc::default(),
             sso: match config.auth.oidc() {
@@ -99,6 +102,7 @@ impl AppState {
             relay: self.relay.clone(),
             streaming: self.streaming.clone(),
             finals: self.finals.clone(),
+            usage: self.usage.clone(),
             titles: self.titles.clone(),
             personal: self.personal.clone(),
             sso: self.sso.clone(),

@@ -2307,3 +2307,45 @@ async fn presets_keep_their_settings_and_their_owners_on_both_engines() {
         assert!(seen.is_empty(), "{engine}: {seen:?}");
     }
 }
+
+#[tokio::test]
+async fn usage_lines_are_written_together_and_one_refused_line_costs_the_others_nothing() {
+    use ponder::server::store::usage::LedgerLine;
+    for (engine, store) in stores().await {
+        let (alice, _) = two_users(&store).await;
+        let line = |id: &str, user: &str, at_ms: i64| LedgerLine {
+            id: id.into(),
+            user_id: user.into(),
+            workspace: None,
+            conversation: None,
+            version: None,
+            model: "demo".into(),
+            at_ms,
+            spend: Default::default(),
+            cost: None,
+            outcome: "done".into(),
+        };
+        let lines = [
+            line("l1", &alice.user().id, 1_000),
+            line("l2", "no-such-reader", 2_000),
+            line("l3", &alice.user().id, 3_000),
+        ];
+        let results = store.record_usages(&lines).await;
+        assert_eq!(results.len(), 3, "{engine}");
+        assert!(results[0].is_ok() && results[2].is_ok(), "{engine}: {results:?}");
+        assert!(results[1].is_err(), "{engine}: a reader who does not exist");
+        // The same lines again (a turn's line retried) are written once.
+        let again = store.record_usages(&[lines[0].clone(), lines[2].clone()]).await;
+        assert!(again.iter().all(Result::is_ok), "{engine}: {again:?}");
+        let kept = store
+            .scoped(&alice)
+            .usage_export(0, 10_000)
+            .await
+            .expect("export");
+        assert_eq!(
+            kept.iter().map(|r| r.at_ms).collect::<Vec<_>>(),
+            vec![1_000, 3_000],
+            "{engine}"
+        );
+    }
+}

@@ -432,35 +432,24 @@ impl Scoped<'_> {
             .enumerate()
             .map(|(at, b)| (slot.version_id.as_str(), self.user_id(), at, b))
             .collect();
-        upsert_blocks(tx, self.backend(), &blocks).await?;
+        let ids = upsert_blocks(tx, self.backend(), &blocks).await?;
         if answer.status != VersionStatus::Streaming {
-            self.index_in(
-                tx,
-                &slot.version_id,
-                &slot.message_id,
-                HitKind::Answer,
-                &slot.conversation_id,
-                &answer.content,
-            )
-            .await?;
-            let blocks: Vec<(String, String)> = sqlx::query_as(
-                "SELECT id, text FROM thinking_blocks WHERE version_id = $1 AND user_id = $2",
-            )
-            .bind(&slot.version_id)
-            .bind(self.user_id())
-            .fetch_all(&mut **tx)
-            .await?;
-            for (id, text) in blocks {
-                self.index_in(
-                    tx,
-                    &id,
-                    &slot.message_id,
-                    HitKind::Thinking,
-                    &slot.conversation_id,
-                    &text,
-                )
-                .await?;
+            let entry = |ref_id: &str, kind: HitKind, text: &str| Entry {
+                ref_id: ref_id.to_string(),
+                message_id: slot.message_id.clone(),
+                kind,
+                text: text.to_string(),
+            };
+            let mut entries = vec![entry(&slot.version_id, HitKind::Answer, &answer.content)];
+            for (id, at) in &ids {
+                if let Some(block) = usize::try_from(*at)
+                    .ok()
+                    .and_then(|at| answer.blocks.get(at))
+                {
+                    entries.push(entry(id, HitKind::Thinking, &block.text));
+                }
             }
+            self.index_new(tx, &slot.conversation_id, &entries).await?;
             self.touch_in(tx, &slot.conversation_id).await?;
         }
         Ok(())

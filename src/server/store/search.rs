@@ -93,26 +93,6 @@ impl Store {
 }
 
 impl Scoped<'_> {
-    /// Indexes `text` for search inside the caller's transaction, replacing what `ref_id` had.
-    pub(super) async fn index_in(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        ref_id: &str,
-        message: &str,
-        kind: HitKind,
-        conversation: &str,
-        text: &str,
-    ) -> Result<(), StoreError> {
-        let entry = Entry {
-            ref_id: ref_id.to_string(),
-            message_id: message.to_string(),
-            kind,
-            text: text.to_string(),
-        };
-        self.index_new(tx, conversation, std::slice::from_ref(&entry))
-            .await
-    }
-
     /// Indexes texts, a hundred to a statement, inside the caller's transaction, each replacing
     /// what its reference had (on SQLite pending). Empty texts are left out.
     pub(super) async fn index_new(

@@ -125,12 +125,14 @@ impl Store {
 pub(super) type BlockRow<'a> = (&'a str, &'a str, usize, &'a BlockRecord);
 
 /// Writes reasoning blocks, a new one inserted and a known one (by version and place) replaced,
-/// a few statements for any number of them.
+/// a few statements for any number of them; returns each block's id with its place (a known
+/// block keeps the id it had).
 pub(super) async fn upsert_blocks(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     backend: Backend,
     blocks: &[BlockRow<'_>],
-) -> Result<(), StoreError> {
+) -> Result<Vec<(String, i64)>, StoreError> {
+    let mut ids = Vec::with_capacity(blocks.len());
     for chunk in blocks.chunks(BLOCKS_PER_STATEMENT) {
         let sql = format!(
             "INSERT INTO thinking_blocks (id, version_id, user_id, idx, kind, text, chars, words, \
@@ -138,10 +140,10 @@ pub(super) async fn upsert_blocks(
              ON CONFLICT (version_id, idx) DO UPDATE SET kind = excluded.kind, text = excluded.text, \
              chars = excluded.chars, words = excluded.words, started_at = excluded.started_at, \
              duration_ms = excluded.duration_ms, interrupted = excluded.interrupted, \
-             cut_short = excluded.cut_short",
+             cut_short = excluded.cut_short RETURNING id, idx",
             placeholders(backend, chunk.len(), 12)
         );
-        let mut query = sqlx::query(&sql);
+        let mut query = sqlx::query_as::<_, (String, i64)>(&sql);
         for (version, user, at, block) in chunk {
             query = query
                 .bind(super::ids::new_id())
@@ -157,9 +159,9 @@ pub(super) async fn upsert_blocks(
                 .bind(i64::from(block.interrupted))
                 .bind(i64::from(block.cut_short));
         }
-        query.execute(&mut **tx).await?;
+        ids.extend(query.fetch_all(&mut **tx).await?);
     }
-    Ok(())
+    Ok(ids)
 }
 
 /// `($1, $2), ($3, $4)…`: `rows` rows of `width` numbered parameters; for SQLite `(?, ?), …`,

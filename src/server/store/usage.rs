@@ -115,36 +115,72 @@ impl Store {
     /// read its pages from the file again, and waited for the write lock in SQLite's busy
     /// handler.
     pub async fn record_usage(&self, line: &LedgerLine) -> Result<(), StoreError> {
-        let s = &line.spend;
-        let mut turn = self.write_turn().await;
-        let mut tx = turn.begin().await?;
-        sqlx::query(
+        self.insert_usage(std::slice::from_ref(line)).await
+    }
+
+    /// Writes many turns' lines in one statement, as [`Store::record_usage`] writes one; one
+    /// result for each. Should the statement fail, each line is written alone, so that one
+    /// line the database refuses costs the others nothing.
+    pub async fn record_usages(&self, lines: &[LedgerLine]) -> Vec<Result<(), StoreError>> {
+        if self.insert_usage(lines).await.is_ok() {
+            return lines.iter().map(|_| Ok(())).collect();
+        }
+        let mut results = Vec::with_capacity(lines.len());
+        for line in lines {
+            results.push(self.record_usage(line).await);
+        }
+        results
+    }
+
+    async fn insert_usage(&self, lines: &[LedgerLine]) -> Result<(), StoreError> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let values = (0..lines.len())
+            .map(|r| {
+                let p = |c: usize| format!("${}", r * 17 + c);
+                format!(
+                    "({}, {}, COALESCE({}, (SELECT workspace_id FROM conversations WHERE id = {})), {})",
+                    p(1),
+                    p(2),
+                    p(3),
+                    p(4),
+                    (4..=17).map(p).collect::<Vec<_>>().join(", ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
             "INSERT INTO usage_ledger (id, user_id, workspace_id, conversation_id, version_id, \
              model, at_ms, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, \
              estimated, thinking_ms, total_ms, cost_micros, currency, outcome) \
-             VALUES ($1, $2, COALESCE($3, (SELECT workspace_id FROM conversations WHERE id = $4)), \
-             $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
-             ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&line.id)
-        .bind(&line.user_id)
-        .bind(line.workspace.as_deref())
-        .bind(line.conversation.as_deref())
-        .bind(line.version.as_deref())
-        .bind(&line.model)
-        .bind(line.at_ms)
-        .bind(count(s.input_tokens))
-        .bind(count(s.cached_input_tokens))
-        .bind(count(s.output_tokens))
-        .bind(count(s.reasoning_tokens))
-        .bind(i64::from(s.estimated))
-        .bind(count(s.thinking_ms))
-        .bind(count(s.total_ms))
-        .bind(line.cost.as_ref().map(|c| count(c.micros)))
-        .bind(line.cost.as_ref().map(|c| c.currency.as_str()))
-        .bind(&line.outcome)
-        .execute(&mut *tx)
-        .await?;
+             VALUES {values} ON CONFLICT (id) DO NOTHING"
+        );
+        let mut insert = sqlx::query(&sql);
+        for line in lines {
+            let s = &line.spend;
+            insert = insert
+                .bind(&line.id)
+                .bind(&line.user_id)
+                .bind(line.workspace.as_deref())
+                .bind(line.conversation.as_deref())
+                .bind(line.version.as_deref())
+                .bind(&line.model)
+                .bind(line.at_ms)
+                .bind(count(s.input_tokens))
+                .bind(count(s.cached_input_tokens))
+                .bind(count(s.output_tokens))
+                .bind(count(s.reasoning_tokens))
+                .bind(i64::from(s.estimated))
+                .bind(count(s.thinking_ms))
+                .bind(count(s.total_ms))
+                .bind(line.cost.as_ref().map(|c| count(c.micros)))
+                .bind(line.cost.as_ref().map(|c| c.currency.as_str()))
+                .bind(&line.outcome);
+        }
+        let mut turn = self.write_turn().await;
+        let mut tx = turn.begin().await?;
+        insert.execute(&mut *tx).await?;
         tx.commit().await?;
         Ok(())
     }

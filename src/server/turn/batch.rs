@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::server::store::finals::FinalState;
 use crate::server::store::streaming::StreamingState;
+use crate::server::store::usage::LedgerLine;
 use crate::server::store::{Store, StoreError};
 
 /// How often a streaming answer is written at most.
@@ -139,31 +140,66 @@ impl StreamingBatch {
 
 type Reply = oneshot::Sender<Result<(), StoreError>>;
 
+/// What a [`Batch`] writes: many at once, each with its own result.
+pub trait Written: Send + Sync + Sized + 'static {
+    /// At most this many in one write.
+    const MAX: usize;
+    /// Writes `items` together; one result for each.
+    fn write_all(
+        store: &Store,
+        items: &[Self],
+    ) -> impl std::future::Future<Output = Vec<Result<(), StoreError>>> + Send;
+}
+
 /// Final states in one transaction at most: each is a savepoint, and PostgreSQL slows every
 /// session's snapshots once a transaction has more than 64 subtransactions (two an answer
 /// with a reasoning state). A long batch would also hold SQLite's writers back.
-const MAX_FINALS: usize = 32;
-
-/// The final states waiting for the next transaction, shared by the turns of one server.
-#[derive(Default)]
-pub struct FinalBatch {
-    waiting: Mutex<Queue<Vec<(FinalState, Reply)>>>,
+impl Written for FinalState {
+    const MAX: usize = 32;
+    async fn write_all(store: &Store, items: &[Self]) -> Vec<Result<(), StoreError>> {
+        store.save_finals(items).await
+    }
 }
 
-impl FinalBatch {
-    /// Writes a turn's final state with the others that end meanwhile; its own result.
-    pub async fn save(
-        self: &Arc<Self>,
-        store: &Store,
-        state: FinalState,
-    ) -> Result<(), StoreError> {
+/// Usage lines, a statement for a hundred: where each turn's line was a transaction of its
+/// own (three round trips to SQLite's thread, and a place in the writers' queue).
+impl Written for LedgerLine {
+    const MAX: usize = 100;
+    async fn write_all(store: &Store, items: &[Self]) -> Vec<Result<(), StoreError>> {
+        store.record_usages(items).await
+    }
+}
+
+/// Items waiting for the next write, shared by the turns of one server: the first starts a
+/// writer at once, and the items that come while it writes go together in its next write,
+/// each turn awaiting its own result.
+pub struct Batch<T> {
+    waiting: Mutex<Queue<Vec<(T, Reply)>>>,
+}
+
+impl<T> Default for Batch<T> {
+    fn default() -> Self {
+        Batch {
+            waiting: Mutex::default(),
+        }
+    }
+}
+
+/// The final states of answers.
+pub type FinalBatch = Batch<FinalState>;
+/// The turns' usage lines.
+pub type UsageBatch = Batch<LedgerLine>;
+
+impl<T: Written> Batch<T> {
+    /// Writes `item` with the others that come meanwhile; its own result.
+    pub async fn save(self: &Arc<Self>, store: &Store, item: T) -> Result<(), StoreError> {
         let (reply, result) = oneshot::channel();
-        if put(&self.waiting, |states| states.push((state, reply))) {
+        if put(&self.waiting, |items| items.push((item, reply))) {
             tokio::spawn(self.clone().write(store.clone()));
         }
         result.await.unwrap_or_else(|_| {
             Err(StoreError::Unavailable(
-                "the writer of final states stopped".into(),
+                "the writer of a batch stopped".into(),
             ))
         })
     }
@@ -173,14 +209,14 @@ impl FinalBatch {
             queue: Some(&self.waiting),
             drop_waiting: true,
         };
-        let first = |states: &mut Vec<(FinalState, Reply)>| {
-            let rest = states.split_off(states.len().min(MAX_FINALS));
-            std::mem::replace(states, rest)
+        let first = |items: &mut Vec<(T, Reply)>| {
+            let rest = items.split_off(items.len().min(T::MAX));
+            std::mem::replace(items, rest)
         };
         while let Some(taken) = take(&self.waiting, Vec::is_empty, first) {
-            let (states, replies): (Vec<FinalState>, Vec<Reply>) = taken.into_iter().unzip();
-            tracing::debug!(answers = states.len(), "final states written together");
-            let results = store.save_finals(&states).await;
+            let (items, replies): (Vec<T>, Vec<Reply>) = taken.into_iter().unzip();
+            tracing::debug!(items = items.len(), "written together");
+            let results = T::write_all(&store, &items).await;
             for (reply, result) in replies.into_iter().zip(results) {
                 let _ = reply.send(result);
             }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use super::batch::UsageBatch;
 use crate::domain::usage::{over_quota, Cost, OverQuota, Quota, Spend, Streamed};
 use crate::domain::{ChatMessage, ErrorCode, Failure, TurnEvent, Usage};
 use crate::i18n::errors::Said;
@@ -128,9 +129,9 @@ pub const WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Writes `line` before the turn's last event goes out. A line that cannot be written in time
 /// goes on being tried in the background; one the database refuses is logged. The turn's
 /// answer stands either way.
-pub async fn write(store: &Store, line: LedgerLine) {
+pub async fn write(store: &Store, batch: &Arc<UsageBatch>, line: LedgerLine) {
     let id = line.id.clone();
-    let attempt = store.record_usage(&line);
+    let attempt = batch.save(store, line.clone());
     match tokio::time::timeout(WRITE_WAIT, attempt).await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {

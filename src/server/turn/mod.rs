@@ -777,7 +777,7 @@ impl TurnRun {
         let spend = self.spend_as(Some(&ticket));
         let outcome = self.asm.outcome().unwrap_or(Outcome::Error);
         let line = ledger::line(&self.state, ticket, &self.options.model, spend, outcome);
-        ledger::write(&self.state.store, line).await;
+        ledger::write(&self.state.store, &self.state.usage, line).await;
         let Some((who, quotas)) = watch else {
             return;
         };
