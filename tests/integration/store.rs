@@ -2332,10 +2332,15 @@ async fn usage_lines_are_written_together_and_one_refused_line_costs_the_others_
         ];
         let results = store.record_usages(&lines).await;
         assert_eq!(results.len(), 3, "{engine}");
-        assert!(results[0].is_ok() && results[2].is_ok(), "{engine}: {results:?}");
+        assert!(
+            results[0].is_ok() && results[2].is_ok(),
+            "{engine}: {results:?}"
+        );
         assert!(results[1].is_err(), "{engine}: a reader who does not exist");
         // The same lines again (a turn's line retried) are written once.
-        let again = store.record_usages(&[lines[0].clone(), lines[2].clone()]).await;
+        let again = store
+            .record_usages(&[lines[0].clone(), lines[2].clone()])
+            .await;
         assert!(again.iter().all(Result::is_ok), "{engine}: {again:?}");
         let kept = store
             .scoped(&alice)

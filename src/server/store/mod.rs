@@ -156,23 +156,30 @@ impl WriteTurn {
         if std::mem::take(&mut hot.failed) {
             hot.connection = None;
         }
-        let connection = match hot.connection.take() {
-            Some(connection) => connection,
-            None => {
-                let mut connection =
-                    <sqlx::AnyConnection as sqlx::Connection>::connect_with(options).await?;
-                prepare_sqlite(&mut connection).await?;
-                connection
-            }
-        };
-        let began =
-            sqlx::Connection::begin_with(hot.connection.insert(connection), "BEGIN IMMEDIATE")
-                .await;
+        let connection = connected(&mut hot.connection, options).await?;
+        let began = sqlx::Connection::begin_with(connection, "BEGIN IMMEDIATE").await;
         if began.is_err() {
             hot.failed = true;
         }
         began
     }
+}
+
+/// The hot writers' connection, connected first if it is not.
+async fn connected<'c>(
+    slot: &'c mut Option<sqlx::AnyConnection>,
+    options: &AnyConnectOptions,
+) -> Result<&'c mut sqlx::AnyConnection, sqlx::Error> {
+    let connection = match slot.take() {
+        Some(connection) => connection,
+        None => {
+            let mut connection =
+                <sqlx::AnyConnection as sqlx::Connection>::connect_with(options).await?;
+            prepare_sqlite(&mut connection).await?;
+            connection
+        }
+    };
+    Ok(slot.insert(connection))
 }
 
 /// How long a statement waits for SQLite's write lock before it fails (a busy database).
@@ -227,10 +234,24 @@ impl Store {
             search_due: Arc::default(),
         };
         store.migrate().await?;
+        store.connect_hot().await?;
         if store.search_pending().await? {
             store.index_pending().await?;
         }
         Ok(store)
+    }
+
+    /// Connects the hot writers' connection as the store opens, so that the first turn after
+    /// a start does not wait for it (a thread, the file opened, its settings).
+    async fn connect_hot(&self) -> Result<(), StoreError> {
+        if let Some(queue) = &self.writers {
+            let mut hot = queue.lock().await;
+            let hot = &mut *hot;
+            if let Some(options) = &hot.options {
+                connected(&mut hot.connection, options).await?;
+            }
+        }
+        Ok(())
     }
 
     async fn migrate(&self) -> Result<(), StoreError> {
