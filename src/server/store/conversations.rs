@@ -45,7 +45,7 @@ impl Scoped<'_> {
         let workspace = self.own_workspace(workspace).await?;
         let mut tx = self.begin_write().await?;
         let made = self
-            .create_conversation_in(&mut tx, workspace, title)
+            .new_conversation_in(&mut tx, &workspace.id, title, None)
             .await?;
         tx.commit().await?;
         Ok(made)
@@ -60,8 +60,10 @@ impl Scoped<'_> {
         workspace: &str,
         title: &str,
         instructions: Option<&str>,
-    ) -> Result<String, StoreError> {
+    ) -> Result<ConversationSummary, StoreError> {
         let id = new_id();
+        let now = now_ms();
+        let title = title_from(title);
         let made = sqlx::query(
             "INSERT INTO conversations (id, user_id, workspace_id, title, created_at, updated_at, rev, instructions) \
              SELECT $1, $2, w.id, $4, $5, $5, 0, $6 FROM workspaces w WHERE w.id = $3 AND w.user_id = $2",
@@ -69,40 +71,16 @@ impl Scoped<'_> {
         .bind(&id)
         .bind(self.user_id())
         .bind(workspace)
-        .bind(title_from(title))
-        .bind(now_ms())
+        .bind(&title)
+        .bind(now)
         .bind(instructions)
         .execute(&mut **tx)
         .await?;
         found(made.rows_affected())?;
-        Ok(id)
-    }
-
-    /// [`Self::create_conversation`] in the caller's own `workspace`, inside its transaction.
-    pub(super) async fn create_conversation_in(
-        &self,
-        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        workspace: crate::domain::history::Workspace,
-        title: &str,
-    ) -> Result<ConversationSummary, StoreError> {
-        let id = new_id();
-        let now = now_ms();
-        let title = title_from(title);
-        sqlx::query(
-            "INSERT INTO conversations (id, user_id, workspace_id, title, created_at, updated_at, rev) \
-             VALUES ($1, $2, $3, $4, $5, $5, 0)",
-        )
-        .bind(&id)
-        .bind(self.user_id())
-        .bind(&workspace.id)
-        .bind(&title)
-        .bind(now)
-        .execute(&mut **tx)
-        .await?;
         Ok(ConversationSummary {
             id,
             title,
-            workspace_id: workspace.id,
+            workspace_id: workspace.to_string(),
             updated_at: now,
             deleted_at: None,
             pinned: false,

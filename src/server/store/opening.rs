@@ -87,6 +87,7 @@ impl Scoped<'_> {
                     opening.conversation_instructions,
                 )
                 .await?
+                .id
             }
             (None, None) => return Err(StoreError::NotFound),
         };

@@ -286,8 +286,8 @@ fn admin_only(who: &Identity) -> Result<(), StoreError> {
     if who.user().is_admin {
         Ok(())
     } else {
-        Err(StoreError::Refused(crate::server::accounts::refused(
-            crate::domain::ErrorCode::AdminOnly,
+        Err(StoreError::Refused(crate::i18n::errors::Said::said(
+            crate::domain::Failure::of(crate::domain::ErrorCode::AdminOnly, false),
         )))
     }
 }
